@@ -1,0 +1,3 @@
+module github.com/minca-go/minca
+
+go 1.26
