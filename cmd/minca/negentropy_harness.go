@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/minca-go/minca/negentropy/harness"
+)
+
+// runNegentropyHarness speaks the reference negentropy test harness's line
+// protocol on stdin and stdout, for interop runs against the reference
+// implementations' scripts.
+func runNegentropyHarness(ctx context.Context, s *stdio, args []string) error {
+	fs := flag.NewFlagSet("negentropy-harness", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	limit := fs.Uint64("frame-size-limit", 0, "largest message in bytes, 0 for none, at least 4096 (default: $FRAMESIZELIMIT)")
+	storage := fs.String("storage", "vector", "storage: vector or tree")
+	fs.Usage = func() {
+		fmt.Fprintln(s.err, "usage: minca negentropy-harness [--frame-size-limit N] [--storage vector|tree]")
+		fmt.Fprintln(s.err, "\nReads item,<ts>,<idhex> / seal / initiate / msg,<hex> lines; writes msg / have / need / done lines.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError("%v", err)
+	}
+	if fs.NArg() != 0 {
+		return usageError("unexpected arguments %q", fs.Args())
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "frame-size-limit" })
+	if env := os.Getenv("FRAMESIZELIMIT"); env != "" && !set {
+		v, err := strconv.ParseUint(env, 10, 64)
+		if err != nil {
+			return usageError("FRAMESIZELIMIT %q: %v", env, err)
+		}
+		*limit = v
+	}
+	opts := harness.Options{FrameSizeLimit: *limit, Storage: harness.Storage(*storage)}
+	if err := harness.Run(ctx, s.in, s.out, opts); err != nil {
+		return failed(err)
+	}
+	return nil
+}

@@ -1,0 +1,19 @@
+package negentropy
+
+// Storage is a sorted set of items read by index, as the reconciliation loop
+// needs it (§Preparation). Indices run from 0 to Size()-1 in item order.
+// Implementations return an error, never panic, for a range outside
+// [0, Size()].
+type Storage interface {
+	// Size is the number of items.
+	Size() int
+	// Iterate calls yield for the items at indices begin..end-1 in order,
+	// stopping early when yield returns false.
+	Iterate(begin, end int, yield func(index int, it Item) bool) error
+	// FindLowerBound returns the first index in [begin, end) whose item is
+	// not below b's padded item, or end if none is.
+	FindLowerBound(begin, end int, b Bound) (int, error)
+	// Fingerprint returns the fingerprint of the items at begin..end-1
+	// (§Fingerprint Algorithm).
+	Fingerprint(begin, end int) (Fingerprint, error)
+}
