@@ -1,0 +1,200 @@
+package identity
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func specVersion(t *testing.T) (author, signed, sig string) {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/spec-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		V struct {
+			Version struct {
+				Author    string `json:"author"`
+				Signature string `json:"signature"`
+			} `json:"version"`
+			Signed string `json:"signed_part_canonical"`
+		} `json:"version_02_3_4"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.V.Version.Author, v.V.Signed, v.V.Version.Signature
+}
+
+// 02 §3.4: the given signature verifies against the author's did:key.
+func TestSpecSignatureVerifies(t *testing.T) {
+	author, signed, sigText := specVersion(t)
+	k, err := ParseDID(author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.DID() != author {
+		t.Fatalf("DID() = %s", k.DID())
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(sigText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.Verify([]byte(signed), sig) {
+		t.Fatal("the §3.4 signature does not verify")
+	}
+	if k.Verify([]byte(signed+" "), sig) {
+		t.Fatal("verifies over other bytes")
+	}
+	sig[10] ^= 1
+	if k.Verify([]byte(signed), sig) {
+		t.Fatal("a changed signature verifies")
+	}
+	// Encoding the decoded key gives the same DID back.
+	if did, err := DIDOf(k.ECDSA()); err != nil || did != author {
+		t.Fatalf("DIDOf = %s, %v", did, err)
+	}
+}
+
+func TestGenerateSignVerify(t *testing.T) {
+	k, err := GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(k.DID(), "did:key:zDnae") {
+		t.Fatalf("P-256 did:keys start zDnae, got %s", k.DID())
+	}
+	pub, err := ParseDID(k.DID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := k.Sign([]byte("hello"))
+	if err != nil || len(sig) != 64 {
+		t.Fatalf("Sign: %d bytes, %v", len(sig), err)
+	}
+	if !pub.Verify([]byte("hello"), sig) {
+		t.Fatal("own signature does not verify")
+	}
+	other, _ := GenerateKey()
+	if other.Public().Verify([]byte("hello"), sig) {
+		t.Fatal("verifies under another key")
+	}
+	// Many signatures: r or s with high bit set or leading zeros all
+	// convert to DER and back correctly.
+	for i := 0; i < 200; i++ {
+		sig, _ := k.Sign([]byte{byte(i)})
+		if !pub.Verify([]byte{byte(i)}, sig) {
+			t.Fatalf("signature %d does not verify", i)
+		}
+	}
+}
+
+func TestParseDIDRefusals(t *testing.T) {
+	author, _, _ := specVersion(t)
+	bad := []string{
+		"", "did:key:", "did:key:z", "did:web:example.com", "did:key:" + author[9:],
+		author + "1", author[:len(author)-1], strings.Replace(author, "zDnae", "zDnaf", 1),
+		"did:key:z0OIl", "did:key:z1" + author[9:], "did:key:z" + strings.Repeat("z", 500),
+		// An ed25519 did:key (multicodec 0xed 0x01).
+		"did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",
+	}
+	for _, s := range bad {
+		if _, err := ParseDID(s); !errors.Is(err, ErrDID) {
+			t.Errorf("ParseDID(%q) = %v, want ErrDID", s, err)
+		}
+	}
+}
+
+func TestBase58RoundTrip(t *testing.T) {
+	for _, b := range [][]byte{{}, {0}, {0, 0, 1}, {255, 255}, []byte("hello world")} {
+		s := encodeBase58(b)
+		if len(b) == 0 {
+			continue
+		}
+		got, err := decodeBase58(s, 64)
+		if err != nil || string(got) != string(b) {
+			t.Errorf("%x → %s → %x, %v", b, s, got, err)
+		}
+	}
+}
+
+func TestKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "key.pem")
+	k, _ := GenerateKey()
+	if err := WriteKeyFile(path, k); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, %v", info.Mode(), err)
+	}
+	back, err := ReadKeyFile(path)
+	if err != nil || back.DID() != k.DID() {
+		t.Fatalf("read back %v, %v", back, err)
+	}
+	other, _ := GenerateKey()
+	if err := WriteKeyFile(path, other); err == nil {
+		t.Fatal("overwrote an existing key file")
+	}
+	if again, _ := ReadKeyFile(path); again.DID() != k.DID() {
+		t.Fatal("the first key was lost")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("temp files left: %v", entries)
+	}
+	os.Chmod(path, 0o644)
+	if _, err := ReadKeyFile(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("a world-readable key file was read: %v", err)
+	}
+	if _, err := ParseKey([]byte("not pem")); err == nil {
+		t.Fatal("parsed garbage")
+	}
+}
+
+func TestResolverBounded(t *testing.T) {
+	r := &Resolver{Size: 4}
+	var dids []string
+	for i := 0; i < 10; i++ {
+		k, _ := GenerateKey()
+		dids = append(dids, k.DID())
+		if got, err := r.Resolve(k.DID()); err != nil || got.DID() != k.DID() {
+			t.Fatal(err)
+		}
+	}
+	if n := len(r.cur) + len(r.prev); n > 4 {
+		t.Fatalf("holds %d keys, bound 4", n)
+	}
+	if _, err := r.Resolve("did:key:zbad"); err == nil {
+		t.Fatal("resolved a bad DID")
+	}
+	for _, d := range dids {
+		if _, err := r.Resolve(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func FuzzParseDID(f *testing.F) {
+	f.Add("did:key:zDnaemCBstFw5hzNdNggFHZm6GpHoHqNGrwEtrVi9CxGH9V7E")
+	f.Add("did:key:z111")
+	f.Add("did:key:z")
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := ParseDID(s)
+		if err != nil {
+			if !errors.Is(err, ErrDID) {
+				t.Fatalf("error not wrapping ErrDID: %v", err)
+			}
+			return
+		}
+		if k.DID() != s {
+			t.Fatalf("accepted %q as %q", s, k.DID())
+		}
+	})
+}

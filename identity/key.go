@@ -1,0 +1,173 @@
+package identity
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// Signer signs for one key: versions (02 §3.3) and notes. Sign returns the
+// 64-byte P1363 ECDSA P-256 signature over SHA-256(payload).
+type Signer interface {
+	DID() string
+	Sign(payload []byte) ([]byte, error)
+}
+
+// PrivateKey is a P-256 private key; it is a [Signer].
+type PrivateKey struct {
+	key *ecdsa.PrivateKey
+	pub *PublicKey
+}
+
+var _ Signer = (*PrivateKey)(nil)
+
+// GenerateKey makes a new P-256 key from crypto/rand.
+func GenerateKey() (*PrivateKey, error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("minca/identity: generating a key: %w", err)
+	}
+	return fromECDSA(k)
+}
+
+// NewPrivateKey wraps an existing P-256 key.
+func NewPrivateKey(k *ecdsa.PrivateKey) (*PrivateKey, error) {
+	if k == nil {
+		return nil, errors.New("minca/identity: nil key")
+	}
+	return fromECDSA(k)
+}
+
+func fromECDSA(k *ecdsa.PrivateKey) (*PrivateKey, error) {
+	did, err := DIDOf(&k.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	return &PrivateKey{key: k, pub: &PublicKey{key: &k.PublicKey, did: did}}, nil
+}
+
+// DID returns the key's did:key.
+func (k *PrivateKey) DID() string { return k.pub.did }
+
+// Public returns the public half.
+func (k *PrivateKey) Public() *PublicKey { return k.pub }
+
+// Sign signs payload: ECDSA P-256 over SHA-256, returned as r ‖ s.
+func (k *PrivateKey) Sign(payload []byte) ([]byte, error) {
+	return k.signWith(rand.Reader, payload)
+}
+
+func (k *PrivateKey) signWith(r io.Reader, payload []byte) ([]byte, error) {
+	digest := sha256.Sum256(payload)
+	der, err := ecdsa.SignASN1(r, k.key, digest[:])
+	if err != nil {
+		return nil, fmt.Errorf("minca/identity: signing: %w", err)
+	}
+	return derToP1363(der)
+}
+
+// keyFileType is the PEM block type of a key file: PKCS #8, as openssl and
+// every other tool writes a private key.
+const keyFileType = "PRIVATE KEY"
+
+// WriteKeyFile writes k to path as PEM PKCS #8 with mode 0600, atomically:
+// a file that exists is never overwritten (a key is not to be lost).
+func WriteKeyFile(path string, k *PrivateKey) error {
+	der, err := x509.MarshalPKCS8PrivateKey(k.key)
+	if err != nil {
+		return fmt.Errorf("minca/identity: encoding key: %w", err)
+	}
+	block := &pem.Block{Type: keyFileType, Headers: map[string]string{"DID": k.DID()}, Bytes: der}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".minca-key-*")
+	if err != nil {
+		return fmt.Errorf("minca/identity: writing key file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("minca/identity: writing key file: %w", err)
+	}
+	if err := pem.Encode(tmp, block); err != nil {
+		tmp.Close()
+		return fmt.Errorf("minca/identity: writing key file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("minca/identity: writing key file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("minca/identity: writing key file: %w", err)
+	}
+	// Link, not rename: it fails if path exists, so an old key survives.
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("minca/identity: %s already exists; not overwriting a key file", path)
+		}
+		return fmt.Errorf("minca/identity: writing key file: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// ReadKeyFile reads a key file written by WriteKeyFile (or any PEM PKCS #8
+// or SEC 1 P-256 key). On Unix it refuses a file that others may read.
+func ReadKeyFile(path string) (*PrivateKey, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("minca/identity: key file: %w", err)
+	}
+	if runtime.GOOS != "windows" && info.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("minca/identity: key file %s has mode %04o; others must not read it (chmod 600 %s)", path, info.Mode().Perm(), path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("minca/identity: key file: %w", err)
+	}
+	return ParseKey(data)
+}
+
+// ParseKey reads a PEM P-256 private key (PKCS #8 or SEC 1).
+func ParseKey(data []byte) (*PrivateKey, error) {
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, errors.New("minca/identity: key file: no PEM block")
+	}
+	var k *ecdsa.PrivateKey
+	switch block.Type {
+	case keyFileType:
+		parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("minca/identity: key file: %w", err)
+		}
+		ek, ok := parsed.(*ecdsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("minca/identity: key file: a %T, not a P-256 key", parsed)
+		}
+		k = ek
+	case "EC PRIVATE KEY":
+		ek, err := x509.ParseECPrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("minca/identity: key file: %w", err)
+		}
+		k = ek
+	default:
+		return nil, fmt.Errorf("minca/identity: key file: PEM block %q is not a private key", block.Type)
+	}
+	if k.Curve != elliptic.P256() {
+		return nil, fmt.Errorf("minca/identity: key file: curve %s, not P-256", k.Curve.Params().Name)
+	}
+	return fromECDSA(k)
+}
