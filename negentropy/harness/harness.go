@@ -145,9 +145,10 @@ func (h *state) initiate() error {
 	if !h.sealed {
 		return errors.New("initiate: not sealed")
 	}
-	if h.client != nil || h.server != nil {
-		return errors.New("initiate: session already started")
+	if h.client != nil {
+		return negentropy.ErrInitiated
 	}
+	h.server = nil // a probe answered as server before initiate ends there
 	c, err := negentropy.NewClient(h.storage(), h.opts.FrameSizeLimit)
 	if err != nil {
 		return err

@@ -1,0 +1,192 @@
+// Package negbench measures negentropy reconciliation of two large sets
+// (issue 7, Performance): round trips, bytes each way against the ideal of
+// 32 bytes per differing id, and time on each side against building the
+// fingerprint tree once.
+package negbench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/minca-go/minca/negentropy"
+	"github.com/minca-go/minca/negentropy/internal/gen"
+)
+
+// Config says what to measure.
+type Config struct {
+	// N is the number of items on each side, about.
+	N int
+	// Diffs are the shares of the union held by one side only.
+	Diffs []float64
+	// Runs is how many times each case runs; the report gives medians.
+	Runs int
+	// Storage is "tree" or "vector".
+	Storage string
+	// FrameSizeLimit applies to both sides; 0 for none.
+	FrameSizeLimit uint64
+	// Seed fixes the data.
+	Seed uint64
+}
+
+// DefaultConfig is the issue's case: 1,000,000 items a side at 0.1%, 1% and
+// 10% difference, three runs, tree storage.
+func DefaultConfig() Config {
+	return Config{N: 1_000_000, Diffs: []float64{0.001, 0.01, 0.1}, Runs: 3, Storage: "tree", Seed: 1}
+}
+
+// Row is one case's medians.
+type Row struct {
+	Diff       float64
+	SizeA      int
+	SizeB      int
+	Rounds     int           // round trips
+	BytesUp    int           // client to server
+	BytesDown  int           // server to client
+	IdealBytes int           // differing ids x 32
+	Client     time.Duration // time in the client (initiate and reconcile)
+	Server     time.Duration // time in the server
+	Build      time.Duration // building one side's storage from sorted items
+}
+
+// Result is a whole run.
+type Result struct {
+	Config Config
+	Rows   []Row
+}
+
+// Data returns the two sorted sides for a difference share.
+func Data(cfg Config, diff float64) (a, b []negentropy.Item) {
+	n := int(float64(cfg.N) / (1 - diff/2))
+	return gen.Pair(gen.Spec{N: n, OnlyA: diff / 2, OnlyB: diff / 2, Timestamps: gen.Spread, Seed: cfg.Seed})
+}
+
+// Run measures every case of cfg.
+func Run(cfg Config) (Result, error) {
+	res := Result{Config: cfg}
+	for _, d := range cfg.Diffs {
+		a, b := Data(cfg, d)
+		var runs []Row
+		for range max(cfg.Runs, 1) {
+			r, err := once(cfg, a, b)
+			if err != nil {
+				return res, fmt.Errorf("negbench: diff %g: %w", d, err)
+			}
+			r.Diff = d
+			runs = append(runs, r)
+		}
+		res.Rows = append(res.Rows, median(runs))
+	}
+	return res, nil
+}
+
+func build(kind string, items []negentropy.Item) (negentropy.Storage, error) {
+	if kind == "vector" {
+		return gen.Vector(items)
+	}
+	return gen.Tree(items)
+}
+
+func once(cfg Config, a, b []negentropy.Item) (Row, error) {
+	r := Row{SizeA: len(a), SizeB: len(b)}
+	t0 := time.Now()
+	sa, err := build(cfg.Storage, a)
+	if err != nil {
+		return r, err
+	}
+	r.Build = time.Since(t0)
+	sb, err := build(cfg.Storage, b)
+	if err != nil {
+		return r, err
+	}
+	c, err := negentropy.NewClient(sa, cfg.FrameSizeLimit)
+	if err != nil {
+		return r, err
+	}
+	s, err := negentropy.NewServer(sb, cfg.FrameSizeLimit)
+	if err != nil {
+		return r, err
+	}
+	t0 = time.Now()
+	q, err := c.Initiate()
+	r.Client += time.Since(t0)
+	if err != nil {
+		return r, err
+	}
+	diffs := 0
+	for q != nil {
+		r.Rounds++
+		r.BytesUp += len(q)
+		t0 = time.Now()
+		ans, err := s.Reconcile(q)
+		r.Server += time.Since(t0)
+		if err != nil {
+			return r, err
+		}
+		r.BytesDown += len(ans)
+		t0 = time.Now()
+		round, err := c.Reconcile(ans)
+		r.Client += time.Since(t0)
+		if err != nil {
+			return r, err
+		}
+		diffs += len(round.Have) + len(round.Need)
+		q = round.Next
+	}
+	r.IdealBytes = 32 * symDiff(a, b)
+	if cfg.FrameSizeLimit == 0 && diffs != r.IdealBytes/32 {
+		return r, fmt.Errorf("found %d differing ids, want %d", diffs, r.IdealBytes/32)
+	}
+	return r, nil
+}
+
+func symDiff(a, b []negentropy.Item) int {
+	i, j, same := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := a[i].Compare(b[j]); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			same++
+			i++
+			j++
+		}
+	}
+	return len(a) + len(b) - 2*same
+}
+
+func median(rows []Row) Row {
+	m := rows[0]
+	pick := func(get func(Row) time.Duration) time.Duration {
+		v := make([]time.Duration, len(rows))
+		for i, r := range rows {
+			v[i] = get(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	m.Client = pick(func(r Row) time.Duration { return r.Client })
+	m.Server = pick(func(r Row) time.Duration { return r.Server })
+	m.Build = pick(func(r Row) time.Duration { return r.Build })
+	return m
+}
+
+// Markdown renders the result as a table.
+func (r Result) Markdown() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "storage %s, frame size limit %d, %d runs (medians)\n\n", r.Config.Storage, r.Config.FrameSizeLimit, max(r.Config.Runs, 1))
+	sb.WriteString("| diff | items A / B | differing ids | round trips | bytes up | bytes down | ideal bytes | wire / ideal | client ms | server ms | build tree ms | (client+server) / build |\n")
+	sb.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.Rows {
+		fmt.Fprintf(&sb, "| %g%% | %d / %d | %d | %d | %d | %d | %d | %.2f | %.1f | %.1f | %.1f | %.2f |\n",
+			x.Diff*100, x.SizeA, x.SizeB, x.IdealBytes/32, x.Rounds, x.BytesUp, x.BytesDown, x.IdealBytes,
+			float64(x.BytesUp+x.BytesDown)/float64(max(x.IdealBytes, 1)),
+			ms(x.Client), ms(x.Server), ms(x.Build), float64(x.Client+x.Server)/float64(max(x.Build, 1)))
+	}
+	return sb.String()
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
