@@ -87,3 +87,29 @@ func minimalBound(prev, curr Item) Bound {
 	copy(b.Item.ID[:n], curr.ID[:n])
 	return b
 }
+
+// compareItems is [Item.Compare] without copying the items.
+func compareItems(a, b *Item) int {
+	if a.Timestamp != b.Timestamp {
+		if a.Timestamp < b.Timestamp {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.ID[:], b.ID[:])
+}
+
+// SearchItems returns the index of the first of the sorted items that is
+// not below key, or len(items) (§Preparation order).
+func SearchItems(items []Item, key Item) int {
+	lo, hi := 0, len(items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if compareItems(&items[m], &key) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}

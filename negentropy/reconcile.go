@@ -2,6 +2,7 @@ package negentropy
 
 import (
 	"fmt"
+	"slices"
 )
 
 // frameOverhead is the room a limited message keeps free for its closing
@@ -189,7 +190,11 @@ func (s *session) compare(ids []byte, lower, upper int, have, need *[]ID) error 
 // index. mark is the message length before this range: the pending Skip is
 // not counted against the limit, as in the reference.
 func (s *session) appendIDList(w *writer, out []byte, mark, lower, upper int, bound Bound) ([]byte, int, error) {
-	var ids []byte
+	n := upper - lower
+	if s.frameSizeLimit != 0 {
+		n = min(n, int(min(s.frameSizeLimit, 1<<30)/IDSize)+1)
+	}
+	ids := make([]byte, 0, n*IDSize)
 	count := 0
 	end := bound
 	newUpper := upper
@@ -206,6 +211,7 @@ func (s *session) appendIDList(w *writer, out []byte, mark, lower, upper int, bo
 	if err != nil {
 		return nil, 0, fmt.Errorf("storage: %w", err)
 	}
+	out = slices.Grow(out, 64+len(ids))
 	out = w.appendBound(out, end)
 	out = AppendVarint(out, uint64(ModeIdList))
 	out = AppendVarint(out, uint64(count))
@@ -220,6 +226,7 @@ func (s *session) splitRange(w *writer, out []byte, lower, upper int, upperBound
 	const buckets = 16
 	n := upper - lower
 	if n < 2*buckets {
+		out = slices.Grow(out, 64+n*IDSize)
 		out = w.appendBound(out, upperBound)
 		out = AppendVarint(out, uint64(ModeIdList))
 		out = AppendVarint(out, uint64(n))

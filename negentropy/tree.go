@@ -127,8 +127,8 @@ func (t *Tree) Insert(it Item) error {
 // insert adds it below n and returns n's new right sibling if n split.
 func (n *treeNode) insert(it Item) (*treeNode, error) {
 	if n.leaf() {
-		i, found := slices.BinarySearchFunc(n.items, it, Item.Compare)
-		if found {
+		i := SearchItems(n.items, it)
+		if i < len(n.items) && n.items[i] == it {
 			return nil, fmt.Errorf("%w: %d,%s", ErrDuplicate, it.Timestamp, it.ID)
 		}
 		n.items = slices.Insert(n.items, i, it)
@@ -177,8 +177,8 @@ func (n *treeNode) insert(it Item) (*treeNode, error) {
 // route is the child of an inner node whose range holds it: the last one
 // whose first item is at or below it, or the first one.
 func (n *treeNode) route(it Item) int {
-	i, found := slices.BinarySearchFunc(n.keys, it, Item.Compare)
-	if found || i == 0 {
+	i := SearchItems(n.keys, it)
+	if i == 0 || i < len(n.keys) && n.keys[i] == it {
 		return i
 	}
 	return i - 1
@@ -296,12 +296,11 @@ func (t *Tree) FindLowerBound(begin, end int, b Bound) (int, error) {
 	rank := 0
 	for n := t.root; n != nil; {
 		if n.leaf() {
-			i, _ := slices.BinarySearchFunc(n.items, b.Item, Item.Compare)
-			rank += i
+			rank += SearchItems(n.items, b.Item)
 			break
 		}
 		// Children before the last one starting below b lie wholly below it.
-		i, _ := slices.BinarySearchFunc(n.keys, b.Item, Item.Compare)
+		i := SearchItems(n.keys, b.Item)
 		if i == 0 {
 			break
 		}

@@ -86,8 +86,7 @@ func (v *Vector) FindLowerBound(begin, end int, b Bound) (int, error) {
 	if err := v.check(begin, end); err != nil {
 		return 0, err
 	}
-	i, _ := slices.BinarySearchFunc(v.items[begin:end], b.Item, Item.Compare)
-	return begin + i, nil
+	return begin + SearchItems(v.items[begin:end], b.Item), nil
 }
 
 // Fingerprint sums the ids of begin..end-1 (§Fingerprint Algorithm).

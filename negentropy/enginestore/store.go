@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/minca-go/minca/negentropy"
 )
@@ -215,15 +214,14 @@ func (s *Store) FindLowerBound(begin, end int, b negentropy.Bound) (int, error) 
 		return 0, err
 	}
 	// Blocks before the last one starting below b lie wholly below it.
-	j, _ := slices.BinarySearchFunc(s.firsts, b.Item, negentropy.Item.Compare)
+	j := negentropy.SearchItems(s.firsts, b.Item)
 	rank := 0
 	if j > 0 {
 		items, err := s.load(j - 1)
 		if err != nil {
 			return 0, err
 		}
-		i, _ := slices.BinarySearchFunc(items, b.Item, negentropy.Item.Compare)
-		rank = (j-1)*s.block + i
+		rank = (j-1)*s.block + negentropy.SearchItems(items, b.Item)
 	}
 	return min(max(rank, begin), end), nil
 }
