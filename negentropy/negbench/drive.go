@@ -96,6 +96,12 @@ func (p *proc) load(items []negentropy.Item) error {
 // processes and times each side from "initiate" on, loading excluded. Times
 // include each side's hex coding and pipe transfer, alike for every peer.
 func Drive(ctx context.Context, client, server Peer, a, b []negentropy.Item) (Row, error) {
+	return DriveRecord(ctx, client, server, a, b, nil)
+}
+
+// DriveRecord is [Drive] that also hands every message, as hex, to record
+// in the order sent, if record is not nil.
+func DriveRecord(ctx context.Context, client, server Peer, a, b []negentropy.Item, record func(hexMsg string)) (Row, error) {
 	r := Row{SizeA: len(a), SizeB: len(b), IdealBytes: 32 * symDiff(a, b)}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -141,6 +147,9 @@ func Drive(ctx context.Context, client, server Peer, a, b []negentropy.Item) (Ro
 		}
 		r.Rounds++
 		r.BytesUp += len(q) / 2
+		if record != nil {
+			record(q)
+		}
 		t0 = time.Now()
 		if err := s.send(l); err != nil {
 			return r, err
@@ -154,6 +163,9 @@ func Drive(ctx context.Context, client, server Peer, a, b []negentropy.Item) (Ro
 			return r, fmt.Errorf("%s printed %.40q", server.Name, ans)
 		}
 		r.BytesDown += (len(ans) - 4) / 2
+		if record != nil {
+			record(ans[4:])
+		}
 		t0 = time.Now()
 		if err := c.send(ans); err != nil {
 			return r, err
