@@ -77,7 +77,10 @@ func TestShapeChecks(t *testing.T) {
 		{"#11 log n negative", a, set("log", canonical.NewObject("n", -1.0)), CodeLog},
 		{"#11 log prev at 0", a, set("log", canonical.NewObject("n", 0.0, "prev", "x")), CodeLog},
 		{"#11 log n 1 without prev", a, set("log", canonical.NewObject("n", 1.0)), CodeLog},
-		{"#11 log prev own id", a, func(o *canonical.Object) { id, _ := o.Get("id"); o.Set("log", canonical.NewObject("n", 1.0, "prev", id)) }, CodeLog},
+		{"#11 log prev own id", a, func(o *canonical.Object) {
+			id, _ := o.Get("id")
+			o.Set("log", canonical.NewObject("n", 1.0, "prev", id))
+		}, CodeLog},
 		{"#11 log prev 129", a, set("log", canonical.NewObject("n", 1.0, "prev", strings.Repeat("x", 129))), CodeLog},
 		{"tags 65", a, set("tags", strs(65, "t")), CodeTags},
 		{"tags a number", a, set("tags", []any{1.0}), CodeTags},

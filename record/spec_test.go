@@ -69,18 +69,18 @@ func TestSpecOwnerPart(t *testing.T) {
 		t.Fatal("two fresh keys are equal")
 	}
 	forms := map[string]KeyKind{
-		"akthxqofxox3iszhpi5j3zhl6a.mfrggzdfmztwq2lknnwg23tpoa":                 KindOwned,
-		"akthxqofxox3iszhpi5j3zhl6a.settings":                                   KindOwned,
+		"akthxqofxox3iszhpi5j3zhl6a.mfrggzdfmztwq2lknnwg23tpoa":                   KindOwned,
+		"akthxqofxox3iszhpi5j3zhl6a.settings":                                     KindOwned,
 		"akthxqofxox3iszhpi5j3zhl6a.one:a91e596711387286109b7a5b7f6d511b2620458a": KindOwned,
-		"one:a1452e7523f8d551ce60f1a9f265a1878fa6b97a":                          KindShared,
-		"one:A1452e7523f8d551ce60f1a9f265a1878fa6b97a":                          KindOther,
-		"one:a1452e7523f8d551ce60f1a9f265a1878fa6b97":                           KindOther,
-		"collection:app.poll":                                                   KindOther,
-		"akthxqofxox3iszhpi5j3zhl6a.":                                           KindOther,
-		"akthxqofxox3iszhpi5j3zhl61.x":                                          KindOther,
-		"list.groceries":                                                        KindOther,
-		"akthxqofxox3iszhpi5j3zhl6a." + strings.Repeat("x", 101):                KindOwned,
-		"akthxqofxox3iszhpi5j3zhl6a." + strings.Repeat("x", 102):                KindOther,
+		"one:a1452e7523f8d551ce60f1a9f265a1878fa6b97a":                            KindShared,
+		"one:A1452e7523f8d551ce60f1a9f265a1878fa6b97a":                            KindOther,
+		"one:a1452e7523f8d551ce60f1a9f265a1878fa6b97":                             KindOther,
+		"collection:app.poll":                                                     KindOther,
+		"akthxqofxox3iszhpi5j3zhl6a.":                                             KindOther,
+		"akthxqofxox3iszhpi5j3zhl61.x":                                            KindOther,
+		"list.groceries":                                                          KindOther,
+		"akthxqofxox3iszhpi5j3zhl6a." + strings.Repeat("x", 101):                  KindOwned,
+		"akthxqofxox3iszhpi5j3zhl6a." + strings.Repeat("x", 102):                  KindOther,
 	}
 	for k, want := range forms {
 		if got := KindOf(k); got != want {

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// minca runs the command line in process with stdin and returns stdout,
+// stderr and the exit code.
+func minca(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &stdio{in: strings.NewReader(stdin), out: &out, err: &errb})
+	return out.String(), errb.String(), code
+}
+
+func specVersion(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/spec-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		V struct {
+			Version json.RawMessage `json:"version"`
+		} `json:"version_02_3_4"`
+	}
+	json.Unmarshal(b, &v)
+	return string(v.V.Version)
+}
+
+func TestCanon(t *testing.T) {
+	out, _, code := minca(t, `{ "b": [1, "x", null, true, { "c": 1.5e21 }], "a": "é\ud800", "B": -0, "10": 1, "9": 2, "Z": 0.1 }`, "canon")
+	if code != 0 || out != `{"10":1,"9":2,"B":0,"Z":0.1,"a":"é\ud800","b":[1,"x",null,true,{"c":1.5e+21}]}`+"\n" {
+		t.Fatalf("canon: %d %q", code, out)
+	}
+	if _, errs, code := minca(t, `{"a":1,"a":2}`, "canon"); code != 1 || !strings.Contains(errs, "json/duplicate") {
+		t.Fatalf("duplicate: %d %q", code, errs)
+	}
+	out, _, code = minca(t, "[1.0]\n{\"a\":\nnull\n\"\\ud83d\\ude00\"", "canon", "--lines")
+	want := "[1]\nerror: json/syntax at byte 5: unexpected end of input, expected a value\nnull\n\"😀\"\n"
+	if code != 0 || out != want {
+		t.Fatalf("canon --lines: %d\n%q\nwant\n%q", code, out, want)
+	}
+	if _, _, code := minca(t, "", "canon", "extra"); code != 2 {
+		t.Fatalf("an argument: exit %d", code)
+	}
+	if _, _, code := minca(t, "", "canon", "--help"); code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+}
+
+func TestCID(t *testing.T) {
+	out, _, code := minca(t, `{"text": "Buy milk", "done": false}`, "cid")
+	if code != 0 || out != "b47jrvlapsxwsx44hipgsfbwdbupytsv4giuf4hxgoj33hiq4oubq\n" {
+		t.Fatalf("cid: %d %q", code, out)
+	}
+	out, _, _ = minca(t, `{"done":false,"text":"Buy milk"}`, "cid", "--raw")
+	if out != "b47jrvlapsxwsx44hipgsfbwdbupytsv4giuf4hxgoj33hiq4oubq\n" {
+		t.Fatalf("cid --raw: %q", out)
+	}
+	out2, _, _ := minca(t, `{"text": "Buy milk", "done": false}`, "cid", "--raw")
+	if out2 == out {
+		t.Fatal("--raw hashed the canonical form")
+	}
+	if _, _, code := minca(t, `{`, "cid"); code != 2 {
+		t.Fatalf("bad JSON: exit %d", code)
+	}
+}
+
+func TestKeygenSignVerify(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "k.pem")
+	did, _, code := minca(t, "", "keygen", "--out", keyFile)
+	did = strings.TrimSpace(did)
+	if code != 0 || !strings.HasPrefix(did, "did:key:zDnae") {
+		t.Fatalf("keygen: %d %q", code, did)
+	}
+	if info, _ := os.Stat(keyFile); info.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode %v", info.Mode())
+	}
+	if _, _, code := minca(t, "", "keygen", "--out", keyFile); code != 2 {
+		t.Fatal("keygen overwrote a key file")
+	}
+	owner, _, _ := minca(t, "", "key", "owner", did)
+	fresh, _, _ := minca(t, "", "key", "fresh", did)
+	owner, fresh = strings.TrimSpace(owner), strings.TrimSpace(fresh)
+	if len(owner) != 26 || !strings.HasPrefix(fresh, owner+".") || len(fresh) != 53 {
+		t.Fatalf("owner %q fresh %q", owner, fresh)
+	}
+	unsigned := `{"collection":"app.todo.item","createdAt":"2026-09-26T12:00:00.000Z","space":"bimjoifogypbqrtuich3e375d67y43znkjsjnp4q4qhe7gwf7u74a","key":"` + fresh + `","seq":0,"log":{"n":0},"body":{"text":"hi"},"future":{"kept":true}}`
+	signed, errs, code := minca(t, unsigned+"\n"+unsigned+"\n", "sign", "--key", keyFile)
+	if code != 0 || strings.Count(signed, "\n") != 2 {
+		t.Fatalf("sign: %d %q %s", code, signed, errs)
+	}
+	out, _, code := minca(t, signed, "verify")
+	if code != 0 || strings.Count(out, `"ok":true`) != 2 {
+		t.Fatalf("verify: %d %q", code, out)
+	}
+	// One tampered line among good ones: exit 1, a line for each.
+	lines := strings.Split(strings.TrimSpace(signed), "\n")
+	bad := strings.Replace(lines[1], `"kept":true`, `"kept":false`, 1)
+	out, _, code = minca(t, lines[0]+"\n"+bad+"\n", "verify")
+	if code != 1 || !strings.Contains(out, `"reason":"crypto/id"`) || strings.Count(out, "\n") != 2 {
+		t.Fatalf("tampered: %d %q", code, out)
+	}
+	// A key of another account: the owner check of 02 §4.1.
+	other := filepath.Join(dir, "other.pem")
+	minca(t, "", "keygen", "--out", other)
+	mine, _, _ := minca(t, unsigned, "sign", "--key", other)
+	out, _, code = minca(t, mine, "verify")
+	if code != 1 || !strings.Contains(out, `"reason":"key/owner"`) {
+		t.Fatalf("someone else's key: %d %q", code, out)
+	}
+	// Shape refusal on signing.
+	if _, errs, code := minca(t, strings.Replace(unsigned, `"seq":0`, `"seq":-1`, 1), "sign", "--key", keyFile); code != 2 || !strings.Contains(errs, "shape/seq") {
+		t.Fatalf("bad unsigned: %d %s", code, errs)
+	}
+}
+
+func TestVerifySpecExampleAndInputs(t *testing.T) {
+	v := specVersion(t)
+	out, _, code := minca(t, v, "verify")
+	if code != 0 || out != `{"id":"bvtkn4kg5z6qhfqvovhxypxvm767aqz6llyd67wztupdwixpfl7xa","ok":true}`+"\n" {
+		t.Fatalf("§3.4: %d %q", code, out)
+	}
+	// Pretty-printed over several lines is one value.
+	var pretty bytes.Buffer
+	json.Indent(&pretty, []byte(v), "", "  ")
+	if out, _, code := minca(t, pretty.String(), "verify"); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Fatalf("pretty: %d %q", code, out)
+	}
+	cases := map[string]string{
+		"[]":                      "shape/object",
+		"not json":                "json/syntax",
+		`{"id":"x"}`:              "shape/member",
+		`{"a":1,"a":1}`:           "json/duplicate",
+		strings.Repeat("[", 2000): "json/depth",
+	}
+	for in, code := range cases {
+		out, _, exit := minca(t, in, "verify")
+		if exit != 1 || !strings.Contains(out, `"reason":"`+code+`"`) {
+			t.Errorf("%.30q: exit %d %q, want %s", in, exit, out, code)
+		}
+	}
+	if out, _, code := minca(t, "", "verify"); code != 0 || out != "" {
+		t.Fatalf("empty input: %d %q", code, out)
+	}
+	// The §3.4 version is not loose: it has a space.
+	if out, _, code := minca(t, v, "verify", "--loose", "sys.invitation"); code != 1 || !strings.Contains(out, "loose/member") {
+		t.Fatalf("--loose: %d %q", code, out)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	if _, errs, code := minca(t, "", "nope"); code != 2 || !strings.Contains(errs, "unknown verb") {
+		t.Fatalf("unknown verb: %d", code)
+	}
+	if _, _, code := minca(t, ""); code != 2 {
+		t.Fatalf("no verb: %d", code)
+	}
+	for _, v := range verbs() {
+		if _, _, code := minca(t, "", v.name, "--help"); code != 0 {
+			t.Errorf("minca %s --help: exit %d", v.name, code)
+		}
+	}
+	if _, _, code := minca(t, "", "key", "owner", "did:web:x"); code != 2 {
+		t.Fatal("key owner of a non did:key")
+	}
+	if _, _, code := minca(t, "", "sign"); code != 2 {
+		t.Fatal("sign without --key")
+	}
+}
