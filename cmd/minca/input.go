@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -104,4 +105,11 @@ func writeJSONLine(w io.Writer, v any) error {
 	b = append(b, '\n')
 	_, err = w.Write(b)
 	return err
+}
+
+// writeJSON writes a Go value as one line of JSON (encoding/json: for
+// results and reports, not for anything hashed).
+func writeJSON(s *stdio, v any) error {
+	enc := json.NewEncoder(s.out)
+	return enc.Encode(v)
 }

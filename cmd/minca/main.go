@@ -51,6 +51,7 @@ func verbs() []verb {
 		{"sign", "sign an unsigned version with a key file (02 §3.3)", runSign},
 		{"verify", "check versions: shape, signature, capability gate (02 §3.3, §4.6, §9.3)", runVerify},
 		{"key", "record keys: owner part, fresh keys (02 §4.1)", runKey},
+		{"bench", "run a benchmark suite and print its results (ratios against a bound, medians)", runBench},
 		{"negentropy-harness", "speak the reference negentropy test harness protocol on stdin/stdout", runNegentropyHarness},
 	}
 	sort.Slice(v, func(i, j int) bool { return v[i].name < v[j].name })

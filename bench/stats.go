@@ -1,0 +1,45 @@
+package bench
+
+import (
+	"slices"
+	"testing"
+)
+
+// median of xs (xs is sorted in place); 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// Measure is one benchmark's figures: time and allocations per operation.
+type Measure struct {
+	NsPerOp     float64 `json:"nsPerOp"`
+	AllocsPerOp int64   `json:"allocsPerOp"`
+	BytesPerOp  int64   `json:"bytesPerOp"`
+}
+
+func measure(f func(b *testing.B)) Measure {
+	r := testing.Benchmark(f)
+	if r.N == 0 {
+		return Measure{}
+	}
+	return Measure{NsPerOp: float64(r.T.Nanoseconds()) / float64(r.N), AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp()}
+}
+
+// medianMeasure takes the median of each figure over rounds.
+func medianMeasure(ms []Measure) Measure {
+	ns := make([]float64, len(ms))
+	al := make([]float64, len(ms))
+	by := make([]float64, len(ms))
+	for i, m := range ms {
+		ns[i], al[i], by[i] = m.NsPerOp, float64(m.AllocsPerOp), float64(m.BytesPerOp)
+	}
+	return Measure{NsPerOp: median(ns), AllocsPerOp: int64(median(al)), BytesPerOp: int64(median(by))}
+}
