@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Blobs is a store of immutable named objects: the synced data folder
+// (backends/folder) and S3 (backends/s3) are ones. A mirror keeps its
+// segments in one (DESIGN, Backends; 02 §4.9).
+//
+// Names follow [ValidBlobName]. A backend ignores, in List, every name
+// outside that grammar: sync services add conflict copies, temp files and
+// placeholders beside ours, and a name is a hint, never an authority.
+//
+// Implementations are safe for concurrent use. Errors wrap the sentinels
+// below with the operation and the name ([*BlobError]).
+type Blobs interface {
+	// List returns up to limit objects whose names start with prefix and
+	// sort after the name after (byte order; "" = from the start), in
+	// ascending byte order. Fewer than limit means the listing is complete.
+	// limit ≤ 0 means a backend's default page size.
+	List(ctx context.Context, prefix, after string, limit int) ([]BlobInfo, error)
+	// Get returns an object's bytes: [ErrBlobNotFound] when there is none,
+	// [ErrBlobUnavailable] when it exists but cannot be read yet (a cloud
+	// placeholder not downloaded); either may happen to a listed name.
+	Get(ctx context.Context, name string) ([]byte, error)
+	// Put creates an object, visible whole or not at all, durable when Put
+	// returns nil. It never overwrites: an existing name gives
+	// [ErrBlobExists], whatever its content.
+	Put(ctx context.Context, name string, data []byte) error
+	// Delete removes an object; deleting one that is gone is not an error.
+	Delete(ctx context.Context, name string) error
+}
+
+// BlobInfo is one listed object.
+type BlobInfo struct {
+	Name string
+	Size int64 // bytes, as the backend reports them; a hint, checked on read
+	// Pending is true for an object the backend knows of but cannot read
+	// yet (a cloud placeholder); Get would return ErrBlobUnavailable.
+	Pending bool
+	ModTime time.Time // the backend's clock; never used to order anything
+}
+
+// BlobDirs is an optional ability of a Blobs: list the next path
+// components under a prefix ("segments/" → the writer ids), so a reader
+// can list each writer from its own bound instead of everything.
+type BlobDirs interface {
+	// Dirs returns the distinct valid components c such that some name
+	// starts with prefix + c + "/", sorted.
+	Dirs(ctx context.Context, prefix string) ([]string, error)
+}
+
+// BlobWatcher is an optional ability of a Blobs: a hint that something may
+// have changed. It is never a source of truth (a watcher misses events and
+// overflows): readers still rescan on a timer.
+type BlobWatcher interface {
+	// Watch sends on the returned channel (coalesced, never blocking the
+	// backend) when names under the store may have changed, until ctx ends.
+	Watch(ctx context.Context) (<-chan struct{}, error)
+}
+
+// BlobStrays is an optional ability of a Blobs: list objects whose names
+// are outside the grammar but could be copies of ours that a sync service
+// renamed (conflicted copies, "name 2"). A reader may salvage them by
+// validating their content; it never deletes them.
+type BlobStrays interface {
+	Strays(ctx context.Context, prefix string) ([]BlobInfo, error)
+}
+
+// BlobStoreID is an optional ability of a Blobs: the random id written in
+// the store's marker when it was created, so local state about a blob
+// store (a writer id, what was read) follows the store, not its path.
+type BlobStoreID interface {
+	StoreID() string
+}
+
+// Sentinel errors of a Blobs, tested with errors.Is.
+var (
+	ErrBlobNotFound    = errors.New("minca/engine: blob not found")
+	ErrBlobExists      = errors.New("minca/engine: blob exists")
+	ErrBlobUnavailable = errors.New("minca/engine: blob not yet available")
+	// ErrBlobStoreGone: the store's marker is missing, or its root is gone
+	// or emptied. Nothing may be compacted, deleted or re-created: the
+	// caller stops (a drive unplugged must not look like "all deleted").
+	ErrBlobStoreGone = errors.New("minca/engine: blob store marker missing")
+	// ErrBlobName: a name outside [ValidBlobName].
+	ErrBlobName = errors.New("minca/engine: invalid blob name")
+)
+
+// BlobError is an error of one operation on one named object.
+type BlobError struct {
+	Op   string // "list", "get", "put", "delete"
+	Name string
+	Err  error
+}
+
+func (e *BlobError) Error() string { return e.Op + " " + e.Name + ": " + e.Err.Error() }
+func (e *BlobError) Unwrap() error { return e.Err }
+
+// MaxBlobName is the longest valid name, in bytes: well under the path
+// limits of the sync services (F12: 260 on Windows, 400 on OneDrive).
+const MaxBlobName = 160
+
+// ValidBlobName reports whether name is in the grammar every object of
+// ours follows: components joined by "/", each 1–64 bytes of [a-z0-9.-]
+// starting with [a-z0-9] and not ending in "." (so no hidden or temp names,
+// no case clashes, nothing a sync service rejects).
+func ValidBlobName(name string) bool {
+	if len(name) == 0 || len(name) > MaxBlobName {
+		return false
+	}
+	for _, c := range strings.Split(name, "/") {
+		if !ValidBlobComponent(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidBlobComponent reports whether c is one component of a valid name.
+func ValidBlobComponent(c string) bool {
+	if len(c) == 0 || len(c) > 64 || c[len(c)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		b := c[i]
+		switch {
+		case b >= 'a' && b <= 'z', b >= '0' && b <= '9':
+		case (b == '.' || b == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
