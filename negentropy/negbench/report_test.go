@@ -12,7 +12,8 @@ import (
 
 // TestReport prints the benchmark table when NEGBENCH=1; it takes
 // minutes. NEGBENCH_N overrides the 1,000,000 items, NEGBENCH_STORAGE the
-// tree storage. NEGBENCH_PEERS="name=cmd args;…" also drives each named
+// tree storage, NEGBENCH_DIFFS (comma-separated shares) the differences.
+// NEGBENCH_PEERS="name=cmd args;…" also drives each named
 // harness program against itself on the same data, e.g.
 // "minca=minca negentropy-harness;cpp=/path/to/negentropy/test/cpp/harness".
 func TestReport(t *testing.T) {
@@ -22,6 +23,16 @@ func TestReport(t *testing.T) {
 	cfg := DefaultConfig()
 	if n, err := strconv.Atoi(os.Getenv("NEGBENCH_N")); err == nil {
 		cfg.N = n
+	}
+	if s := os.Getenv("NEGBENCH_DIFFS"); s != "" {
+		cfg.Diffs = nil
+		for _, f := range strings.Split(s, ",") {
+			d, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Diffs = append(cfg.Diffs, d)
+		}
 	}
 	if s := os.Getenv("NEGBENCH_STORAGE"); s != "" {
 		cfg.Storage = s
