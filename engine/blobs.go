@@ -122,8 +122,17 @@ func ValidBlobName(name string) bool {
 }
 
 // ValidBlobComponent reports whether c is one component of a valid name.
+// Windows device names ("con", "nul.txt", "com1") are refused (F12).
 func ValidBlobComponent(c string) bool {
 	if len(c) == 0 || len(c) > 64 || c[len(c)-1] == '.' {
+		return false
+	}
+	stem, _, _ := strings.Cut(c, ".")
+	switch stem {
+	case "con", "prn", "aux", "nul":
+		return false
+	}
+	if len(stem) == 4 && (stem[:3] == "com" || stem[:3] == "lpt") && stem[3] >= '0' && stem[3] <= '9' {
 		return false
 	}
 	for i := 0; i < len(c); i++ {
