@@ -1,0 +1,381 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/record"
+)
+
+// maxProblems bounds what Check lists: past it, the store is badly broken
+// and more lines help no one.
+const maxProblems = 1000
+
+// Check re-verifies every held version (02 §3.3: id, signature, body hash)
+// and every index against the versions: records' histories and heads, the
+// sync order, writer lines, waiting versions, the change log and the
+// counters. It returns the problems found, none when the store is sound.
+// vf may be nil (a Verifier of Check's own).
+func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if vf == nil {
+		vf = &record.Verifier{}
+	}
+	s.mu.Lock()
+	want := s.st
+	s.mu.Unlock()
+	c := &checker{s: s, vf: vf}
+	for _, pass := range []func(context.Context) error{c.versions, c.bodies, c.histories, c.heads, c.orders, c.lines, c.waiting, c.changes} {
+		if err := pass(ctx); err != nil {
+			return c.problems, err
+		}
+		if len(c.problems) >= maxProblems {
+			return c.problems, nil
+		}
+	}
+	got := c.stats
+	got.Files, got.FileBytes, got.Changes = want.stats.Files, want.stats.FileBytes, want.stats.Changes
+	if got != want.stats {
+		c.add("counters: the store counts %+v but holds %+v", want.stats, got)
+	}
+	return c.problems, nil
+}
+
+type checker struct {
+	s        *Store
+	vf       *record.Verifier
+	problems []string
+	stats    Stats
+}
+
+func (c *checker) add(format string, a ...any) {
+	if len(c.problems) < maxProblems {
+		c.problems = append(c.problems, fmt.Sprintf(format, a...))
+	}
+}
+
+// scan iterates a table, calling fn for each entry with copies of key and
+// value.
+func (c *checker) scan(ctx context.Context, prefix byte, fn func(k, v []byte) error) error {
+	it, err := c.s.kv.NewIter([]byte{prefix}, []byte{prefix + 1})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(bytes.Clone(it.Key()), bytes.Clone(it.Value())); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+func (c *checker) has(k []byte) (bool, error) {
+	_, err := c.s.kv.Get(k)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (c *checker) versions(ctx context.Context) error {
+	spaces := map[string]bool{}
+	err := c.scan(ctx, keys.Envelope, func(k, env []byte) error {
+		d, _ := keys.Digest(k, 1)
+		id := d.String()
+		body, err := c.s.kv.Get(keys.BodyKey(d))
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		v, err := decodeHeld(env, body)
+		if err != nil {
+			c.add("version %s: %v", id, err)
+			return nil
+		}
+		if v.ID != id {
+			c.add("version %s: stored under another id's digest (%s)", v.ID, id)
+			return nil
+		}
+		if err := c.vf.Verify(v); err != nil {
+			c.add("version %s: %v", id, err)
+		}
+		c.stats.Versions++
+		c.stats.EnvelopeBytes += int64(len(env))
+		c.stats.BodyBytes += int64(len(body))
+		if !v.HasSpace {
+			c.add("version %s: held without a space", id)
+			return nil
+		}
+		if !spaces[v.Space] {
+			spaces[v.Space] = true
+			if ok, err := c.has(keys.SpaceKey(v.Space)); err != nil {
+				return err
+			} else if !ok {
+				c.add("version %s: its space %s is not registered", id, v.Space)
+			}
+		}
+		hb, err := c.s.kv.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
+		if err != nil {
+			c.add("version %s: no history entry in record %s: %v", id, v.Key, err)
+			return nil
+		}
+		e, err := decodeHist(hb)
+		if err != nil {
+			c.add("version %s: %v", id, err)
+			return nil
+		}
+		whole := v.Deleted || body != nil
+		if whole {
+			c.stats.Whole++
+		} else {
+			c.stats.Stubs++
+		}
+		if e.whole != whole || e.retain != v.Retain || e.deleted != v.Deleted {
+			c.add("version %s: history entry says whole=%v retain=%v deleted=%v, version is whole=%v retain=%v deleted=%v",
+				id, e.whole, e.retain, e.deleted, whole, v.Retain, v.Deleted)
+		}
+		if v.Retain && !whole {
+			c.add("version %s: retained but held as a stub (02 §4.5)", id)
+		}
+		if ok, err := c.has(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d)); err != nil {
+			return err
+		} else if !ok {
+			c.add("version %s: missing from the sync order", id)
+		}
+		if v.Log != nil {
+			if ok, err := c.has(keys.LineKey(v.Space, v.Author, v.Collection, v.Log.N, d)); err != nil {
+				return err
+			} else if !ok {
+				c.add("version %s: missing from its writer's line", id)
+			}
+		}
+		if ok, err := c.has(keys.WaitKey(d)); err != nil {
+			return err
+		} else if ok {
+			c.add("version %s: both held and waiting", id)
+		}
+		return nil
+	})
+	c.stats.Spaces = int64(len(spaces))
+	return err
+}
+
+func (c *checker) bodies(ctx context.Context) error {
+	return c.scan(ctx, keys.Body, func(k, _ []byte) error {
+		d, _ := keys.Digest(k, 1)
+		if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
+			return err
+		} else if !ok {
+			c.add("body %s: no envelope", d)
+		}
+		return nil
+	})
+}
+
+// histories checks each record's history against the versions and
+// recomputes its head: the top is the first in 02 §4.3 order, the one that
+// reads the first that stands; every other whole version is retained or a
+// delete (§4.5).
+func (c *checker) histories(ctx context.Context) error {
+	var rec []byte
+	var h head
+	n := 0
+	flush := func() error {
+		if rec == nil {
+			return nil
+		}
+		hb, err := c.s.kv.Get(keys.HeadKey(rec))
+		if err != nil {
+			c.add("record %q: no head: %v", rec[keys.SpaceLen:len(rec)-1], err)
+			return nil
+		}
+		got, err := decodeHead(hb)
+		if err != nil {
+			c.add("record %q: %v", rec[keys.SpaceLen:len(rec)-1], err)
+		} else if got != h {
+			c.add("record %q: head %+v, history gives %+v", rec[keys.SpaceLen:len(rec)-1], got, h)
+		}
+		return nil
+	}
+	err := c.scan(ctx, keys.History, func(k, val []byte) error {
+		if len(k) < 1+keys.SpaceLen+1+8+canonical.IDLen {
+			c.add("history key %x: too short", k)
+			return nil
+		}
+		r := k[1 : len(k)-8-canonical.IDLen]
+		id := keys.HistoryID(k)
+		d, ok := keys.ParseExact(id)
+		e, err := decodeHist(val)
+		if !ok || err != nil {
+			c.add("history entry %q: bad key or value", id)
+			return nil
+		}
+		seq := int64(1<<53 - 1 - binary.BigEndian.Uint64(k[len(k)-canonical.IDLen-8:]))
+		if !bytes.Equal(r, rec) {
+			if err := flush(); err != nil {
+				return err
+			}
+			rec, h, n = r, head{top: d, topSeq: seq}, 0
+		}
+		n++
+		isFirst := false
+		if !h.hasFirst && e.verdict == Stands {
+			h.hasFirst, h.first, h.firstSeq, h.firstWhole, isFirst = true, d, seq, e.whole, true
+		}
+		if e.whole && !e.retain && !e.deleted && n > 1 && !isFirst {
+			c.add("version %s: superseded, not retained, not the one that reads, yet whole (02 §4.5)", id)
+		}
+		env, err := c.s.kv.Get(keys.EnvelopeKey(d))
+		if err != nil {
+			c.add("history entry %s: no version: %v", id, err)
+			return nil
+		}
+		v, err := decodeHeld(env, nil)
+		if err == nil && (!bytes.Equal(keys.Rec(v.Space, v.Key), r) || v.Seq != seq) {
+			c.add("history entry %s: filed under another record or seq", id)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+func (c *checker) heads(ctx context.Context) error {
+	return c.scan(ctx, keys.Head, func(k, _ []byte) error {
+		p := keys.HistoryPrefix(k[1:])
+		it, err := c.s.kv.NewIter(p, keys.PrefixEnd(p))
+		if err != nil {
+			return err
+		}
+		any := it.Next()
+		if err := errors.Join(it.Err(), it.Close()); err != nil {
+			return err
+		}
+		if !any {
+			c.add("record head %q: no history", k[1+keys.SpaceLen:len(k)-1])
+		}
+		return nil
+	})
+}
+
+func (c *checker) orders(ctx context.Context) error {
+	return c.scan(ctx, keys.Order, func(k, val []byte) error {
+		if len(k) != 1+keys.SpaceLen+8+32 {
+			c.add("sync order key %x: bad length", k)
+			return nil
+		}
+		d, _ := keys.Digest(k, 1+keys.SpaceLen+8)
+		env, err := c.s.kv.Get(keys.EnvelopeKey(d))
+		if err != nil {
+			c.add("sync order entry %s: no version: %v", d, err)
+			return nil
+		}
+		v, err := decodeHeld(env, nil)
+		if err != nil {
+			return nil // reported by versions
+		}
+		if !bytes.Equal(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d), k) || string(val) != v.Collection {
+			c.add("sync order entry %s: does not match the version", d)
+		}
+		return nil
+	})
+}
+
+func (c *checker) lines(ctx context.Context) error {
+	return c.scan(ctx, keys.Line, func(k, _ []byte) error {
+		d, ok := keys.Digest(k, len(k)-32)
+		if !ok {
+			c.add("line key %x: bad length", k)
+			return nil
+		}
+		if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
+			return err
+		} else if !ok {
+			c.add("line entry %s: no version", d)
+		}
+		return nil
+	})
+}
+
+func (c *checker) waiting(ctx context.Context) error {
+	err := c.scan(ctx, keys.Wait, func(k, val []byte) error {
+		d, _ := keys.Digest(k, 1)
+		w, err := decodeWaiting(val)
+		if err != nil {
+			c.add("waiting %s: %v", d, err)
+			return nil
+		}
+		c.stats.Waiting++
+		if w.v.ID != d.String() {
+			c.add("waiting %s: holds version %s", d, w.v.ID)
+		}
+		if err := c.vf.Verify(w.v); err != nil {
+			c.add("waiting %s: %v", d, err)
+		}
+		if ok, err := c.has(keys.WaitQueueKey(w.seq, d)); err != nil {
+			return err
+		} else if !ok {
+			c.add("waiting %s: not in the waiting queue", d)
+		}
+		for _, id := range w.waits {
+			if ok, err := c.has(keys.WaitForKey(keys.Awaited(id), d)); err != nil {
+				return err
+			} else if !ok {
+				c.add("waiting %s: not indexed under %s", d, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range []byte{keys.WaitQueue, keys.WaitFor} {
+		err := c.scan(ctx, p, func(k, _ []byte) error {
+			d, _ := keys.Digest(k, len(k)-32)
+			if ok, err := c.has(keys.WaitKey(d)); err != nil {
+				return err
+			} else if !ok {
+				c.add("waiting index %c entry for %s: no waiting version", p, d)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) changes(ctx context.Context) error {
+	var last uint64
+	return c.scan(ctx, keys.Change, func(k, val []byte) error {
+		if len(k) != 9 || len(val) != 33 {
+			c.add("change log entry %x: bad length", k)
+			return nil
+		}
+		seq := binary.BigEndian.Uint64(k[1:])
+		if seq != last+1 {
+			c.add("change log: %d follows %d", seq, last)
+		}
+		last = seq
+		d, _ := keys.Digest(val, 0)
+		if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
+			return err
+		} else if !ok {
+			c.add("change %d: version %s not held", seq, d)
+		}
+		return nil
+	})
+}

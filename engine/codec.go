@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/record"
+)
+
+// An envelope value is uvarint(splice) ‖ the canonical JSON of the version
+// without its body. splice is where "body":… goes in the canonical JSON of
+// the whole version (members sort by name, 02 §1), so a whole version is
+// two stored values joined, with no parsing, and demotion deletes the body
+// value without rewriting the envelope.
+
+// encodeEnvelope returns the envelope value of v and the body value (nil
+// when v has no body).
+func encodeEnvelope(v *record.Version) (env, body []byte, err error) {
+	o := v.Object()
+	prefix, err := canonical.AppendObjectExcept(make([]byte, 0, 128), o, func(n string) bool {
+		return n == "body" || canonical.CompareUTF16(n, "body") > 0
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	splice := len(prefix) - 1 // the closing brace of the members before "body"
+	env = binary.AppendUvarint(make([]byte, 0, 512), uint64(splice))
+	env, err = canonical.AppendObjectExcept(env, o, func(n string) bool { return n == "body" })
+	if err != nil {
+		return nil, nil, err
+	}
+	if v.HasBody {
+		body, err = canonical.Marshal(v.Body)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return env, body, nil
+}
+
+// stubBytes returns the canonical JSON of the stored envelope.
+func stubBytes(env []byte) ([]byte, int, error) {
+	splice, n := binary.Uvarint(env)
+	if n <= 0 || splice < 1 || int(splice) > len(env)-n-1 {
+		return nil, 0, fmt.Errorf("%w: envelope header", ErrCorrupt)
+	}
+	return env[n:], int(splice), nil
+}
+
+// joinWhole returns the canonical JSON of the version: the envelope with
+// "body":body spliced in, or the envelope alone when body is nil.
+func joinWhole(env, body []byte) ([]byte, error) {
+	stub, splice, err := stubBytes(env)
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		return append([]byte(nil), stub...), nil
+	}
+	out := make([]byte, 0, len(stub)+len(body)+8)
+	out = append(out, stub[:splice]...)
+	if splice == 1 {
+		out = append(out, `"body":`...)
+		out = append(out, body...)
+		if stub[1] != '}' {
+			out = append(out, ',')
+		}
+	} else {
+		out = append(out, `,"body":`...)
+		out = append(out, body...)
+	}
+	return append(out, stub[splice:]...), nil
+}
+
+// decodeHeld reads a held version from its stored values (body nil for a
+// stub). A stub of a retained version cannot pass record.Decode (02 §4.6
+// #10 refuses one arriving), yet the engine reads envelopes alone when it
+// judges; such an envelope is read with a placeholder body and returned as
+// a stub.
+func decodeHeld(env, body []byte) (*record.Version, error) {
+	whole, err := joinWhole(env, body)
+	if err != nil {
+		return nil, err
+	}
+	val, err := canonical.Parse(whole)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stored version: %v", ErrCorrupt, err)
+	}
+	o, ok := val.(*canonical.Object)
+	if !ok {
+		return nil, fmt.Errorf("%w: stored version is not an object", ErrCorrupt)
+	}
+	placeholder := false
+	if body == nil {
+		r, _ := o.Get("retain")
+		d, _ := o.Get("deleted")
+		if r == true && d != true {
+			o.Members = append(o.Members, canonical.Member{Name: "body", Value: nil})
+			placeholder = true
+		}
+	}
+	v, err := record.FromValue(o)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stored version: %v", ErrCorrupt, err)
+	}
+	if placeholder {
+		v = v.Stub()
+	}
+	return v, nil
+}
+
+// History entry ('h') and head ('c') values.
+
+type histEntry struct {
+	verdict Verdict // Stands or Withdrawn
+	whole   bool
+	retain  bool
+	deleted bool
+}
+
+func (h histEntry) encode() []byte {
+	var f byte
+	if h.whole {
+		f |= 1
+	}
+	if h.retain {
+		f |= 2
+	}
+	if h.deleted {
+		f |= 4
+	}
+	return []byte{byte(h.verdict), f}
+}
+
+func decodeHist(b []byte) (histEntry, error) {
+	if len(b) != 2 || (Verdict(b[0]) != Stands && Verdict(b[0]) != Withdrawn) {
+		return histEntry{}, fmt.Errorf("%w: history entry", ErrCorrupt)
+	}
+	return histEntry{verdict: Verdict(b[0]), whole: b[1]&1 != 0, retain: b[1]&2 != 0, deleted: b[1]&4 != 0}, nil
+}
+
+// head is a record's current-version index: the top version (the one no
+// other supersedes, 02 §4.3) and the first that stands in §4.3 order, which
+// is what reads as the record when it is whole (§9.5).
+type head struct {
+	topSeq     int64
+	top        canonical.ID
+	hasFirst   bool
+	firstWhole bool
+	firstSeq   int64
+	first      canonical.ID
+}
+
+func (h head) encode() []byte {
+	b := make([]byte, 0, 1+8+32+8+32)
+	var f byte
+	if h.hasFirst {
+		f |= 1
+	}
+	if h.firstWhole {
+		f |= 2
+	}
+	b = append(b, f)
+	b = binary.BigEndian.AppendUint64(b, uint64(h.topSeq))
+	b = append(b, h.top[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(h.firstSeq))
+	return append(b, h.first[:]...)
+}
+
+func decodeHead(b []byte) (head, error) {
+	var h head
+	if len(b) != 1+8+32+8+32 {
+		return h, fmt.Errorf("%w: record head", ErrCorrupt)
+	}
+	h.hasFirst, h.firstWhole = b[0]&1 != 0, b[0]&2 != 0
+	h.topSeq = int64(binary.BigEndian.Uint64(b[1:]))
+	copy(h.top[:], b[9:41])
+	h.firstSeq = int64(binary.BigEndian.Uint64(b[41:]))
+	copy(h.first[:], b[49:81])
+	return h, nil
+}

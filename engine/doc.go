@@ -1,0 +1,72 @@
+// Package engine is the version store of a Minca node (DESIGN.md, The
+// engine): it keeps what 02 §4.5 says a peer keeps, for many spaces, on an
+// ordered key-value store ([KV]) laid out once for every backend
+// (backends/pebble, backends/sqlite, backends/memory). It knows nothing of
+// notes, access histories or the network: a [Judge] decides what may be
+// kept, and the store applies its verdicts.
+//
+// # What it holds
+//
+//   - Versions by id: the envelope forever; the body while the version is
+//     its record's top version, the first of its record that stands, or
+//     retained; a delete is always whole. What a new version displaces is
+//     demoted to a stub in the same batch that stores it. A body arriving
+//     for a held stub is kept only when that version is current or
+//     retained. Nothing taken in is ever dropped (02 §4.5).
+//   - Records (space, key): held versions in 02 §4.3 order with their
+//     standing (stands or withdrawn, changed later by [Store.SetStanding]);
+//     the top version; the readable current: the first that stands, read
+//     when whole — a stub there reads as not held (§4.5, §9.5).
+//   - Writer lines (§4.10): ids per (space, author, collection, log.n); a
+//     fork or break found on arrival is kept and published as an event with
+//     its [record.LineProof].
+//   - Waiting versions (*later*, §9.5), durable, with what each waits for,
+//     re-judged in the batch that stores it (chains of waiters included).
+//     Bounded by Options.MaxWaiting (default 100,000): past it the oldest
+//     waiting are dropped as if never received — none was acknowledged as
+//     stored, and a peer sends it again.
+//   - Refusals as (peer, id) only, in memory, bounded (Options.MaxRefusals).
+//   - The sync order per space: (createdAt in Unix ms, id digest).
+//   - Files named by versions' files member, by content id.
+//   - A local change log and meta values for mirrors.
+//
+// Whatever order the same versions arrive in, the held state (ids, whole or
+// stub, standing) and the current versions are the same, provided the
+// judge's Decide depends only on the version and what is held.
+//
+// # API
+//
+//	Open(kv KV, opts *Options) (*Store, error)
+//	(*Store).Close() error
+//	(*Store).Admit(ctx, from string, vs []*record.Version) ([]Outcome, error)
+//	(*Store).SetStanding(ctx, id string, to Verdict) error
+//	(*Store).Version(ctx, id string) (*record.Version, error)          // + VersionJSON
+//	(*Store).Current(ctx, space, key string) (*record.Version, error)  // + CurrentJSON
+//	(*Store).History(ctx, space, key string) ([]Held, error)
+//	(*Store).Standing(ctx, id string) (Verdict, Storage, error)
+//	(*Store).Changes(ctx, after uint64) iter.Seq2[Change, error]
+//	(*Store).Export(ctx, space string) iter.Seq2[*record.Version, error] // + ExportJSON
+//	(*Store).SyncOrder(ctx, space string, from SyncKey) iter.Seq2[SyncItem, error]
+//	(*Store).Spaces(ctx) ([]string, error)
+//	(*Store).Line(ctx, space, author, collection string, n int64) ([]string, error)
+//	(*Store).LineProofs(ctx, space string) ([]*record.LineProof, error)
+//	(*Store).Waiting(yield func(v *record.Version, waits []string) bool) error
+//	(*Store).Refused(peer, id string) bool
+//	(*Store).PutFile(ctx, hash string, data []byte) error; File; HasFile
+//	(*Store).Meta(ctx, name string) ([]byte, bool, error); SetMeta
+//	(*Store).Subscribe(space string, buffer int) *Subscription
+//	(*Store).Stats(ctx) (Stats, error)
+//	(*Store).Check(ctx, vf *record.Verifier) ([]string, error)
+//
+// # Guarantees
+//
+// Admit, SetStanding, PutFile and SetMeta return only once their batch is
+// committed with sync: a crash after they return loses nothing, and a crash
+// before leaves the store as it was (the batch is atomic). Writes are made
+// one at a time; reads run alongside them and see whole batches. All
+// methods are safe for concurrent use. Returned versions and byte slices
+// belong to the caller.
+//
+// Errors: [ErrNotFound], [ErrLocked], [ErrClosed], [ErrCorrupt] (test with
+// errors.Is); refusals are *record.Refusal in [Outcome].
+package engine

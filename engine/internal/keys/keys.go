@@ -1,0 +1,254 @@
+// Package keys is the engine's key layout, the same on every KV backend.
+// Every key starts with one byte naming its table; ids are the 32-byte
+// digests they name; spaces are a 33-byte tag. Integers are big-endian so
+// that byte order is numeric order.
+//
+//	'e' digest                         → the envelope: the version without body, canonical JSON
+//	'b' digest                         → the body, canonical JSON (whole versions only)
+//	'h' rec order                      → a held version's state in its record (02 §4.3 order)
+//	'c' rec                            → the record's head: top, first standing
+//	'S' space                          → the space's id as text
+//	'o' space millis digest            → collection: the sync order
+//	'l' space line n digest            → nothing: writer lines (02 §4.10)
+//	'L' awaited digest                 → nothing: versions whose log.prev is not held
+//	'x' space digestA digestB          → kind: line proofs found
+//	'g' seq                            → digest, kind: the change log
+//	'w' digest                         → a waiting version and what it waits for
+//	'W' awaited digest                 → nothing: who waits for what
+//	'q' seq digest                     → nothing: waiting versions by arrival
+//	'F' digest                         → a file's bytes
+//	'm' name                           → a caller's meta value
+//	'_' name                           → the engine's own counters
+//
+// rec is space ‖ key ‖ 0x00 (a record key has no 0x00, so no rec is a
+// prefix of another); order is (2^53−1 − seq) then the id's text, which is
+// newest first by 02 §4.3.
+package keys
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+
+	"github.com/minca-go/minca/canonical"
+)
+
+// Table prefixes.
+const (
+	Envelope  = 'e'
+	Body      = 'b'
+	History   = 'h'
+	Head      = 'c'
+	Space     = 'S'
+	Order     = 'o'
+	Line      = 'l'
+	LogPrev   = 'L'
+	Proof     = 'x'
+	Change    = 'g'
+	Wait      = 'w'
+	WaitFor   = 'W'
+	WaitQueue = 'q'
+	File      = 'F'
+	Meta      = 'm'
+	Internal  = '_'
+)
+
+// SpaceLen is the length of a space tag.
+const SpaceLen = 33
+
+// SpaceTag is a space's 33-byte tag: 0x01 ‖ digest for a space named by a
+// content id in its canonical text, else 0x02 ‖ SHA-256 of the text (a space
+// id is compared as a string, 02 §3.1, so "B…" is not "b…").
+func SpaceTag(space string) [SpaceLen]byte {
+	var t [SpaceLen]byte
+	if d, ok := ParseExact(space); ok {
+		t[0] = 1
+		copy(t[1:], d[:])
+		return t
+	}
+	t[0] = 2
+	h := sha256.Sum256([]byte("minca/engine/space|" + space))
+	copy(t[1:], h[:])
+	return t
+}
+
+// ParseExact decodes an id that is in its canonical text (lower case), the
+// only form a verified version's id has.
+func ParseExact(id string) (canonical.ID, bool) {
+	if len(id) != canonical.IDLen {
+		return canonical.ID{}, false
+	}
+	d, err := canonical.ParseID(id)
+	if err != nil {
+		return d, false
+	}
+	var buf [canonical.IDLen]byte
+	b, _ := d.AppendText(buf[:0])
+	return d, string(b) == id
+}
+
+// Awaited is the 32-byte tag of an id something waits for: its digest, or
+// a hash of a text that is no id (which then never arrives).
+func Awaited(id string) canonical.ID {
+	if d, ok := ParseExact(id); ok {
+		return d
+	}
+	return sha256.Sum256([]byte("minca/engine/awaited|" + id))
+}
+
+// LineTag names a writer's line in a space: author and collection (02 §4.10).
+// A verified author is a did:key, which holds no 0x00.
+func LineTag(author, collection string) [32]byte {
+	return sha256.Sum256([]byte("minca/engine/line|" + author + "\x00" + collection))
+}
+
+func withDigest(prefix byte, d canonical.ID) []byte {
+	k := make([]byte, 1+32)
+	k[0] = prefix
+	copy(k[1:], d[:])
+	return k
+}
+
+// EnvelopeKey is 'e' digest.
+func EnvelopeKey(d canonical.ID) []byte { return withDigest(Envelope, d) }
+
+// BodyKey is 'b' digest.
+func BodyKey(d canonical.ID) []byte { return withDigest(Body, d) }
+
+// FileKey is 'F' digest.
+func FileKey(d canonical.ID) []byte { return withDigest(File, d) }
+
+// WaitKey is 'w' digest.
+func WaitKey(d canonical.ID) []byte { return withDigest(Wait, d) }
+
+// Rec is a record's prefix part: space tag ‖ key ‖ 0x00.
+func Rec(space, key string) []byte {
+	t := SpaceTag(space)
+	r := make([]byte, 0, SpaceLen+len(key)+1)
+	r = append(r, t[:]...)
+	r = append(r, key...)
+	return append(r, 0)
+}
+
+// HeadKey is 'c' rec.
+func HeadKey(rec []byte) []byte { return append([]byte{Head}, rec...) }
+
+// HistoryPrefix is 'h' rec: every held version of the record.
+func HistoryPrefix(rec []byte) []byte { return append([]byte{History}, rec...) }
+
+// HistoryKey is 'h' rec order.
+func HistoryKey(rec []byte, seq int64, id string) []byte {
+	k := make([]byte, 0, 1+len(rec)+8+len(id))
+	k = append(k, History)
+	k = append(k, rec...)
+	k = binary.BigEndian.AppendUint64(k, uint64(1<<53-1-seq))
+	return append(k, id...)
+}
+
+// HistoryID returns the id text at the end of a history key.
+func HistoryID(k []byte) string {
+	if len(k) < canonical.IDLen {
+		return ""
+	}
+	return string(k[len(k)-canonical.IDLen:])
+}
+
+// SpaceKey is 'S' space.
+func SpaceKey(space string) []byte {
+	t := SpaceTag(space)
+	return append([]byte{Space}, t[:]...)
+}
+
+// OrderPrefix is 'o' space.
+func OrderPrefix(space string) []byte {
+	t := SpaceTag(space)
+	return append([]byte{Order}, t[:]...)
+}
+
+// OrderKey is 'o' space millis digest.
+func OrderKey(space string, millis uint64, d canonical.ID) []byte {
+	k := OrderPrefix(space)
+	k = binary.BigEndian.AppendUint64(k, millis)
+	return append(k, d[:]...)
+}
+
+// LineKey is 'l' space line n digest; LinePlace is the key without digest.
+func LineKey(space, author, collection string, n int64, d canonical.ID) []byte {
+	return append(LinePlace(space, author, collection, n), d[:]...)
+}
+
+// LinePlace is 'l' space line n: the ids at one place in a line.
+func LinePlace(space, author, collection string, n int64) []byte {
+	t := SpaceTag(space)
+	l := LineTag(author, collection)
+	k := make([]byte, 0, 1+SpaceLen+32+8+32)
+	k = append(k, Line)
+	k = append(k, t[:]...)
+	k = append(k, l[:]...)
+	return binary.BigEndian.AppendUint64(k, uint64(n))
+}
+
+// LogPrevKey is 'L' awaited digest.
+func LogPrevKey(awaited, d canonical.ID) []byte {
+	k := withDigest(LogPrev, awaited)
+	return append(k, d[:]...)
+}
+
+// ProofKey is 'x' space a b.
+func ProofKey(space string, a, b canonical.ID) []byte {
+	t := SpaceTag(space)
+	k := append([]byte{Proof}, t[:]...)
+	k = append(k, a[:]...)
+	return append(k, b[:]...)
+}
+
+// ProofPrefix is 'x' space.
+func ProofPrefix(space string) []byte {
+	t := SpaceTag(space)
+	return append([]byte{Proof}, t[:]...)
+}
+
+// ChangeKey is 'g' seq.
+func ChangeKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{Change}, seq)
+}
+
+// WaitForKey is 'W' awaited digest.
+func WaitForKey(awaited, d canonical.ID) []byte {
+	k := withDigest(WaitFor, awaited)
+	return append(k, d[:]...)
+}
+
+// WaitQueueKey is 'q' seq digest.
+func WaitQueueKey(seq uint64, d canonical.ID) []byte {
+	k := binary.BigEndian.AppendUint64([]byte{WaitQueue}, seq)
+	return append(k, d[:]...)
+}
+
+// MetaKey is 'm' name.
+func MetaKey(name string) []byte { return append([]byte{Meta}, name...) }
+
+// InternalKey is '_' name.
+func InternalKey(name string) []byte { return append([]byte{Internal}, name...) }
+
+// PrefixEnd is the first key after every key with the prefix p, or nil when
+// there is none (p all 0xff).
+func PrefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Digest reads a 32-byte digest from b at off.
+func Digest(b []byte, off int) (canonical.ID, bool) {
+	var d canonical.ID
+	if len(b) < off+32 {
+		return d, false
+	}
+	copy(d[:], b[off:off+32])
+	return d, true
+}

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/record"
+)
+
+// maxForkScan bounds how many other versions at one place of a line are
+// compared with a new one: one proof is enough, and a writer that forked a
+// place many times must not make each arrival cost more.
+const maxForkScan = 8
+
+// line records v's place in its writer's line (02 §4.10) and looks for a
+// fork (another id at that place) or a break (log.prev naming a version
+// that is not one place before it in the line), in both directions: v
+// against what is held, and what is held against v.
+func (t *tx) line(d canonical.ID, v *record.Version) error {
+	if v.Log == nil {
+		return nil
+	}
+	place := keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N)
+	others, err := t.digests(place, maxForkScan)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		ov, ok, err := t.envelope(o)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if p, ok := record.Fork(v, ov); ok {
+				if err := t.proof(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := t.b.Set(keys.LineKey(v.Space, v.Author, v.Collection, v.Log.N, d), nil); err != nil {
+		return err
+	}
+	if v.Log.N > 0 {
+		pd, isID := keys.ParseExact(v.Log.Prev)
+		p, held := (*record.Version)(nil), false
+		if isID {
+			if p, held, err = t.envelope(pd); err != nil {
+				return err
+			}
+		}
+		if held {
+			if proof, ok := record.Break(v, p); ok {
+				if err := t.proof(proof); err != nil {
+					return err
+				}
+			}
+		} else if err := t.b.Set(keys.LogPrevKey(keys.Awaited(v.Log.Prev), d), nil); err != nil {
+			return err
+		}
+	}
+	// Versions held before v whose log.prev names it.
+	pre := append([]byte{keys.LogPrev}, d[:]...)
+	namers, err := t.digests(pre, -1)
+	if err != nil {
+		return err
+	}
+	for _, w := range namers {
+		wv, ok, err := t.envelope(w)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if proof, ok := record.Break(wv, v); ok {
+				if err := t.proof(proof); err != nil {
+					return err
+				}
+			}
+		}
+		if err := t.b.Delete(keys.LogPrevKey(d, w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// digests lists the 32-byte digests that end the keys under prefix (at most
+// limit, all when limit < 0).
+func (t *tx) digests(prefix []byte, limit int) ([]canonical.ID, error) {
+	it, err := t.b.NewIter(prefix, keys.PrefixEnd(prefix))
+	if err != nil {
+		return nil, err
+	}
+	var out []canonical.ID
+	for (limit < 0 || len(out) < limit) && it.Next() {
+		k := it.Key()
+		if d, ok := keys.Digest(k, len(k)-32); ok {
+			out = append(out, d)
+		}
+	}
+	return out, errors.Join(it.Err(), it.Close())
+}
+
+// proof records a line proof durably and as an event.
+func (t *tx) proof(p *record.LineProof) error {
+	a, _ := keys.ParseExact(p.A.ID)
+	b, _ := keys.ParseExact(p.B.ID)
+	if err := t.b.Set(keys.ProofKey(p.A.Space, a, b), []byte(p.Kind)); err != nil {
+		return err
+	}
+	t.events = append(t.events, Event{Kind: EventLine, Space: p.A.Space, ID: p.A.ID, Proof: p})
+	return nil
+}

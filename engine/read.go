@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/record"
+)
+
+// Changes yields the store's local log of what it took in, in commit order,
+// from the change after `after` (0 for all): each version stored, and each
+// body added to a held stub. A mirror exports from the last sequence it
+// wrote. It streams from the KV; an error is yielded once, last.
+func (s *Store) Changes(ctx context.Context, after uint64) iter.Seq2[Change, error] {
+	return func(yield func(Change, error) bool) {
+		if err := s.check(); err != nil {
+			yield(Change{}, err)
+			return
+		}
+		lo := keys.ChangeKey(after + 1)
+		it, err := s.kv.NewIter(lo, []byte{keys.Change + 1})
+		if err != nil {
+			yield(Change{}, err)
+			return
+		}
+		defer it.Close()
+		for it.Next() {
+			if err := ctx.Err(); err != nil {
+				yield(Change{}, err)
+				return
+			}
+			k, v := it.Key(), it.Value()
+			if len(k) != 9 || len(v) != 33 {
+				yield(Change{}, fmt.Errorf("%w: change log entry", ErrCorrupt))
+				return
+			}
+			var d canonical.ID
+			copy(d[:], v)
+			c := Change{Seq: binary.BigEndian.Uint64(k[1:]), ID: d.String(), Kind: ChangeKind(v[32])}
+			if !yield(c, nil) {
+				return
+			}
+		}
+		if err := it.Err(); err != nil {
+			yield(Change{}, err)
+		}
+	}
+}
+
+// SyncOrder yields a space's held versions (whole or stub; never waiting
+// ones) in sync order — createdAt in Unix ms, then the id's digest — from
+// the first not below from. It streams from the KV without loading the
+// space; an error is yielded once, last.
+func (s *Store) SyncOrder(ctx context.Context, space string, from SyncKey) iter.Seq2[SyncItem, error] {
+	return func(yield func(SyncItem, error) bool) {
+		if err := s.check(); err != nil {
+			yield(SyncItem{}, err)
+			return
+		}
+		p := keys.OrderPrefix(space)
+		it, err := s.kv.NewIter(keys.OrderKey(space, from.Millis, from.Digest), keys.PrefixEnd(p))
+		if err != nil {
+			yield(SyncItem{}, err)
+			return
+		}
+		defer it.Close()
+		for it.Next() {
+			if err := ctx.Err(); err != nil {
+				yield(SyncItem{}, err)
+				return
+			}
+			k := it.Key()
+			if len(k) != len(p)+8+32 {
+				yield(SyncItem{}, fmt.Errorf("%w: sync order key", ErrCorrupt))
+				return
+			}
+			item := SyncItem{Millis: binary.BigEndian.Uint64(k[len(p):]), Collection: string(it.Value())}
+			copy(item.Digest[:], k[len(p)+8:])
+			if !yield(item, nil) {
+				return
+			}
+		}
+		if err := it.Err(); err != nil {
+			yield(SyncItem{}, err)
+		}
+	}
+}
+
+// Export yields everything held in a space ("" for every space, one after
+// another), as it travels — stubs as stubs — in sync order.
+func (s *Store) Export(ctx context.Context, space string) iter.Seq2[*record.Version, error] {
+	return func(yield func(*record.Version, error) bool) {
+		for raw, err := range s.ExportJSON(ctx, space) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			v, err := record.Decode(raw)
+			if err != nil {
+				yield(nil, fmt.Errorf("%w: exported version: %v", ErrCorrupt, err))
+				return
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ExportJSON is [Store.Export] as canonical JSON, read without parsing.
+func (s *Store) ExportJSON(ctx context.Context, space string) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		spaces := []string{space}
+		if space == "" {
+			var err error
+			if spaces, err = s.Spaces(ctx); err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+		for _, sp := range spaces {
+			for item, err := range s.SyncOrder(ctx, sp, SyncKey{}) {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				raw, err := readWhole(s.kv, item.Digest, item.Digest.String())
+				if err != nil {
+					yield(nil, fmt.Errorf("%w: version %s in the sync order: %v", ErrCorrupt, item.Digest, err))
+					return
+				}
+				if !yield(raw, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// LineProofs lists the forks and breaks of writers' lines found in a space
+// (02 §4.10), each with both versions as stubs.
+func (s *Store) LineProofs(ctx context.Context, space string) ([]*record.LineProof, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	p := keys.ProofPrefix(space)
+	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	if err != nil {
+		return nil, err
+	}
+	type pair struct{ a, b canonical.ID }
+	var pairs []pair
+	for it.Next() {
+		k := it.Key()
+		var pr pair
+		copy(pr.a[:], k[len(p):])
+		copy(pr.b[:], k[len(p)+32:])
+		pairs = append(pairs, pr)
+	}
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		return nil, err
+	}
+	var out []*record.LineProof
+	for _, pr := range pairs {
+		a, err := s.Version(ctx, pr.a.String())
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.Version(ctx, pr.b.String())
+		if err != nil {
+			return nil, err
+		}
+		if proof, ok := record.Fork(a, b); ok {
+			out = append(out, proof)
+		} else if proof, ok := record.Break(a, b); ok {
+			out = append(out, proof)
+		} else {
+			return nil, fmt.Errorf("%w: line proof %s %s proves nothing", ErrCorrupt, pr.a, pr.b)
+		}
+	}
+	return out, nil
+}
+
+// Line returns the ids held at one place of a writer's line (02 §4.10): one,
+// or more when the line forked there.
+func (s *Store) Line(ctx context.Context, space, author, collection string, n int64) ([]string, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	p := keys.LinePlace(space, author, collection, n)
+	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for it.Next() {
+		k := it.Key()
+		d, _ := keys.Digest(k, len(k)-32)
+		out = append(out, d.String())
+	}
+	return out, errors.Join(it.Err(), it.Close())
+}

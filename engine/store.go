@@ -1,0 +1,389 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/record"
+)
+
+// Options configures a [Store]. The zero value (or nil) is the defaults.
+type Options struct {
+	// Judge decides what is kept (02 §9). Without one, Admit and
+	// SetStanding fail; everything that reads works.
+	Judge Judge
+	// MaxWaiting bounds the versions held aside as later (02 §9.5). Past
+	// it the oldest waiting are dropped as if never received: they were
+	// never acknowledged as stored, and come again when a peer resends
+	// them. Default 100,000.
+	MaxWaiting int
+	// MaxRefusals bounds the (peer, id) refusals remembered, in memory
+	// only; the oldest half is forgotten when full. Default 100,000.
+	MaxRefusals int
+	// Workers is how many goroutines run Judge.Check at once. Default
+	// GOMAXPROCS.
+	Workers int
+	// CacheSize is how many recently stored envelopes admission keeps in
+	// memory for the judge's chain checks. Default 8,192.
+	CacheSize int
+}
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.MaxWaiting <= 0 {
+		out.MaxWaiting = 100_000
+	}
+	if out.MaxRefusals <= 0 {
+		out.MaxRefusals = 100_000
+	}
+	if out.Workers <= 0 {
+		out.Workers = runtime.GOMAXPROCS(0)
+	}
+	if out.CacheSize <= 0 {
+		out.CacheSize = 8192
+	}
+	return out
+}
+
+// Store is the version store (DESIGN.md, The engine). Its methods are safe
+// for concurrent use; writes (Admit, SetStanding, PutFile, SetMeta) are made
+// one at a time.
+type Store struct {
+	kv   KV
+	opts Options
+
+	mu     sync.Mutex // serializes writers; guards st and cache
+	st     counters
+	cache  heldCache
+	closed atomic.Bool
+
+	refusals refusalSet
+	subs     subscribers
+}
+
+// counters are the engine's own durable state, kept under '_state' and
+// rewritten in every batch.
+type counters struct {
+	changeSeq uint64
+	waitSeq   uint64
+	stats     Stats
+}
+
+const stateName = "state"
+
+func (c *counters) encode() []byte {
+	b := binary.AppendUvarint(nil, 1) // layout version
+	b = binary.AppendUvarint(b, c.changeSeq)
+	b = binary.AppendUvarint(b, c.waitSeq)
+	s := &c.stats
+	for _, n := range []int64{s.Spaces, s.Versions, s.Whole, s.Stubs, s.Waiting, s.BodyBytes, s.EnvelopeBytes, s.Files, s.FileBytes} {
+		b = binary.AppendVarint(b, n)
+	}
+	return b
+}
+
+func decodeCounters(b []byte) (counters, error) {
+	var c counters
+	next := func() uint64 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			b = nil
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	if next() != 1 {
+		return c, fmt.Errorf("%w: engine state has an unknown layout", ErrCorrupt)
+	}
+	c.changeSeq = next()
+	c.waitSeq = next()
+	s := &c.stats
+	for _, p := range []*int64{&s.Spaces, &s.Versions, &s.Whole, &s.Stubs, &s.Waiting, &s.BodyBytes, &s.EnvelopeBytes, &s.Files, &s.FileBytes} {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return c, fmt.Errorf("%w: engine state is short", ErrCorrupt)
+		}
+		*p = v
+		b = b[n:]
+	}
+	c.stats.Changes = int64(c.changeSeq)
+	return c, nil
+}
+
+// Open opens the engine on kv, which it owns from then on (Close closes it).
+func Open(kv KV, opts *Options) (*Store, error) {
+	s := &Store{kv: kv, opts: opts.withDefaults()}
+	s.cache.size = s.opts.CacheSize
+	s.refusals.size = s.opts.MaxRefusals
+	b, err := kv.Get(keys.InternalKey(stateName))
+	switch {
+	case err == nil:
+		s.st, err = decodeCounters(b)
+		if err != nil {
+			return nil, err
+		}
+	case errors.Is(err, ErrNotFound):
+	default:
+		return nil, fmt.Errorf("minca/engine: open: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the store and its KV.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs.closeAll()
+	return s.kv.Close()
+}
+
+func (s *Store) check() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Stats returns the counts of what the store holds.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	if err := s.check(); err != nil {
+		return Stats{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.stats, nil
+}
+
+// Version returns a held version as it is held: whole, or a stub when it was
+// superseded and not retained (02 §4.5). A waiting version is not held:
+// ErrNotFound.
+func (s *Store) Version(ctx context.Context, id string) (*record.Version, error) {
+	raw, err := s.VersionJSON(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v, err := record.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stored version %s: %v", ErrCorrupt, id, err)
+	}
+	return v, nil
+}
+
+// VersionJSON is [Store.Version] as canonical JSON, read without parsing.
+func (s *Store) VersionJSON(ctx context.Context, id string) ([]byte, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	d, ok := keys.ParseExact(id)
+	if !ok {
+		return nil, fmt.Errorf("%w: version %q", ErrNotFound, id)
+	}
+	return readWhole(s.kv, d, id)
+}
+
+func readWhole(r Reader, d canonical.ID, id string) ([]byte, error) {
+	env, err := r.Get(keys.EnvelopeKey(d))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("%w: version %s", ErrNotFound, id)
+		}
+		return nil, err
+	}
+	body, err := r.Get(keys.BodyKey(d))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	return joinWhole(env, body)
+}
+
+// Current returns the readable current version of a record (02 §4.3,
+// §9.5): in §4.3 order, the first held version that stands, when it is
+// whole. A delete is returned as it is: the record's current version is a
+// delete. ErrNotFound when the record is not held, none of its versions
+// stands, or the one that reads is a stub whose body has not arrived (§4.5:
+// "until then the record reads as not held").
+func (s *Store) Current(ctx context.Context, space, key string) (*record.Version, error) {
+	raw, err := s.CurrentJSON(ctx, space, key)
+	if err != nil {
+		return nil, err
+	}
+	v, err := record.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stored version of %s: %v", ErrCorrupt, key, err)
+	}
+	return v, nil
+}
+
+// CurrentJSON is [Store.Current] as canonical JSON, read without parsing.
+func (s *Store) CurrentJSON(ctx context.Context, space, key string) ([]byte, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	hb, err := s.kv.Get(keys.HeadKey(keys.Rec(space, key)))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("%w: record %s in space %s", ErrNotFound, key, space)
+		}
+		return nil, err
+	}
+	h, err := decodeHead(hb)
+	if err != nil {
+		return nil, err
+	}
+	if !h.hasFirst || !h.firstWhole {
+		return nil, fmt.Errorf("%w: record %s in space %s has no readable current version", ErrNotFound, key, space)
+	}
+	return readWhole(s.kv, h.first, h.first.String())
+}
+
+// History lists every held version of a record, newest first by 02 §4.3,
+// stubs as stubs, each with its standing.
+func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	p := keys.HistoryPrefix(keys.Rec(space, key))
+	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	if err != nil {
+		return nil, err
+	}
+	type entry struct {
+		id string
+		e  histEntry
+	}
+	var es []entry
+	for it.Next() {
+		e, err := decodeHist(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		es = append(es, entry{keys.HistoryID(it.Key()), e})
+	}
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		return nil, err
+	}
+	out := make([]Held, 0, len(es))
+	for _, e := range es {
+		v, err := s.Version(ctx, e.id)
+		if err != nil {
+			return nil, err
+		}
+		st := Whole
+		if v.IsStub() {
+			st = Stub
+		}
+		out = append(out, Held{Version: v, Verdict: e.e.verdict, Stored: st})
+	}
+	return out, nil
+}
+
+// Standing returns a held version's standing (Stands or Withdrawn) and how
+// it is held; ErrNotFound when it is not held.
+func (s *Store) Standing(ctx context.Context, id string) (Verdict, Storage, error) {
+	if err := s.check(); err != nil {
+		return Refused, None, err
+	}
+	d, ok := keys.ParseExact(id)
+	if !ok {
+		return Refused, None, fmt.Errorf("%w: version %q", ErrNotFound, id)
+	}
+	v, e, err := heldEntry(s.kv, d, id)
+	if err != nil {
+		return Refused, None, err
+	}
+	_ = v
+	st := Whole
+	if !e.whole {
+		st = Stub
+	}
+	return e.verdict, st, nil
+}
+
+// heldEntry reads a held version's envelope and its history entry.
+func heldEntry(r Reader, d canonical.ID, id string) (*record.Version, histEntry, error) {
+	env, err := r.Get(keys.EnvelopeKey(d))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, histEntry{}, fmt.Errorf("%w: version %s", ErrNotFound, id)
+		}
+		return nil, histEntry{}, err
+	}
+	v, err := decodeHeld(env, nil)
+	if err != nil {
+		return nil, histEntry{}, err
+	}
+	hb, err := r.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
+	if err != nil {
+		return nil, histEntry{}, fmt.Errorf("%w: version %s has no history entry: %v", ErrCorrupt, id, err)
+	}
+	e, err := decodeHist(hb)
+	return v, e, err
+}
+
+// Spaces lists the spaces the store holds versions of.
+func (s *Store) Spaces(ctx context.Context) ([]string, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	p := []byte{keys.Space}
+	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for it.Next() {
+		out = append(out, string(it.Value()))
+	}
+	return out, errors.Join(it.Err(), it.Close())
+}
+
+// Meta returns a small durable value kept beside the store's state (a
+// mirror's writer id, say); ok is false when there is none.
+func (s *Store) Meta(ctx context.Context, name string) ([]byte, bool, error) {
+	if err := s.check(); err != nil {
+		return nil, false, err
+	}
+	b, err := s.kv.Get(keys.MetaKey(name))
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	return b, err == nil, err
+}
+
+// SetMeta stores a meta value durably; nil deletes it.
+func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := s.kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if value == nil {
+		err = b.Delete(keys.MetaKey(name))
+	} else {
+		err = b.Set(keys.MetaKey(name), value)
+	}
+	if err != nil {
+		return err
+	}
+	return b.Commit(true)
+}

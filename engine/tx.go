@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/record"
+)
+
+// tx is one write batch: the batch, a copy of the counters it changes, and
+// what to make visible once it commits.
+type tx struct {
+	s      *Store
+	j      Judge
+	b      Batch
+	st     counters
+	outs   []Outcome // Admit's outcomes, nil for other writes
+	stored map[canonical.ID]*record.Version
+	// pending maps a waiting version to the inputs it came from, so a
+	// version re-judged in the same batch reports its final outcome.
+	pending map[canonical.ID][]int
+	queue   []canonical.ID // stored in this batch, waiters not yet woken
+	events  []Event
+	refused []refusal
+}
+
+func (s *Store) begin(j Judge) (*tx, error) {
+	b, err := s.kv.NewBatch()
+	if err != nil {
+		return nil, fmt.Errorf("minca/engine: batch: %w", err)
+	}
+	return &tx{s: s, j: j, b: b, st: s.st,
+		stored: make(map[canonical.ID]*record.Version), pending: make(map[canonical.ID][]int)}, nil
+}
+
+// envelope returns a held version as the judge sees it (stub or whole), or
+// ok false when it is not held.
+func (t *tx) envelope(d canonical.ID) (*record.Version, bool, error) {
+	if v, ok := t.stored[d]; ok {
+		return v, true, nil
+	}
+	if v, ok := t.s.cache.get(d); ok {
+		return v, true, nil
+	}
+	env, err := t.b.Get(keys.EnvelopeKey(d))
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := decodeHeld(env, nil)
+	return v, err == nil, err
+}
+
+func (t *tx) histEntry(v *record.Version) (histEntry, error) {
+	hb, err := t.b.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
+	if err != nil {
+		return histEntry{}, fmt.Errorf("%w: version %s has no history entry: %v", ErrCorrupt, v.ID, err)
+	}
+	return decodeHist(hb)
+}
+
+// Held implements HeldReader for the judge.
+func (t *tx) Held(id string) (*record.Version, Verdict, bool, error) {
+	d, ok := keys.ParseExact(id)
+	if !ok {
+		return nil, Refused, false, nil
+	}
+	v, ok, err := t.envelope(d)
+	if !ok || err != nil {
+		return nil, Refused, false, err
+	}
+	e, err := t.histEntry(v)
+	if err != nil {
+		return nil, Refused, false, err
+	}
+	return v, e.verdict, true, nil
+}
+
+func (t *tx) head(rec []byte) (head, bool, error) {
+	hb, err := t.b.Get(keys.HeadKey(rec))
+	if errors.Is(err, ErrNotFound) {
+		return head{}, false, nil
+	}
+	if err != nil {
+		return head{}, false, err
+	}
+	h, err := decodeHead(hb)
+	return h, err == nil, err
+}
+
+func (t *tx) outcome(i int, o Outcome) {
+	if i >= 0 {
+		o.ID = t.outs[i].ID
+		t.outs[i] = o
+	}
+}
+
+// admitOne takes in one checked version of an Admit batch.
+func (t *tx) admitOne(i int, v *record.Version, c Checked, from string) error {
+	d, ok := keys.ParseExact(v.ID)
+	if !ok {
+		t.outcome(i, Outcome{Verdict: Refused, Refusal: &record.Refusal{Code: CodeStoreID, Field: "id",
+			Message: "the id is not a content id in its canonical text (02 §2)"}})
+		return nil
+	}
+	if !v.HasSpace {
+		t.outcome(i, Outcome{Verdict: Refused, Refusal: &record.Refusal{Code: CodeStoreSpace, Field: "space",
+			Message: "a version with no space (a loose version, 02 §3.5) is never stored"}})
+		return nil
+	}
+	held, ok, err := t.envelope(d)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return t.again(i, d, held, v)
+	}
+	if w, ok, err := t.waitingOf(d); err != nil {
+		return err
+	} else if ok {
+		if v.HasBody && w.v.IsStub() {
+			w.v = v
+			if err := t.rewriteWaiting(d, w); err != nil {
+				return err
+			}
+		}
+		t.pending[d] = append(t.pending[d], i)
+		t.outcome(i, Outcome{Verdict: Later})
+		return nil
+	}
+	dec, err := t.j.Decide(t, v, c)
+	if err != nil {
+		return err
+	}
+	if err := t.apply(i, d, v, c, from, dec, 0); err != nil {
+		return err
+	}
+	return t.drain()
+}
+
+// apply carries out a decision. seq is the waiting order of a version
+// re-judged (0 for a new arrival).
+func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, from string, dec Decision, seq uint64) error {
+	switch dec.Verdict {
+	case Stands, Withdrawn:
+		st, err := t.put(d, v, dec.Verdict)
+		if err != nil {
+			return err
+		}
+		t.outcome(i, Outcome{Verdict: dec.Verdict, Stored: st})
+		for _, j := range t.pending[d] {
+			t.outcome(j, Outcome{Verdict: dec.Verdict, Stored: st})
+		}
+		delete(t.pending, d)
+		t.queue = append(t.queue, d)
+	case Later:
+		if len(dec.Waits) == 0 {
+			return fmt.Errorf("minca/engine: the judge said later for %s without naming what it waits for", v.ID)
+		}
+		if err := t.wait(d, waiting{v: v, from: from, root: c.Root, waits: dec.Waits, seq: seq}); err != nil {
+			return err
+		}
+		if i >= 0 {
+			t.pending[d] = append(t.pending[d], i)
+		}
+		t.outcome(i, Outcome{Verdict: Later})
+	case Refused:
+		r := dec.Refusal
+		if r == nil {
+			r = &record.Refusal{Code: "judge/refused", Message: "refused by the judge"}
+		}
+		t.outcome(i, Outcome{Verdict: Refused, Refusal: r})
+		for _, j := range t.pending[d] {
+			t.outcome(j, Outcome{Verdict: Refused, Refusal: r})
+		}
+		delete(t.pending, d)
+		if i < 0 {
+			t.refused = append(t.refused, refusal{from, d})
+		}
+	default:
+		return fmt.Errorf("minca/engine: the judge gave an unknown verdict %d for %s", dec.Verdict, v.ID)
+	}
+	return nil
+}
+
+// drain re-judges the versions waiting for what this batch stored, and for
+// what those store in turn (02 §9.5).
+func (t *tx) drain() error {
+	for len(t.queue) > 0 {
+		d := t.queue[0]
+		t.queue = t.queue[1:]
+		waiters, err := t.waitersOf(d)
+		if err != nil {
+			return err
+		}
+		for _, wd := range waiters {
+			w, ok, err := t.waitingOf(wd)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue // woken already, by another id it waited for
+			}
+			if err := t.unwait(wd, w); err != nil {
+				return err
+			}
+			dec, err := t.j.Decide(t, w.v, Checked{Root: w.root})
+			if err != nil {
+				return err
+			}
+			if err := t.apply(-1, wd, w.v, Checked{Root: w.root}, w.from, dec, w.seq); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// again handles a copy of a version already held: a whole copy of a held
+// stub adds its body when the version is current or retained (02 §4.5);
+// anything else changes nothing.
+func (t *tx) again(i int, d canonical.ID, held, v *record.Version) error {
+	e, err := t.histEntry(held)
+	if err != nil {
+		return err
+	}
+	if !e.whole && v.HasBody && !v.Deleted {
+		rec := keys.Rec(held.Space, held.Key)
+		h, _, err := t.head(rec)
+		if err != nil {
+			return err
+		}
+		isFirst := h.hasFirst && h.first == d
+		if e.retain || h.top == d || isFirst {
+			if err := t.addBody(d, v, rec, e, h, isFirst); err != nil {
+				return err
+			}
+			e.whole = true
+		}
+	}
+	st := Stub
+	if e.whole {
+		st = Whole
+	}
+	t.outcome(i, Outcome{Verdict: e.verdict, Stored: st})
+	return nil
+}
+
+func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry, h head, isFirst bool) error {
+	_, body, err := encodeEnvelope(v)
+	if err != nil {
+		return err
+	}
+	if err := t.b.Set(keys.BodyKey(d), body); err != nil {
+		return err
+	}
+	e.whole = true
+	if err := t.b.Set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode()); err != nil {
+		return err
+	}
+	if isFirst {
+		h.firstWhole = true
+		if err := t.b.Set(keys.HeadKey(rec), h.encode()); err != nil {
+			return err
+		}
+		t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
+	}
+	t.st.stats.Stubs--
+	t.st.stats.Whole++
+	t.st.stats.BodyBytes += int64(len(body))
+	t.stored[d] = v
+	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
+	return t.change(d, BodyAdded)
+}
+
+func (t *tx) change(d canonical.ID, k ChangeKind) error {
+	t.st.changeSeq++
+	val := make([]byte, 0, 33)
+	val = append(val, d[:]...)
+	val = append(val, byte(k))
+	return t.b.Set(keys.ChangeKey(t.st.changeSeq), val)
+}

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/record"
+)
+
+// Verdict is how admission ended for a version (02 §9.5).
+type Verdict uint8
+
+const (
+	// Refused: not stored, not passed on; remembered only as (peer, id).
+	Refused Verdict = iota
+	// Stands: stored; the ordering rule (§4.3) decides if it is current.
+	Stands
+	// Withdrawn: stored and passed on, but never read as the record.
+	Withdrawn
+	// Later: held aside until what it waits for is stored (§9.5).
+	Later
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Stands:
+		return "stands"
+	case Withdrawn:
+		return "withdrawn"
+	case Later:
+		return "later"
+	}
+	return "refused"
+}
+
+// Storage is how a version is held (02 §4.5).
+type Storage uint8
+
+const (
+	// None: not held (refused, or waiting).
+	None Storage = iota
+	// Whole: held with its body (a delete is always whole).
+	Whole
+	// Stub: held without its body.
+	Stub
+)
+
+func (s Storage) String() string {
+	switch s {
+	case Whole:
+		return "whole"
+	case Stub:
+		return "stub"
+	}
+	return "-"
+}
+
+// Outcome is what [Store.Admit] did with one version.
+type Outcome struct {
+	ID      string
+	Verdict Verdict
+	Stored  Storage
+	Refusal *record.Refusal // when Refused
+}
+
+// Held is one held version of a record with how it is held, as
+// [Store.History] lists them.
+type Held struct {
+	Version *record.Version // whole, or a stub
+	Verdict Verdict         // Stands or Withdrawn
+	Stored  Storage         // Whole or Stub
+}
+
+// SyncKey is a place in a space's sync order: createdAt in Unix ms (0 when
+// it does not parse) and the 32-byte digest of the id (DESIGN.md,
+// Negentropy and sync). The zero SyncKey is the start.
+type SyncKey struct {
+	Millis uint64
+	Digest canonical.ID
+}
+
+// SyncItem is one held version in a space's sync order.
+type SyncItem struct {
+	Millis     uint64
+	Digest     canonical.ID
+	Collection string // so a sync of some collections can filter
+}
+
+// Key is the item's place in the order.
+func (it SyncItem) Key() SyncKey { return SyncKey{it.Millis, it.Digest} }
+
+// ChangeKind is what a [Change] records.
+type ChangeKind uint8
+
+const (
+	// Stored: a version was stored (whole or as a stub).
+	Stored ChangeKind = 1
+	// BodyAdded: the body of a held stub was stored.
+	BodyAdded ChangeKind = 2
+)
+
+func (k ChangeKind) String() string {
+	if k == BodyAdded {
+		return "body"
+	}
+	return "stored"
+}
+
+// Change is one entry of the store's local log of what it took in, in
+// commit order ([Store.Changes]).
+type Change struct {
+	Seq  uint64 // increases by one per change, from 1
+	ID   string
+	Kind ChangeKind
+}
+
+// Stats counts what a store holds ([Store.Stats]).
+type Stats struct {
+	Spaces        int64 `json:"spaces"`
+	Versions      int64 `json:"versions"`
+	Whole         int64 `json:"whole"`
+	Stubs         int64 `json:"stubs"`
+	Waiting       int64 `json:"waiting"`
+	BodyBytes     int64 `json:"bodyBytes"`
+	EnvelopeBytes int64 `json:"envelopeBytes"`
+	Files         int64 `json:"files"`
+	FileBytes     int64 `json:"fileBytes"`
+	Changes       int64 `json:"changes"`
+}
