@@ -88,6 +88,13 @@ func (s *Store) Admit(ctx context.Context, from string, vs []*record.Version) ([
 		}
 	}
 	for i := range outs {
+		if v := outs[i].Verdict; v == Stands || v == Withdrawn {
+			if d, ok := keys.ParseExact(outs[i].ID); ok {
+				if st, ok := t.final[d]; ok {
+					outs[i].Stored = st
+				}
+			}
+		}
 		if outs[i].Verdict == Refused {
 			if d, ok := canonicalID(outs[i].ID); ok {
 				t.refused = append(t.refused, refusal{from, d})

@@ -88,8 +88,10 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict) (Storage, e
 		return None, err
 	}
 	if whole {
+		t.final[d] = Whole
 		return Whole, nil
 	}
+	t.final[d] = Stub
 	return Stub, nil
 }
 
@@ -123,6 +125,7 @@ func (t *tx) demote(rec []byte, d canonical.ID, seq int64) error {
 	t.st.stats.BodyBytes -= int64(len(body))
 	t.st.stats.Whole--
 	t.st.stats.Stubs++
+	t.final[d] = Stub
 	if v, ok := t.stored[d]; ok {
 		t.stored[d] = v.Stub()
 	}

@@ -24,6 +24,9 @@ type tx struct {
 	queue   []canonical.ID // stored in this batch, waiters not yet woken
 	events  []Event
 	refused []refusal
+	// final is how versions this batch stored or changed end up held, so
+	// an outcome reports a demotion later in the same batch.
+	final map[canonical.ID]Storage
 }
 
 func (s *Store) begin(j Judge) (*tx, error) {
@@ -32,7 +35,8 @@ func (s *Store) begin(j Judge) (*tx, error) {
 		return nil, fmt.Errorf("minca/engine: batch: %w", err)
 	}
 	return &tx{s: s, j: j, b: b, st: s.st,
-		stored: make(map[canonical.ID]*record.Version), pending: make(map[canonical.ID][]int)}, nil
+		stored: make(map[canonical.ID]*record.Version), pending: make(map[canonical.ID][]int),
+		final: make(map[canonical.ID]Storage)}, nil
 }
 
 // envelope returns a held version as the judge sees it (stub or whole), or
@@ -271,6 +275,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	}
 	t.st.stats.Stubs--
 	t.st.stats.Whole++
+	t.final[d] = Whole
 	t.st.stats.BodyBytes += int64(len(body))
 	t.stored[d] = v
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})

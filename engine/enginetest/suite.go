@@ -1,0 +1,151 @@
+// Package enginetest is the conformance suite every engine.KV backend runs
+// from its own tests: [Run] checks the store's guarantees (02 §4.5, §9.5,
+// DESIGN.md The engine) on a backend, and, given a way to reopen a store at
+// a path, crash safety with real processes killed by SIGKILL and the
+// single-process lock.
+package enginetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
+)
+
+// Option adds to what Run checks.
+type Option func(*config)
+
+type config struct {
+	openPath func(path string) (engine.KV, error)
+}
+
+// Reopen gives the suite a way to open a store at a path (a new one when
+// the path does not exist): it then also checks crash safety and the lock.
+func Reopen(open func(path string) (engine.KV, error)) Option {
+	return func(c *config) { c.openPath = open }
+}
+
+// Run runs the suite. open returns a new, empty KV; the suite closes it.
+func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.openPath != nil && childMode(t, c.openPath) {
+		return
+	}
+	h := &harness{open: open}
+	t.Run("StaleArrivesAsStub", h.testStaleArrivesAsStub)
+	t.Run("StubOnTopTakesItsBody", h.testStubOnTop)
+	t.Run("RetainedNeverCut", h.testRetained)
+	t.Run("ThousandEditsOneBody", h.testThousandEdits)
+	t.Run("NewcomerAfterDelete", h.testNewcomerAfterDelete)
+	t.Run("MangledCopyFirst", h.testMangledFirst)
+	t.Run("OrderIndependence", h.testOrderIndependence)
+	t.Run("WaitingChains", h.testWaitingChains)
+	t.Run("WaitingBounded", h.testWaitingBounded)
+	t.Run("Refusals", h.testRefusals)
+	t.Run("Idempotent", h.testIdempotent)
+	t.Run("Lines", h.testLines)
+	t.Run("Standing", h.testStanding)
+	t.Run("Events", h.testEvents)
+	t.Run("SyncOrderAndChanges", h.testSyncOrder)
+	t.Run("FilesAndMeta", h.testFilesAndMeta)
+	t.Run("CheckFindsDamage", h.testCheckFindsDamage)
+	if c.openPath != nil {
+		t.Run("Reopen", func(t *testing.T) { testReopen(t, c.openPath) })
+		t.Run("Lock", func(t *testing.T) { testLock(t, c.openPath) })
+		t.Run("Crash", func(t *testing.T) { testCrash(t, c.openPath) })
+	}
+}
+
+type harness struct {
+	open func(t *testing.T) engine.KV
+}
+
+// store opens an engine with the node's default judge on a new KV.
+func (h *harness) store(t *testing.T, opts *engine.Options) *engine.Store {
+	t.Helper()
+	var o engine.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Judge == nil {
+		o.Judge = &node.Judge{}
+	}
+	s, err := engine.Open(h.open(t), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func admit(t *testing.T, s *engine.Store, from string, vs ...*record.Version) []engine.Outcome {
+	t.Helper()
+	outs, err := s.Admit(context.Background(), from, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
+}
+
+func want(t *testing.T, o engine.Outcome, v engine.Verdict, st engine.Storage) {
+	t.Helper()
+	if o.Verdict != v || o.Stored != st {
+		t.Fatalf("%s: got %v/%v (%v), want %v/%v", o.ID, o.Verdict, o.Stored, o.Refusal, v, st)
+	}
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func storedAs(t *testing.T, s *engine.Store, id string) engine.Storage {
+	t.Helper()
+	_, st, err := s.Standing(context.Background(), id)
+	if errors.Is(err, engine.ErrNotFound) {
+		return engine.None
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func clean(t *testing.T, s *engine.Store) {
+	t.Helper()
+	probs, err := s.Check(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range probs {
+		t.Error("check:", p)
+	}
+}
+
+func currentID(t *testing.T, s *engine.Store, space, key string) string {
+	t.Helper()
+	v, err := s.Current(context.Background(), space, key)
+	if errors.Is(err, engine.ErrNotFound) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.ID
+}
+
+func writer(t *testing.T, space string) *Writer {
+	t.Helper()
+	return must[*Writer](t)(NewWriter(space))
+}
