@@ -13,6 +13,7 @@ func keySubverbs() []verb {
 	return []verb{
 		{"owner", "print the owner part of an account's keys (02 §4.1)", runKeyOwner},
 		{"fresh", "print a new fresh owned key of an account (02 §4.1)", runKeyFresh},
+		{"one", "print the onePer key of an unsigned version (02 §7.3)", runKeyOne},
 	}
 }
 
