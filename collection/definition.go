@@ -2,6 +2,7 @@ package collection
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,12 +63,11 @@ func (d *Definition) Body() any { return d.body }
 
 // Link returns the declaration of a link role, if the definition has one.
 func (d *Definition) Link(rel string) (LinkDecl, bool) {
-	for _, l := range d.Links {
-		if l.Rel == rel {
-			return l, true
-		}
+	i, ok := slices.BinarySearchFunc(d.Links, rel, func(l LinkDecl, rel string) int { return strings.Compare(l.Rel, rel) })
+	if !ok {
+		return LinkDecl{}, false
 	}
-	return LinkDecl{}, false
+	return d.Links[i], true
 }
 
 // LinkDecl declares one link role (02 §5.2).
@@ -407,11 +407,7 @@ func parseLinkDecls(v any, path string, rs *reasons) []LinkDecl {
 }
 
 func sortLinkDecls(ls []LinkDecl) {
-	for i := 1; i < len(ls); i++ {
-		for j := i; j > 0 && ls[j].Rel < ls[j-1].Rel; j-- {
-			ls[j], ls[j-1] = ls[j-1], ls[j]
-		}
-	}
+	slices.SortFunc(ls, func(a, b LinkDecl) int { return strings.Compare(a.Rel, b.Rel) })
 }
 
 func parseRules(v any, path string, rs *reasons) Rules {

@@ -36,7 +36,8 @@
 // Definitions come from other members. Reading one takes time and memory
 // linear in its size; schemas nest at most [MaxSchemaDepth] deep and an
 // enum or oneOf lists at most [MaxEnum] values (beyond them: def/bound);
-// reasons and issues are capped at [MaxReasons] and [MaxIssues]. The JSON
+// reasons and issues are capped at [MaxReasons] and [MaxIssues], and one
+// validation at [MaxValidateSteps] steps. The JSON
 // reader (canonical.Parse) already refuses nesting deeper than
 // canonical.MaxDepth. No input panics.
 //

@@ -106,6 +106,9 @@ func (is *issues) add(code, path, msg string) {
 
 func (is *issues) full() bool { return len(is.list) >= MaxIssues }
 
+// stop records that issues were left unlisted or unlooked-for.
+func (is *issues) stop() { is.more++ }
+
 func (is *issues) result() []Issue {
 	if is.more == 0 {
 		return is.list

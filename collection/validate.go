@@ -19,12 +19,25 @@ import (
 // and an object's member order does not matter.
 func (s *Schema) Validate(body any) []Issue {
 	is := issues{moreCode: CodeSchemaMore}
-	s.validate(body, "$", &is)
+	budget := MaxValidateSteps
+	s.validate(body, "$", &is, &budget)
 	return is.result()
 }
 
-func (s *Schema) validate(v any, path string, is *issues) {
+// MaxValidateSteps bounds the work of one [Schema.Validate]: a step is a
+// value checked against a schema, a required name looked for, or an
+// object's member looked at. Past it,
+// validation stops and one more issue, [CodeSchemaMore], says so. A schema
+// and a body that are each linear to read can otherwise ask for their
+// product (an items schema with many required names over many objects).
+const MaxValidateSteps = 1 << 22
+
+func (s *Schema) validate(v any, path string, is *issues, budget *int) {
 	if s == nil {
+		return
+	}
+	if *budget--; *budget < 0 {
+		is.stop()
 		return
 	}
 	if s.Types != 0 && !s.Types.match(v) {
@@ -61,16 +74,28 @@ func (s *Schema) validate(v any, path string, is *issues) {
 		}
 		if s.Items != nil {
 			for i, e := range x {
-				if is.full() {
-					is.more++ // the rest are not walked: enough is listed
+				if is.full() || *budget < 0 {
+					is.stop() // the rest are not walked: enough is listed, or done
 					return
 				}
-				s.Items.validate(e, index(path, i), is)
+				s.Items.validate(e, index(path, i), is, budget)
 			}
 		}
 	case *canonical.Object:
+		if *budget -= len(s.Required) + x.Len(); *budget < 0 {
+			is.stop()
+			return
+		}
+		has := x.Has
+		if len(s.Required) > 8 && x.Len() > 8 {
+			names := make(map[string]struct{}, x.Len())
+			for _, m := range x.Members {
+				names[m.Name] = struct{}{}
+			}
+			has = func(n string) bool { _, ok := names[n]; return ok }
+		}
 		for _, name := range s.Required {
-			if !x.Has(name) {
+			if !has(name) {
 				is.add(CodeSchemaRequired, member(path, name), "required member "+strconv.Quote(name)+" is missing")
 			}
 		}
@@ -78,14 +103,14 @@ func (s *Schema) validate(v any, path string, is *issues) {
 			return
 		}
 		for _, m := range x.Members {
-			if is.full() {
-				is.more++
+			if is.full() || *budget < 0 {
+				is.stop()
 				return
 			}
 			sub, ok := s.Property(m.Name)
 			switch {
 			case ok:
-				sub.validate(m.Value, member(path, m.Name), is)
+				sub.validate(m.Value, member(path, m.Name), is, budget)
 			case s.AdditionalProperties != nil && !*s.AdditionalProperties:
 				is.add(CodeSchemaAdditional, member(path, m.Name), "member "+strconv.Quote(m.Name)+" is not among the schema's properties, and additionalProperties is false")
 			}

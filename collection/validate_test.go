@@ -98,3 +98,39 @@ func TestValidateDeepBody(t *testing.T) {
 	enum, _ := ParseSchema(parse(t, `{"enum":[1]}`))
 	wantIssues(t, enum.Validate(parse(t, deep)), "schema/enum $")
 }
+
+// A schema and a body that are each cheap to read can't ask for their
+// product: validation stops after MaxValidateSteps.
+func TestValidateWorkIsBounded(t *testing.T) {
+	req := make([]any, 10_000)
+	for i := range req {
+		req[i] = "r" + itoa(i)
+	}
+	s, err := ParseSchema(canonical.NewObject("items", canonical.NewObject("required", req)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make([]any, 10_000)
+	for i := range body {
+		body[i] = canonical.NewObject("r0", 1.0)
+	}
+	got := s.Validate(body)
+	if len(got) != MaxIssues+1 || got[MaxIssues].Code != CodeSchemaMore {
+		t.Fatalf("%d issues", len(got))
+	}
+	// With no issue to list, the step budget alone stops it.
+	full := canonical.NewObject()
+	for _, r := range req {
+		full.Members = append(full.Members, canonical.Member{Name: r.(string), Value: 1.0})
+	}
+	for i := range body {
+		body[i] = full
+	}
+	got = s.Validate(body)
+	if len(got) != 1 || got[0].Code != CodeSchemaMore {
+		t.Fatalf("%v", got)
+	}
+	if got := s.Validate(body[:10]); got != nil {
+		t.Fatalf("ten objects with every required member: %v", got)
+	}
+}
