@@ -1,42 +1,23 @@
 package record
 
 import (
+	"errors"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/identity"
 )
 
 // Commands a version invokes (02 §9.3, §7).
 const (
-	CmdWrite  = "/record/write"
-	CmdDelete = "/record/delete"
+	CmdWrite  = identity.CmdRecordWrite
+	CmdDelete = identity.CmdRecordDelete
 )
 
 // Invocation is what a version asks of the note in its proof: a command and
-// its arguments (02 §9.3; 01 §8 in our profile). Space is the space the peer
-// judges it in. ByCreator is nil when it is not known (a version judged
-// alone), in which case a policy reading .byCreator does not hold.
-type Invocation struct {
-	Cmd        string
-	Space      string
-	Collection string
-	ByCreator  *bool
-	HasBody    bool
-	Body       any
-}
-
-// Args is the invocation's arguments as a JSON object, what policies select
-// into: {space, collection, byCreator?, body?}.
-func (inv *Invocation) Args() *canonical.Object {
-	o := canonical.NewObject("space", inv.Space, "collection", inv.Collection)
-	if inv.ByCreator != nil {
-		o.Set("byCreator", *inv.ByCreator)
-	}
-	if inv.HasBody {
-		o.Set("body", inv.Body)
-	}
-	return o
-}
+// its arguments (02 §9.3; 01 §8 in our profile). It is identity's, where
+// commands and policies are; see [identity.Invocation].
+type Invocation = identity.Invocation
 
 // NoteChecker judges the note a version carries as its proof. It is
 // implemented by identity's notes (our profile of 01); record only asks.
@@ -44,8 +25,9 @@ type NoteChecker interface {
 	// CheckNote reports whether note is valid — with no time at all when at
 	// is nil (02 §9.3 step 2), else at that time — whether its audience is
 	// audience (step 3), and, when inv is not nil, whether it grants inv
-	// (step 4). It returns the note's issuer, the root (step 5), or a
-	// *Refusal with a note/… code.
+	// (step 4). It returns the note's issuer, the root (step 5), or an
+	// error with a note/… reason code (a *Refusal, or an
+	// *identity.NoteError, which Root and LooseChecker turn into one).
 	CheckNote(note *canonical.Object, audience string, at *time.Time, inv *Invocation) (issuer string, err error)
 }
 
@@ -76,5 +58,27 @@ func Root(v *Version, inv *Invocation, notes NoteChecker) (string, error) {
 	if notes == nil {
 		return "", refuse(CodeNoProof, "proof", "no note checker to judge the proof (02 §9.3)")
 	}
-	return notes.CheckNote(v.Proof, v.Author, nil, inv)
+	root, err := notes.CheckNote(v.Proof, v.Author, nil, inv)
+	if err != nil {
+		return "", noteRefusal(err)
+	}
+	return root, nil
+}
+
+// noteRefusal turns a note checker's error into a *Refusal with the same
+// reason code, so every refusal of a version is one type.
+func noteRefusal(err error) *Refusal {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r
+	}
+	var ne *identity.NoteError
+	if errors.As(err, &ne) {
+		field := "proof"
+		if ne.Field != "" {
+			field += "." + ne.Field
+		}
+		return refuse(ne.Code, field, ne.Message)
+	}
+	return refuse(CodeNoteError, "proof", "the note could not be judged: "+err.Error())
 }

@@ -70,5 +70,9 @@ func (c *LooseChecker) Check(v *Version, collection string) (string, error) {
 	if c.Notes == nil {
 		return "", refuse(CodeNoProof, "proof", "no note checker to judge the proof (02 §3.5 check 5)")
 	}
-	return c.Notes.CheckNote(v.Proof, v.Author, &created, nil)
+	acct, err := c.Notes.CheckNote(v.Proof, v.Author, &created, nil)
+	if err != nil {
+		return "", noteRefusal(err)
+	}
+	return acct, nil
 }

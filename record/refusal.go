@@ -1,6 +1,10 @@
 package record
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/minca-go/minca/identity"
+)
 
 // Refusal is why a version is refused: a stable reason code (the 02 §9 step
 // before the slash), the member it concerns and a message naming the rule.
@@ -51,6 +55,9 @@ const (
 	// Capability gate (02 §9.3); the note's own codes are identity's.
 	CodeCreatedAt = "note/createdAt" // §9.3 step 1: createdAt does not parse
 	CodeNoProof   = "note/unchecked" // a proof no note checker was given to judge
+	CodeNoteError = "note/error"     // a note checker failed without a reason code
+	// The note's own refusals carry identity's codes (identity.Codes):
+	// note/shape, note/signature, note/audience, note/command, …
 
 	// Chain and first version (02 §4.6 bullets, §4.7).
 	CodeChainKey        = "chain/key"        // §4.7 #1
@@ -74,12 +81,13 @@ const (
 )
 
 // Codes lists every reason code this package produces, for documentation
-// and for tools that check a code is known.
-var Codes = []string{
+// and for tools that check a code is known; the note codes at its end are
+// identity's, which the capability gate passes on.
+var Codes = append([]string{
 	CodeNotObject, CodeMember, CodeKey, CodeSeq, CodeFirst, CodeLater, CodeSeen, CodeFlag,
 	CodeDelete, CodeBodyHash, CodeLinks, CodeBody, CodeRetainStub, CodeLog, CodeTags,
-	CodeID, CodeAuthor, CodeSignature, CodeCreatedAt, CodeNoProof,
+	CodeID, CodeAuthor, CodeSignature, CodeCreatedAt, CodeNoProof, CodeNoteError,
 	CodeChainKey, CodeChainCollection, CodeChainSeq, CodeChainGenesis, CodeChainFirst,
 	CodeKeyKind, CodeKeyOwner, CodeKeySys,
 	CodeLooseMember, CodeLooseCollection, CodeLooseBody, CodeLooseCreatedAt, CodeLooseTo, CodeLooseFuture,
-}
+}, identity.Codes()...)
