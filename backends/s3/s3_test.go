@@ -1,0 +1,214 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/minca-go/minca/engine"
+)
+
+func name(i int) string { return fmt.Sprintf("segments/w%d/%012d-x.seg", i%3, i) }
+
+func TestParseURL(t *testing.T) {
+	l, err := ParseURL("s3://bkt/minca/alice?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true&checksum=when_required")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Bucket != "bkt" || l.Prefix != "minca/alice/" || l.Endpoint != "http://127.0.0.1:9000" || l.Region != "eu-west-1" || !l.PathStyle || l.Checksum != "when_required" {
+		t.Fatalf("%+v", l)
+	}
+	if l2, err := ParseURL(l.String()); err != nil || l2 != l {
+		t.Fatalf("round trip: %+v %v", l2, err)
+	}
+	for _, bad := range []string{"s3:///x", "http://bkt/x", "s3://bkt/Upper", "s3://bkt/x?bogus=1", "s3://bkt/x?checksum=always", "s3://bkt/x?endpoint=ftp://h", "s3://bkt/x?path-style=maybe"} {
+		if _, err := ParseURL(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// The Blobs contract in both checksum modes, through throttling, 500s,
+// connection resets and bodies cut off mid-way, with pages of 7 keys.
+func TestContractThroughFaults(t *testing.T) {
+	for _, mode := range []string{"when_supported", "when_required"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			f, ep := fakeS3(t)
+			f.maxKeys = 7
+			s := openFake(t, ep, "minca/p", mode, true)
+			if !s.Conditional() {
+				t.Fatal("gofakes3 honours If-None-Match on PutObject; the probe said it does not")
+			}
+			f.failing.Store(true)
+			const n = 60
+			for i := 1; i <= n; i++ {
+				if err := s.Put(ctx, name(i), body(i)); err != nil {
+					t.Fatalf("put %d: %v", i, err)
+				}
+			}
+			if err := s.Put(ctx, name(1), []byte("other")); !errors.Is(err, engine.ErrBlobExists) {
+				t.Fatalf("overwrite: %v", err)
+			}
+			for i := 1; i <= n; i++ {
+				b, err := s.Get(ctx, name(i))
+				if err != nil || !bytes.Equal(b, body(i)) {
+					t.Fatalf("get %d: %d bytes, %v", i, len(b), err)
+				}
+			}
+			all, err := s.List(ctx, "segments/", "", 0)
+			if err != nil || len(all) != n {
+				t.Fatalf("list: %d, %v", len(all), err)
+			}
+			for i := 1; i < len(all); i++ {
+				if all[i-1].Name >= all[i].Name {
+					t.Fatal("listing out of order")
+				}
+			}
+			w1, err := s.List(ctx, "segments/w1/", name(4), 5)
+			if err != nil || len(w1) != 5 || w1[0].Name != name(7) {
+				t.Fatalf("page after %s: %v %v", name(4), w1, err)
+			}
+			dirs, err := s.Dirs(ctx, "segments/")
+			if err != nil || fmt.Sprint(dirs) != "[w0 w1 w2]" {
+				t.Fatalf("dirs %v %v", dirs, err)
+			}
+			if _, err := s.Get(ctx, name(n+1)); !errors.Is(err, engine.ErrBlobNotFound) {
+				t.Fatalf("get missing: %v", err)
+			}
+			if err := s.Delete(ctx, name(1)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx, name(1)); !errors.Is(err, engine.ErrBlobNotFound) {
+				t.Fatalf("get deleted: %v", err)
+			}
+			f.failing.Store(false)
+			if f.SlowDowns.Load() == 0 || f.ServerErrors.Load() == 0 || f.Resets.Load() == 0 || f.BodyCuts.Load() == 0 {
+				t.Fatalf("not every fault was injected: slowdown %d, 5xx %d, resets %d, cut bodies %d",
+					f.SlowDowns.Load(), f.ServerErrors.Load(), f.Resets.Load(), f.BodyCuts.Load())
+			}
+			t.Logf("%d requests; %d SlowDown, %d 500, %d resets, %d cut bodies", f.Requests.Load(), f.SlowDowns.Load(), f.ServerErrors.Load(), f.Resets.Load(), f.BodyCuts.Load())
+		})
+	}
+}
+
+// Listing while keys are added: what a page missed, the next round finds
+// (S2). Pages of 7.
+func TestListWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	f, ep := fakeS3(t)
+	f.maxKeys = 7
+	s := openFake(t, ep, "", "", true)
+	for i := 1; i <= 40; i += 2 {
+		if err := s.Put(ctx, name(i), body(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	after := ""
+	for added := 2; ; added += 2 {
+		page, err := s.List(ctx, "segments/w0/", after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page {
+			seen[b.Name] = true
+			after = b.Name
+		}
+		if added <= 40 {
+			if err := s.Put(ctx, name(added), body(added)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(page) < 3 && added > 40 {
+			break
+		}
+	}
+	all, err := s.List(ctx, "segments/w0/", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range all {
+		seen[b.Name] = true
+	}
+	for i := 3; i <= 40; i += 3 {
+		if !seen[name(i)] {
+			t.Fatalf("%s never listed", name(i))
+		}
+	}
+}
+
+// A server without conditional writes: the probe notices, and Put still
+// never overwrites (S3).
+func TestNoConditionalWrites(t *testing.T) {
+	ctx := context.Background()
+	f, ep := fakeS3(t)
+	f.stripIfNoneMatch = true
+	s := openFake(t, ep, "x", "", true)
+	if s.Conditional() {
+		t.Fatal("the probe missed that If-None-Match is ignored")
+	}
+	if err := s.Put(ctx, name(1), body(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, name(1), []byte("other")); !errors.Is(err, engine.ErrBlobExists) {
+		t.Fatalf("overwrite: %v", err)
+	}
+	if b, _ := s.Get(ctx, name(1)); !bytes.Equal(b, body(1)) {
+		t.Fatal("overwritten")
+	}
+}
+
+// A server that fails on the SDK's checksum headers works with
+// checksum=when_required, and not without it (S6).
+func TestChecksumHeadersRejected(t *testing.T) {
+	ctx := context.Background()
+	f, ep := fakeS3(t)
+	s := openFake(t, ep, "x", "when_required", true)
+	f.rejectChecksums = true
+	if err := s.Put(ctx, name(1), body(1)); err != nil {
+		t.Fatalf("when_required: %v", err)
+	}
+	if b, err := s.Get(ctx, name(1)); err != nil || !bytes.Equal(b, body(1)) {
+		t.Fatalf("when_required get: %v", err)
+	}
+	f.rejectChecksums = false
+	s2 := openFake(t, ep, "x", "when_supported", false)
+	f.rejectChecksums = true
+	if err := s2.Put(ctx, name(2), body(2)); err == nil {
+		t.Fatal("when_supported sent no checksum header; the test shows nothing")
+	}
+}
+
+// A prefix with no marker is never taken for an empty store (F10, S1).
+func TestMarker(t *testing.T) {
+	ctx := context.Background()
+	_, ep := fakeS3(t)
+	u := "s3://bkt/nothing?path-style=true&endpoint=" + ep
+	if _, err := Open(ctx, u, testOptions(false)); !errors.Is(err, engine.ErrBlobStoreGone) {
+		t.Fatalf("open without a marker: %v", err)
+	}
+	s := openFake(t, ep, "m", "", true)
+	if err := s.Put(ctx, name(1), body(1)); err != nil {
+		t.Fatal(err)
+	}
+	again := openFake(t, ep, "m", "", true)
+	if again.StoreID() != s.StoreID() {
+		t.Fatal("a second open made a new marker")
+	}
+	k := s.key(MarkerName)
+	if _, err := s.c.DeleteObject(ctx, deleteInput(s.loc.Bucket, k)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(ctx, "segments/", "", 0); !errors.Is(err, engine.ErrBlobStoreGone) {
+		t.Fatalf("list without the marker: %v", err)
+	}
+	if err := s.Delete(ctx, name(1)); !errors.Is(err, engine.ErrBlobStoreGone) {
+		t.Fatalf("delete without the marker: %v", err)
+	}
+	if _, err := Open(ctx, "s3://bkt/m?path-style=true&endpoint="+ep, testOptions(true)); !errors.Is(err, engine.ErrBlobStoreGone) {
+		t.Fatalf("adopting a prefix with segments and no marker: %v", err)
+	}
+}

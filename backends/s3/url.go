@@ -1,0 +1,95 @@
+package s3
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/minca-go/minca/engine"
+)
+
+// Location is where a store lives, as its URL names it:
+//
+//	s3://BUCKET/PREFIX?endpoint=URL&region=R&path-style=true&checksum=when_required
+//
+// endpoint, region and path-style default to the AWS configuration (the
+// environment and ~/.aws files); checksum is when_supported (the SDK's
+// default: CRC32 on every upload) or when_required (only where an
+// operation needs one, for S3-compatible servers that reject the headers,
+// catalog S6).
+type Location struct {
+	Bucket    string
+	Prefix    string // "" or ends in "/"
+	Endpoint  string
+	Region    string
+	PathStyle bool
+	Checksum  string // "", "when_supported" or "when_required"
+}
+
+// ParseURL reads an s3:// store URL.
+func ParseURL(raw string) (Location, error) {
+	var l Location
+	u, err := url.Parse(raw)
+	if err != nil {
+		return l, fmt.Errorf("minca/s3: %q: %w", raw, err)
+	}
+	if u.Scheme != "s3" || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return l, fmt.Errorf("minca/s3: %q: want s3://BUCKET/PREFIX?endpoint=…&region=…", raw)
+	}
+	l.Bucket = u.Host
+	l.Prefix = strings.Trim(u.Path, "/")
+	if l.Prefix != "" {
+		if !engine.ValidBlobName(l.Prefix) {
+			return l, fmt.Errorf("minca/s3: %q: the prefix must be components of [a-z0-9.-] joined by /", raw)
+		}
+		l.Prefix += "/"
+	}
+	for k, vs := range u.Query() {
+		v := vs[len(vs)-1]
+		switch k {
+		case "endpoint":
+			e, err := url.Parse(v)
+			if err != nil || (e.Scheme != "http" && e.Scheme != "https") || e.Host == "" {
+				return l, fmt.Errorf("minca/s3: %q: endpoint must be an http(s) URL", raw)
+			}
+			l.Endpoint = v
+		case "region":
+			l.Region = v
+		case "path-style":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return l, fmt.Errorf("minca/s3: %q: path-style must be true or false", raw)
+			}
+			l.PathStyle = b
+		case "checksum":
+			if v != "when_supported" && v != "when_required" {
+				return l, fmt.Errorf("minca/s3: %q: checksum must be when_supported or when_required", raw)
+			}
+			l.Checksum = v
+		default:
+			return l, fmt.Errorf("minca/s3: %q: unknown parameter %q", raw, k)
+		}
+	}
+	return l, nil
+}
+
+// String is the location as a URL.
+func (l Location) String() string {
+	u := url.URL{Scheme: "s3", Host: l.Bucket, Path: "/" + strings.TrimSuffix(l.Prefix, "/")}
+	q := url.Values{}
+	if l.Endpoint != "" {
+		q.Set("endpoint", l.Endpoint)
+	}
+	if l.Region != "" {
+		q.Set("region", l.Region)
+	}
+	if l.PathStyle {
+		q.Set("path-style", "true")
+	}
+	if l.Checksum != "" {
+		q.Set("checksum", l.Checksum)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
