@@ -51,6 +51,7 @@ func verbs() []verb {
 		{"sign", "sign an unsigned version with a key file (02 §3.3)", runSign},
 		{"verify", "check versions: shape, signature, capability gate (02 §3.3, §4.6, §9.3)", runVerify},
 		{"key", "record keys: owner part, fresh keys (02 §4.1)", runKey},
+		{"note", "notes: issue one from an account key, check them (06 §1.2, §2.5)", runNote},
 		{"collection", "collection definitions: check one, validate bodies against its schema (02 §6)", runCollection},
 		{"tags", "print the topic tags versions must carry under a definition (02 §8)", runTags},
 		{"bench", "run a benchmark suite and print its results (ratios against a bound, medians)", runBench},
