@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"errors"
 	"sort"
 	"testing"
 	"time"
@@ -188,5 +189,37 @@ func TestSessionSigner(t *testing.T) {
 	}
 	if _, err := NewSessionSigner(session, withSig(t, n, "…")); err == nil {
 		t.Fatal("a note that does not verify was taken")
+	}
+}
+
+// One Checker shared by goroutines, as a node's verifiers share it.
+func TestCheckerConcurrent(t *testing.T) {
+	root, session := newKey(t), newKey(t)
+	c := &Checker{Resolver: &Resolver{}, CacheSize: 8}
+	notes := make([]*Note, 12)
+	for i := range notes {
+		notes[i] = issue(t, root, NoteOptions{Aud: session.DID(), Cmd: CmdRecord})
+	}
+	bad := withSig(t, notes[0], notes[1].Sig)
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 60; i++ {
+				if _, err := c.CheckNote(notes[i%len(notes)].Object(), session.DID(), nil, writeIn("s", "c", nil)); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := c.CheckNote(bad.Object(), session.DID(), nil, nil); err == nil {
+					errs <- errors.New("a note with another note's signature passed")
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
