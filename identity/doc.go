@@ -57,10 +57,10 @@
 //     unresolved; not keeps it unresolved, and/or/all/any are Kleene's,
 //     and the policy holds only when every statement is true. So nothing
 //     holds because something was missing, whatever the nesting.
-//   - ["and", []] is true and ["or", []] is false, as are any over an
-//     empty collection; so ["not", ["and", []]] (06 §2.5, no spaces) holds
-//     for nothing. UCAN rc.1's text calls ["or", []] true; we take false,
-//     the identity of "or", so an empty alternative never grants anything.
+//   - ["and", []] and ["or", []] are both true, as UCAN 1.0 requires ("An
+//     empty array MUST be treated as true"); "all" over an empty list is
+//     true and "any" over one false. So ["not", ["and", []]] (06 §2.5, no
+//     spaces) holds for nothing.
 //   - like: "*" matches any run of characters, "\*" is a literal star and
 //     "\\" a literal backslash; any other backslash makes the pattern, and
 //     the policy, malformed.

@@ -267,6 +267,9 @@ func (s *statement) eval(args any) truth {
 	case opAnd:
 		return all(len(s.subs), func(i int) truth { return s.subs[i].eval(args) })
 	case opOr:
+		if len(s.subs) == 0 {
+			return tTrue // UCAN 1.0: "An empty array MUST be treated as true."
+		}
 		return anyOf(len(s.subs), func(i int) truth { return s.subs[i].eval(args) })
 	}
 	v, ok := s.sel.Select(args)
@@ -328,8 +331,8 @@ func all(n int, eval func(i int) truth) truth {
 }
 
 // anyOf is Kleene's or: true if any is true, else unresolved if any is,
-// else false. Any of nothing is false: ["or", []] grants nothing, where
-// UCAN 1.0 rc.1's text says true; see doc.go.
+// else false. Any of nothing is false (an "any" over an empty list); "or"
+// of no statements is true, as UCAN 1.0 requires, and never reaches here.
 func anyOf(n int, eval func(i int) truth) truth {
 	out := tFalse
 	for i := 0; i < n; i++ {

@@ -82,7 +82,7 @@ var policyCases = []struct {
 	{"and false beats unresolved", `[["not", ["and", [["==", ".body.missing", 1], ["==", ".space", "x"]]]]]`, "true"},
 	{"and not a list", `[["and", ["==", ".space", "bspace1"]]]`, "malformed"},
 	// or
-	{"or empty is false", `[["or", []]]`, "false"},
+	{"or empty is true (UCAN 1.0)", `[["or", []]]`, "true"},
 	{"or true", `[["or", [["==", ".space", "x"], ["==", ".space", "bspace1"]]]]`, "true"},
 	{"or false", `[["or", [["==", ".space", "x"], ["==", ".space", "y"]]]]`, "false"},
 	{"or true beats unresolved", `[["or", [["==", ".body.missing", 1], ["==", ".space", "bspace1"]]]]`, "true"},
