@@ -1,0 +1,183 @@
+// Package pebble is the default [engine.KV]: an embedded Pebble LSM store in
+// a directory (DESIGN.md, Backends). Synced commits are made durable
+// through Pebble's write-ahead log (pebble.Sync). A store directory is
+// locked (gofrs/flock on minca.lock) while open, so a second opener — in
+// this process or another — gets [engine.ErrLocked] naming the path.
+package pebble
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/gofrs/flock"
+
+	"github.com/minca-go/minca/engine"
+)
+
+// Options configures Open; nil means the defaults.
+type Options struct {
+	// CacheSize is the block cache in bytes. Default 64 MiB.
+	CacheSize int64
+	// MemTableSize is the size of one memtable in bytes. Default 32 MiB.
+	MemTableSize uint64
+	// Logger receives Pebble's errors; nil logs them with slog.Default.
+	// Pebble's informational messages are dropped.
+	Logger *slog.Logger
+}
+
+// Store is an engine.KV on Pebble.
+type Store struct {
+	db   *pebble.DB
+	lock *flock.Flock
+	dir  string
+}
+
+var _ engine.KV = (*Store)(nil)
+
+// LockName is the lock file Open takes in the store directory.
+const LockName = "minca.lock"
+
+// Open opens (creating if needed) the Pebble store in dir.
+func Open(dir string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 64 << 20
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 32 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("pebble: store %s: %w", dir, err)
+	}
+	lock := flock.New(filepath.Join(dir, LockName))
+	ok, err := lock.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("pebble: store %s: lock: %w", dir, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is open in another process (or another Open in this one)", engine.ErrLocked, dir)
+	}
+	cache := pebble.NewCache(o.CacheSize)
+	defer cache.Unref()
+	db, err := pebble.Open(dir, &pebble.Options{
+		Cache:        cache,
+		MemTableSize: o.MemTableSize,
+		Logger:       logger{o.Logger},
+	})
+	if err != nil {
+		lock.Unlock()
+		return nil, fmt.Errorf("pebble: open %s: %w", dir, err)
+	}
+	return &Store{db: db, lock: lock, dir: dir}, nil
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Get returns a copy of the value at key.
+func (s *Store) Get(key []byte) ([]byte, error) { return get(s.db, key) }
+
+
+func get(r pebble.Reader, key []byte) ([]byte, error) {
+	v, c, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("%w: key %x", engine.ErrNotFound, key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.Clone(v)
+	if out == nil {
+		out = []byte{}
+	}
+	return out, c.Close()
+}
+
+// NewIter iterates [lower, upper) over a consistent view of the store.
+func (s *Store) NewIter(lower, upper []byte) (engine.Iterator, error) {
+	return newIter(s.db, lower, upper)
+}
+
+func newIter(r pebble.Reader, lower, upper []byte) (engine.Iterator, error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	return &iter{it: it}, nil
+}
+
+// NewBatch starts an indexed batch: its reads see its writes.
+func (s *Store) NewBatch() (engine.Batch, error) {
+	return &batch{b: s.db.NewIndexedBatch()}, nil
+}
+
+// Close flushes nothing extra (synced commits are already durable), closes
+// Pebble and releases the lock.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	return errors.Join(err, s.lock.Unlock())
+}
+
+type iter struct {
+	it      *pebble.Iterator
+	started bool
+}
+
+func (i *iter) Next() bool {
+	if !i.started {
+		i.started = true
+		return i.it.First()
+	}
+	return i.it.Next()
+}
+func (i *iter) Key() []byte   { return i.it.Key() }
+func (i *iter) Value() []byte { return i.it.Value() }
+func (i *iter) Err() error    { return i.it.Error() }
+func (i *iter) Close() error  { return i.it.Close() }
+
+type batch struct {
+	b      *pebble.Batch
+	closed bool
+}
+
+func (b *batch) Get(key []byte) ([]byte, error) { return get(b.b, key) }
+func (b *batch) NewIter(lower, upper []byte) (engine.Iterator, error) {
+	return newIter(b.b, lower, upper)
+}
+func (b *batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
+func (b *batch) Delete(key []byte) error     { return b.b.Delete(key, nil) }
+func (b *batch) Commit(sync bool) error {
+	opt := pebble.NoSync
+	if sync {
+		opt = pebble.Sync
+	}
+	return b.b.Commit(opt)
+}
+func (b *batch) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	return b.b.Close()
+}
+
+// logger passes Pebble's errors to slog and drops its chatter.
+type logger struct{ l *slog.Logger }
+
+func (l logger) Infof(format string, args ...any)  {}
+func (l logger) Errorf(format string, args ...any) { l.l.Error("pebble: " + fmt.Sprintf(format, args...)) }
+func (l logger) Fatalf(format string, args ...any) {
+	l.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
+	os.Exit(1)
+}
