@@ -1,0 +1,411 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/minca-go/minca/engine/internal/segment"
+)
+
+// MirrorOptions configure a [Mirror]. nil means defaults.
+type MirrorOptions struct {
+	// BatchVersions is the most versions export puts in one segment.
+	// Default 5,000.
+	BatchVersions int
+	// BatchDelay is how long Run lets local changes gather before it
+	// exports them. Default 2 s.
+	BatchDelay time.Duration
+	// ImportEvery is how often Run lists the blob store when no watcher
+	// says anything changed; each time is a full rescan (the watcher is a
+	// hint, F9), jittered by ±20%. Default 30 s.
+	ImportEvery time.Duration
+	// CompactAt: Run and Round compact when this writer has at least this
+	// many live segments. Default 16; negative never.
+	CompactAt int
+	// CompactVersions is the most versions in one compacted segment.
+	// Default 200,000.
+	CompactVersions int
+	// DeleteGrace is how long a compacted-away segment stays for readers
+	// that listed it (F8). Default 0 (deleted as soon as the compacted
+	// segment is durable); Run uses it as given.
+	DeleteGrace time.Duration
+	// Salvage reads objects a sync service renamed (conflict copies,
+	// "name 2", F1) when the blob store offers them ([BlobStrays]), and
+	// admits what they hold if their content checks out. Default false.
+	Salvage bool
+	// From names the blob store to Admit, as a peer is named. Default
+	// "blobs:" + the store id.
+	From string
+	// Logger gets progress and warnings. Default: discard.
+	Logger *slog.Logger
+	// Rand makes writer ids. Default crypto/rand.
+	Rand io.Reader
+	// Now is the clock for grace periods only; nothing is ordered by it.
+	// Default time.Now.
+	Now func() time.Time
+}
+
+func (o *MirrorOptions) withDefaults() MirrorOptions {
+	var out MirrorOptions
+	if o != nil {
+		out = *o
+	}
+	if out.BatchVersions <= 0 {
+		out.BatchVersions = 5000
+	}
+	if out.BatchDelay <= 0 {
+		out.BatchDelay = 2 * time.Second
+	}
+	if out.ImportEvery <= 0 {
+		out.ImportEvery = 30 * time.Second
+	}
+	if out.CompactAt == 0 {
+		out.CompactAt = 16
+	}
+	if out.CompactVersions <= 0 {
+		out.CompactVersions = 200_000
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.Rand == nil {
+		out.Rand = rand.Reader
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	return out
+}
+
+// Mirror couples a [Store] to a [Blobs] in both directions (DESIGN,
+// Segments, mirrors and compaction; 02 §4.5, §4.9, §9): Export writes new
+// versions as this store's writer's next segments, Import admits the other
+// writers' segments through the judge as a peer's versions, and Compact
+// rewrites this writer's segments into fewer, superseded bodies as stubs.
+//
+// A writer creates and deletes only its own segments, and deletes only
+// those it listed and read, after what replaces them is durable. Its id
+// and sequence live in the store's meta values, never in the blob store.
+// Two segments of our writer id that we did not both write mean the store
+// was cloned (a restored disk image, F11): both are kept and read, the
+// event is logged, and this store takes a new writer id.
+//
+// A Mirror's methods are safe for concurrent use; they run one at a time.
+type Mirror struct {
+	s   *Store
+	b   Blobs
+	o   MirrorOptions
+	sid string
+
+	mu       sync.Mutex
+	codec    *segment.Codec
+	w        *writerState
+	imported map[string]bool       // ids this mirror admitted, not to export back
+	failed   map[string]failure    // segments that did not read, by name
+	salvaged map[string]int64      // strays read, by name: size
+	maxSeq   map[string]uint64     // in memory: highest seq listed per writer
+	rescan   bool                  // the next import lists everything
+	reads    map[string]*readState // cached read states
+	known    map[string]bool       // writers ever listed (F10: one vanishing is a loss)
+	stats    MirrorStats
+}
+
+type failure struct {
+	size  int64
+	next  time.Time
+	tries int
+}
+
+// MirrorStats count what a mirror did since it was made.
+type MirrorStats struct {
+	Exported        int64 `json:"exported"`        // versions written in export segments
+	SegmentsWritten int64 `json:"segmentsWritten"` // export and compaction
+	BytesWritten    int64 `json:"bytesWritten"`
+	SegmentsRead    int64 `json:"segmentsRead"`
+	BytesRead       int64 `json:"bytesRead"`
+	Admitted        int64 `json:"admitted"`    // versions handed to Admit
+	Stored          int64 `json:"stored"`      // of them, newly stored or given a body
+	Refused         int64 `json:"refused"`     // refused by the judge or not versions
+	Unavailable     int64 `json:"unavailable"` // reads to retry: placeholders, torn files
+	Salvaged        int64 `json:"salvaged"`    // strays whose content checked out
+	Clones          int64 `json:"clones"`      // times our writer id was found cloned
+	Compactions     int64 `json:"compactions"`
+	Deleted         int64 `json:"deleted"` // own segments deleted after compaction
+	BytesFreed      int64 `json:"bytesFreed"`
+}
+
+// NewMirror makes a mirror of s into b. b must know its store id
+// ([BlobStoreID]); both backends here do.
+func NewMirror(s *Store, b Blobs, opts *MirrorOptions) (*Mirror, error) {
+	o := opts.withDefaults()
+	idb, ok := b.(BlobStoreID)
+	if !ok || !ValidBlobComponent(idb.StoreID()) {
+		return nil, errors.New("minca/engine: mirror: the blob store has no store id")
+	}
+	c, err := segment.NewCodec(segment.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	m := &Mirror{s: s, b: b, o: o, sid: idb.StoreID(), codec: c,
+		imported: map[string]bool{}, failed: map[string]failure{}, salvaged: map[string]int64{},
+		maxSeq: map[string]uint64{}, reads: map[string]*readState{}, rescan: true}
+	if m.o.From == "" {
+		m.o.From = "blobs:" + m.sid
+	}
+	return m, nil
+}
+
+// Close releases the mirror (not the store or the blob store).
+func (m *Mirror) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.codec != nil {
+		m.codec.Close()
+		m.codec = nil
+	}
+}
+
+// Writer returns this store's writer id in the blob store.
+func (m *Mirror) Writer(ctx context.Context) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.loadWriter(ctx); err != nil {
+		return "", err
+	}
+	return m.w.ID, nil
+}
+
+// Stats returns what the mirror did so far.
+func (m *Mirror) Stats() MirrorStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stats
+}
+
+// Round is one pass both ways: import, export, then compaction when this
+// writer has CompactAt segments or more, and deletion of what compaction
+// replaced once its grace is over.
+func (m *Mirror) Round(ctx context.Context) error {
+	if _, err := m.Import(ctx); err != nil {
+		return err
+	}
+	if _, err := m.Export(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	n := len(m.w.Own)
+	m.mu.Unlock()
+	if m.o.CompactAt > 0 && n >= m.o.CompactAt {
+		if _, err := m.Compact(ctx); err != nil {
+			return err
+		}
+	}
+	return m.sweep(ctx)
+}
+
+// Run mirrors until ctx ends: a round at once, then exports as local
+// changes gather, imports when the blob store's watcher hints or its timer
+// fires. It returns nil when ctx ends, or the error that stopped it (a blob
+// store gone or shrunk stops it: nothing is compacted or deleted then).
+func (m *Mirror) Run(ctx context.Context) error {
+	var hint <-chan struct{}
+	if w, ok := m.b.(BlobWatcher); ok {
+		if ch, err := w.Watch(ctx); err == nil {
+			hint = ch
+		} else {
+			m.o.Logger.Info("mirror: no watcher; polling", "err", err)
+		}
+	}
+	if err := m.Round(ctx); err != nil {
+		return stopped(ctx, err)
+	}
+	exportTick := time.NewTicker(m.o.BatchDelay)
+	defer exportTick.Stop()
+	importTimer := time.NewTimer(jitter(m.o.ImportEvery))
+	defer importTimer.Stop()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-hint:
+			_, err = m.Import(ctx)
+		case <-importTimer.C:
+			m.mu.Lock()
+			m.rescan = true
+			m.mu.Unlock()
+			err = m.Round(ctx)
+			importTimer.Reset(jitter(m.o.ImportEvery))
+		case <-exportTick.C:
+			_, err = m.Export(ctx)
+		}
+		if err != nil {
+			return stopped(ctx, err)
+		}
+	}
+}
+
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
+}
+
+// jitter spreads d by ±20% so devices sharing a folder do not rescan in
+// step.
+func jitter(d time.Duration) time.Duration {
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(d)/5*2+1))
+	if err != nil {
+		return d
+	}
+	return d - d/5 + time.Duration(n.Int64())
+}
+
+// publish puts a segment of ours, recording it as pending first so a
+// crash after the Put is recognised on restart. An existing object of the
+// same name is fine when its bytes are ours (a retried upload whose first
+// attempt landed, S3); anything else there means another writer with our
+// id (F11).
+func (m *Mirror) publish(ctx context.Context, data []byte, t *segment.Trailer, cursor uint64, replace []string) error {
+	name := t.Name()
+	m.w.Pending = &pendingSegment{ownSegment: ownSegment{Name: name, Seq: t.Seq, Count: t.Count, Size: int64(len(data))}, Cursor: cursor, Replace: replace}
+	if err := m.saveWriter(ctx); err != nil {
+		return err
+	}
+	err := m.b.Put(ctx, name, data)
+	if errors.Is(err, ErrBlobExists) {
+		got, gerr := m.b.Get(ctx, name)
+		if gerr != nil {
+			return fmt.Errorf("minca/engine: mirror: %s exists and cannot be read: %w", name, gerr)
+		}
+		if !bytes.Equal(got, data) {
+			return fmt.Errorf("minca/engine: mirror: %s exists with other content: %w", name, errClone)
+		}
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("minca/engine: mirror: publish: %w", err)
+	}
+	return m.adopt(ctx, time.Time{})
+}
+
+var errClone = errors.New("another writer uses this writer id")
+
+// adopt makes the pending segment ours: it joins the live ones, its
+// cursor is the export cursor, and what it replaces is retired.
+func (m *Mirror) adopt(ctx context.Context, _ time.Time) error {
+	p := m.w.Pending
+	if err := m.recordHash(ctx, p.Seq, p.Name[len(p.Name)-4-32:len(p.Name)-4]); err != nil {
+		return err
+	}
+	if p.Seq > m.w.Seq {
+		m.w.Seq = p.Seq
+	}
+	if p.Cursor > m.w.Cursor {
+		m.w.Cursor = p.Cursor
+	}
+	if len(p.Replace) > 0 {
+		gone := map[string]bool{}
+		for _, n := range p.Replace {
+			gone[n] = true
+			m.w.Retired = append(m.w.Retired, retired{Name: n, At: m.o.Now().UnixMilli()})
+		}
+		own := m.w.Own[:0]
+		for _, s := range m.w.Own {
+			if !gone[s.Name] {
+				own = append(own, s)
+			}
+		}
+		m.w.Own = own
+		m.stats.Compactions++
+	}
+	m.w.Own = append(m.w.Own, p.ownSegment)
+	m.w.Pending = nil
+	m.stats.SegmentsWritten++
+	m.stats.BytesWritten += p.Size
+	return m.saveWriter(ctx)
+}
+
+// resolvePending settles a publish a crash interrupted: if the segment is
+// in the blob store it is ours, else it never was.
+func (m *Mirror) resolvePending(ctx context.Context) error {
+	p := m.w.Pending
+	if p == nil {
+		return nil
+	}
+	_, err := m.b.Get(ctx, p.Name)
+	switch {
+	case err == nil:
+		return m.adopt(ctx, time.Time{})
+	case errors.Is(err, ErrBlobNotFound):
+		m.w.Pending = nil
+		return m.saveWriter(ctx)
+	default:
+		return fmt.Errorf("minca/engine: mirror: pending %s: %w", p.Name, err)
+	}
+}
+
+// rotate leaves a cloned writer id for a new one. The segments under the
+// old id stay, and are read from now on like any other writer's.
+func (m *Mirror) rotate(ctx context.Context, why string) error {
+	old := m.w.ID
+	id, err := segment.NewWriterID(m.o.Rand)
+	if err != nil {
+		return err
+	}
+	m.o.Logger.Warn("mirror: writer id cloned; taking a new one (F11)", "old", old, "new", id, "why", why)
+	m.stats.Clones++
+	clones := append(m.w.Clones, old)
+	m.w = &writerState{ID: id, Cursor: m.w.Cursor, Clones: clones}
+	m.rescan = true
+	return m.saveWriter(ctx)
+}
+
+// sweep deletes compacted-away segments whose grace is over.
+func (m *Mirror) sweep(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.w == nil || len(m.w.Retired) == 0 {
+		return nil
+	}
+	now := m.o.Now().UnixMilli()
+	keep := m.w.Retired[:0]
+	for _, r := range m.w.Retired {
+		if now-r.At < m.o.DeleteGrace.Milliseconds() {
+			keep = append(keep, r)
+			continue
+		}
+		if err := m.b.Delete(ctx, r.Name); err != nil {
+			return fmt.Errorf("minca/engine: mirror: delete %s: %w", r.Name, err)
+		}
+		m.stats.Deleted++
+		m.stats.BytesFreed += r.Size
+	}
+	m.w.Retired = keep
+	return m.saveWriter(ctx)
+}
+
+// DecodeSegment checks a whole segment (checksum, trailer, limits) and
+// returns its lines, each one version's canonical JSON as it travels. Any
+// defect is an error; it never panics (DESIGN, Segments).
+func DecodeSegment(data []byte) ([][]byte, error) {
+	c, err := segment.NewCodec(segment.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	s, err := c.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return s.Lines, nil
+}

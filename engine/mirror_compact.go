@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/minca-go/minca/engine/internal/segment"
+	"github.com/minca-go/minca/record"
+)
+
+// CompactResult is what one compaction did.
+type CompactResult struct {
+	Rewrote  []string `json:"rewrote"`  // segments read and replaced
+	Wrote    []string `json:"wrote"`    // the segments replacing them
+	Versions int      `json:"versions"` // distinct versions kept
+	Stubs    int      `json:"stubs"`
+	Whole    int      `json:"whole"`
+	Before   int64    `json:"bytesBefore"`
+	After    int64    `json:"bytesAfter"`
+	Deleted  int      `json:"deleted"` // replaced segments deleted now (grace over)
+	Freed    int64    `json:"bytesFreed"`
+}
+
+// Compact rewrites this writer's segments into as few as
+// CompactVersions allows, each version once and in the form the store
+// holds it now — superseded bodies as stubs (02 §4.5, §4.9) — then, once
+// the new segments are durable, retires the old ones: only segments of
+// ours, that it listed and read. They are deleted after DeleteGrace (at
+// once by default); another writer's segments are never touched.
+func (m *Mirror) Compact(ctx context.Context) (CompactResult, error) {
+	m.mu.Lock()
+	var res CompactResult
+	err := m.compact(ctx, &res)
+	m.mu.Unlock()
+	if err != nil {
+		return res, err
+	}
+	before := m.Stats()
+	if err := m.sweep(ctx); err != nil {
+		return res, err
+	}
+	after := m.Stats()
+	res.Deleted = int(after.Deleted - before.Deleted)
+	res.Freed = after.BytesFreed - before.BytesFreed
+	return res, nil
+}
+
+func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
+	if err := m.loadWriter(ctx); err != nil {
+		return err
+	}
+	if err := m.resolvePending(ctx); err != nil {
+		return err
+	}
+	if err := m.checkOwn(ctx); err != nil {
+		return err
+	}
+	listed, err := m.listAll(ctx, segment.WriterPrefix(m.w.ID), "")
+	if err != nil {
+		return err
+	}
+	retiring := map[string]bool{}
+	for _, r := range m.w.Retired {
+		retiring[r.Name] = true
+	}
+	// Ours and listed: live ones, and old ones a sync service brought back
+	// (F7), which go again.
+	var inputs []BlobInfo
+	for _, b := range listed {
+		n, ok := segment.ParseName(b.Name)
+		if !ok || n.Writer != m.w.ID || retiring[b.Name] {
+			continue
+		}
+		ours, err := m.isOurs(ctx, n)
+		if err != nil {
+			return err
+		}
+		if ours {
+			inputs = append(inputs, b)
+		}
+	}
+	if len(inputs) < 2 {
+		return nil
+	}
+	sort.Slice(inputs, func(i, j int) bool { return inputs[i].Name < inputs[j].Name })
+	var ids []string
+	seen := map[string][]byte{}
+	var base uint64
+	var rewrote []string
+	for _, b := range inputs {
+		data, err := m.b.Get(ctx, b.Name)
+		if err != nil {
+			// Never delete what was not read: try the whole thing later.
+			m.o.Logger.Info("mirror: compaction postponed", "name", b.Name, "err", err)
+			return nil
+		}
+		seg, err := m.codec.Decode(data)
+		if err != nil {
+			m.o.Logger.Info("mirror: compaction postponed", "name", b.Name, "err", err)
+			return nil
+		}
+		if base == 0 || seg.Base < base {
+			base = seg.Base
+		}
+		res.Before += int64(len(data))
+		rewrote = append(rewrote, b.Name)
+		for _, l := range seg.Lines {
+			v, err := record.Decode(l)
+			if err != nil {
+				continue // we never wrote it; it is not carried on
+			}
+			if _, ok := seen[v.ID]; !ok {
+				ids = append(ids, v.ID)
+				seen[v.ID] = l
+			}
+		}
+	}
+	// Each version as the store holds it now.
+	lines := make([][]byte, 0, len(ids))
+	for _, id := range ids {
+		l, err := m.s.VersionJSON(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			l = seen[id] // not held here (never judged in): kept as written
+		case err != nil:
+			return fmt.Errorf("minca/engine: mirror: compact: %w", err)
+		}
+		v, err := record.Decode(l)
+		if err == nil && v.IsStub() {
+			res.Stubs++
+		} else {
+			res.Whole++
+		}
+		lines = append(lines, l)
+	}
+	res.Versions = len(lines)
+	// Publish the new segments; the last one retires the inputs, so the
+	// old ones are let go only once everything replacing them is durable.
+	for start := 0; start < len(lines) || start == 0; start += m.o.CompactVersions {
+		end := min(start+m.o.CompactVersions, len(lines))
+		last := end == len(lines)
+		data, t, err := m.codec.Encode(segment.Header{Writer: m.w.ID, Seq: m.w.Seq + 1, Base: base, Flags: segment.FlagCompacted}, lines[start:end])
+		if err != nil {
+			return err
+		}
+		var replace []string
+		if last {
+			replace = rewrote
+		}
+		if err := m.publish(ctx, data, &t, m.w.Cursor, replace); err != nil {
+			if errors.Is(err, errClone) {
+				return m.rotate(ctx, err.Error())
+			}
+			return err
+		}
+		res.Wrote = append(res.Wrote, t.Name())
+		res.After += int64(len(data))
+		if last {
+			break
+		}
+	}
+	res.Rewrote = rewrote
+	sizes := map[string]int64{}
+	for _, b := range inputs {
+		sizes[b.Name] = b.Size
+	}
+	for i := range m.w.Retired {
+		if sizes[m.w.Retired[i].Name] > 0 {
+			m.w.Retired[i].Size = sizes[m.w.Retired[i].Name]
+		}
+	}
+	return m.saveWriter(ctx)
+}

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/minca-go/minca/engine/internal/segment"
+)
+
+// ExportResult is what one export pass wrote.
+type ExportResult struct {
+	Segments []string `json:"segments"`
+	Versions int      `json:"versions"`
+	Bytes    int64    `json:"bytes"`
+}
+
+// Export writes every change since the last export as this writer's next
+// segments, BatchVersions at most each, versions as the store holds them
+// now (02 §4.5: a stub if superseded since). Versions this mirror itself
+// imported from the blob store are not written back.
+func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var res ExportResult
+	if err := m.loadWriter(ctx); err != nil {
+		return res, err
+	}
+	if err := m.resolvePending(ctx); err != nil {
+		return res, err
+	}
+	for {
+		lines, cursor, err := m.nextBatch(ctx)
+		if err != nil {
+			return res, err
+		}
+		if cursor == m.w.Cursor {
+			break
+		}
+		if len(lines) == 0 {
+			m.w.Cursor = cursor // all skipped: only the cursor moves
+			if err := m.saveWriter(ctx); err != nil {
+				return res, err
+			}
+			continue
+		}
+		if m.w.Seq >= segment.MaxSeq {
+			return res, errors.New("minca/engine: mirror: writer sequence exhausted")
+		}
+		data, t, err := m.codec.Encode(segment.Header{Writer: m.w.ID, Seq: m.w.Seq + 1}, lines)
+		if err != nil {
+			return res, err
+		}
+		err = m.publish(ctx, data, &t, cursor, nil)
+		if errors.Is(err, errClone) {
+			if err := m.rotate(ctx, err.Error()); err != nil {
+				return res, err
+			}
+			continue // the same batch, under the new id
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Segments = append(res.Segments, t.Name())
+		res.Versions += len(lines)
+		res.Bytes += int64(len(data))
+		m.stats.Exported += int64(len(lines))
+	}
+	clear(m.imported)
+	return res, nil
+}
+
+// nextBatch reads changes after the cursor: the lines of up to
+// BatchVersions versions and the cursor after them.
+func (m *Mirror) nextBatch(ctx context.Context) ([][]byte, uint64, error) {
+	cursor := m.w.Cursor
+	var lines [][]byte
+	seen := map[string]bool{}
+	for c, err := range m.s.Changes(ctx, cursor) {
+		if err != nil {
+			return nil, 0, fmt.Errorf("minca/engine: mirror: changes: %w", err)
+		}
+		if len(lines) >= m.o.BatchVersions {
+			break
+		}
+		cursor = c.Seq
+		if m.imported[c.ID] || seen[c.ID] {
+			continue
+		}
+		seen[c.ID] = true
+		b, err := m.s.VersionJSON(ctx, c.ID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("minca/engine: mirror: version %s: %w", c.ID, err)
+		}
+		lines = append(lines, b)
+	}
+	return lines, cursor, nil
+}
