@@ -10,6 +10,10 @@ import (
 // pass limit - 200.
 const frameOverhead = 200
 
+// outChunk is the size at which an answer under construction moves on to a
+// new buffer.
+const outChunk = 64 << 10
+
 // MinFrameSizeLimit is the smallest frame size limit accepted; 0 means none.
 const MinFrameSizeLimit = 4096
 
@@ -57,8 +61,17 @@ func (s *session) reconcile(query []byte, initiator bool, have, need *[]ID) ([]b
 	var prevBound Bound
 	prevIndex := 0
 	skip := false
+	// A large answer is built in chunks joined once at the end: growing one
+	// buffer of megabytes copies and faults in far more memory.
+	var chunks [][]byte
+	written := 0 // bytes in chunks
 
 	for ri := 0; r.more(); ri++ {
+		if len(out) >= outChunk {
+			chunks = append(chunks, out)
+			written += len(out)
+			out = make([]byte, 0, 2*outChunk)
+		}
 		mark := len(out)
 		flushSkip := func() {
 			if skip {
@@ -126,7 +139,7 @@ func (s *session) reconcile(query []byte, initiator bool, have, need *[]ID) ([]b
 				break
 			}
 			flushSkip()
-			if out, upper, err = s.appendIDList(&w, out, mark, lower, upper, curr); err != nil {
+			if out, upper, err = s.appendIDList(&w, out, written+mark, lower, upper, curr); err != nil {
 				return nil, fmt.Errorf("negentropy: range %d: %w", ri, err)
 			}
 			kept = true
@@ -135,7 +148,7 @@ func (s *session) reconcile(query []byte, initiator bool, have, need *[]ID) ([]b
 			return nil, fmt.Errorf("%w: range %d: unknown mode %d", ErrMalformed, ri, mode)
 		}
 
-		if s.full(len(out)) {
+		if s.full(written + len(out)) {
 			// Full: drop this range's output (unless written) and close
 			// with one fingerprint of the rest, up to infinity.
 			if !kept {
@@ -153,7 +166,14 @@ func (s *session) reconcile(query []byte, initiator bool, have, need *[]ID) ([]b
 		prevIndex = upper
 		prevBound = curr
 	}
-	return out, nil
+	if chunks == nil {
+		return out, nil
+	}
+	all := make([]byte, 0, written+len(out))
+	for _, c := range chunks {
+		all = append(all, c...)
+	}
+	return append(all, out...), nil
 }
 
 // compare sets the peer's ids against ours in [lower, upper): ours alone are

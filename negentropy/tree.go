@@ -138,6 +138,9 @@ func (n *treeNode) insert(it Item) (*treeNode, error) {
 			return nil, nil
 		}
 		mid := len(n.items) / 2
+		if i == len(n.items)-1 {
+			mid = treeLeafMax // appending in order: keep this leaf full
+		}
 		right := &treeNode{items: append(make([]Item, 0, treeLeafMax), n.items[mid:]...)}
 		n.items = append(make([]Item, 0, treeLeafMax), n.items[:mid]...)
 		n.resum()
@@ -163,6 +166,9 @@ func (n *treeNode) insert(it Item) (*treeNode, error) {
 		return nil, nil
 	}
 	mid := len(n.children) / 2
+	if i+1 == len(n.children)-1 {
+		mid = treeFanout // appending in order: keep this node full
+	}
 	sib := &treeNode{
 		children: slices.Clone(n.children[mid:]),
 		keys:     slices.Clone(n.keys[mid:]),

@@ -22,7 +22,8 @@ type Config struct {
 	Diffs []float64
 	// Runs is how many times each case runs; the report gives medians.
 	Runs int
-	// Storage is "tree" or "vector".
+	// Storage is "tree" (built in one pass), "tree-insert" (built by
+	// inserts) or "vector".
 	Storage string
 	// FrameSizeLimit applies to both sides; 0 for none.
 	FrameSizeLimit uint64
@@ -82,8 +83,17 @@ func Run(cfg Config) (Result, error) {
 }
 
 func build(kind string, items []negentropy.Item) (negentropy.Storage, error) {
-	if kind == "vector" {
+	switch kind {
+	case "vector":
 		return gen.Vector(items)
+	case "tree-insert":
+		t := negentropy.NewTree()
+		for _, it := range items {
+			if err := t.Insert(it); err != nil {
+				return nil, err
+			}
+		}
+		return t, nil
 	}
 	return gen.Tree(items)
 }
