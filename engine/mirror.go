@@ -132,7 +132,7 @@ type MirrorStats struct {
 	SegmentsRead    int64 `json:"segmentsRead"`
 	BytesRead       int64 `json:"bytesRead"`
 	Admitted        int64 `json:"admitted"`    // versions handed to Admit
-	Stored          int64 `json:"stored"`      // of them, newly stored or given a body
+	Stored          int64 `json:"stored"`      // of them, new to the store
 	Refused         int64 `json:"refused"`     // refused by the judge or not versions
 	Unavailable     int64 `json:"unavailable"` // reads to retry: placeholders, torn files
 	Salvaged        int64 `json:"salvaged"`    // strays whose content checked out

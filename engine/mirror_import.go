@@ -23,7 +23,7 @@ type ImportResult struct {
 	Writers     int   `json:"writers"`
 	Segments    int   `json:"segments"`
 	Versions    int   `json:"versions"`
-	Stored      int   `json:"stored"`
+	Stored      int   `json:"stored"` // versions new to the store
 	Unavailable int   `json:"unavailable"`
 	Bytes       int64 `json:"bytes"`
 }
@@ -62,10 +62,13 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 			if err := m.checkOwn(ctx); err != nil {
 				return res, err
 			}
-			continue
+			if w == m.w.ID {
+				continue
+			}
+			// Cloned: the old id is another writer's from now on.
 		}
 		res.Writers++
-		if err := m.importWriter(ctx, w, full, &res); err != nil {
+		if err := m.importWriter(ctx, w, full || m.rescan, &res); err != nil {
 			return res, err
 		}
 	}
@@ -321,9 +324,17 @@ func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResu
 		if len(vs) == 0 {
 			return nil
 		}
+		before, err := m.s.Stats(ctx)
+		if err != nil {
+			return err
+		}
 		outs, err := m.s.Admit(ctx, m.o.From, vs)
 		if err != nil {
 			return fmt.Errorf("minca/engine: mirror: admit: %w", err)
+		}
+		after, err := m.s.Stats(ctx)
+		if err != nil {
+			return err
 		}
 		for _, o := range outs {
 			switch {
@@ -331,10 +342,12 @@ func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResu
 				m.stats.Refused++
 			case o.Stored != None:
 				m.imported[o.ID] = true
-				res.Stored++
-				m.stats.Stored++
 			}
 		}
+		// New to this store (another writer may admit meanwhile; a count).
+		n := max(0, after.Versions-before.Versions)
+		res.Stored += int(n)
+		m.stats.Stored += n
 		m.stats.Admitted += int64(len(vs))
 		res.Versions += len(vs)
 		vs = vs[:0]
