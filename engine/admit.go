@@ -40,6 +40,26 @@ func canonicalID(id string) (canonical.ID, bool) {
 // retained (02 §4.5). Calls may overlap: the checks of one run while
 // another commits.
 func (s *Store) Admit(ctx context.Context, from string, vs []*record.Version) ([]Outcome, error) {
+	p, err := s.Prepare(ctx, vs)
+	if err != nil {
+		return nil, err
+	}
+	return s.AdmitPrepared(ctx, from, p)
+}
+
+// Prepared is a batch whose stateless checks ([Judge.Check]) have run:
+// [Store.Prepare] makes one without taking the store's write lock, so a
+// caller can check the next batch while [Store.AdmitPrepared] commits this
+// one.
+type Prepared struct {
+	vs      []*record.Version
+	outs    []Outcome
+	checked []Checked
+	refused []bool
+}
+
+// Prepare runs Judge.Check over vs on every core (Options.Workers).
+func (s *Store) Prepare(ctx context.Context, vs []*record.Version) (*Prepared, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -47,16 +67,14 @@ func (s *Store) Admit(ctx context.Context, from string, vs []*record.Version) ([
 	if j == nil {
 		return nil, ErrNoJudge
 	}
-	outs := make([]Outcome, len(vs))
-	checked := make([]Checked, len(vs))
+	p := &Prepared{vs: vs, outs: make([]Outcome, len(vs)), checked: make([]Checked, len(vs)), refused: make([]bool, len(vs))}
 	errs := make([]error, len(vs))
-	s.checkAll(ctx, j, vs, checked, errs)
+	s.checkAll(ctx, j, vs, p.checked, errs)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	refused := make([]bool, len(vs))
 	for i, err := range errs {
-		outs[i].ID = vs[i].ID
+		p.outs[i].ID = vs[i].ID
 		if err == nil {
 			continue
 		}
@@ -64,10 +82,20 @@ func (s *Store) Admit(ctx context.Context, from string, vs []*record.Version) ([
 		if !errors.As(err, &r) {
 			return nil, fmt.Errorf("minca/engine: admit: checking %s: %w", vs[i].ID, err)
 		}
-		outs[i] = Outcome{ID: vs[i].ID, Verdict: Refused, Refusal: r}
-		refused[i] = true
+		p.outs[i] = Outcome{ID: vs[i].ID, Verdict: Refused, Refusal: r}
+		p.refused[i] = true
 	}
+	return p, nil
+}
 
+// AdmitPrepared is the rest of [Store.Admit]: the judge's Decide in order
+// and one synced commit. A Prepared is admitted once.
+func (s *Store) AdmitPrepared(ctx context.Context, from string, p *Prepared) ([]Outcome, error) {
+	j := s.opts.Judge
+	if j == nil {
+		return nil, ErrNoJudge
+	}
+	vs, outs, checked, refused := p.vs, p.outs, p.checked, p.refused
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {

@@ -56,6 +56,7 @@ func verbs() []verb {
 		{"tags", "print the topic tags versions must carry under a definition (02 §8)", runTags},
 		{"bench", "run a benchmark suite and print its results (ratios against a bound, medians)", runBench},
 		{"negentropy-harness", "speak the reference negentropy test harness protocol on stdin/stdout", runNegentropyHarness},
+		{"store", "version stores: import, get, history, export, stats, check (pebble:, sqlite:, memory:)", runStore},
 	}
 	sort.Slice(v, func(i, j int) bool { return v[i].name < v[j].name })
 	return v

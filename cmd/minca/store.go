@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/node"
+)
+
+// storeSubverbs are `minca store SUBVERB`, one file each (store_*.go).
+func storeSubverbs() []verb {
+	return []verb{
+		{"import", "admit versions (JSON lines) through the judge; one outcome line each", runStoreImport},
+		{"get", "print a record's readable current version (exit 3 when not held)", runStoreGet},
+		{"history", "list every held version of a record, newest first (02 §4.3)", runStoreHistory},
+		{"export", "print everything held, as it travels (stubs as stubs), in sync order", runStoreExport},
+		{"stats", "print what the store holds, as JSON", runStoreStats},
+		{"check", "re-verify every version and every index (exit 1 with the problems)", runStoreCheck},
+	}
+}
+
+// runStore dispatches `minca store SUBVERB`.
+func runStore(ctx context.Context, s *stdio, args []string) error {
+	return runSubverb(ctx, s, "store", storeSubverbs(), args)
+}
+
+// storeFlag adds --store to a subverb's flags.
+func storeFlag(fs *flag.FlagSet) *string {
+	return fs.String("store", "", "the store: "+storeURLHelp)
+}
+
+// defaultJudge is the node's judge with identity's note checker.
+func defaultJudge() engine.Judge { return &node.Judge{Notes: noteChecker()} }
