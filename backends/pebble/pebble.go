@@ -88,7 +88,6 @@ func (s *Store) Dir() string { return s.dir }
 // Get returns a copy of the value at key.
 func (s *Store) Get(key []byte) ([]byte, error) { return get(s.db, key) }
 
-
 func get(r pebble.Reader, key []byte) ([]byte, error) {
 	v, c, err := r.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -175,8 +174,10 @@ func (b *batch) Close() error {
 // logger passes Pebble's errors to slog and drops its chatter.
 type logger struct{ l *slog.Logger }
 
-func (l logger) Infof(format string, args ...any)  {}
-func (l logger) Errorf(format string, args ...any) { l.l.Error("pebble: " + fmt.Sprintf(format, args...)) }
+func (l logger) Infof(format string, args ...any) {}
+func (l logger) Errorf(format string, args ...any) {
+	l.l.Error("pebble: " + fmt.Sprintf(format, args...))
+}
 func (l logger) Fatalf(format string, args ...any) {
 	l.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
 	os.Exit(1)
