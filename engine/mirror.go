@@ -51,6 +51,9 @@ type MirrorOptions struct {
 	// Now is the clock for grace periods only; nothing is ordered by it.
 	// Default time.Now.
 	Now func() time.Time
+	// Progress, if set, is called after each segment read or written
+	// (from the goroutine doing it), for progress lines.
+	Progress func(MirrorStats)
 }
 
 func (o *MirrorOptions) withDefaults() MirrorOptions {
@@ -332,6 +335,9 @@ func (m *Mirror) adopt(ctx context.Context, _ time.Time) error {
 	m.w.Pending = nil
 	m.stats.SegmentsWritten++
 	m.stats.BytesWritten += p.Size
+	if m.o.Progress != nil {
+		m.o.Progress(m.stats)
+	}
 	return m.saveWriter(ctx)
 }
 

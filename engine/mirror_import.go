@@ -300,7 +300,13 @@ func (m *Mirror) readSegment(ctx context.Context, b BlobInfo, res *ImportResult)
 	res.Bytes += int64(len(data))
 	m.stats.SegmentsRead++
 	m.stats.BytesRead += int64(len(data))
-	return true, m.admitLines(ctx, seg.Lines, res)
+	if err := m.admitLines(ctx, seg.Lines, res); err != nil {
+		return false, err
+	}
+	if m.o.Progress != nil {
+		m.o.Progress(m.stats)
+	}
+	return true, nil
 }
 
 func (m *Mirror) retryLater(b BlobInfo, now time.Time) {
