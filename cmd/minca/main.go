@@ -56,6 +56,10 @@ func verbs() []verb {
 		{"tags", "print the topic tags versions must carry under a definition (02 §8)", runTags},
 		{"bench", "run a benchmark suite and print its results (ratios against a bound, medians)", runBench},
 		{"negentropy-harness", "speak the reference negentropy test harness protocol on stdin/stdout", runNegentropyHarness},
+		{"mirror", "couple a store to a folder or S3 both ways: export, import, compact", runMirror},
+		{"backup", "write a store's new versions to a folder or S3 as segments (resumable)", runBackup},
+		{"restore", "admit every version in a folder's or bucket's segments into a store (resumable)", runRestore},
+		{"compact", "rewrite this store's segments in a folder or S3 into fewer, stubs for superseded bodies", runCompact},
 		{"store", "version stores: import, get, history, export, stats, check (pebble:, sqlite:, memory:)", runStore},
 	}
 	sort.Slice(v, func(i, j int) bool { return v[i].name < v[j].name })

@@ -11,7 +11,7 @@ import (
 )
 
 // storeURLHelp describes the store URLs openKV takes.
-const storeURLHelp = "pebble:PATH (the default: a PATH with no scheme is pebble), sqlite:PATH, memory:"
+const storeURLHelp = "pebble:PATH (the default: a PATH with no scheme is pebble), sqlite:PATH, memory:, folder:PATH, s3://BUCKET/PREFIX?…"
 
 // openKV opens the key-value store a URL names (DESIGN.md: a store is named
 // by a URL). The one switch from a URL to a backend's constructor.
@@ -33,6 +33,8 @@ func openKV(url string) (engine.KV, error) {
 		return sqlite.Open(rest, nil)
 	case "memory":
 		return memory.Open(nil), nil
+	case "folder", "s3":
+		return openBlobKV(url) // a local index, the blob store durable (bloburl.go)
 	}
 	return nil, usageError("store URL %q: unknown scheme %q (want %s)", url, scheme, storeURLHelp)
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/minca-go/minca/engine"
+)
+
+func runMirror(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "mirror", "mirror --store URL --to BLOBURL [--once]\n\nCouples a store to a blob store both ways: exports new versions as this\nstore's segments, imports other writers' segments through the judge, and\ncompacts this writer's segments. Runs until interrupted, or one round with\n--once; prints what it did as JSON on stdout. BLOBURL: "+blobURLHelp)
+	url := storeFlag(fs)
+	to := fs.String("to", "", "the blob store")
+	once := fs.Bool("once", false, "one round (import, export, compact if due), then exit")
+	salvage := fs.Bool("salvage", false, "also read conflict copies a sync service made of segments, when their content checks out")
+	compactAt := fs.Int("compact-at", 16, "compact when this writer has this many segments (negative: never)")
+	every := fs.Duration("every", 30*time.Second, "full rescan interval when running")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("mirror takes no arguments")
+	}
+	log := s.logger()
+	b, err := openBlobs(ctx, *to, true, log)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(*url, defaultJudge())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	w, err := m.Writer(ctx)
+	if err != nil {
+		return failed(err)
+	}
+	log.Info("mirror", "store", *url, "to", *to, "writer", w)
+	if *once {
+		err = m.Round(ctx)
+	} else {
+		err = m.Run(ctx)
+	}
+	out := struct {
+		Writer string `json:"writer"`
+		engine.MirrorStats
+	}{w, m.Stats()}
+	_ = json.NewEncoder(s.out).Encode(out)
+	if err != nil {
+		return failed(err)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/minca-go/minca/engine"
+)
+
+func runRestore(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "restore", "restore --from BLOBURL --store URL\n\nAdmits every version of every writer's segments in the blob store into the\nstore, through the judge, as from a peer. Resumable: segments already read\nare not read again. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
+	from := fs.String("from", "", "the blob store")
+	url := storeFlag(fs)
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("restore takes no arguments")
+	}
+	log := s.logger()
+	b, err := openBlobs(ctx, *from, false, log)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(*url, defaultJudge())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var last time.Time
+	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{Logger: log, Progress: func(ms engine.MirrorStats) {
+		if time.Since(last) > time.Second {
+			last = time.Now()
+			log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
+		}
+	}})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	res, err := m.Import(ctx)
+	_ = json.NewEncoder(s.out).Encode(res)
+	if err != nil {
+		return failed(err)
+	}
+	if res.Unavailable > 0 {
+		log.Warn("some segments could not be read yet (placeholders or partial files); run restore again", "count", res.Unavailable)
+	}
+	log.Info("restore done", "segments", res.Segments, "versions", res.Versions, "new", res.Stored)
+	return nil
+}

@@ -1,0 +1,218 @@
+package engine_test
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minca-go/minca/backends/folder"
+	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
+)
+
+const envMirrorChild = "MINCA_MIRROR_CRASH_CHILD"
+
+// A process killed (SIGKILL) while exporting, and while compacting, leaves
+// nothing half-published in the folder and loses nothing: after the last
+// kill, the restarted store finishes what was pending, and a new store
+// reading the folder holds every version the killed ones acknowledged.
+func TestMirrorCrash(t *testing.T) {
+	if mode := os.Getenv(envMirrorChild); mode != "" {
+		mirrorChild(t, mode, os.Getenv("MINCA_MIRROR_CRASH_DIR"))
+		return
+	}
+	for _, mode := range []string{"export", "compact"} {
+		t.Run(mode, func(t *testing.T) { mirrorCrash(t, mode) })
+	}
+}
+
+func openDisk(t testing.TB, dir string) (*engine.Store, *folder.Store) {
+	kv, err := pebble.Open(filepath.Join(dir, "store"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := folder.Open(filepath.Join(dir, "folder"), &folder.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, b
+}
+
+// mirrorChild writes versions and exports (and compacts) them until killed,
+// printing "ack ID" for each version the store acknowledged.
+func mirrorChild(t *testing.T, mode, dir string) {
+	s, b := openDisk(t, dir)
+	o := &engine.MirrorOptions{CompactAt: -1, BatchVersions: 50}
+	if mode == "compact" {
+		o.CompactAt = 3
+	}
+	m, err := engine.NewMirror(s, b, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := enginetest.NewWriter(enginetest.SpaceID("mirror crash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	out := bufio.NewWriter(os.Stdout)
+	var tops []*record.Version
+	for n := 0; ; {
+		var batch []*record.Version
+		for range 1 + r.IntN(30) {
+			var v *record.Version
+			if len(tops) > 0 && r.IntN(3) > 0 {
+				i := r.IntN(len(tops))
+				v, err = w.Next(tops[i], enginetest.Body(r, n))
+				tops[i] = v
+			} else {
+				v, err = w.First("app.note", enginetest.Body(r, n))
+				tops = append(tops, v)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, v)
+			n++
+		}
+		outs, err := s.Admit(ctx, "local", batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range outs {
+			if o.Verdict == engine.Stands {
+				fmt.Fprintln(out, "ack", o.ID)
+			}
+		}
+		out.Flush()
+		if err := m.Round(ctx); err != nil {
+			fmt.Println("round:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+func mirrorCrash(t *testing.T, mode string) {
+	kills := 6
+	if testing.Short() {
+		kills = 2
+	}
+	dir := t.TempDir()
+	acked := map[string]bool{}
+	for k := 0; k < kills; k++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMirrorCrash$", "-test.count=1")
+		cmd.Env = append(os.Environ(), envMirrorChild+"="+mode, "MINCA_MIRROR_CRASH_DIR="+dir)
+		cmd.Stderr = os.Stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 1024)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		deadline := time.After(time.Duration(150+rand.IntN(500)) * time.Millisecond)
+		seen := 0
+	wait:
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					break wait
+				}
+				if id, ok := strings.CutPrefix(l, "ack "); ok {
+					acked[id] = true
+					seen++
+				} else {
+					t.Fatalf("child: %s", l)
+				}
+			case <-deadline:
+				if seen > 0 {
+					break wait
+				}
+				deadline = time.After(50 * time.Millisecond)
+			}
+		}
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		for l := range lines {
+			if id, ok := strings.CutPrefix(l, "ack "); ok {
+				acked[id] = true
+			}
+		}
+		_ = cmd.Wait()
+		checkPublished(t, filepath.Join(dir, "folder"))
+	}
+	// Restart: the store settles what was pending and exports the rest.
+	s, b := openDisk(t, dir)
+	defer s.Close()
+	m, err := engine.NewMirror(s, b, &engine.MirrorOptions{CompactAt: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkPublished(t, filepath.Join(dir, "folder"))
+	fresh := newStore(t)
+	fm := newMirror(t, fresh, b, nil)
+	if _, err := fm.Import(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := heldSet(t, fresh)
+	for id := range acked {
+		if _, ok := held[id]; !ok {
+			t.Fatalf("acknowledged version %s is not in the folder", id)
+		}
+	}
+	sameHeld(t, s, fresh, "the store and a store reading its folder")
+	t.Logf("%s: %d kills, %d versions acknowledged, %d held", mode, kills, len(acked), len(held))
+}
+
+// checkPublished: every file under a grammar name decodes whole.
+func checkPublished(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if !engine.ValidBlobName(rel) || !strings.HasPrefix(rel, "segments/") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if _, err := engine.DecodeSegment(data); err != nil {
+			t.Fatalf("%s is published half-written: %v", rel, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
