@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minca-go/minca/negentropy"
 )
 
 // TestReport prints the benchmark table when NEGBENCH=1; it takes
@@ -16,6 +19,8 @@ import (
 // NEGBENCH_PEERS="name=cmd args;…" also drives each named
 // harness program against itself on the same data, e.g.
 // "minca=minca negentropy-harness;cpp=/path/to/negentropy/test/cpp/harness".
+// NEGBENCH_DUMP=dir writes each case's two sides there as "ts,idhex" lines,
+// for timing other implementations in process on the same data.
 func TestReport(t *testing.T) {
 	if os.Getenv("NEGBENCH") == "" {
 		t.Skip("set NEGBENCH=1 to run the 1,000,000-item report")
@@ -36,6 +41,21 @@ func TestReport(t *testing.T) {
 	}
 	if s := os.Getenv("NEGBENCH_STORAGE"); s != "" {
 		cfg.Storage = s
+	}
+	if dir := os.Getenv("NEGBENCH_DUMP"); dir != "" {
+		for _, d := range cfg.Diffs {
+			a, b := Data(cfg, d)
+			for side, items := range map[string][]negentropy.Item{"a": a, "b": b} {
+				var sb strings.Builder
+				for _, it := range items {
+					fmt.Fprintf(&sb, "%d,%x\n", it.Timestamp, it.ID[:])
+				}
+				name := filepath.Join(dir, fmt.Sprintf("%g-%s.txt", d, side))
+				if err := os.WriteFile(name, []byte(sb.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
 	if os.Getenv("NEGBENCH_SKIP_INPROCESS") == "" {
 		res, err := Run(cfg)
