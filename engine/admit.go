@@ -176,6 +176,12 @@ func (s *Store) commit(t *tx) error {
 	for d, v := range t.stored {
 		s.cache.put(d, v)
 	}
+	for sp := range t.spaces {
+		if s.spaces == nil {
+			s.spaces = make(map[string]bool)
+		}
+		s.spaces[sp] = true
+	}
 	for _, r := range t.refused {
 		s.refusals.add(r.peer, r.id)
 	}

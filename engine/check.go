@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -140,6 +141,9 @@ func (c *checker) versions(ctx context.Context) error {
 		} else {
 			c.stats.Stubs++
 		}
+		if e.whole && body != nil && e.bodyLen != len(body) {
+			c.add("version %s: history entry counts %d bytes of body, %d held", id, e.bodyLen, len(body))
+		}
 		if e.whole != whole || e.retain != v.Retain || e.deleted != v.Deleted {
 			c.add("version %s: history entry says whole=%v retain=%v deleted=%v, version is whole=%v retain=%v deleted=%v",
 				id, e.whole, e.retain, e.deleted, whole, v.Retain, v.Deleted)
@@ -153,9 +157,12 @@ func (c *checker) versions(ctx context.Context) error {
 			c.add("version %s: missing from the sync order", id)
 		}
 		if v.Log != nil {
-			if ok, err := c.has(keys.LineKey(v.Space, v.Author, v.Collection, v.Log.N, d)); err != nil {
+			b, err := c.s.kv.Get(keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
+			if err != nil && !errors.Is(err, ErrNotFound) {
 				return err
-			} else if !ok {
+			}
+			ds, _ := splitDigests(b)
+			if !slices.Contains(ds, d) {
 				c.add("version %s: missing from its writer's line", id)
 			}
 		}
@@ -294,16 +301,18 @@ func (c *checker) orders(ctx context.Context) error {
 }
 
 func (c *checker) lines(ctx context.Context) error {
-	return c.scan(ctx, keys.Line, func(k, _ []byte) error {
-		d, ok := keys.Digest(k, len(k)-32)
-		if !ok {
-			c.add("line key %x: bad length", k)
+	return c.scan(ctx, keys.Line, func(k, val []byte) error {
+		ds, err := splitDigests(val)
+		if err != nil || len(ds) == 0 {
+			c.add("line entry %x: bad value", k)
 			return nil
 		}
-		if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
-			return err
-		} else if !ok {
-			c.add("line entry %s: no version", d)
+		for _, d := range ds {
+			if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
+				return err
+			} else if !ok {
+				c.add("line entry %s: no version", d)
+			}
 		}
 		return nil
 	})

@@ -117,6 +117,7 @@ type histEntry struct {
 	whole   bool
 	retain  bool
 	deleted bool
+	bodyLen int // bytes of the stored body, when whole
 }
 
 func (h histEntry) encode() []byte {
@@ -130,14 +131,18 @@ func (h histEntry) encode() []byte {
 	if h.deleted {
 		f |= 4
 	}
-	return []byte{byte(h.verdict), f}
+	return binary.AppendUvarint([]byte{byte(h.verdict), f}, uint64(h.bodyLen))
 }
 
 func decodeHist(b []byte) (histEntry, error) {
-	if len(b) != 2 || (Verdict(b[0]) != Stands && Verdict(b[0]) != Withdrawn) {
+	if len(b) < 3 || (Verdict(b[0]) != Stands && Verdict(b[0]) != Withdrawn) {
 		return histEntry{}, fmt.Errorf("%w: history entry", ErrCorrupt)
 	}
-	return histEntry{verdict: Verdict(b[0]), whole: b[1]&1 != 0, retain: b[1]&2 != 0, deleted: b[1]&4 != 0}, nil
+	n, k := binary.Uvarint(b[2:])
+	if k <= 0 || n > 1<<40 {
+		return histEntry{}, fmt.Errorf("%w: history entry", ErrCorrupt)
+	}
+	return histEntry{verdict: Verdict(b[0]), whole: b[1]&1 != 0, retain: b[1]&2 != 0, deleted: b[1]&4 != 0, bodyLen: int(n)}, nil
 }
 
 // head is a record's current-version index: the top version (the one no

@@ -46,8 +46,10 @@ type Decision struct {
 
 // HeldReader is what a judge may read of the store while deciding.
 type HeldReader interface {
-	// Held returns a held version's envelope (a stub: bodies are not read
-	// here) and its standing, or ok false when it is not held. Waiting
+	// Held returns a held version as the store has it at hand — judges
+	// read only its envelope — or ok false when it is not held. Waiting
 	// versions are not held.
-	Held(id string) (v *record.Version, standing Verdict, ok bool, err error)
+	Held(id string) (v *record.Version, ok bool, err error)
+	// Standing returns a held version's standing, Stands or Withdrawn.
+	Standing(id string) (standing Verdict, ok bool, err error)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -22,11 +23,14 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 		return nil
 	}
 	place := keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N)
-	others, err := t.digests(place, maxForkScan)
+	others, err := t.digestList(place)
 	if err != nil {
 		return err
 	}
-	for _, o := range others {
+	for i, o := range others {
+		if i == maxForkScan {
+			break
+		}
 		ov, ok, err := t.envelope(o)
 		if err != nil {
 			return err
@@ -39,7 +43,7 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 			}
 		}
 	}
-	if err := t.b.Set(keys.LineKey(v.Space, v.Author, v.Collection, v.Log.N, d), nil); err != nil {
+	if err := t.b.Set(place, appendDigests(others, d)); err != nil {
 		return err
 	}
 	if v.Log.N > 0 {
@@ -56,14 +60,21 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 					return err
 				}
 			}
-		} else if err := t.b.Set(keys.LogPrevKey(keys.Awaited(v.Log.Prev), d), nil); err != nil {
-			return err
+		} else {
+			k := keys.LogPrevKey(keys.Awaited(v.Log.Prev))
+			namers, err := t.digestList(k)
+			if err != nil {
+				return err
+			}
+			if err := t.b.Set(k, appendDigests(namers, d)); err != nil {
+				return err
+			}
 		}
 	}
 	// Versions held before v whose log.prev names it.
-	pre := append([]byte{keys.LogPrev}, d[:]...)
-	namers, err := t.digests(pre, -1)
-	if err != nil {
+	k := keys.LogPrevKey(d)
+	namers, err := t.digestList(k)
+	if err != nil || len(namers) == 0 {
 		return err
 	}
 	for _, w := range namers {
@@ -78,11 +89,46 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 				}
 			}
 		}
-		if err := t.b.Delete(keys.LogPrevKey(d, w)); err != nil {
-			return err
-		}
 	}
-	return nil
+	return t.b.Delete(k)
+}
+
+// digestList reads a value that is a list of 32-byte digests; none when
+// the key is absent.
+func (t *tx) digestList(k []byte) ([]canonical.ID, error) {
+	b, err := t.b.Get(k)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return splitDigests(b)
+}
+
+func splitDigests(b []byte) ([]canonical.ID, error) {
+	if len(b)%32 != 0 {
+		return nil, fmt.Errorf("%w: a list of digests of %d bytes", ErrCorrupt, len(b))
+	}
+	out := make([]canonical.ID, len(b)/32)
+	for i := range out {
+		copy(out[i][:], b[i*32:])
+	}
+	return out, nil
+}
+
+func appendDigests(ds []canonical.ID, d canonical.ID) []byte {
+	b := make([]byte, 0, 32*(len(ds)+1))
+	for _, x := range ds {
+		if x == d {
+			d = canonical.ID{} // already listed
+		}
+		b = append(b, x[:]...)
+	}
+	if d != (canonical.ID{}) {
+		b = append(b, d[:]...)
+	}
+	return b
 }
 
 // digests lists the 32-byte digests that end the keys under prefix (at most

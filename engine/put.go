@@ -51,6 +51,9 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict) (Storage, e
 		t.st.stats.Stubs++
 	}
 	e := histEntry{verdict: verdict, whole: whole, retain: v.Retain, deleted: v.Deleted}
+	if keep {
+		e.bodyLen = len(body)
+	}
 	if err := t.b.Set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode()); err != nil {
 		return None, err
 	}
@@ -110,19 +113,14 @@ func (t *tx) demote(rec []byte, d canonical.ID, seq int64) error {
 	if !e.whole || e.retain || e.deleted {
 		return nil
 	}
-	bk := keys.BodyKey(d)
-	body, err := t.b.Get(bk)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err := t.b.Delete(keys.BodyKey(d)); err != nil {
 		return err
 	}
-	if err := t.b.Delete(bk); err != nil {
-		return err
-	}
-	e.whole = false
+	t.st.stats.BodyBytes -= int64(e.bodyLen)
+	e.whole, e.bodyLen = false, 0
 	if err := t.b.Set(hk, e.encode()); err != nil {
 		return err
 	}
-	t.st.stats.BodyBytes -= int64(len(body))
 	t.st.stats.Whole--
 	t.st.stats.Stubs++
 	t.final[d] = Stub
@@ -134,14 +132,17 @@ func (t *tx) demote(rec []byte, d canonical.ID, seq int64) error {
 
 // index writes the space registry, the sync order and the writer line.
 func (t *tx) index(d canonical.ID, v *record.Version) error {
-	sk := keys.SpaceKey(v.Space)
-	if _, err := t.b.Get(sk); errors.Is(err, ErrNotFound) {
-		if err := t.b.Set(sk, []byte(v.Space)); err != nil {
+	if !t.s.spaces[v.Space] && !t.spaces[v.Space] {
+		sk := keys.SpaceKey(v.Space)
+		if _, err := t.b.Get(sk); errors.Is(err, ErrNotFound) {
+			if err := t.b.Set(sk, []byte(v.Space)); err != nil {
+				return err
+			}
+			t.st.stats.Spaces++
+		} else if err != nil {
 			return err
 		}
-		t.st.stats.Spaces++
-	} else if err != nil {
-		return err
+		t.spaces[v.Space] = true
 	}
 	if err := t.b.Set(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d), []byte(v.Collection)); err != nil {
 		return err

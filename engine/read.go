@@ -192,16 +192,20 @@ func (s *Store) Line(ctx context.Context, space, author, collection string, n in
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	p := keys.LinePlace(space, author, collection, n)
-	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	b, err := s.kv.Get(keys.LinePlace(space, author, collection, n))
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for it.Next() {
-		k := it.Key()
-		d, _ := keys.Digest(k, len(k)-32)
-		out = append(out, d.String())
+	ds, err := splitDigests(b)
+	if err != nil {
+		return nil, err
 	}
-	return out, errors.Join(it.Err(), it.Close())
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return out, nil
 }

@@ -65,6 +65,7 @@ type Store struct {
 	mu     sync.Mutex // serializes writers; guards st and cache
 	st     counters
 	cache  heldCache
+	spaces map[string]bool // spaces known registered
 	closed atomic.Bool
 
 	refusals refusalSet

@@ -27,6 +27,8 @@ type tx struct {
 	// final is how versions this batch stored or changed end up held, so
 	// an outcome reports a demotion later in the same batch.
 	final map[canonical.ID]Storage
+	// spaces registered (or found registered) in this batch.
+	spaces map[string]bool
 }
 
 func (s *Store) begin(j Judge) (*tx, error) {
@@ -36,7 +38,7 @@ func (s *Store) begin(j Judge) (*tx, error) {
 	}
 	return &tx{s: s, j: j, b: b, st: s.st,
 		stored: make(map[canonical.ID]*record.Version), pending: make(map[canonical.ID][]int),
-		final: make(map[canonical.ID]Storage)}, nil
+		final: make(map[canonical.ID]Storage), spaces: make(map[string]bool)}, nil
 }
 
 // envelope returns a held version as the judge sees it (stub or whole), or
@@ -68,20 +70,25 @@ func (t *tx) histEntry(v *record.Version) (histEntry, error) {
 }
 
 // Held implements HeldReader for the judge.
-func (t *tx) Held(id string) (*record.Version, Verdict, bool, error) {
+func (t *tx) Held(id string) (*record.Version, bool, error) {
 	d, ok := keys.ParseExact(id)
 	if !ok {
-		return nil, Refused, false, nil
+		return nil, false, nil
 	}
-	v, ok, err := t.envelope(d)
+	return t.envelope(d)
+}
+
+// Standing implements HeldReader for the judge.
+func (t *tx) Standing(id string) (Verdict, bool, error) {
+	v, ok, err := t.Held(id)
 	if !ok || err != nil {
-		return nil, Refused, false, err
+		return Refused, false, err
 	}
 	e, err := t.histEntry(v)
 	if err != nil {
-		return nil, Refused, false, err
+		return Refused, false, err
 	}
-	return v, e.verdict, true, nil
+	return e.verdict, true, nil
 }
 
 func (t *tx) head(rec []byte) (head, bool, error) {
@@ -123,7 +130,9 @@ func (t *tx) admitOne(i int, v *record.Version, c Checked, from string) error {
 	if ok {
 		return t.again(i, d, held, v)
 	}
-	if w, ok, err := t.waitingOf(d); err != nil {
+	if t.st.stats.Waiting == 0 {
+		// Nothing waits: no lookup needed.
+	} else if w, ok, err := t.waitingOf(d); err != nil {
 		return err
 	} else if ok {
 		if v.HasBody && w.v.IsStub() {
@@ -195,6 +204,10 @@ func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, from str
 // what those store in turn (02 §9.5).
 func (t *tx) drain() error {
 	for len(t.queue) > 0 {
+		if t.st.stats.Waiting == 0 {
+			t.queue = t.queue[:0]
+			return nil
+		}
 		d := t.queue[0]
 		t.queue = t.queue[1:]
 		waiters, err := t.waitersOf(d)
@@ -262,7 +275,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	if err := t.b.Set(keys.BodyKey(d), body); err != nil {
 		return err
 	}
-	e.whole = true
+	e.whole, e.bodyLen = true, len(body)
 	if err := t.b.Set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode()); err != nil {
 		return err
 	}

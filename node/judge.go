@@ -95,11 +95,11 @@ func (j *Judge) Decide(h engine.HeldReader, v *record.Version, c engine.Checked)
 		}
 		return engine.Decision{Verdict: engine.Stands}, nil
 	}
-	p, _, okP, err := h.Held(v.Prev)
+	p, okP, err := h.Held(v.Prev)
 	if err != nil {
 		return engine.Decision{}, err
 	}
-	g, _, okG, err := h.Held(v.Genesis)
+	g, okG, err := h.Held(v.Genesis)
 	if err != nil {
 		return engine.Decision{}, err
 	}

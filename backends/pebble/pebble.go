@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/gofrs/flock"
 
 	"github.com/minca-go/minca/engine"
@@ -70,11 +71,17 @@ func Open(dir string, opts *Options) (*Store, error) {
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref()
-	db, err := pebble.Open(dir, &pebble.Options{
+	po := &pebble.Options{
 		Cache:        cache,
 		MemTableSize: o.MemTableSize,
 		Logger:       logger{o.Logger},
-	})
+	}
+	// Admission looks up many keys that are not there (is this version
+	// held? waiting?): bloom filters answer those without reading blocks.
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(dir, po)
 	if err != nil {
 		lock.Unlock()
 		return nil, fmt.Errorf("pebble: open %s: %w", dir, err)

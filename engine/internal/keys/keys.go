@@ -9,8 +9,8 @@
 //	'c' rec                            → the record's head: top, first standing
 //	'S' space                          → the space's id as text
 //	'o' space millis digest            → collection: the sync order
-//	'l' space line n digest            → nothing: writer lines (02 §4.10)
-//	'L' awaited digest                 → nothing: versions whose log.prev is not held
+//	'l' space line n                   → digests held at that place of a writer's line (02 §4.10)
+//	'L' awaited                        → digests of versions whose log.prev names it, not held
 //	'x' space digestA digestB          → kind: line proofs found
 //	'g' seq                            → digest, kind: the change log
 //	'w' digest                         → a waiting version and what it waits for
@@ -171,11 +171,6 @@ func OrderKey(space string, millis uint64, d canonical.ID) []byte {
 	return append(k, d[:]...)
 }
 
-// LineKey is 'l' space line n digest; LinePlace is the key without digest.
-func LineKey(space, author, collection string, n int64, d canonical.ID) []byte {
-	return append(LinePlace(space, author, collection, n), d[:]...)
-}
-
 // LinePlace is 'l' space line n: the ids at one place in a line.
 func LinePlace(space, author, collection string, n int64) []byte {
 	t := SpaceTag(space)
@@ -187,11 +182,8 @@ func LinePlace(space, author, collection string, n int64) []byte {
 	return binary.BigEndian.AppendUint64(k, uint64(n))
 }
 
-// LogPrevKey is 'L' awaited digest.
-func LogPrevKey(awaited, d canonical.ID) []byte {
-	k := withDigest(LogPrev, awaited)
-	return append(k, d[:]...)
-}
+// LogPrevKey is 'L' awaited.
+func LogPrevKey(awaited canonical.ID) []byte { return withDigest(LogPrev, awaited) }
 
 // ProofKey is 'x' space a b.
 func ProofKey(space string, a, b canonical.ID) []byte {

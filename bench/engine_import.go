@@ -1,0 +1,263 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/backends/sqlite"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
+)
+
+// ImportConfig configures [RunImport].
+type ImportConfig struct {
+	// Corpus is the file of versions (JSON lines) to import; when empty a
+	// corpus of CorpusConfig is written to Dir first.
+	Corpus       string
+	CorpusConfig CorpusConfig
+	// Dir is where stores (and a generated corpus) go; default a new
+	// temporary directory, removed afterwards.
+	Dir string
+	// Rounds is how many imports per backend, and bound measurements; the
+	// medians are reported. Default 3.
+	Rounds int
+	// Batch is how many versions one Admit takes. Default 1,000.
+	Batch int
+}
+
+// ImportResult is what [RunImport] measured: versions per second through
+// full admission (parse, the judge's checks on every core, decide, synced
+// commit) on Pebble and SQLite, against the rate of bare ECDSA verifies of
+// the same versions on every core (SHA-256 of the signed part and
+// ecdsa.Verify), measured in the same run. Goals: Pebble ≥ 0.70, SQLite ≥
+// 0.50 of the bound.
+type ImportResult struct {
+	Versions    int     `json:"versions"`
+	Cores       int     `json:"cores"`
+	Rounds      int     `json:"rounds"`
+	BoundPerSec float64 `json:"boundPerSec"`
+	PebblePerS  float64 `json:"pebblePerSec"`
+	SQLitePerS  float64 `json:"sqlitePerSec"`
+	PebbleRatio float64 `json:"pebbleRatio"`
+	SQLiteRatio float64 `json:"sqliteRatio"`
+}
+
+// RunImport measures import throughput against the verify bound.
+func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
+	var res ImportResult
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = 3
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 1000
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "minca-bench-import-")
+		if err != nil {
+			return res, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	corpus := cfg.Corpus
+	if corpus == "" {
+		corpus = filepath.Join(dir, "corpus.jsonl")
+		if err := WriteCorpus(ctx, corpus, cfg.CorpusConfig); err != nil {
+			return res, fmt.Errorf("bench: corpus: %w", err)
+		}
+	}
+	data, err := os.ReadFile(corpus)
+	if err != nil {
+		return res, err
+	}
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	res.Versions, res.Cores, res.Rounds = len(lines), runtime.GOMAXPROCS(0), cfg.Rounds
+	jobs, err := verifyJobs(lines)
+	if err != nil {
+		return res, err
+	}
+	var bound, peb, sql, pr, sr []float64
+	for r := range cfg.Rounds {
+		b := bareVerifyRate(jobs)
+		p, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
+			return pebble.Open(filepath.Join(dir, fmt.Sprintf("pebble-%d", r)), nil)
+		})
+		if err != nil {
+			return res, fmt.Errorf("bench: pebble import: %w", err)
+		}
+		s, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
+			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r)), nil)
+		})
+		if err != nil {
+			return res, fmt.Errorf("bench: sqlite import: %w", err)
+		}
+		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("pebble-%d", r)))
+		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r)))
+		bound, peb, sql = append(bound, b), append(peb, p), append(sql, s)
+		pr, sr = append(pr, p/b), append(sr, s/b)
+	}
+	res.BoundPerSec, res.PebblePerS, res.SQLitePerS = median(bound), median(peb), median(sql)
+	res.PebbleRatio, res.SQLiteRatio = median(pr), median(sr)
+	return res, nil
+}
+
+type verifyJob struct {
+	pub     *ecdsa.PublicKey
+	payload []byte
+	r, s    *big.Int
+}
+
+func verifyJobs(lines [][]byte) ([]verifyJob, error) {
+	jobs := make([]verifyJob, len(lines))
+	keys := map[string]*ecdsa.PublicKey{}
+	for i, l := range lines {
+		v, err := record.Decode(l)
+		if err != nil {
+			return nil, err
+		}
+		pub, ok := keys[v.Author]
+		if !ok {
+			k, err := identity.ParseDID(v.Author)
+			if err != nil {
+				return nil, err
+			}
+			pub = k.ECDSA()
+			keys[v.Author] = pub
+		}
+		payload, err := v.SignedPart()
+		if err != nil {
+			return nil, err
+		}
+		sig, err := base64.RawURLEncoding.DecodeString(v.Signature)
+		if err != nil || len(sig) != 64 {
+			return nil, fmt.Errorf("bench: signature of %s", v.ID)
+		}
+		jobs[i] = verifyJob{pub, payload, new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])}
+	}
+	return jobs, nil
+}
+
+// bareVerifyRate verifies every version's signature (SHA-256 of the signed
+// part, ecdsa.Verify) on GOMAXPROCS goroutines; versions per second.
+func bareVerifyRate(jobs []verifyJob) float64 {
+	var next atomic.Int64
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					return
+				}
+				j := &jobs[i]
+				d := sha256.Sum256(j.payload)
+				if !ecdsa.Verify(j.pub, d[:], j.r, j.s) {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() > 0 {
+		panic("bench: a corpus signature does not verify")
+	}
+	return float64(len(jobs)) / time.Since(start).Seconds()
+}
+
+// importRate imports lines into a new store the way `minca store import`
+// does — decode on one goroutine, the judge's checks of the next batch on
+// every core while this one is decided and committed — and returns
+// versions per second, from the first line read to the last commit.
+func importRate(ctx context.Context, lines [][]byte, batch int, open func() (engine.KV, error)) (float64, error) {
+	kv, err := open()
+	if err != nil {
+		return 0, err
+	}
+	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	if err != nil {
+		kv.Close()
+		return 0, err
+	}
+	defer st.Close()
+	start := time.Now()
+	n, err := Import(ctx, st, "bench", lines, batch)
+	if err != nil {
+		return 0, err
+	}
+	rate := float64(len(lines)) / time.Since(start).Seconds()
+	if n != len(lines) {
+		return 0, fmt.Errorf("%d of %d versions stood", n, len(lines))
+	}
+	return rate, nil
+}
+
+// Import admits JSON lines into st in batches, pipelined as the import verb
+// does, and returns how many stood.
+func Import(ctx context.Context, st *engine.Store, from string, lines [][]byte, batch int) (int, error) {
+	type prepared struct {
+		p   *engine.Prepared
+		err error
+	}
+	ready := make(chan prepared, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer close(ready)
+		for i := 0; i < len(lines); i += batch {
+			vs := make([]*record.Version, 0, batch)
+			for _, l := range lines[i:min(i+batch, len(lines))] {
+				v, err := record.Decode(l)
+				if err != nil {
+					ready <- prepared{err: err}
+					return
+				}
+				vs = append(vs, v)
+			}
+			p, err := st.Prepare(ctx, vs)
+			select {
+			case ready <- prepared{p, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	stood := 0
+	for b := range ready {
+		if b.err != nil {
+			return stood, b.err
+		}
+		outs, err := st.AdmitPrepared(ctx, from, b.p)
+		if err != nil {
+			return stood, err
+		}
+		for _, o := range outs {
+			if o.Verdict == engine.Stands {
+				stood++
+			}
+		}
+	}
+	return stood, nil
+}
+
