@@ -179,7 +179,17 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]en
 			return nil, nil
 		}
 	}
-	err := s.walk(ctx, dir, func(name string, e Entry, pending bool) {
+	// Directories whose every name sorts at or before after, or outside
+	// prefix, are not read: paging through a writer's segments reads only
+	// the directories from the bound on.
+	skip := func(d string) bool {
+		p := d + "/"
+		if !strings.HasPrefix(p, prefix) && !strings.HasPrefix(prefix, p) {
+			return true
+		}
+		return after != "" && p < after && !strings.HasPrefix(after, p)
+	}
+	err := s.walkSkip(ctx, dir, skip, func(name string, e Entry, pending bool) {
 		if strings.HasPrefix(name, prefix) && name > after && name != MarkerName {
 			out = append(out, engine.BlobInfo{Name: name, Size: e.Size, ModTime: e.ModTime, Pending: pending || e.Dataless})
 		}
@@ -214,6 +224,10 @@ func dedupe(in []engine.BlobInfo) []engine.BlobInfo {
 // others (not temp names) to stray when it is not nil. A directory gone
 // while walking is skipped (a reader carries on, F8).
 func (s *Store) walk(ctx context.Context, dir string, fn func(name string, e Entry, pending bool), stray func(name string, e Entry)) error {
+	return s.walkSkip(ctx, dir, func(string) bool { return false }, fn, stray)
+}
+
+func (s *Store) walkSkip(ctx context.Context, dir string, skip func(dir string) bool, fn func(name string, e Entry, pending bool), stray func(name string, e Entry)) error {
 	es, err := s.fs.ReadDir(join(s.root, dir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -231,7 +245,10 @@ func (s *Store) walk(ctx context.Context, dir string, fn func(name string, e Ent
 		}
 		switch {
 		case e.Dir && engine.ValidBlobComponent(e.Name):
-			if err := s.walk(ctx, name, fn, stray); err != nil {
+			if skip(name) {
+				continue
+			}
+			if err := s.walkSkip(ctx, name, skip, fn, stray); err != nil {
 				return err
 			}
 		case e.Dir:

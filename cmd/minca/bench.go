@@ -10,6 +10,7 @@ import (
 func benchSuites() []verb {
 	return []verb{
 		{"records", "canonicalise, hash, verify and sign a 600-byte version, against a bare ECDSA verify", runBenchRecords},
+		{"mirror", "back up and restore through segments: bytes and requests per version, restore against a file import, listing", runBenchMirror},
 	}
 }
 

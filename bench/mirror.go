@@ -1,0 +1,392 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/minca-go/minca/backends/folder"
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/backends/s3"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
+)
+
+// MirrorConfig configures [RunMirror].
+type MirrorConfig struct {
+	// Versions in the store backed up. Default 100,000.
+	Versions int
+	// Edits is the average number of versions per record. Default 3.
+	Edits float64
+	// Segments is how many segments the listing benchmark puts in a
+	// folder. Default 10,000.
+	Segments int
+	// Rounds: each measurement is taken this many times; medians are
+	// reported. Default 3.
+	Rounds int
+	// Dir holds the stores and folders; default a new temporary directory,
+	// removed afterwards.
+	Dir string
+}
+
+// MirrorResult is what [RunMirror] measured (issue 6, Performance).
+type MirrorResult struct {
+	Versions int `json:"versions"`
+	Rounds   int `json:"rounds"`
+	// RawBytes is the size of the held versions as JSON lines (`store
+	// export`): the bound segment bytes are compared with.
+	RawBytes     int64   `json:"rawBytes"`
+	SegmentBytes int64   `json:"segmentBytes"`
+	Segments     int     `json:"segments"`
+	BytesRatio   float64 `json:"bytesRatio"` // SegmentBytes / RawBytes; goal ≤ 0.35
+	// Requests per 1,000 versions made to S3 (gofakes3 on loopback,
+	// counted at the server) by a backup and by a restore.
+	BackupRequestsPer1k  float64 `json:"backupRequestsPer1k"`
+	RestoreRequestsPer1k float64 `json:"restoreRequestsPer1k"`
+	// Restore from a folder into a new Pebble store, against admitting the
+	// same versions from a local JSON-lines file into a new Pebble store in
+	// the same batches; medians. Goal ≤ 1.3.
+	RestoreSeconds    float64 `json:"restoreSeconds"`
+	FileImportSeconds float64 `json:"fileImportSeconds"`
+	RestoreRatio      float64 `json:"restoreRatio"`
+	// Listing a folder of Segments segments (every name, as the mirror's
+	// full rescan does), against a bare filepath.WalkDir of the same tree.
+	ListSegments int     `json:"listSegments"`
+	ListMillis   float64 `json:"listMillis"`
+	WalkMillis   float64 `json:"walkMillis"`
+	ListRatio    float64 `json:"listRatio"`
+}
+
+func (c *MirrorConfig) defaults() {
+	if c.Versions <= 0 {
+		c.Versions = 100_000
+	}
+	if c.Edits <= 0 {
+		c.Edits = 3
+	}
+	if c.Segments <= 0 {
+		c.Segments = 10_000
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 3
+	}
+}
+
+// RunMirror measures backups and restores through segments.
+func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
+	cfg.defaults()
+	res := MirrorResult{Rounds: cfg.Rounds, ListSegments: cfg.Segments}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "minca-bench-mirror-")
+		if err != nil {
+			return res, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	src, err := openPebble(filepath.Join(dir, "src"))
+	if err != nil {
+		return res, err
+	}
+	defer src.Close()
+	if err := fillStore(ctx, src, cfg); err != nil {
+		return res, err
+	}
+	// The held versions as a local file: the raw bound and the baseline.
+	held := filepath.Join(dir, "held.jsonl")
+	if err := exportFile(ctx, src, held); err != nil {
+		return res, err
+	}
+	fi, err := os.Stat(held)
+	if err != nil {
+		return res, err
+	}
+	res.RawBytes = fi.Size()
+
+	// Backup to a folder: what a version costs in segments.
+	fb, err := folder.Open(filepath.Join(dir, "folder"), &folder.Options{Create: true})
+	if err != nil {
+		return res, err
+	}
+	out, err := backup(ctx, src, fb)
+	if err != nil {
+		return res, err
+	}
+	res.Versions, res.Segments, res.SegmentBytes = out.Versions, len(out.Segments), out.Bytes
+	res.BytesRatio = float64(out.Bytes) / float64(res.RawBytes)
+
+	// Backup to and restore from S3, counting requests at the server.
+	if err := s3Requests(ctx, src, &res); err != nil {
+		return res, err
+	}
+
+	var rs, fs, ratios []float64
+	for r := range cfg.Rounds {
+		t, err := timed(func() error { return restoreInto(ctx, filepath.Join(dir, fmt.Sprint("restore-", r)), fb) })
+		if err != nil {
+			return res, fmt.Errorf("bench: restore: %w", err)
+		}
+		f, err := timed(func() error { return importFile(ctx, filepath.Join(dir, fmt.Sprint("file-", r)), held) })
+		if err != nil {
+			return res, fmt.Errorf("bench: file import: %w", err)
+		}
+		rs, fs, ratios = append(rs, t), append(fs, f), append(ratios, t/f)
+		os.RemoveAll(filepath.Join(dir, fmt.Sprint("restore-", r)))
+		os.RemoveAll(filepath.Join(dir, fmt.Sprint("file-", r)))
+	}
+	res.RestoreSeconds, res.FileImportSeconds, res.RestoreRatio = median(rs), median(fs), median(ratios)
+
+	if err := listing(ctx, filepath.Join(dir, "many"), cfg, &res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func openPebble(path string) (*engine.Store, error) {
+	kv, err := pebble.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	if err != nil {
+		kv.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// fillStore admits a corpus: records edited Edits times on average, some
+// deleted, over 4 spaces.
+func fillStore(ctx context.Context, st *engine.Store, cfg MirrorConfig) error {
+	var batch []*record.Version
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := st.Admit(ctx, "bench", batch)
+		batch = batch[:0]
+		return err
+	}
+	for sp := range 4 {
+		n := cfg.Versions / 4
+		err := enginetest.Corpus(enginetest.SpaceID(fmt.Sprint("mirror bench ", sp)), enginetest.CorpusOptions{Versions: n, Edits: cfg.Edits, Seed: uint64(sp + 1)}, func(v *record.Version) error {
+			batch = append(batch, v)
+			if len(batch) == 2000 {
+				return flush()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return flush()
+}
+
+func exportFile(ctx context.Context, st *engine.Store, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for b, err := range st.ExportJSON(ctx, "") {
+		if err != nil {
+			f.Close()
+			return err
+		}
+		w.Write(b)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func backup(ctx context.Context, st *engine.Store, b engine.Blobs) (engine.ExportResult, error) {
+	m, err := engine.NewMirror(st, b, nil)
+	if err != nil {
+		return engine.ExportResult{}, err
+	}
+	defer m.Close()
+	return m.Export(ctx)
+}
+
+func restoreInto(ctx context.Context, path string, b engine.Blobs) error {
+	st, err := openPebble(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	m, err := engine.NewMirror(st, b, nil)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	_, err = m.Import(ctx)
+	return err
+}
+
+// importFile admits the versions of a JSON-lines file into a new store in
+// batches of the size the mirror uses.
+func importFile(ctx context.Context, path, file string) error {
+	st, err := openPebble(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var vs []*record.Version
+	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		v, err := record.Decode(l)
+		if err != nil {
+			return err
+		}
+		vs = append(vs, v)
+		if len(vs) == 2000 {
+			if _, err := st.Admit(ctx, "file", vs); err != nil {
+				return err
+			}
+			vs = vs[:0]
+		}
+	}
+	if len(vs) > 0 {
+		_, err = st.Admit(ctx, "file", vs)
+	}
+	return err
+}
+
+func timed(f func() error) (float64, error) {
+	start := time.Now()
+	err := f()
+	return time.Since(start).Seconds(), err
+}
+
+type counting struct {
+	next http.Handler
+	n    atomic.Int64
+}
+
+func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.n.Add(1)
+	c.next.ServeHTTP(w, r)
+}
+
+func s3Requests(ctx context.Context, src *engine.Store, res *MirrorResult) error {
+	be := s3mem.New()
+	if err := be.CreateBucket("bench"); err != nil {
+		return err
+	}
+	h := &counting{next: gofakes3.New(be).Server()}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	b, err := s3.Open(ctx, "s3://bench/backup?region=us-east-1&path-style=true&endpoint="+srv.URL,
+		&s3.Options{Create: true, Credentials: credentials.NewStaticCredentialsProvider("bench", "bench", "")})
+	if err != nil {
+		return err
+	}
+	start := h.n.Load()
+	out, err := backup(ctx, src, b)
+	if err != nil {
+		return err
+	}
+	res.BackupRequestsPer1k = float64(h.n.Load()-start) * 1000 / float64(out.Versions)
+	dst, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{}})
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	m, err := engine.NewMirror(dst, b, nil)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	start = h.n.Load()
+	if _, err := m.Import(ctx); err != nil {
+		return err
+	}
+	res.RestoreRequestsPer1k = float64(h.n.Load()-start) * 1000 / float64(out.Versions)
+	return nil
+}
+
+// listing fills a folder with Segments small segment files over 8 writers
+// and times a full listing against a bare directory walk.
+func listing(ctx context.Context, root string, cfg MirrorConfig, res *MirrorResult) error {
+	b, err := folder.Open(root, &folder.Options{Create: true})
+	if err != nil {
+		return err
+	}
+	for i := 0; i < cfg.Segments; i++ {
+		w := fmt.Sprintf("writer%cabcdefghijklm", 'a'+i%8) // a writer id: 20 of [a-z2-7]
+		name := fmt.Sprintf("segments/%s/%012d-%032x.seg", w, i+1, i)
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			return err
+		}
+	}
+	var ls, ws, ratios []float64
+	for range cfg.Rounds {
+		n := 0
+		l, err := timed(func() error {
+			after := ""
+			for {
+				page, err := b.List(ctx, "segments/", after, 1000)
+				if err != nil {
+					return err
+				}
+				n += len(page)
+				if len(page) < 1000 {
+					return nil
+				}
+				after = page[len(page)-1].Name
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if n != cfg.Segments {
+			return fmt.Errorf("bench: listed %d of %d segments", n, cfg.Segments)
+		}
+		w, err := timed(func() error { return walk(root) })
+		if err != nil {
+			return err
+		}
+		ls, ws, ratios = append(ls, l*1000), append(ws, w*1000), append(ratios, l/w)
+	}
+	res.ListMillis, res.WalkMillis, res.ListRatio = median(ls), median(ws), median(ratios)
+	return nil
+}
+
+// walk visits every file under root, as the bound for listing.
+func walk(root string) error {
+	n := 0
+	return filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return err
+	})
+}

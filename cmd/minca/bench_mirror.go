@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+
+	"github.com/minca-go/minca/bench"
+)
+
+func runBenchMirror(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "bench mirror", "bench mirror [--versions N] [--segments N] [--rounds N] [--dir DIR]\n\nBacks a store of N versions up to a folder and to S3 (in process), restores\nit, and lists a folder of many segments; prints the figures as JSON.")
+	var cfg bench.MirrorConfig
+	fs.IntVar(&cfg.Versions, "versions", 100_000, "versions in the store backed up")
+	fs.IntVar(&cfg.Segments, "segments", 10_000, "segments in the listed folder")
+	fs.IntVar(&cfg.Rounds, "rounds", 3, "rounds to take the medians of")
+	fs.StringVar(&cfg.Dir, "dir", "", "working directory (default: a temporary one, removed)")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	r, err := bench.RunMirror(ctx, cfg)
+	if err != nil {
+		return failed(err)
+	}
+	return writeJSON(s, r)
+}
