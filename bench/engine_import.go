@@ -260,4 +260,3 @@ func Import(ctx context.Context, st *engine.Store, from string, lines [][]byte, 
 	}
 	return stood, nil
 }
-

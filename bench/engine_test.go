@@ -17,3 +17,14 @@ func TestRunImportSmall(t *testing.T) {
 	}
 	t.Logf("%+v", r)
 }
+
+func TestRunReadSmall(t *testing.T) {
+	r, err := RunRead(context.Background(), ReadConfig{CorpusConfig: CorpusConfig{Versions: 1000}, Rounds: 1, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Records == 0 || r.Current.NsPerOp <= 0 || r.BareRead.NsPerOp <= 0 {
+		t.Fatalf("%+v", r)
+	}
+	t.Logf("%+v", r)
+}

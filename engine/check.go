@@ -209,7 +209,13 @@ func (c *checker) histories(ctx context.Context) error {
 		got, err := decodeHead(hb)
 		if err != nil {
 			c.add("record %q: %v", rec[keys.SpaceLen:len(rec)-1], err)
-		} else if got != h {
+		} else if h.hasFirst && !func() bool {
+			env, err := c.s.kv.Get(keys.EnvelopeKey(h.first))
+			h.firstEnv = env
+			return err == nil
+		}() {
+			c.add("record %q: no envelope for its first standing version", rec[keys.SpaceLen:len(rec)-1])
+		} else if !got.equal(h) {
 			c.add("record %q: head %+v, history gives %+v", rec[keys.SpaceLen:len(rec)-1], got, h)
 		}
 		return nil

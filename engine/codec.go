@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -155,10 +156,19 @@ type head struct {
 	firstWhole bool
 	firstSeq   int64
 	first      canonical.ID
+	// firstEnv is the envelope value of first, kept here so that reading
+	// the record's current version is two point reads (head, body), not
+	// three.
+	firstEnv []byte
+}
+
+func (h head) equal(o head) bool {
+	return h.topSeq == o.topSeq && h.top == o.top && h.hasFirst == o.hasFirst && h.firstWhole == o.firstWhole &&
+		h.firstSeq == o.firstSeq && h.first == o.first && bytes.Equal(h.firstEnv, o.firstEnv)
 }
 
 func (h head) encode() []byte {
-	b := make([]byte, 0, 1+8+32+8+32)
+	b := make([]byte, 0, 1+8+32+8+32+len(h.firstEnv))
 	var f byte
 	if h.hasFirst {
 		f |= 1
@@ -170,12 +180,13 @@ func (h head) encode() []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(h.topSeq))
 	b = append(b, h.top[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(h.firstSeq))
-	return append(b, h.first[:]...)
+	b = append(b, h.first[:]...)
+	return append(b, h.firstEnv...)
 }
 
 func decodeHead(b []byte) (head, error) {
 	var h head
-	if len(b) != 1+8+32+8+32 {
+	if len(b) < 1+8+32+8+32 || (b[0]&1 != 0) != (len(b) > 81) {
 		return h, fmt.Errorf("%w: record head", ErrCorrupt)
 	}
 	h.hasFirst, h.firstWhole = b[0]&1 != 0, b[0]&2 != 0
@@ -183,5 +194,8 @@ func decodeHead(b []byte) (head, error) {
 	copy(h.top[:], b[9:41])
 	h.firstSeq = int64(binary.BigEndian.Uint64(b[41:]))
 	copy(h.first[:], b[49:81])
+	if len(b) > 81 {
+		h.firstEnv = b[81:]
+	}
 	return h, nil
 }

@@ -1,11 +1,13 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
@@ -283,4 +285,39 @@ func TestWriterVanished(t *testing.T) {
 	}
 }
 
-var _ = strings.Contains
+
+// Run with no watcher (the in-memory folder has none, like a network
+// mount): timers alone bring two running devices to the same state (F9).
+func TestRunWithoutWatcher(t *testing.T) {
+	_, b := sharedFolder(t)
+	space := enginetest.SpaceID("run")
+	opts := &engine.MirrorOptions{BatchDelay: 5 * time.Millisecond, ImportEvery: 20 * time.Millisecond, CompactAt: 3}
+	a := newDevice(t, space, b, 1, opts)
+	c := newDevice(t, space, b, 2, opts)
+	rctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, d := range []*device{a, c} {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = d.m.Run(rctx) }()
+	}
+	for i := 0; i < 10; i++ {
+		a.create(i)
+		c.create(100 + i)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(heldSet(t, a.s)) != 20 || len(heldSet(t, c.s)) != 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not converged: %d and %d versions", len(heldSet(t, a.s)), len(heldSet(t, c.s)))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameHeld(t, a.s, c.s, "running devices")
+}

@@ -26,13 +26,12 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict) (Storage, e
 	isFirst := verdict == Stands && (!oh.hasFirst || record.SupersedesBy(v.Seq, v.ID, oh.firstSeq, oh.first.String()))
 	keep := v.HasBody && (v.Deleted || v.Retain || isTop || isFirst)
 	whole := v.Deleted || keep
-	if isFirst {
-		nh.hasFirst, nh.first, nh.firstSeq, nh.firstWhole = true, d, v.Seq, whole
-	}
-
 	env, body, err := encodeEnvelope(v)
 	if err != nil {
 		return None, err
+	}
+	if isFirst {
+		nh.hasFirst, nh.first, nh.firstSeq, nh.firstWhole, nh.firstEnv = true, d, v.Seq, whole, env
 	}
 	if err := t.b.Set(keys.EnvelopeKey(d), env); err != nil {
 		return None, err
@@ -57,7 +56,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict) (Storage, e
 	if err := t.b.Set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode()); err != nil {
 		return None, err
 	}
-	if !hasHead || nh != oh {
+	if !hasHead || !nh.equal(oh) {
 		if err := t.b.Set(keys.HeadKey(rec), nh.encode()); err != nil {
 			return None, err
 		}

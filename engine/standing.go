@@ -59,7 +59,7 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 	if err != nil {
 		return err
 	}
-	if nh != oh {
+	if !nh.equal(oh) {
 		if err := t.b.Set(keys.HeadKey(rec), nh.encode()); err != nil {
 			return err
 		}
@@ -112,7 +112,17 @@ func (t *tx) firstStanding(rec []byte, h head) (head, error) {
 			break
 		}
 	}
-	return nh, errors.Join(it.Err(), it.Close())
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		return h, err
+	}
+	if nh.hasFirst {
+		env, err := t.b.Get(keys.EnvelopeKey(nh.first))
+		if err != nil {
+			return h, err
+		}
+		nh.firstEnv = env
+	}
+	return nh, nil
 }
 
 func beUint64(b []byte) uint64 {
