@@ -137,4 +137,3 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 }
 
 func isNotFound(err error) bool { return err != nil && errorsIs(err, engine.ErrNotFound) }
-

@@ -11,6 +11,9 @@ func benchSuites() []verb {
 	return []verb{
 		{"records", "canonicalise, hash, verify and sign a 600-byte version, against a bare ECDSA verify", runBenchRecords},
 		{"mirror", "back up and restore through segments: bytes and requests per version, restore against a file import, listing", runBenchMirror},
+		{"engine-import", "import through full admission on Pebble and SQLite, against the bare verify rate", runBenchEngineImport},
+		{"engine-read", "read a record's current version, against a bare Pebble point read", runBenchEngineRead},
+		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
 	}
 }
 

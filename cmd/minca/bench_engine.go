@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/minca-go/minca/bench"
+)
+
+func runBenchEngineImport(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "bench engine-import", "bench engine-import [--versions N] [--rounds N] [--corpus FILE] [--dir DIR]\n\nImports a corpus (records edited three times on average) through full admission\ninto Pebble and SQLite; prints versions/s against the bare ECDSA-verify rate of\nthe same versions on every core, medians of the rounds, as JSON.")
+	versions := fs.Int("versions", 100_000, "versions in the generated corpus")
+	rounds := fs.Int("rounds", 3, "rounds to take the median of")
+	corpus := fs.String("corpus", "", "a corpus file (JSON lines) instead of a generated one")
+	dir := fs.String("dir", "", "where stores and the corpus go (default a temporary directory)")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	r, err := bench.RunImport(ctx, bench.ImportConfig{Corpus: *corpus, CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Dir: *dir})
+	if err != nil {
+		return failed(err)
+	}
+	return writeJSON(s, r)
+}
+
+func runBenchEngineRead(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "bench engine-read", "bench engine-read [--versions N] [--rounds N]\n\nReads records' current versions from the engine on Pebble against bare Pebble\npoint reads of values of the same size; prints the ratio as JSON.")
+	versions := fs.Int("versions", 100_000, "versions imported")
+	rounds := fs.Int("rounds", 5, "rounds to take the median of")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	r, err := bench.RunRead(ctx, bench.ReadConfig{CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds})
+	if err != nil {
+		return failed(err)
+	}
+	return writeJSON(s, r)
+}
+
+func runBenchEngineMemory(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "bench engine-memory", "bench engine-memory [--versions N] [--rounds N] [--store pebble|sqlite] [--corpus FILE] [--dir DIR]\n\nRuns `minca store import` of a corpus as a child process (this binary) and\nprints its peak RSS as JSON.")
+	versions := fs.Int("versions", 1_000_000, "versions in the generated corpus")
+	rounds := fs.Int("rounds", 1, "imports to take the median of")
+	store := fs.String("store", "pebble", "pebble or sqlite")
+	corpus := fs.String("corpus", "", "a corpus file (JSON lines) instead of a generated one")
+	dir := fs.String("dir", "", "where the store and the corpus go (default a temporary directory)")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return failed(err)
+	}
+	r, err := bench.RunMemory(ctx, bench.MemoryConfig{Minca: self, Store: *store, Corpus: *corpus, Dir: *dir,
+		CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds})
+	if err != nil {
+		return failed(err)
+	}
+	return writeJSON(s, r)
+}
