@@ -66,7 +66,11 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		cfg.Batch = 1000
 	}
 	dir := cfg.Dir
-	if dir == "" {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return res, err
+		}
+	} else {
 		d, err := os.MkdirTemp("", "minca-bench-import-")
 		if err != nil {
 			return res, err

@@ -59,7 +59,11 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 		cfg.CorpusConfig.Versions = 1_000_000
 	}
 	dir := cfg.Dir
-	if dir == "" {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return res, err
+		}
+	} else {
 		d, err := os.MkdirTemp("", "minca-bench-memory-")
 		if err != nil {
 			return res, err

@@ -48,7 +48,11 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 		cfg.CorpusConfig.Versions = 20_000
 	}
 	dir := cfg.Dir
-	if dir == "" {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return res, err
+		}
+	} else {
 		d, err := os.MkdirTemp("", "minca-bench-read-")
 		if err != nil {
 			return res, err
