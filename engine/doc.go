@@ -39,6 +39,8 @@
 //	Open(kv KV, opts *Options) (*Store, error)
 //	(*Store).Close() error
 //	(*Store).Admit(ctx, from string, vs []*record.Version) ([]Outcome, error)
+//	(*Store).Prepare(ctx, vs) (*Prepared, error)        // Admit in two steps, to pipeline:
+//	(*Store).AdmitPrepared(ctx, from, p) ([]Outcome, error) // check the next batch while one commits
 //	(*Store).SetStanding(ctx, id string, to Verdict) error
 //	(*Store).Version(ctx, id string) (*record.Version, error)          // + VersionJSON
 //	(*Store).Current(ctx, space, key string) (*record.Version, error)  // + CurrentJSON
@@ -49,6 +51,7 @@
 //	(*Store).SyncOrder(ctx, space string, from SyncKey) iter.Seq2[SyncItem, error]
 //	(*Store).Spaces(ctx) ([]string, error)
 //	(*Store).Line(ctx, space, author, collection string, n int64) ([]string, error)
+//	FilesOf(v *record.Version) []FileRef
 //	(*Store).LineProofs(ctx, space string) ([]*record.LineProof, error)
 //	(*Store).Waiting(yield func(v *record.Version, waits []string) bool) error
 //	(*Store).Refused(peer, id string) bool
