@@ -26,7 +26,13 @@ type ImportResult struct {
 	Stored      int   `json:"stored"` // versions new to the store
 	Unavailable int   `json:"unavailable"`
 	Bytes       int64 `json:"bytes"`
+	Listed      int   `json:"listed"` // segment names listed (all of them on a full rescan)
 }
+
+// segmentBudget is the count of segments in a store past which a full
+// rescan warns: sync services slow down past about 100,000 files (F12),
+// and compaction keeps each writer's count low.
+const segmentBudget = 10_000
 
 // admitChunk is how many versions go to one Admit: one atomic, synced
 // batch each.
@@ -76,6 +82,9 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 		if err := m.salvage(ctx, &res); err != nil {
 			return res, err
 		}
+	}
+	if full && res.Listed > segmentBudget {
+		m.o.Logger.Warn("mirror: the blob store holds many segments; writers that never compact slow sync services down (F12)", "segments", res.Listed)
 	}
 	return res, nil
 }
@@ -199,6 +208,7 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 	if err != nil {
 		return err
 	}
+	res.Listed += len(listed)
 	var top uint64
 	for _, b := range listed {
 		if n, ok := segment.ParseName(b.Name); ok && n.Writer == w {

@@ -285,7 +285,6 @@ func TestWriterVanished(t *testing.T) {
 	}
 }
 
-
 // Run with no watcher (the in-memory folder has none, like a network
 // mount): timers alone bring two running devices to the same state (F9).
 func TestRunWithoutWatcher(t *testing.T) {
