@@ -41,6 +41,13 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 			return c.problems, nil
 		}
 	}
+	var logPrev uint64
+	if err := c.scan(ctx, keys.LogPrev, func(k, v []byte) error { logPrev++; return nil }); err != nil {
+		return c.problems, err
+	}
+	if logPrev != want.logPrev {
+		c.add("counters: %d versions counted waiting for their log.prev, %d held", want.logPrev, logPrev)
+	}
 	got := c.stats
 	got.Files, got.FileBytes, got.Changes = want.stats.Files, want.stats.FileBytes, want.stats.Changes
 	if got != want.stats {

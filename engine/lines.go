@@ -69,7 +69,13 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 			if err := t.b.Set(k, appendDigests(namers, d)); err != nil {
 				return err
 			}
+			if len(namers) == 0 {
+				t.st.logPrev++
+			}
 		}
+	}
+	if t.st.logPrev == 0 {
+		return nil
 	}
 	// Versions held before v whose log.prev names it.
 	k := keys.LogPrevKey(d)
@@ -90,6 +96,7 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 			}
 		}
 	}
+	t.st.logPrev--
 	return t.b.Delete(k)
 }
 

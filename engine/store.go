@@ -77,7 +77,10 @@ type Store struct {
 type counters struct {
 	changeSeq uint64
 	waitSeq   uint64
-	stats     Stats
+	// logPrev counts 'L' entries: versions whose log.prev is not held.
+	// While it is 0, storing a version needs no look-up for them.
+	logPrev uint64
+	stats   Stats
 }
 
 const stateName = "state"
@@ -90,7 +93,7 @@ func (c *counters) encode() []byte {
 	for _, n := range []int64{s.Spaces, s.Versions, s.Whole, s.Stubs, s.Waiting, s.BodyBytes, s.EnvelopeBytes, s.Files, s.FileBytes} {
 		b = binary.AppendVarint(b, n)
 	}
-	return b
+	return binary.AppendUvarint(b, c.logPrev)
 }
 
 func decodeCounters(b []byte) (counters, error) {
@@ -118,6 +121,7 @@ func decodeCounters(b []byte) (counters, error) {
 		*p = v
 		b = b[n:]
 	}
+	c.logPrev = next()
 	c.stats.Changes = int64(c.changeSeq)
 	return c, nil
 }

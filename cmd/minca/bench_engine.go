@@ -24,13 +24,14 @@ func runBenchEngineImport(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runBenchEngineRead(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "bench engine-read", "bench engine-read [--versions N] [--rounds N]\n\nReads records' current versions from the engine on Pebble against bare Pebble\npoint reads of values of the same size; prints the ratio as JSON.")
+	fs := newFlags(s, "bench engine-read", "bench engine-read [--versions N] [--rounds N] [--cache BYTES]\n\nReads records' current versions from the engine on Pebble against bare Pebble\npoint reads of values of the same size; prints the ratio as JSON.")
 	versions := fs.Int("versions", 100_000, "versions imported")
 	rounds := fs.Int("rounds", 5, "rounds to take the median of")
+	cache := fs.Int64("cache", 0, "each Pebble store's block cache in bytes (default the backend's, 64 MiB)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	r, err := bench.RunRead(ctx, bench.ReadConfig{CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds})
+	r, err := bench.RunRead(ctx, bench.ReadConfig{CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, CacheSize: *cache})
 	if err != nil {
 		return failed(err)
 	}
