@@ -51,6 +51,13 @@ type MirrorOptions struct {
 	// Now is the clock for grace periods only; nothing is ordered by it.
 	// Default time.Now.
 	Now func() time.Time
+	// Exclusive says nothing else admits into the store while this mirror
+	// imports (a command-line run: the store is locked to the process).
+	// Import then moves the export cursor past the changes it made itself
+	// when nothing local was waiting, so a restored store does not write
+	// back what it read, even after a restart. Default false: versions
+	// imported are then not exported back by this Mirror only.
+	Exclusive bool
 	// Progress, if set, is called after each segment read or written
 	// (from the goroutine doing it), for progress lines.
 	Progress func(MirrorStats)

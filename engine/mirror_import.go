@@ -360,6 +360,12 @@ func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResu
 				m.imported[o.ID] = true
 			}
 		}
+		if m.o.Exclusive && m.w.Cursor == uint64(before.Changes) && after.Changes > before.Changes {
+			m.w.Cursor = uint64(after.Changes) // every change since is ours
+			if err := m.saveWriter(ctx); err != nil {
+				return err
+			}
+		}
 		// New to this store (another writer may admit meanwhile; a count).
 		n := max(0, after.Versions-before.Versions)
 		res.Stored += int(n)

@@ -320,3 +320,41 @@ func TestRunWithoutWatcher(t *testing.T) {
 	}
 	sameHeld(t, a.s, c.s, "running devices")
 }
+
+// A store restored from a folder, restarted, writes nothing back: with
+// Exclusive, import moves the export cursor past its own changes.
+func TestNoEchoAfterRestart(t *testing.T) {
+	_, b := sharedFolder(t)
+	space := enginetest.SpaceID("echo restart")
+	a := newDevice(t, space, b, 1, nil)
+	for i := 0; i < 5; i++ {
+		a.create(i)
+	}
+	if _, err := a.m.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh := newStore(t)
+	r := newMirror(t, fresh, b, &engine.MirrorOptions{Exclusive: true})
+	if _, err := r.Import(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	again := newMirror(t, fresh, b, &engine.MirrorOptions{Exclusive: true})
+	res, err := again.Export(ctx)
+	if err != nil || res.Versions != 0 {
+		t.Fatalf("the restored store wrote back %d versions (%v)", res.Versions, err)
+	}
+	// Its own later writes still go out.
+	w, err := enginetest.NewWriter(space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.First("app.todo", "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitAll(t, fresh, v)
+	if res, err := again.Export(ctx); err != nil || res.Versions != 1 {
+		t.Fatalf("a new version was not exported: %+v %v", res, err)
+	}
+}

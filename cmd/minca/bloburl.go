@@ -91,7 +91,7 @@ func (f *blobKV) sync(ctx context.Context, export bool) error {
 		return err
 	}
 	defer st.Close()
-	m, err := engine.NewMirror(st, f.blobs, &engine.MirrorOptions{CompactAt: -1})
+	m, err := engine.NewMirror(st, f.blobs, &engine.MirrorOptions{CompactAt: -1, Exclusive: true})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	defer st.Close()
-	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, Logger: log})
+	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, Logger: log, Exclusive: true})
 	if err != nil {
 		return err
 	}
