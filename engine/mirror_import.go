@@ -221,23 +221,30 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 	if top > m.maxSeq[w] {
 		m.maxSeq[w] = top
 	}
-	changed := false
+	now := m.o.Now()
+	var todo []BlobInfo
 	for _, b := range listed {
 		n, ok := segment.ParseName(b.Name)
 		if !ok || n.Writer != w || done[b.Name] {
 			continue
 		}
-		ok, err := m.readSegment(ctx, b, res)
-		if err != nil {
-			return err
+		if b.Pending { // a placeholder: not downloaded yet (F3)
+			res.Unavailable++
+			m.stats.Unavailable++
+			continue
 		}
-		if ok {
-			done[b.Name] = true
-			changed = true
-			if err := m.saveRead(ctx, w, r, done, nil); err != nil {
-				return err
-			}
+		if f, bad := m.failed[b.Name]; bad && f.size == b.Size && now.Before(f.next) {
+			continue // torn last time and unchanged: wait
 		}
+		todo = append(todo, b)
+	}
+	changed := false
+	err = m.readSegments(ctx, todo, res, func(name string) error {
+		done[name], changed = true, true
+		return m.saveRead(ctx, w, r, done, nil)
+	})
+	if err != nil {
+		return err
 	}
 	if full {
 		// Forget what is no longer listed (compacted away), so the state
@@ -264,59 +271,6 @@ func (m *Mirror) saveRead(ctx context.Context, w string, r *readState, done, liv
 	sort.Strings(r.Done)
 	r.MaxSeq = m.maxSeq[w]
 	return m.saveJSON(ctx, m.metaKey("read", w), r)
-}
-
-// readSegment reads and admits one segment. ok is false when it could not
-// be read now and should be tried again later.
-func (m *Mirror) readSegment(ctx context.Context, b BlobInfo, res *ImportResult) (ok bool, err error) {
-	if b.Pending {
-		res.Unavailable++
-		m.stats.Unavailable++
-		return false, nil
-	}
-	now := m.o.Now()
-	if f, bad := m.failed[b.Name]; bad && f.size == b.Size && now.Before(f.next) {
-		return false, nil // torn last time and unchanged: wait
-	}
-	data, err := m.b.Get(ctx, b.Name)
-	switch {
-	case errors.Is(err, ErrBlobNotFound):
-		return true, nil // gone since listed (compacted away): carry on
-	case errors.Is(err, ErrBlobUnavailable):
-		m.retryLater(b, now)
-		res.Unavailable++
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	seg, err := m.codec.Decode(data)
-	if err != nil {
-		var se *segment.Error
-		if errors.As(err, &se) {
-			// Partial, torn or mangled: maybe a sync in flight. Never marked
-			// bad for good; read again when it changes or after a backoff.
-			m.o.Logger.Info("mirror: segment does not read yet", "name", b.Name, "err", err)
-			m.retryLater(b, now)
-			res.Unavailable++
-			return false, nil
-		}
-		return false, err
-	}
-	delete(m.failed, b.Name)
-	if n, ok := segment.ParseName(b.Name); ok && !n.Matches(&seg.Trailer) {
-		m.o.Logger.Info("mirror: a segment's name does not match its content; reading it by content", "name", b.Name, "writer", seg.Writer, "seq", seg.Seq)
-	}
-	res.Segments++
-	res.Bytes += int64(len(data))
-	m.stats.SegmentsRead++
-	m.stats.BytesRead += int64(len(data))
-	if err := m.admitLines(ctx, seg.Lines, res); err != nil {
-		return false, err
-	}
-	if m.o.Progress != nil {
-		m.o.Progress(m.stats)
-	}
-	return true, nil
 }
 
 func (m *Mirror) retryLater(b BlobInfo, now time.Time) {
@@ -352,26 +306,9 @@ func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResu
 		if err != nil {
 			return err
 		}
-		for _, o := range outs {
-			switch {
-			case o.Verdict == Refused:
-				m.stats.Refused++
-			case o.Stored != None:
-				m.imported[o.ID] = true
-			}
+		if err := m.counted(ctx, outs, before, after, res); err != nil {
+			return err
 		}
-		if m.o.Exclusive && m.w.Cursor == uint64(before.Changes) && after.Changes > before.Changes {
-			m.w.Cursor = uint64(after.Changes) // every change since is ours
-			if err := m.saveWriter(ctx); err != nil {
-				return err
-			}
-		}
-		// New to this store (another writer may admit meanwhile; a count).
-		n := max(0, after.Versions-before.Versions)
-		res.Stored += int(n)
-		m.stats.Stored += n
-		m.stats.Admitted += int64(len(vs))
-		res.Versions += len(vs)
 		vs = vs[:0]
 		return nil
 	}
