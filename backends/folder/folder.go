@@ -31,6 +31,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/minca-go/minca/engine"
 )
@@ -56,7 +58,24 @@ type Store struct {
 	root  string
 	id    string
 	maxOb int64
+
+	mu    sync.Mutex
+	pages listPages
 }
+
+// listPages keeps the rest of a listing that was cut to a page, so paging
+// through a folder reads it once, not once a page. Only a continuation
+// (the same prefix, after = the last name served, soon after) is served
+// from it; names added meanwhile are found by the next listing, as with
+// S3's pages.
+type listPages struct {
+	prefix string
+	rest   []engine.BlobInfo
+	last   string
+	at     time.Time
+}
+
+const listPagesTTL = 10 * time.Second
 
 var (
 	_ engine.Blobs       = (*Store)(nil)
@@ -171,6 +190,20 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]en
 	if err := s.check("list", prefix); err != nil {
 		return nil, err
 	}
+	if after != "" && limit > 0 {
+		s.mu.Lock()
+		p := &s.pages
+		if p.prefix == prefix && p.last == after && p.last != "" && time.Since(p.at) < listPagesTTL {
+			page := append([]engine.BlobInfo(nil), p.rest[:min(limit, len(p.rest))]...)
+			p.rest = p.rest[len(page):]
+			if len(page) > 0 {
+				p.last = page[len(page)-1].Name
+			}
+			s.mu.Unlock()
+			return page, nil
+		}
+		s.mu.Unlock()
+	}
 	var out []engine.BlobInfo
 	dir := ""
 	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
@@ -201,7 +234,10 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]en
 	// Two entries of one name: a placeholder and the file it became.
 	out = dedupe(out)
 	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+		s.mu.Lock()
+		s.pages = listPages{prefix: prefix, rest: out[limit:], last: out[limit-1].Name, at: time.Now()}
+		s.mu.Unlock()
+		out = out[:limit:limit]
 	}
 	return out, nil
 }

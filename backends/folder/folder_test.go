@@ -388,3 +388,46 @@ func TestSweepTemp(t *testing.T) {
 		t.Fatalf("another service's temp file was removed: %v", m.Files())
 	}
 }
+
+// Paging through a listing reads the folder once; what a page missed (a
+// name added behind the bound) the next listing finds.
+func TestListPages(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openMem(t)
+	for i := 1; i <= 10; i += 2 {
+		if err := s.Put(ctx, fmt.Sprintf("segments/w/%012d-x.seg", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	after := ""
+	for {
+		page, err := s.List(ctx, "segments/", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page {
+			got = append(got, b.Name)
+			after = b.Name
+		}
+		if len(got) == 2 { // a name added during paging, behind the bound
+			if err := s.Put(ctx, "segments/w/000000000002-x.seg", []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(page) < 2 {
+			break
+		}
+	}
+	if len(got) != 5 {
+		t.Fatalf("paged %v", got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i-1] >= got[i] {
+			t.Fatalf("pages out of order: %v", got)
+		}
+	}
+	if all := names(t, s, "segments/"); len(all) != 6 {
+		t.Fatalf("the next listing: %v", all)
+	}
+}
