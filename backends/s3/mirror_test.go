@@ -132,3 +132,58 @@ func (c *cancelAfter) Get(ctx context.Context, name string) ([]byte, error) {
 }
 
 func (c *cancelAfter) StoreID() string { return c.Blobs.(engine.BlobStoreID).StoreID() }
+
+// An import round with nothing new costs the same few requests however
+// many segments the bucket holds: listing starts after what was read, per
+// writer (S8).
+func TestIdleRoundCost(t *testing.T) {
+	ctx := context.Background()
+	f, ep := fakeS3(t)
+	f.maxKeys = 7
+	b := openFake(t, ep, "cost", "", true)
+	orig := newEngine(t)
+	var vs []*record.Version
+	err := enginetest.Corpus(enginetest.SpaceID("cost"), enginetest.CorpusOptions{Versions: 400, Seed: 3}, func(v *record.Version) error {
+		vs = append(vs, v)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := engine.NewMirror(orig, b, &engine.MirrorOptions{BatchVersions: 10, CompactAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	reader, err := engine.NewMirror(newEngine(t), b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	idle := func() int64 {
+		if _, err := reader.Import(ctx); err != nil { // catch up
+			t.Fatal(err)
+		}
+		n := f.Requests.Load()
+		if _, err := reader.Import(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return f.Requests.Load() - n
+	}
+	admitExport := func(part []*record.Version) {
+		if _, err := orig.Admit(ctx, "local", part); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Export(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admitExport(vs[:100]) // 10 segments
+	few := idle()
+	admitExport(vs[100:]) // 40 segments
+	many := idle()
+	if few != many || few > 6 {
+		t.Fatalf("an idle round cost %d requests with 10 segments and %d with 40", few, many)
+	}
+	t.Logf("an idle round: %d requests", few)
+}
