@@ -305,14 +305,14 @@ func (m *Mirror) publish(ctx context.Context, data []byte, t *segment.Trailer, c
 	if err != nil {
 		return fmt.Errorf("minca/engine: mirror: publish: %w", err)
 	}
-	return m.adopt(ctx, time.Time{})
+	return m.adopt(ctx)
 }
 
 var errClone = errors.New("another writer uses this writer id")
 
 // adopt makes the pending segment ours: it joins the live ones, its
 // cursor is the export cursor, and what it replaces is retired.
-func (m *Mirror) adopt(ctx context.Context, _ time.Time) error {
+func (m *Mirror) adopt(ctx context.Context) error {
 	p := m.w.Pending
 	if err := m.recordHash(ctx, p.Seq, p.Name[len(p.Name)-4-32:len(p.Name)-4]); err != nil {
 		return err
@@ -358,7 +358,7 @@ func (m *Mirror) resolvePending(ctx context.Context) error {
 	_, err := m.b.Get(ctx, p.Name)
 	switch {
 	case err == nil:
-		return m.adopt(ctx, time.Time{})
+		return m.adopt(ctx)
 	case errors.Is(err, ErrBlobNotFound):
 		m.w.Pending = nil
 		return m.saveWriter(ctx)

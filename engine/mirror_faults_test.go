@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minca-go/minca/backends/folder"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/record"
@@ -317,4 +316,3 @@ func copyMeta(t *testing.T, from, to *engine.Store, b engine.Blobs) {
 	}
 }
 
-var _ = folder.MarkerName
