@@ -108,9 +108,12 @@ func TestConvergence(t *testing.T) {
 func convergence(t *testing.T, n int) {
 	_, b := sharedFolder(t)
 	space := enginetest.SpaceID(fmt.Sprint("converge", n))
-	opts := &engine.MirrorOptions{CompactAt: 4, BatchVersions: 7}
 	devs := make([]*device, n)
 	for i := range devs {
+		// Clocks days apart (F11): nothing may order or collect by them.
+		skew := time.Duration(i-1) * 72 * time.Hour
+		opts := &engine.MirrorOptions{CompactAt: 4, BatchVersions: 7, DeleteGrace: time.Minute,
+			Now: func() time.Time { return time.Now().Add(skew) }}
 		devs[i] = newDevice(t, space, b, uint64(i+10), opts)
 	}
 	// Records everyone starts from.
