@@ -315,4 +315,3 @@ func copyMeta(t *testing.T, from, to *engine.Store, b engine.Blobs) {
 		}
 	}
 }
-
