@@ -34,6 +34,11 @@ type faults struct {
 	maxKeys          int  // force a smaller page than asked (0: no)
 	stripIfNoneMatch bool // a server without conditional writes
 	rejectChecksums  bool // a server that fails on x-amz-checksum-* headers
+	// conflictOnce answers the first PUT of each segment with 409
+	// ConditionalRequestConflict; lostReply does the first PUT of each
+	// segment and then drops the connection before answering (S3).
+	conflictOnce, lostReply bool
+	seenPut                 sync.Map
 
 	Requests, SlowDowns, ServerErrors, Resets, BodyCuts atomic.Int64
 }
@@ -68,6 +73,19 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if n, _ := strconv.Atoi(q.Get("max-keys")); n == 0 || n > f.maxKeys {
 			q.Set("max-keys", strconv.Itoa(f.maxKeys))
 			r.URL.RawQuery = q.Encode()
+		}
+	}
+	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/segments/") && (f.conflictOnce || f.lostReply) {
+		if _, again := f.seenPut.LoadOrStore(r.URL.Path, true); !again {
+			if f.conflictOnce {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.WriteHeader(http.StatusConflict)
+				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>ConditionalRequestConflict</Code><Message>try again</Message></Error>`)
+				return
+			}
+			f.next.ServeHTTP(httptest.NewRecorder(), r) // done, but the answer is lost
+			hijackClose(w)
+			return
 		}
 	}
 	switch f.pick() {

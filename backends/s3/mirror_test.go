@@ -187,3 +187,53 @@ func TestIdleRoundCost(t *testing.T) {
 	}
 	t.Logf("an idle round: %d requests", few)
 }
+
+// A 409 ConditionalRequestConflict is retried; a PUT whose answer was lost
+// is retried, meets 412 for its own earlier success, and the mirror finds
+// its own bytes there (S3).
+func TestConflictAndLostReply(t *testing.T) {
+	for _, mode := range []string{"409", "lost reply"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			f, ep := fakeS3(t)
+			b := openFake(t, ep, "c", "", true)
+			f.conflictOnce = mode == "409"
+			f.lostReply = mode == "lost reply"
+			orig := newEngine(t)
+			var vs []*record.Version
+			if err := enginetest.Corpus(enginetest.SpaceID("conflict"), enginetest.CorpusOptions{Versions: 60, Seed: 5}, func(v *record.Version) error {
+				vs = append(vs, v)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := orig.Admit(ctx, "local", vs); err != nil {
+				t.Fatal(err)
+			}
+			m, err := engine.NewMirror(orig, b, &engine.MirrorOptions{BatchVersions: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			res, err := m.Export(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Segments) != 3 || m.Stats().Clones != 0 {
+				t.Fatalf("export: %+v, clones %d", res, m.Stats().Clones)
+			}
+			fresh := newEngine(t)
+			r, err := engine.NewMirror(fresh, b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if _, err := r.Import(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if a, z := exportSet(t, orig), exportSet(t, fresh); len(a) != len(z) {
+				t.Fatalf("restored %d of %d", len(z), len(a))
+			}
+		})
+	}
+}
