@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/minca-go/minca/engine"
 )
 
@@ -429,5 +431,44 @@ func TestListPages(t *testing.T) {
 	}
 	if all := names(t, s, "segments/"); len(all) != 6 {
 		t.Fatalf("the next listing: %v", all)
+	}
+}
+
+// F9: a storm of events makes one pending hint, Chmod storms none, and an
+// overflow one; new directories get watched.
+func TestWatchLoop(t *testing.T) {
+	s, m := openMem(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	events, errs := make(chan fsnotify.Event), make(chan error)
+	ch := make(chan struct{}, 1)
+	var dirs []string
+	done := make(chan struct{})
+	go func() {
+		s.watchLoop(ctx, events, errs, ch, func(d string) { dirs = append(dirs, d) })
+		close(done)
+	}()
+	for i := 0; i < 10_000; i++ {
+		events <- fsnotify.Event{Name: "/data/minca/x", Op: fsnotify.Chmod}
+	}
+	if len(ch) != 0 {
+		t.Fatal("a Chmod storm gave a hint")
+	}
+	for i := 0; i < 10_000; i++ {
+		events <- fsnotify.Event{Name: "/data/minca/x", Op: fsnotify.Write}
+	}
+	if len(ch) != 1 {
+		t.Fatalf("%d pending hints after 10,000 writes", len(ch))
+	}
+	<-ch
+	errs <- fsnotify.ErrEventOverflow
+	_ = m.MkdirAll("/data/minca/segments/newwriter")
+	events <- fsnotify.Event{Name: "/data/minca/segments/newwriter", Op: fsnotify.Create}
+	cancel()
+	<-done
+	if len(ch) != 1 {
+		t.Fatal("an overflow gave no hint")
+	}
+	if len(dirs) != 1 || dirs[0] != "/data/minca/segments/newwriter" {
+		t.Fatalf("new directories watched: %v", dirs)
 	}
 }

@@ -34,40 +34,48 @@ func (s *Store) Watch(ctx context.Context) (<-chan struct{}, error) {
 		return nil, fmt.Errorf("minca/folder: watch %s: %w", s.root, err)
 	}
 	ch := make(chan struct{}, 1)
+	go func() {
+		defer w.Close()
+		s.watchLoop(ctx, w.Events, w.Errors, ch, func(dir string) { _ = s.addTree(dir, add) })
+	}()
+	return ch, nil
+}
+
+// watchLoop turns watcher events into hints on ch until ctx ends or the
+// watcher closes: any number of events make one pending hint; Chmod alone
+// (Spotlight, antivirus) makes none; an error (overflow, a lost watch)
+// makes one, so the caller rescans (F9). A new directory is watched too.
+func (s *Store) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error, ch chan struct{}, newDir func(string)) {
 	signal := func() {
 		select {
 		case ch <- struct{}{}:
 		default: // one pending signal stands for any number of events
 		}
 	}
-	go func() {
-		defer w.Close()
-		for {
-			select {
-			case <-ctx.Done():
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
 				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
-					continue // Spotlight and antivirus storms (F9)
-				}
-				if ev.Has(fsnotify.Create) {
-					if e, err := s.fs.Stat(ev.Name); err == nil && e.Dir {
-						_ = s.addTree(ev.Name, add) // a new writer's directory
-					}
-				}
-				signal()
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				signal() // overflow or a lost watch: rescan
 			}
+			if ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Create) {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				if e, err := s.fs.Stat(ev.Name); err == nil && e.Dir {
+					newDir(ev.Name)
+				}
+			}
+			signal()
+		case _, ok := <-errs:
+			if !ok {
+				return
+			}
+			signal()
 		}
-	}()
-	return ch, nil
+	}
 }
 
 // addTree watches dir and the directories of ours under it. Running out of
