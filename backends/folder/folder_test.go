@@ -472,3 +472,21 @@ func TestWatchLoop(t *testing.T) {
 		t.Fatalf("new directories watched: %v", dirs)
 	}
 }
+
+// F10: a folder inside two sync services' folders is found out.
+func TestSyncServices(t *testing.T) {
+	m := NewMemFS()
+	_ = m.MkdirAll("/home/a/Dropbox/OneDrive - Work/minca")
+	_ = m.MkdirAll("/home/a/sync/.stfolder")
+	_ = m.MkdirAll("/home/a/sync/minca")
+	for path, want := range map[string]string{
+		"/home/a/Dropbox/OneDrive - Work/minca":                       "OneDrive,Dropbox",
+		"/home/a/sync/minca":                                          "Syncthing",
+		"/home/a/plain/minca":                                         "",
+		"/Users/a/Library/Mobile Documents/com~apple~CloudDocs/minca": "iCloud Drive",
+	} {
+		if got := strings.Join(SyncServices(m, path), ","); got != want {
+			t.Errorf("%s: %q, want %q", path, got, want)
+		}
+	}
+}

@@ -29,6 +29,9 @@ func openBlobs(ctx context.Context, url string, create bool, log *slog.Logger) (
 		if path == "" {
 			return nil, usageError("blob store URL %q: folder:PATH needs a path", url)
 		}
+		if svc := folder.SyncServices(folder.OSFS{}, path); len(svc) > 1 {
+			log.Warn("the folder is inside the folders of more than one sync service; they will fight over it", "folder", path, "services", strings.Join(svc, ", "))
+		}
 		b, err := folder.Open(path, &folder.Options{Create: create})
 		if err != nil {
 			return nil, fmt.Errorf("blob store %s: %w", url, err)
