@@ -16,6 +16,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	salvage := fs.Bool("salvage", false, "also read conflict copies a sync service made of segments, when their content checks out")
 	compactAt := fs.Int("compact-at", 16, "compact when this writer has this many segments (negative: never)")
 	every := fs.Duration("every", 30*time.Second, "full rescan interval when running")
+	grace := fs.Duration("grace", 10*time.Minute, "keep compacted-away segments this long for other devices still reading them")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -32,7 +33,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	defer st.Close()
-	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, Logger: log, Exclusive: true})
+	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace, Logger: log, Exclusive: true})
 	if err != nil {
 		return err
 	}
