@@ -193,11 +193,12 @@ func (s *Store) List(ctx context.Context, prefix, after string, limit int) ([]en
 	if after != "" && limit > 0 {
 		s.mu.Lock()
 		p := &s.pages
-		if p.prefix == prefix && p.last == after && p.last != "" && time.Since(p.at) < listPagesTTL {
+		if p.prefix == prefix && p.last == after && len(p.rest) > 0 && time.Since(p.at) < listPagesTTL {
 			page := append([]engine.BlobInfo(nil), p.rest[:min(limit, len(p.rest))]...)
 			p.rest = p.rest[len(page):]
-			if len(page) > 0 {
-				p.last = page[len(page)-1].Name
+			p.last = page[len(page)-1].Name
+			if len(p.rest) == 0 {
+				s.pages = listPages{} // the listing is done; the next one reads the folder
 			}
 			s.mu.Unlock()
 			return page, nil

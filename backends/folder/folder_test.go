@@ -432,6 +432,15 @@ func TestListPages(t *testing.T) {
 	if all := names(t, s, "segments/"); len(all) != 6 {
 		t.Fatalf("the next listing: %v", all)
 	}
+	// A listing that ended is not served again from what was kept: a name
+	// added after the last page is found at once.
+	if err := s.Put(ctx, "segments/w/000000000011-x.seg", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.List(ctx, "segments/", after, 2)
+	if err != nil || len(page) != 1 || page[0].Name != "segments/w/000000000011-x.seg" {
+		t.Fatalf("after the last page: %v %v", page, err)
+	}
 }
 
 // F9: a storm of events makes one pending hint, Chmod storms none, and an
