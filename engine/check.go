@@ -219,6 +219,9 @@ func (c *checker) histories(ctx context.Context) error {
 		} else if h.hasFirst && !func() bool {
 			env, err := c.s.kv.Get(keys.EnvelopeKey(h.first))
 			h.firstEnv = env
+			if body, err := c.s.kv.Get(keys.BodyKey(h.first)); err == nil {
+				h.firstBody = body
+			}
 			return err == nil
 		}() {
 			c.add("record %q: no envelope for its first standing version", rec[keys.SpaceLen:len(rec)-1])

@@ -156,19 +156,21 @@ type head struct {
 	firstWhole bool
 	firstSeq   int64
 	first      canonical.ID
-	// firstEnv is the envelope value of first, kept here so that reading
-	// the record's current version is two point reads (head, body), not
-	// three.
-	firstEnv []byte
+	// firstEnv and firstBody are the stored envelope and body (nil when
+	// not whole, or none) of first, copied here so that reading the
+	// record's current version is one point read.
+	firstEnv  []byte
+	firstBody []byte
 }
 
 func (h head) equal(o head) bool {
 	return h.topSeq == o.topSeq && h.top == o.top && h.hasFirst == o.hasFirst && h.firstWhole == o.firstWhole &&
-		h.firstSeq == o.firstSeq && h.first == o.first && bytes.Equal(h.firstEnv, o.firstEnv)
+		h.firstSeq == o.firstSeq && h.first == o.first && bytes.Equal(h.firstEnv, o.firstEnv) &&
+		bytes.Equal(h.firstBody, o.firstBody) && (h.firstBody == nil) == (o.firstBody == nil)
 }
 
 func (h head) encode() []byte {
-	b := make([]byte, 0, 1+8+32+8+32+len(h.firstEnv))
+	b := make([]byte, 0, 1+8+32+8+32+10+len(h.firstEnv)+1+len(h.firstBody))
 	var f byte
 	if h.hasFirst {
 		f |= 1
@@ -181,7 +183,16 @@ func (h head) encode() []byte {
 	b = append(b, h.top[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(h.firstSeq))
 	b = append(b, h.first[:]...)
-	return append(b, h.firstEnv...)
+	if !h.hasFirst {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(h.firstEnv)))
+	b = append(b, h.firstEnv...)
+	if h.firstBody == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	return append(b, h.firstBody...)
 }
 
 func decodeHead(b []byte) (head, error) {
@@ -194,8 +205,19 @@ func decodeHead(b []byte) (head, error) {
 	copy(h.top[:], b[9:41])
 	h.firstSeq = int64(binary.BigEndian.Uint64(b[41:]))
 	copy(h.first[:], b[49:81])
-	if len(b) > 81 {
-		h.firstEnv = b[81:]
+	if h.hasFirst {
+		rest := b[81:]
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)-k-1) {
+			return h, fmt.Errorf("%w: record head", ErrCorrupt)
+		}
+		h.firstEnv = rest[k : k+int(n)]
+		rest = rest[k+int(n):]
+		if rest[0] == 1 {
+			h.firstBody = rest[1:]
+		} else if rest[0] != 0 || len(rest) != 1 {
+			return h, fmt.Errorf("%w: record head", ErrCorrupt)
+		}
 	}
 	return h, nil
 }

@@ -31,7 +31,10 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict) (Storage, e
 		return None, err
 	}
 	if isFirst {
-		nh.hasFirst, nh.first, nh.firstSeq, nh.firstWhole, nh.firstEnv = true, d, v.Seq, whole, env
+		nh.hasFirst, nh.first, nh.firstSeq, nh.firstWhole, nh.firstEnv, nh.firstBody = true, d, v.Seq, whole, env, nil
+		if keep {
+			nh.firstBody = body
+		}
 	}
 	if err := t.b.Set(keys.EnvelopeKey(d), env); err != nil {
 		return None, err

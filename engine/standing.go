@@ -121,6 +121,12 @@ func (t *tx) firstStanding(rec []byte, h head) (head, error) {
 			return h, err
 		}
 		nh.firstEnv = env
+		body, err := t.b.Get(keys.BodyKey(nh.first))
+		if err == nil {
+			nh.firstBody = body
+		} else if !errors.Is(err, ErrNotFound) {
+			return h, err
+		}
 	}
 	return nh, nil
 }

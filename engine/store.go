@@ -252,11 +252,7 @@ func (s *Store) CurrentJSON(ctx context.Context, space, key string) ([]byte, err
 	if !h.hasFirst || !h.firstWhole {
 		return nil, fmt.Errorf("%w: record %s in space %s has no readable current version", ErrNotFound, key, space)
 	}
-	body, err := s.kv.Get(keys.BodyKey(h.first))
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, err
-	}
-	return joinWhole(h.firstEnv, body)
+	return joinWhole(h.firstEnv, h.firstBody)
 }
 
 // History lists every held version of a record, newest first by 02 §4.3,

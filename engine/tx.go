@@ -280,7 +280,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 		return err
 	}
 	if isFirst {
-		h.firstWhole = true
+		h.firstWhole, h.firstBody = true, body
 		if err := t.b.Set(keys.HeadKey(rec), h.encode()); err != nil {
 			return err
 		}
