@@ -154,7 +154,7 @@ func (m *Mirror) ourHash(ctx context.Context, seq uint64) (string, error) {
 // isOurs reports whether a listed name of our writer id is a segment we
 // published (live, compacted away, or come back).
 func (m *Mirror) isOurs(ctx context.Context, n segment.NameInfo) (bool, error) {
-	if p := m.w.Pending; p != nil && p.Name == segment.Prefix+n.Writer+"/"+nameTail(n) {
+	if p := m.w.Pending; p != nil && p.Name == n.Name() {
 		return true, nil
 	}
 	h, err := m.ourHash(ctx, n.Seq)
@@ -162,8 +162,4 @@ func (m *Mirror) isOurs(ctx context.Context, n segment.NameInfo) (bool, error) {
 		return false, err
 	}
 	return h == n.Hash[:16], nil
-}
-
-func nameTail(n segment.NameInfo) string {
-	return fmt.Sprintf("%012d-%s.seg", n.Seq, n.Hash)
 }

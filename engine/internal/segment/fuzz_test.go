@@ -75,3 +75,20 @@ func FuzzTrailer(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseName: no name panics; a name that parses is exactly the name
+// its parts make.
+func FuzzParseName(f *testing.F) {
+	f.Add(Prefix + testWriter + "/000000000042-0123456789abcdef0123456789abcdef.seg")
+	f.Add(Prefix + testWriter + "/000000000042-0123456789abcdef0123456789abcdef (conflicted copy).seg")
+	f.Add("segments/x")
+	f.Fuzz(func(t *testing.T, name string) {
+		n, ok := ParseName(name)
+		if !ok {
+			return
+		}
+		if got := n.Name(); got != name {
+			t.Fatalf("%q parsed to %+v, which names %q", name, n, got)
+		}
+	})
+}

@@ -52,9 +52,7 @@ func WriterPrefix(writer string) string { return Prefix + writer + "/" }
 func (t *Trailer) HashHex() string { return hex.EncodeToString(t.Sum[:hashHexLen/2]) }
 
 // Name is the name a segment is published under.
-func (t *Trailer) Name() string {
-	return fmt.Sprintf("%s%s/%012d-%s.seg", Prefix, t.Writer, t.Seq, t.HashHex())
-}
+func (t *Trailer) Name() string { return Prefix + t.Writer + "/" + fmtTail(t.Seq, t.HashHex()) }
 
 // NameSeqBound is the name every name of writer at seq ≥ s sorts after.
 func NameSeqBound(writer string, s uint64) string {
@@ -102,3 +100,8 @@ func ParseName(name string) (n NameInfo, ok bool) {
 func (n NameInfo) Matches(t *Trailer) bool {
 	return n.Writer == t.Writer && n.Seq == t.Seq && n.Hash == t.HashHex()
 }
+
+// Name is the name these parts make.
+func (n NameInfo) Name() string { return Prefix + n.Writer + "/" + fmtTail(n.Seq, n.Hash) }
+
+func fmtTail(seq uint64, hash string) string { return fmt.Sprintf("%012d-%s.seg", seq, hash) }
