@@ -112,9 +112,15 @@ func convergence(t *testing.T, n int) {
 	for i := range devs {
 		// Clocks days apart (F11): nothing may order or collect by them.
 		skew := time.Duration(i-1) * 72 * time.Hour
-		opts := &engine.MirrorOptions{CompactAt: 4, BatchVersions: 7, DeleteGrace: time.Minute,
+		opts := &engine.MirrorOptions{CompactAt: 4, BatchVersions: 7, DeleteGrace: time.Duration(i%2) * time.Minute,
 			Now: func() time.Time { return time.Now().Add(skew) }}
-		devs[i] = newDevice(t, space, b, uint64(i+10), opts)
+		g := &ownDeletes{Blobs: b, t: t}
+		devs[i] = newDevice(t, space, g, uint64(i+10), opts)
+		w, err := devs[i].m.Writer(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.own = "segments/" + w + "/"
 	}
 	// Records everyone starts from.
 	var keysMu sync.Mutex
@@ -182,12 +188,13 @@ func convergence(t *testing.T, n int) {
 		}
 	}
 	st, _ := devs[0].s.Stats(ctx)
-	var comp int64
+	var comp, deleted int64
 	for _, d := range devs {
 		comp += d.m.Stats().Compactions
+		deleted += d.m.Stats().Deleted
 	}
-	if comp == 0 {
-		t.Fatal("no compaction ran during the test")
+	if comp == 0 || deleted == 0 {
+		t.Fatalf("%d compactions and %d deletions during the test", comp, deleted)
 	}
 	t.Logf("%d devices: %d versions held (%d stubs), %d compactions", n, st.Versions, st.Stubs, comp)
 }
@@ -360,4 +367,24 @@ func TestNoEchoAfterRestart(t *testing.T) {
 	if res, err := again.Export(ctx); err != nil || res.Versions != 1 {
 		t.Fatalf("a new version was not exported: %+v %v", res, err)
 	}
+}
+
+// ownDeletes fails the test when a device deletes anything but its own
+// segments (F8: never another writer's, never an unknown name).
+type ownDeletes struct {
+	engine.Blobs
+	t   testing.TB
+	own string
+}
+
+func (g *ownDeletes) Delete(ctx context.Context, name string) error {
+	if !strings.HasPrefix(name, g.own) {
+		g.t.Errorf("a device with segments under %s deleted %s", g.own, name)
+	}
+	return g.Blobs.Delete(ctx, name)
+}
+
+func (g *ownDeletes) StoreID() string { return g.Blobs.(engine.BlobStoreID).StoreID() }
+func (g *ownDeletes) Dirs(ctx context.Context, prefix string) ([]string, error) {
+	return g.Blobs.(engine.BlobDirs).Dirs(ctx, prefix)
 }
