@@ -86,6 +86,9 @@ func (m *Mirror) saveJSON(ctx context.Context, key string, v any) error {
 // loadWriter reads this writer's state, making a new writer id the first
 // time.
 func (m *Mirror) loadWriter(ctx context.Context) error {
+	if m.codec == nil {
+		return fmt.Errorf("minca/engine: mirror: %w", ErrClosed)
+	}
 	if m.w != nil {
 		return nil
 	}

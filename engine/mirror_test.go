@@ -388,3 +388,16 @@ func (g *ownDeletes) StoreID() string { return g.Blobs.(engine.BlobStoreID).Stor
 func (g *ownDeletes) Dirs(ctx context.Context, prefix string) ([]string, error) {
 	return g.Blobs.(engine.BlobDirs).Dirs(ctx, prefix)
 }
+
+// A closed mirror says so instead of failing later.
+func TestMirrorClosed(t *testing.T) {
+	_, b := sharedFolder(t)
+	m := newMirror(t, newStore(t), b, nil)
+	m.Close()
+	if _, err := m.Export(ctx); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("export after close: %v", err)
+	}
+	if _, err := m.Import(ctx); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("import after close: %v", err)
+	}
+}
