@@ -208,7 +208,7 @@ func decodeHead(b []byte) (head, error) {
 	if h.hasFirst {
 		rest := b[81:]
 		n, k := binary.Uvarint(rest)
-		if k <= 0 || n > uint64(len(rest)-k-1) {
+		if k <= 0 || len(rest) < k+1 || n > uint64(len(rest)-k-1) {
 			return h, fmt.Errorf("%w: record head", ErrCorrupt)
 		}
 		h.firstEnv = rest[k : k+int(n)]
