@@ -13,7 +13,8 @@
 //     exponential backoff and jitter, up to Options.MaxAttempts; a body cut
 //     off mid-GET is fetched again.
 //   - A marker object (minca-store.json) under the prefix holds the store's
-//     id; without it every operation is [engine.ErrBlobStoreGone].
+//     id; without it every operation is [engine.ErrBlobStoreGone] (checked
+//     at most every 10 s).
 //   - Nothing is ordered by LastModified.
 //
 // A Store is safe for concurrent use.
@@ -75,6 +76,8 @@ type Store struct {
 	id     string
 	cas    bool
 	counts Counts
+
+	markerSeen atomic.Int64 // Unix ns the marker was last seen; 0: check
 }
 
 // Counts are the requests a store made, retries not counted.
@@ -249,18 +252,27 @@ func (s *Store) openMarker(ctx context.Context) error {
 	return read()
 }
 
+// markerTTL is how long a marker seen stays seen: a backup of many
+// segments checks it once in a while, not once a request.
+const markerTTL = 10 * time.Second
+
 // check fails when the marker is gone (the prefix was emptied or the
 // bucket swapped).
 func (s *Store) check(ctx context.Context, op, name string) error {
+	if seen := s.markerSeen.Load(); seen != 0 && time.Since(time.Unix(0, seen)) < markerTTL {
+		return nil
+	}
 	k := s.key(MarkerName)
 	s.counts.Head.Add(1)
 	_, err := s.c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.loc.Bucket, Key: &k})
 	if status(err) == http.StatusNotFound {
+		s.markerSeen.Store(0)
 		return &engine.BlobError{Op: op, Name: name, Err: fmt.Errorf("%w: %s vanished from %s", engine.ErrBlobStoreGone, MarkerName, s.loc)}
 	}
 	if err != nil {
 		return &engine.BlobError{Op: op, Name: name, Err: err}
 	}
+	s.markerSeen.Store(time.Now().UnixNano())
 	return nil
 }
 
