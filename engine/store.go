@@ -307,11 +307,10 @@ func (s *Store) Standing(ctx context.Context, id string) (Verdict, Storage, erro
 	if !ok {
 		return Refused, None, fmt.Errorf("%w: version %q", ErrNotFound, id)
 	}
-	v, e, err := heldEntry(s.kv, d, id)
+	_, e, err := heldEntry(s.kv, d, id)
 	if err != nil {
 		return Refused, None, err
 	}
-	_ = v
 	st := Whole
 	if !e.whole {
 		st = Stub
