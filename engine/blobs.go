@@ -29,7 +29,11 @@ type Blobs interface {
 	Get(ctx context.Context, name string) ([]byte, error)
 	// Put creates an object, visible whole or not at all, durable when Put
 	// returns nil. It never overwrites: an existing name gives
-	// [ErrBlobExists], whatever its content.
+	// [ErrBlobExists], whatever its content. Where a backend cannot create
+	// exclusively (a folder; S3 without conditional writes) two Puts of one
+	// name racing may both succeed and the last one stays; a writer's names
+	// are its own and content-addressed, so they race only with the same
+	// bytes.
 	Put(ctx context.Context, name string, data []byte) error
 	// Delete removes an object; deleting one that is gone is not an error.
 	Delete(ctx context.Context, name string) error

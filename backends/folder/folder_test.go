@@ -15,6 +15,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/blobstest"
 )
 
 const seg = "segments/abcdefghijklmnopqrst/000000000001-0123456789abcdef0123456789abcdef.seg"
@@ -498,4 +499,19 @@ func TestSyncServices(t *testing.T) {
 			t.Errorf("%s: %q, want %q", path, got, want)
 		}
 	}
+}
+
+func TestConformance(t *testing.T) {
+	t.Run("mem", func(t *testing.T) {
+		blobstest.Run(t, func(t *testing.T) engine.Blobs { s, _ := openMem(t); return s })
+	})
+	t.Run("os", func(t *testing.T) {
+		blobstest.Run(t, func(t *testing.T) engine.Blobs {
+			s, err := Open(filepath.Join(t.TempDir(), "store"), &Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		})
+	})
 }

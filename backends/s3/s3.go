@@ -155,6 +155,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 			so.BaseEndpoint = aws.String(loc.Endpoint)
 		}
 		so.UsePathStyle = so.UsePathStyle || loc.PathStyle
+		// Segments carry their own checksum, verified on every read; the
+		// SDK's note that a server sent none is noise.
+		so.DisableLogOutputChecksumValidationSkipped = true
 	})
 	s := &Store{c: c, loc: loc, o: o}
 	if err := s.probe(ctx); err != nil {

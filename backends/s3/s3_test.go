@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/blobstest"
 )
 
 func name(i int) string { return fmt.Sprintf("segments/w%d/%012d-x.seg", i%3, i) }
@@ -211,5 +212,23 @@ func TestMarker(t *testing.T) {
 	}
 	if _, err := Open(ctx, "s3://bkt/m?path-style=true&endpoint="+ep, testOptions(true)); !errors.Is(err, engine.ErrBlobStoreGone) {
 		t.Fatalf("adopting a prefix with segments and no marker: %v", err)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		noCAS bool
+	}{{"conditional", false}, {"no-cas", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			blobstest.Run(t, func(t *testing.T) engine.Blobs {
+				f, ep := fakeS3(t)
+				f.maxKeys = 7
+				f.stripIfNoneMatch = c.noCAS
+				s := openFake(t, ep, "conf", "", true)
+				f.failing.Store(true)
+				return s
+			})
+		})
 	}
 }
