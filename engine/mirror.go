@@ -59,7 +59,8 @@ type MirrorOptions struct {
 	// imported are then not exported back by this Mirror only.
 	Exclusive bool
 	// Progress, if set, is called after each segment read or written
-	// (from the goroutine doing it), for progress lines.
+	// (from the goroutine doing it, with the mirror busy: it must not call
+	// the Mirror), for progress lines.
 	Progress func(MirrorStats)
 }
 
