@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"io"
+	"strconv"
+	"strings"
 
 	"github.com/minca-go/minca/bench"
+	"github.com/minca-go/minca/negentropy/negbench"
 )
 
 // benchSuites are the subverbs of `minca bench`, one per suite in bench/.
@@ -13,6 +17,7 @@ func benchSuites() []verb {
 		{"mirror", "back up and restore through segments: bytes and requests per version, restore against a file import, listing", runBenchMirror},
 		{"engine-import", "import through full admission on Pebble and SQLite, against the bare verify rate", runBenchEngineImport},
 		{"engine-read", "read a record's current version, against a bare Pebble point read", runBenchEngineRead},
+		{"negentropy", "reconcile two sets of a million items at 0.1%, 1% and 10% difference: round trips, bytes, time", runBenchNegentropy},
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
 	}
 }
@@ -30,6 +35,36 @@ func runBenchRecords(ctx context.Context, s *stdio, args []string) error {
 	}
 	r, err := bench.RunRecords(ctx, bench.RecordsConfig{Rounds: *rounds})
 	if err != nil {
+		return err
+	}
+	return writeJSON(s, r)
+}
+
+func runBenchNegentropy(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "bench negentropy", "bench negentropy [--n N] [--diffs 0.001,0.01,0.1] [--runs R] [--storage tree|vector] [--frame-size-limit B] [--markdown]\n\nReconciles two sets of about N items each in process and prints, per\ndifference, round trips, bytes each way against the ideal (differing ids ×\n32) and each side's time against building the fingerprint tree once.")
+	n := fs.Int("n", 1_000_000, "items on each side, about")
+	diffs := fs.String("diffs", "0.001,0.01,0.1", "shares of the union held by one side only, comma-separated")
+	runs := fs.Int("runs", 3, "runs of each case; medians are reported")
+	storage := fs.String("storage", "tree", "tree, tree-insert or vector")
+	limit := fs.Uint64("frame-size-limit", 0, "frame size limit on both sides (0: none; else at least 4096)")
+	markdown := fs.Bool("markdown", false, "print a Markdown table instead of JSON")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	var ds []float64
+	for _, f := range strings.Split(*diffs, ",") {
+		d, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || d < 0 || d >= 1 {
+			return usageError("--diffs: %q is not a share in [0, 1)", f)
+		}
+		ds = append(ds, d)
+	}
+	r, err := negbench.Run(negbench.Config{N: *n, Diffs: ds, Runs: *runs, Storage: *storage, FrameSizeLimit: *limit, Seed: 1})
+	if err != nil {
+		return err
+	}
+	if *markdown {
+		_, err = io.WriteString(s.out, r.Markdown())
 		return err
 	}
 	return writeJSON(s, r)
