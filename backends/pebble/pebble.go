@@ -23,7 +23,8 @@ import (
 
 // Options configures Open; nil means the defaults.
 type Options struct {
-	// CacheSize is the block cache in bytes. Default 64 MiB.
+	// CacheSize is the block cache in bytes: what sstable blocks may take
+	// in memory, besides the memtables. Default 64 MiB.
 	CacheSize int64
 	// MemTableSize is the size of one memtable in bytes. Default 32 MiB.
 	MemTableSize uint64
@@ -40,6 +41,11 @@ type Store struct {
 }
 
 var _ engine.KV = (*Store)(nil)
+
+// memTables is how many memtables (the one taking writes and those being
+// flushed) Pebble keeps before it stalls writes; their memory is reserved
+// in the block cache.
+const memTables = 2
 
 // LockName is the lock file Open takes in the store directory.
 const LockName = "minca.lock"
@@ -70,12 +76,18 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s is open in another process (or another Open in this one)", engine.ErrLocked, dir)
 	}
-	cache := pebble.NewCache(o.CacheSize)
+	// Pebble accounts its memtables inside the block cache (each reserves
+	// its size there). Sized at CacheSize alone, two full 32 MiB memtables
+	// leave a 64 MiB cache holding no block at all, and every read goes to
+	// the file: the cache gets room for the memtables Pebble keeps before
+	// it stalls writes, so CacheSize is what blocks get.
+	cache := pebble.NewCache(o.CacheSize + memTables*int64(o.MemTableSize))
 	defer cache.Unref()
 	po := &pebble.Options{
-		Cache:        cache,
-		MemTableSize: o.MemTableSize,
-		Logger:       logger{o.Logger},
+		Cache:                       cache,
+		MemTableSize:                o.MemTableSize,
+		MemTableStopWritesThreshold: memTables,
+		Logger:                      logger{o.Logger},
 	}
 	// Admission looks up many keys that are not there (is this version
 	// held? waiting?): bloom filters answer those without reading blocks.
