@@ -56,9 +56,11 @@ type Prepared struct {
 	outs    []Outcome
 	checked []Checked
 	refused []bool
+	enc     []encoded
 }
 
-// Prepare runs Judge.Check over vs on every core (Options.Workers).
+// Prepare runs Judge.Check over vs on every core (Options.Workers), and
+// encodes what storing each version that passes needs.
 func (s *Store) Prepare(ctx context.Context, vs []*record.Version) (*Prepared, error) {
 	if err := s.check(); err != nil {
 		return nil, err
@@ -67,9 +69,10 @@ func (s *Store) Prepare(ctx context.Context, vs []*record.Version) (*Prepared, e
 	if j == nil {
 		return nil, ErrNoJudge
 	}
-	p := &Prepared{vs: vs, outs: make([]Outcome, len(vs)), checked: make([]Checked, len(vs)), refused: make([]bool, len(vs))}
+	p := &Prepared{vs: vs, outs: make([]Outcome, len(vs)), checked: make([]Checked, len(vs)), refused: make([]bool, len(vs)),
+		enc: make([]encoded, len(vs))}
 	errs := make([]error, len(vs))
-	s.checkAll(ctx, j, vs, p.checked, errs)
+	s.checkAll(ctx, j, vs, p, errs)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -101,17 +104,16 @@ func (s *Store) AdmitPrepared(ctx context.Context, from string, p *Prepared) ([]
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	t, err := s.begin(j)
-	if err != nil {
-		return nil, err
-	}
-	defer t.b.Close()
+	t := s.begin(j)
 	t.outs = outs
+	if err := t.readAheadFor(p); err != nil {
+		return nil, fmt.Errorf("minca/engine: admit: %w", err)
+	}
 	for i, v := range vs {
 		if refused[i] {
 			continue
 		}
-		if err := t.admitOne(i, v, checked[i], from); err != nil {
+		if err := t.admitOne(i, v, checked[i], &p.enc[i], from); err != nil {
 			return nil, fmt.Errorf("minca/engine: admit %s: %w", v.ID, err)
 		}
 	}
@@ -135,12 +137,63 @@ func (s *Store) AdmitPrepared(ctx context.Context, from string, p *Prepared) ([]
 	return outs, nil
 }
 
-// checkAll runs Judge.Check over vs on Options.Workers goroutines.
-func (s *Store) checkAll(ctx context.Context, j Judge, vs []*record.Version, out []Checked, errs []error) {
+// readAheadFor reads from the store, in one sorted pass, the keys that
+// admitting p will look up: whether each version is held (or waiting), its
+// record's head, its place in its writer's line, and the versions it names
+// that are not in memory.
+func (t *tx) readAheadFor(p *Prepared) error {
+	ks := make([][]byte, 0, 4*len(p.vs))
+	inBatch := make(map[canonical.ID]bool, len(p.vs))
+	for i := range p.vs {
+		if e := &p.enc[i]; !p.refused[i] && e.ok {
+			inBatch[e.d] = true
+		}
+	}
+	named := func(id string) {
+		if d, ok := keys.ParseExact(id); ok && !inBatch[d] {
+			if _, ok := t.s.cache.get(d); !ok {
+				ks = append(ks, keys.EnvelopeKey(d))
+			}
+		}
+	}
+	for i, v := range p.vs {
+		e := &p.enc[i]
+		if p.refused[i] || !e.ok || e.rec == nil {
+			continue
+		}
+		ks = append(ks, keys.EnvelopeKey(e.d), keys.HeadKey(e.rec))
+		if t.st.stats.Waiting > 0 {
+			ks = append(ks, keys.WaitKey(e.d))
+		}
+		if t.st.logPrev > 0 {
+			ks = append(ks, keys.LogPrevKey(e.d))
+		}
+		if v.Log != nil {
+			ks = append(ks, keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
+		}
+		if v.Seq > 0 {
+			named(v.Prev)
+			if v.Genesis != v.Prev {
+				named(v.Genesis)
+			}
+		}
+	}
+	return t.readAhead(ks)
+}
+
+// checkAll runs Judge.Check over vs on Options.Workers goroutines, and
+// encodes each version that passes.
+func (s *Store) checkAll(ctx context.Context, j Judge, vs []*record.Version, p *Prepared, errs []error) {
+	one := func(i int) {
+		p.checked[i], errs[i] = j.Check(vs[i])
+		if errs[i] == nil {
+			p.enc[i], errs[i] = encode(vs[i])
+		}
+	}
 	n := min(s.opts.Workers, len(vs))
 	if n <= 1 {
-		for i, v := range vs {
-			out[i], errs[i] = j.Check(v)
+		for i := range vs {
+			one(i)
 		}
 		return
 	}
@@ -155,20 +208,37 @@ func (s *Store) checkAll(ctx context.Context, j Judge, vs []*record.Version, out
 				if i >= len(vs) {
 					return
 				}
-				out[i], errs[i] = j.Check(vs[i])
+				one(i)
 			}
 		}()
 	}
 	wg.Wait()
 }
 
-// commit writes the counters, commits the batch with sync and then makes
-// what it did visible in memory: counters, cache, refusals, events.
+// commit writes the batch, the change log entry and the counters, commits
+// with sync and then makes what it did visible in memory: counters, cache,
+// refusals, events.
 func (s *Store) commit(t *tx) error {
-	if err := t.b.Set(keys.InternalKey(stateName), t.st.encode()); err != nil {
-		return err
+	if len(t.changes) > 0 {
+		t.set(keys.ChangeKey(t.st.changeSeq), t.changes)
 	}
-	if err := t.b.Commit(true); err != nil {
+	t.set(keys.InternalKey(stateName), t.st.encode())
+	b, err := s.kv.NewBatch()
+	if err != nil {
+		return fmt.Errorf("minca/engine: batch: %w", err)
+	}
+	defer b.Close()
+	for k, w := range t.w {
+		if w.del {
+			err = b.Delete([]byte(k))
+		} else {
+			err = b.Set([]byte(k), w.val)
+		}
+		if err != nil {
+			return fmt.Errorf("minca/engine: batch: %w", err)
+		}
+	}
+	if err := b.Commit(true); err != nil {
 		return fmt.Errorf("minca/engine: commit: %w", err)
 	}
 	s.st = t.st

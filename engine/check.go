@@ -148,12 +148,9 @@ func (c *checker) versions(ctx context.Context) error {
 		} else {
 			c.stats.Stubs++
 		}
-		if e.whole && body != nil && e.bodyLen != len(body) {
-			c.add("version %s: history entry counts %d bytes of body, %d held", id, e.bodyLen, len(body))
-		}
-		if e.whole != whole || e.retain != v.Retain || e.deleted != v.Deleted {
-			c.add("version %s: history entry says whole=%v retain=%v deleted=%v, version is whole=%v retain=%v deleted=%v",
-				id, e.whole, e.retain, e.deleted, whole, v.Retain, v.Deleted)
+		if e.retain != v.Retain || e.deleted != v.Deleted {
+			c.add("version %s: history entry says retain=%v deleted=%v, version is retain=%v deleted=%v",
+				id, e.retain, e.deleted, v.Retain, v.Deleted)
 		}
 		if v.Retain && !whole {
 			c.add("version %s: retained but held as a stub (02 §4.5)", id)
@@ -244,18 +241,23 @@ func (c *checker) histories(ctx context.Context) error {
 			return nil
 		}
 		seq := int64(1<<53 - 1 - binary.BigEndian.Uint64(k[len(k)-canonical.IDLen-8:]))
+		body, err := c.s.kv.Get(keys.BodyKey(d))
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		hold := holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}
 		if !bytes.Equal(r, rec) {
 			if err := flush(); err != nil {
 				return err
 			}
-			rec, h, n = r, head{top: d, topSeq: seq}, 0
+			rec, h, n = r, head{top: d, topSeq: seq, topH: hold}, 0
 		}
 		n++
 		isFirst := false
 		if !h.hasFirst && e.verdict == Stands {
-			h.hasFirst, h.first, h.firstSeq, h.firstWhole, isFirst = true, d, seq, e.whole, true
+			h.hasFirst, h.first, h.firstSeq, h.firstH, isFirst = true, d, seq, hold, true
 		}
-		if e.whole && !e.retain && !e.deleted && n > 1 && !isFirst {
+		if hold.whole && !e.retain && !e.deleted && n > 1 && !isFirst {
 			c.add("version %s: superseded, not retained, not the one that reads, yet whole (02 §4.5)", id)
 		}
 		env, err := c.s.kv.Get(keys.EnvelopeKey(d))
@@ -386,20 +388,22 @@ func (c *checker) waiting(ctx context.Context) error {
 func (c *checker) changes(ctx context.Context) error {
 	var last uint64
 	return c.scan(ctx, keys.Change, func(k, val []byte) error {
-		if len(k) != 9 || len(val) != 33 {
-			c.add("change log entry %x: bad length", k)
+		end, es, err := changeEntry(k, val)
+		if err != nil {
+			c.add("change log entry %x: %v", k, err)
 			return nil
 		}
-		seq := binary.BigEndian.Uint64(k[1:])
-		if seq != last+1 {
-			c.add("change log: %d follows %d", seq, last)
+		if first := end - uint64(len(es)/33) + 1; first != last+1 {
+			c.add("change log: %d follows %d", first, last)
 		}
-		last = seq
-		d, _ := keys.Digest(val, 0)
-		if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
-			return err
-		} else if !ok {
-			c.add("change %d: version %s not held", seq, d)
+		last = end
+		for i, seq := 0, end-uint64(len(es)/33)+1; i < len(es); i, seq = i+33, seq+1 {
+			d, _ := keys.Digest(es, i)
+			if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
+				return err
+			} else if !ok {
+				c.add("change %d: version %s not held", seq, d)
+			}
 		}
 		return nil
 	})

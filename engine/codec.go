@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
 	"github.com/minca-go/minca/record"
 )
 
@@ -111,51 +112,79 @@ func decodeHeld(env, body []byte) (*record.Version, error) {
 	return v, nil
 }
 
+// encoded is what storing a version needs made from it, made ahead on
+// every core ([Store.Prepare]) when it arrives in an Admit batch.
+type encoded struct {
+	ok  bool         // the id is a content id in its canonical text
+	d   canonical.ID // its digest
+	rec []byte       // keys.Rec of its record; nil without a space
+	env []byte       // the envelope value; nil until encoded
+	// body is the body value; nil when the version has none.
+	body []byte
+}
+
+// encode makes what storing v needs.
+func encode(v *record.Version) (encoded, error) {
+	var e encoded
+	e.d, e.ok = keys.ParseExact(v.ID)
+	if !e.ok || !v.HasSpace {
+		return e, nil
+	}
+	e.rec = keys.Rec(v.Space, v.Key)
+	var err error
+	e.env, e.body, err = encodeEnvelope(v)
+	return e, err
+}
+
 // History entry ('h') and head ('c') values.
 
+// histEntry is a held version's entry in its record's history: its
+// standing and what it is. Whether it is whole is whether its body is
+// held (a delete always is), so demoting it rewrites nothing here.
 type histEntry struct {
 	verdict Verdict // Stands or Withdrawn
-	whole   bool
 	retain  bool
 	deleted bool
-	bodyLen int // bytes of the stored body, when whole
 }
 
 func (h histEntry) encode() []byte {
 	var f byte
-	if h.whole {
-		f |= 1
-	}
 	if h.retain {
 		f |= 2
 	}
 	if h.deleted {
 		f |= 4
 	}
-	return binary.AppendUvarint([]byte{byte(h.verdict), f}, uint64(h.bodyLen))
+	return []byte{byte(h.verdict), f}
 }
 
 func decodeHist(b []byte) (histEntry, error) {
-	if len(b) < 3 || (Verdict(b[0]) != Stands && Verdict(b[0]) != Withdrawn) {
+	if len(b) != 2 || (Verdict(b[0]) != Stands && Verdict(b[0]) != Withdrawn) || b[1]&^6 != 0 {
 		return histEntry{}, fmt.Errorf("%w: history entry", ErrCorrupt)
 	}
-	n, k := binary.Uvarint(b[2:])
-	if k <= 0 || n > 1<<40 {
-		return histEntry{}, fmt.Errorf("%w: history entry", ErrCorrupt)
-	}
-	return histEntry{verdict: Verdict(b[0]), whole: b[1]&1 != 0, retain: b[1]&2 != 0, deleted: b[1]&4 != 0, bodyLen: int(n)}, nil
+	return histEntry{verdict: Verdict(b[0]), retain: b[1]&2 != 0, deleted: b[1]&4 != 0}, nil
+}
+
+// holding is how a version is held, as a record's head keeps it for its
+// top and first versions, so that demoting either reads nothing.
+type holding struct {
+	whole   bool
+	retain  bool
+	deleted bool
+	bodyLen int // bytes of the stored body, when whole
 }
 
 // head is a record's current-version index: the top version (the one no
 // other supersedes, 02 §4.3) and the first that stands in §4.3 order, which
 // is what reads as the record when it is whole (§9.5).
 type head struct {
-	topSeq     int64
-	top        canonical.ID
-	hasFirst   bool
-	firstWhole bool
-	firstSeq   int64
-	first      canonical.ID
+	topSeq   int64
+	top      canonical.ID
+	topH     holding
+	hasFirst bool
+	firstSeq int64
+	first    canonical.ID
+	firstH   holding
 	// firstEnv and firstBody are the stored envelope and body (nil when
 	// not whole, or none) of first, copied here so that reading the
 	// record's current version is one point read.
@@ -164,25 +193,40 @@ type head struct {
 }
 
 func (h head) equal(o head) bool {
-	return h.topSeq == o.topSeq && h.top == o.top && h.hasFirst == o.hasFirst && h.firstWhole == o.firstWhole &&
-		h.firstSeq == o.firstSeq && h.first == o.first && bytes.Equal(h.firstEnv, o.firstEnv) &&
+	return h.topSeq == o.topSeq && h.top == o.top && h.topH == o.topH && h.hasFirst == o.hasFirst &&
+		h.firstH == o.firstH && h.firstSeq == o.firstSeq && h.first == o.first && bytes.Equal(h.firstEnv, o.firstEnv) &&
 		bytes.Equal(h.firstBody, o.firstBody) && (h.firstBody == nil) == (o.firstBody == nil)
 }
 
+// Head flags.
+const (
+	hasFirst     = 1 << iota
+	firstWhole   // the first that stands is whole
+	firstRetain  // … is retained
+	firstDeleted // … is a delete
+	topWhole
+	topRetain
+	topDeleted
+)
+
 func (h head) encode() []byte {
-	b := make([]byte, 0, 1+8+32+8+32+10+len(h.firstEnv)+1+len(h.firstBody))
+	b := make([]byte, 0, 1+8+32+8+32+4+len(h.firstEnv)+1+len(h.firstBody))
 	var f byte
-	if h.hasFirst {
-		f |= 1
-	}
-	if h.firstWhole {
-		f |= 2
+	for _, x := range []struct {
+		on  bool
+		bit byte
+	}{{h.hasFirst, hasFirst}, {h.firstH.whole, firstWhole}, {h.firstH.retain, firstRetain}, {h.firstH.deleted, firstDeleted},
+		{h.topH.whole, topWhole}, {h.topH.retain, topRetain}, {h.topH.deleted, topDeleted}} {
+		if x.on {
+			f |= x.bit
+		}
 	}
 	b = append(b, f)
 	b = binary.BigEndian.AppendUint64(b, uint64(h.topSeq))
 	b = append(b, h.top[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(h.firstSeq))
 	b = append(b, h.first[:]...)
+	b = binary.AppendUvarint(b, uint64(h.topH.bodyLen))
 	if !h.hasFirst {
 		return b
 	}
@@ -197,27 +241,41 @@ func (h head) encode() []byte {
 
 func decodeHead(b []byte) (head, error) {
 	var h head
-	if len(b) < 1+8+32+8+32 || (b[0]&1 != 0) != (len(b) > 81) {
-		return h, fmt.Errorf("%w: record head", ErrCorrupt)
+	bad := fmt.Errorf("%w: record head", ErrCorrupt)
+	if len(b) < 1+8+32+8+32+1 || b[0]&0x80 != 0 {
+		return h, bad
 	}
-	h.hasFirst, h.firstWhole = b[0]&1 != 0, b[0]&2 != 0
+	f := b[0]
+	h.hasFirst = f&hasFirst != 0
+	h.firstH = holding{whole: f&firstWhole != 0, retain: f&firstRetain != 0, deleted: f&firstDeleted != 0}
+	h.topH = holding{whole: f&topWhole != 0, retain: f&topRetain != 0, deleted: f&topDeleted != 0}
 	h.topSeq = int64(binary.BigEndian.Uint64(b[1:]))
 	copy(h.top[:], b[9:41])
 	h.firstSeq = int64(binary.BigEndian.Uint64(b[41:]))
 	copy(h.first[:], b[49:81])
-	if h.hasFirst {
-		rest := b[81:]
-		n, k := binary.Uvarint(rest)
-		if k <= 0 || len(rest) < k+1 || n > uint64(len(rest)-k-1) {
-			return h, fmt.Errorf("%w: record head", ErrCorrupt)
+	rest := b[81:]
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || n > 1<<40 {
+		return h, bad
+	}
+	h.topH.bodyLen, rest = int(n), rest[k:]
+	if !h.hasFirst {
+		if len(rest) != 0 {
+			return h, bad
 		}
-		h.firstEnv = rest[k : k+int(n)]
-		rest = rest[k+int(n):]
-		if rest[0] == 1 {
-			h.firstBody = rest[1:]
-		} else if rest[0] != 0 || len(rest) != 1 {
-			return h, fmt.Errorf("%w: record head", ErrCorrupt)
-		}
+		return h, nil
+	}
+	n, k = binary.Uvarint(rest)
+	if k <= 0 || len(rest) < k+1 || n > uint64(len(rest)-k-1) {
+		return h, bad
+	}
+	h.firstEnv = rest[k : k+int(n)]
+	rest = rest[k+int(n):]
+	if rest[0] == 1 {
+		h.firstBody = rest[1:]
+		h.firstH.bodyLen = len(h.firstBody)
+	} else if rest[0] != 0 || len(rest) != 1 {
+		return h, bad
 	}
 	return h, nil
 }

@@ -61,13 +61,20 @@ func TestEnvelopeJoinsToCanonical(t *testing.T) {
 }
 
 func TestHeadAndHistRoundTrip(t *testing.T) {
-	h := head{topSeq: 3, top: canonical.IDOf([]byte("a")), hasFirst: true, firstWhole: true, firstSeq: 2,
-		first: canonical.IDOf([]byte("b")), firstEnv: []byte{1, '{', '}'}}
-	got, err := decodeHead(h.encode())
-	if err != nil || !got.equal(h) {
-		t.Fatalf("%+v %v", got, err)
+	for _, h := range []head{
+		{topSeq: 3, top: canonical.IDOf([]byte("a")), topH: holding{whole: true, retain: true, bodyLen: 77}, hasFirst: true,
+			firstH: holding{whole: true, bodyLen: 2}, firstSeq: 2, first: canonical.IDOf([]byte("b")), firstEnv: []byte{1, '{', '}'},
+			firstBody: []byte("{}")},
+		{topSeq: 3, top: canonical.IDOf([]byte("a")), topH: holding{whole: true, deleted: true}, hasFirst: true,
+			firstH: holding{whole: true, deleted: true}, firstSeq: 3, first: canonical.IDOf([]byte("a")), firstEnv: []byte{1, '{', '}'}},
+		{topSeq: 1, top: canonical.IDOf([]byte("c")), topH: holding{}},
+	} {
+		got, err := decodeHead(h.encode())
+		if err != nil || !got.equal(h) {
+			t.Fatalf("%+v %v", got, err)
+		}
 	}
-	e := histEntry{verdict: Withdrawn, whole: true, retain: true, bodyLen: 1234}
+	e := histEntry{verdict: Withdrawn, retain: true, deleted: true}
 	if got, err := decodeHist(e.encode()); err != nil || got != e {
 		t.Fatalf("%+v %v", got, err)
 	}

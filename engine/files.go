@@ -63,7 +63,7 @@ func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
 		return err
 	}
 	defer b.Close()
-	if _, err := b.Get(keys.FileKey(d)); err == nil {
+	if _, err := s.kv.Get(keys.FileKey(d)); err == nil {
 		return nil
 	} else if !errors.Is(err, ErrNotFound) {
 		return err

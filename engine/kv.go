@@ -7,18 +7,24 @@ import "errors"
 // backends/memory implement it; the engine's key layout is the same on all
 // of them. Keys compare bytewise.
 //
-// A KV is used by one Store at a time. Get and NewIter may be called from
-// many goroutines at once; the engine makes at most one Batch at a time.
+// A KV is used by one Store at a time. Get, GetMany and NewIter may be
+// called from many goroutines at once; the engine makes at most one Batch
+// at a time.
 type KV interface {
 	Reader
-	// NewBatch starts an atomic batch of writes whose reads see its own
-	// writes over the store's.
+	// GetMany looks up keys, given in ascending order without repeats, and
+	// calls found with the index and value of each one held; value is valid
+	// only during the call. It reads one consistent view of the store, and
+	// costs less than a Get per key: admission reads ahead what a batch
+	// needs with it.
+	GetMany(keys [][]byte, found func(i int, value []byte)) error
+	// NewBatch starts an atomic batch of writes.
 	NewBatch() (Batch, error)
 	// Close releases the store; batches and iterators must be closed first.
 	Close() error
 }
 
-// Reader reads a KV or a batch.
+// Reader reads a KV.
 type Reader interface {
 	// Get returns a copy of the value at key, or an error wrapping
 	// [ErrNotFound] that names the key.
@@ -41,12 +47,12 @@ type Iterator interface {
 	Close() error
 }
 
-// Batch is an atomic set of writes that also reads: Get and NewIter see its
-// own writes over the store's. Nothing is visible to other readers until
-// Commit returns nil. The engine closes every iterator of a batch before it
-// writes to the batch again.
+// Batch is an atomic set of writes. It does not read: the engine keeps
+// what a batch wrote in memory and reads it there. Nothing is visible to
+// readers until Commit returns nil. The batch may keep the key and value
+// slices given to Set and Delete until Commit or Close; the caller does not
+// change them.
 type Batch interface {
-	Reader
 	Set(key, value []byte) error
 	Delete(key []byte) error
 	// Commit applies the batch atomically. With sync it returns only once

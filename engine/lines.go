@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/minca-go/minca/canonical"
@@ -43,9 +42,7 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 			}
 		}
 	}
-	if err := t.b.Set(place, appendDigests(others, d)); err != nil {
-		return err
-	}
+	t.set(place, appendDigests(others, d))
 	if v.Log.N > 0 {
 		pd, isID := keys.ParseExact(v.Log.Prev)
 		p, held := (*record.Version)(nil), false
@@ -66,9 +63,7 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 			if err != nil {
 				return err
 			}
-			if err := t.b.Set(k, appendDigests(namers, d)); err != nil {
-				return err
-			}
+			t.set(k, appendDigests(namers, d))
 			if len(namers) == 0 {
 				t.st.logPrev++
 			}
@@ -97,17 +92,15 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 		}
 	}
 	t.st.logPrev--
-	return t.b.Delete(k)
+	t.del(k)
+	return nil
 }
 
 // digestList reads a value that is a list of 32-byte digests; none when
 // the key is absent.
 func (t *tx) digestList(k []byte) ([]canonical.ID, error) {
-	b, err := t.b.Get(k)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	b, ok, err := t.get(k)
+	if !ok || err != nil {
 		return nil, err
 	}
 	return splitDigests(b)
@@ -141,27 +134,21 @@ func appendDigests(ds []canonical.ID, d canonical.ID) []byte {
 // digests lists the 32-byte digests that end the keys under prefix (at most
 // limit, all when limit < 0).
 func (t *tx) digests(prefix []byte, limit int) ([]canonical.ID, error) {
-	it, err := t.b.NewIter(prefix, keys.PrefixEnd(prefix))
-	if err != nil {
-		return nil, err
-	}
 	var out []canonical.ID
-	for (limit < 0 || len(out) < limit) && it.Next() {
-		k := it.Key()
+	err := t.scan(prefix, keys.PrefixEnd(prefix), func(k, _ []byte) bool {
 		if d, ok := keys.Digest(k, len(k)-32); ok {
 			out = append(out, d)
 		}
-	}
-	return out, errors.Join(it.Err(), it.Close())
+		return limit < 0 || len(out) < limit
+	})
+	return out, err
 }
 
 // proof records a line proof durably and as an event.
 func (t *tx) proof(p *record.LineProof) error {
 	a, _ := keys.ParseExact(p.A.ID)
 	b, _ := keys.ParseExact(p.B.ID)
-	if err := t.b.Set(keys.ProofKey(p.A.Space, a, b), []byte(p.Kind)); err != nil {
-		return err
-	}
+	t.set(keys.ProofKey(p.A.Space, a, b), []byte(p.Kind))
 	t.events = append(t.events, Event{Kind: EventLine, Space: p.A.Space, ID: p.A.ID, Proof: p})
 	return nil
 }

@@ -22,6 +22,8 @@ func (s *Store) Changes(ctx context.Context, after uint64) iter.Seq2[Change, err
 			yield(Change{}, err)
 			return
 		}
+		// A batch's changes are one entry, under the sequence of its last:
+		// the first entry at or after after+1 holds the change after after.
 		lo := keys.ChangeKey(after + 1)
 		it, err := s.kv.NewIter(lo, []byte{keys.Change + 1})
 		if err != nil {
@@ -34,22 +36,39 @@ func (s *Store) Changes(ctx context.Context, after uint64) iter.Seq2[Change, err
 				yield(Change{}, err)
 				return
 			}
-			k, v := it.Key(), it.Value()
-			if len(k) != 9 || len(v) != 33 {
-				yield(Change{}, fmt.Errorf("%w: change log entry", ErrCorrupt))
+			last, es, err := changeEntry(it.Key(), it.Value())
+			if err != nil {
+				yield(Change{}, err)
 				return
 			}
-			var d canonical.ID
-			copy(d[:], v)
-			c := Change{Seq: binary.BigEndian.Uint64(k[1:]), ID: d.String(), Kind: ChangeKind(v[32])}
-			if !yield(c, nil) {
-				return
+			for i, seq := 0, last-uint64(len(es)/33)+1; i < len(es); i, seq = i+33, seq+1 {
+				if seq <= after {
+					continue
+				}
+				var d canonical.ID
+				copy(d[:], es[i:])
+				if !yield(Change{Seq: seq, ID: d.String(), Kind: ChangeKind(es[i+32])}, nil) {
+					return
+				}
 			}
 		}
 		if err := it.Err(); err != nil {
 			yield(Change{}, err)
 		}
 	}
+}
+
+// changeEntry reads one change log entry: the sequence of its last change
+// and its changes, digest ‖ kind each.
+func changeEntry(k, v []byte) (uint64, []byte, error) {
+	if len(k) != 9 || len(v) == 0 || len(v)%33 != 0 {
+		return 0, nil, fmt.Errorf("%w: change log entry", ErrCorrupt)
+	}
+	last := binary.BigEndian.Uint64(k[1:])
+	if uint64(len(v)/33) > last {
+		return 0, nil, fmt.Errorf("%w: change log entry", ErrCorrupt)
+	}
+	return last, v, nil
 }
 
 // SyncOrder yields a space's held versions (whole or stub; never waiting

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
 )
 
@@ -27,11 +28,7 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.begin(s.opts.Judge)
-	if err != nil {
-		return err
-	}
-	defer t.b.Close()
+	t := s.begin(s.opts.Judge)
 	v, ok, err := t.envelope(d)
 	if err != nil {
 		return err
@@ -48,9 +45,7 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 	}
 	rec := keys.Rec(v.Space, v.Key)
 	e.verdict = to
-	if err := t.b.Set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode()); err != nil {
-		return err
-	}
+	t.set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode())
 	oh, _, err := t.head(rec)
 	if err != nil {
 		return err
@@ -60,19 +55,15 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 		return err
 	}
 	if !nh.equal(oh) {
-		if err := t.b.Set(keys.HeadKey(rec), nh.encode()); err != nil {
-			return err
-		}
 		if oh.hasFirst && oh.first != nh.top && !(nh.hasFirst && oh.first == nh.first) {
-			if err := t.demote(rec, oh.first, oh.firstSeq); err != nil {
-				return err
-			}
+			t.demote(oh.first, oh.firstH)
 		}
+		t.set(keys.HeadKey(rec), nh.encode())
 	}
 	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to})
-	if nh.hasFirst != oh.hasFirst || nh.first != oh.first || nh.firstWhole != oh.firstWhole {
+	if nh.hasFirst != oh.hasFirst || nh.first != oh.first || nh.firstH.whole != oh.firstH.whole {
 		cur := ""
-		if nh.hasFirst && nh.firstWhole {
+		if nh.hasFirst && nh.firstH.whole {
 			cur = nh.first.String()
 		}
 		t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: cur, Verdict: Stands})
@@ -81,54 +72,76 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 	return s.commit(t)
 }
 
-// firstStanding recomputes a record's head from its history: the top is the
-// first entry in 02 §4.3 order, the one that reads the first that stands.
+// firstStanding recomputes a record's head from its history: the top is
+// the first entry in 02 §4.3 order, the one that reads the first that
+// stands.
 func (t *tx) firstStanding(rec []byte, h head) (head, error) {
 	p := keys.HistoryPrefix(rec)
-	it, err := t.b.NewIter(p, keys.PrefixEnd(p))
-	if err != nil {
-		return h, err
-	}
 	nh := head{}
 	first := true
-	for it.Next() {
-		e, err := decodeHist(it.Value())
-		if err != nil {
-			it.Close()
-			return h, err
+	var err error
+	serr := t.scan(p, keys.PrefixEnd(p), func(k, val []byte) bool {
+		var e histEntry
+		if e, err = decodeHist(val); err != nil {
+			return false
 		}
-		id := keys.HistoryID(it.Key())
+		id := keys.HistoryID(k)
 		d, ok := keys.ParseExact(id)
 		if !ok {
-			it.Close()
-			return h, fmt.Errorf("%w: history key id %q", ErrCorrupt, id)
+			err = fmt.Errorf("%w: history key id %q", ErrCorrupt, id)
+			return false
 		}
-		seq := int64(1<<53 - 1 - beUint64(it.Key()[len(it.Key())-len(id)-8:]))
+		seq := int64(1<<53 - 1 - beUint64(k[len(k)-len(id)-8:]))
 		if first {
 			nh.top, nh.topSeq, first = d, seq, false
 		}
 		if e.verdict == Stands {
-			nh.hasFirst, nh.first, nh.firstSeq, nh.firstWhole = true, d, seq, e.whole
-			break
+			nh.hasFirst, nh.first, nh.firstSeq = true, d, seq
+			return false
 		}
+		return true
+	})
+	if err = errors.Join(serr, err); err != nil {
+		return h, err
 	}
-	if err := errors.Join(it.Err(), it.Close()); err != nil {
+	if first {
+		return h, fmt.Errorf("%w: record with no history", ErrCorrupt)
+	}
+	if nh.topH, err = t.holdingOf(nh.top); err != nil {
 		return h, err
 	}
 	if nh.hasFirst {
-		env, err := t.b.Get(keys.EnvelopeKey(nh.first))
+		if nh.firstH, err = t.holdingOf(nh.first); err != nil {
+			return h, err
+		}
+		env, ok, err := t.get(keys.EnvelopeKey(nh.first))
 		if err != nil {
 			return h, err
 		}
+		if !ok {
+			return h, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, nh.first)
+		}
 		nh.firstEnv = env
-		body, err := t.b.Get(keys.BodyKey(nh.first))
-		if err == nil {
-			nh.firstBody = body
-		} else if !errors.Is(err, ErrNotFound) {
+		if body, ok, err := t.get(keys.BodyKey(nh.first)); err != nil {
 			return h, err
+		} else if ok {
+			nh.firstBody = body
 		}
 	}
 	return nh, nil
+}
+
+// holdingOf reads how a held version is held.
+func (t *tx) holdingOf(d canonical.ID) (holding, error) {
+	v, ok, err := t.envelope(d)
+	if err != nil {
+		return holding{}, err
+	}
+	if !ok {
+		return holding{}, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, d)
+	}
+	_, hold, err := t.holding(d, v)
+	return hold, err
 }
 
 func beUint64(b []byte) uint64 {

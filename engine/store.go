@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -85,8 +86,18 @@ type counters struct {
 
 const stateName = "state"
 
+// layout is the version of the key layout and values this engine writes,
+// kept in the counters. Layout 1 (the first engine) kept whether a
+// version is whole in its history entry and one change log entry per
+// change; a store in it is refused with ErrLayout.
+const layout = 2
+
+// ErrLayout: the store was written in a key layout this engine does not
+// read (export it with the minca that wrote it and import it again).
+var ErrLayout = errors.New("minca/engine: the store is in another key layout")
+
 func (c *counters) encode() []byte {
-	b := binary.AppendUvarint(nil, 1) // layout version
+	b := binary.AppendUvarint(nil, layout)
 	b = binary.AppendUvarint(b, c.changeSeq)
 	b = binary.AppendUvarint(b, c.waitSeq)
 	s := &c.stats
@@ -107,7 +118,10 @@ func decodeCounters(b []byte) (counters, error) {
 		b = b[n:]
 		return v
 	}
-	if next() != 1 {
+	if l := next(); l != layout {
+		if l == 1 {
+			return c, fmt.Errorf("%w: layout 1, written by an earlier minca; this one reads layout %d", ErrLayout, layout)
+		}
 		return c, fmt.Errorf("%w: engine state has an unknown layout", ErrCorrupt)
 	}
 	c.changeSeq = next()
@@ -249,7 +263,7 @@ func (s *Store) CurrentJSON(ctx context.Context, space, key string) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	if !h.hasFirst || !h.firstWhole {
+	if !h.hasFirst || !h.firstH.whole {
 		return nil, fmt.Errorf("%w: record %s in space %s has no readable current version", ErrNotFound, key, space)
 	}
 	return joinWhole(h.firstEnv, h.firstBody)
@@ -307,36 +321,34 @@ func (s *Store) Standing(ctx context.Context, id string) (Verdict, Storage, erro
 	if !ok {
 		return Refused, None, fmt.Errorf("%w: version %q", ErrNotFound, id)
 	}
-	_, e, err := heldEntry(s.kv, d, id)
+	env, err := s.kv.Get(keys.EnvelopeKey(d))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Refused, None, fmt.Errorf("%w: version %s", ErrNotFound, id)
+		}
+		return Refused, None, err
+	}
+	v, err := decodeHeld(env, nil)
+	if err != nil {
+		return Refused, None, err
+	}
+	hb, err := s.kv.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
+	if err != nil {
+		return Refused, None, fmt.Errorf("%w: version %s has no history entry: %v", ErrCorrupt, id, err)
+	}
+	e, err := decodeHist(hb)
 	if err != nil {
 		return Refused, None, err
 	}
 	st := Whole
-	if !e.whole {
-		st = Stub
+	if !e.deleted {
+		if _, err := s.kv.Get(keys.BodyKey(d)); errors.Is(err, ErrNotFound) {
+			st = Stub
+		} else if err != nil {
+			return Refused, None, err
+		}
 	}
 	return e.verdict, st, nil
-}
-
-// heldEntry reads a held version's envelope and its history entry.
-func heldEntry(r Reader, d canonical.ID, id string) (*record.Version, histEntry, error) {
-	env, err := r.Get(keys.EnvelopeKey(d))
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, histEntry{}, fmt.Errorf("%w: version %s", ErrNotFound, id)
-		}
-		return nil, histEntry{}, err
-	}
-	v, err := decodeHeld(env, nil)
-	if err != nil {
-		return nil, histEntry{}, err
-	}
-	hb, err := r.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
-	if err != nil {
-		return nil, histEntry{}, fmt.Errorf("%w: version %s has no history entry: %v", ErrCorrupt, id, err)
-	}
-	e, err := decodeHist(hb)
-	return v, e, err
 }
 
 // Spaces lists the spaces the store holds versions of.
@@ -384,7 +396,7 @@ func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
 	if value == nil {
 		err = b.Delete(keys.MetaKey(name))
 	} else {
-		err = b.Set(keys.MetaKey(name), value)
+		err = b.Set(keys.MetaKey(name), bytes.Clone(value))
 	}
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/minca-go/minca/canonical"
@@ -9,15 +8,21 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// tx is one write batch: the batch, a copy of the counters it changes, and
-// what to make visible once it commits.
+// tx is one write batch: its writes and what was read ahead for it (see
+// overlay.go), a copy of the counters it changes, and what to make visible
+// once it commits.
 type tx struct {
 	s      *Store
 	j      Judge
-	b      Batch
 	st     counters
-	outs   []Outcome // Admit's outcomes, nil for other writes
-	stored map[canonical.ID]*record.Version
+	w      map[string]write
+	ahead  map[string]ahead
+	sorted []string // written keys of the ranged tables, ascending
+	// changes are this batch's change log entries, digest ‖ kind each,
+	// written under one key at commit.
+	changes []byte
+	outs    []Outcome // Admit's outcomes, nil for other writes
+	stored  map[canonical.ID]*record.Version
 	// pending maps a waiting version to the inputs it came from, so a
 	// version re-judged in the same batch reports its final outcome.
 	pending map[canonical.ID][]int
@@ -31,14 +36,10 @@ type tx struct {
 	spaces map[string]bool
 }
 
-func (s *Store) begin(j Judge) (*tx, error) {
-	b, err := s.kv.NewBatch()
-	if err != nil {
-		return nil, fmt.Errorf("minca/engine: batch: %w", err)
-	}
-	return &tx{s: s, j: j, b: b, st: s.st,
+func (s *Store) begin(j Judge) *tx {
+	return &tx{s: s, j: j, st: s.st, w: make(map[string]write), ahead: make(map[string]ahead),
 		stored: make(map[canonical.ID]*record.Version), pending: make(map[canonical.ID][]int),
-		final: make(map[canonical.ID]Storage), spaces: make(map[string]bool)}, nil
+		final: make(map[canonical.ID]Storage), spaces: make(map[string]bool)}
 }
 
 // envelope returns a held version as the judge sees it (stub or whole), or
@@ -50,11 +51,8 @@ func (t *tx) envelope(d canonical.ID) (*record.Version, bool, error) {
 	if v, ok := t.s.cache.get(d); ok {
 		return v, true, nil
 	}
-	env, err := t.b.Get(keys.EnvelopeKey(d))
-	if errors.Is(err, ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
+	env, ok, err := t.get(keys.EnvelopeKey(d))
+	if !ok || err != nil {
 		return nil, false, err
 	}
 	v, err := decodeHeld(env, nil)
@@ -62,11 +60,32 @@ func (t *tx) envelope(d canonical.ID) (*record.Version, bool, error) {
 }
 
 func (t *tx) histEntry(v *record.Version) (histEntry, error) {
-	hb, err := t.b.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
+	hb, ok, err := t.get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
 	if err != nil {
-		return histEntry{}, fmt.Errorf("%w: version %s has no history entry: %v", ErrCorrupt, v.ID, err)
+		return histEntry{}, err
+	}
+	if !ok {
+		return histEntry{}, fmt.Errorf("%w: version %s has no history entry", ErrCorrupt, v.ID)
 	}
 	return decodeHist(hb)
+}
+
+// holding returns how a held version is held: its history entry's flags,
+// and whether its body is there.
+func (t *tx) holding(d canonical.ID, v *record.Version) (histEntry, holding, error) {
+	e, err := t.histEntry(v)
+	if err != nil {
+		return e, holding{}, err
+	}
+	body, ok, err := t.get(keys.BodyKey(d))
+	if err != nil {
+		return e, holding{}, err
+	}
+	h := holding{whole: ok || e.deleted, retain: e.retain, deleted: e.deleted}
+	if ok {
+		h.bodyLen = len(body)
+	}
+	return e, h, nil
 }
 
 // Held implements HeldReader for the judge.
@@ -92,11 +111,8 @@ func (t *tx) Standing(id string) (Verdict, bool, error) {
 }
 
 func (t *tx) head(rec []byte) (head, bool, error) {
-	hb, err := t.b.Get(keys.HeadKey(rec))
-	if errors.Is(err, ErrNotFound) {
-		return head{}, false, nil
-	}
-	if err != nil {
+	hb, ok, err := t.get(keys.HeadKey(rec))
+	if !ok || err != nil {
 		return head{}, false, err
 	}
 	h, err := decodeHead(hb)
@@ -111,9 +127,8 @@ func (t *tx) outcome(i int, o Outcome) {
 }
 
 // admitOne takes in one checked version of an Admit batch.
-func (t *tx) admitOne(i int, v *record.Version, c Checked, from string) error {
-	d, ok := keys.ParseExact(v.ID)
-	if !ok {
+func (t *tx) admitOne(i int, v *record.Version, c Checked, e *encoded, from string) error {
+	if !e.ok {
 		t.outcome(i, Outcome{Verdict: Refused, Refusal: &record.Refusal{Code: CodeStoreID, Field: "id",
 			Message: "the id is not a content id in its canonical text (02 §2)"}})
 		return nil
@@ -123,6 +138,7 @@ func (t *tx) admitOne(i int, v *record.Version, c Checked, from string) error {
 			Message: "a version with no space (a loose version, 02 §3.5) is never stored"}})
 		return nil
 	}
+	d := e.d
 	held, ok, err := t.envelope(d)
 	if err != nil {
 		return err
@@ -149,18 +165,25 @@ func (t *tx) admitOne(i int, v *record.Version, c Checked, from string) error {
 	if err != nil {
 		return err
 	}
-	if err := t.apply(i, d, v, c, from, dec, 0); err != nil {
+	if err := t.apply(i, d, v, c, e, from, dec, 0); err != nil {
 		return err
 	}
 	return t.drain()
 }
 
 // apply carries out a decision. seq is the waiting order of a version
-// re-judged (0 for a new arrival).
-func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, from string, dec Decision, seq uint64) error {
+// re-judged (0 for a new arrival); e is its encoding when made ahead.
+func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, e *encoded, from string, dec Decision, seq uint64) error {
 	switch dec.Verdict {
 	case Stands, Withdrawn:
-		st, err := t.put(d, v, dec.Verdict)
+		if e == nil || e.env == nil {
+			enc, err := encode(v)
+			if err != nil {
+				return err
+			}
+			e = &enc
+		}
+		st, err := t.put(d, v, dec.Verdict, e)
 		if err != nil {
 			return err
 		}
@@ -229,7 +252,7 @@ func (t *tx) drain() error {
 			if err != nil {
 				return err
 			}
-			if err := t.apply(-1, wd, w.v, Checked{Root: w.root}, w.from, dec, w.seq); err != nil {
+			if err := t.apply(-1, wd, w.v, Checked{Root: w.root}, nil, w.from, dec, w.seq); err != nil {
 				return err
 			}
 		}
@@ -241,11 +264,11 @@ func (t *tx) drain() error {
 // stub adds its body when the version is current or retained (02 §4.5);
 // anything else changes nothing.
 func (t *tx) again(i int, d canonical.ID, held, v *record.Version) error {
-	e, err := t.histEntry(held)
+	e, hold, err := t.holding(d, held)
 	if err != nil {
 		return err
 	}
-	if !e.whole && v.HasBody && !v.Deleted {
+	if !hold.whole && v.HasBody && !v.Deleted {
 		rec := keys.Rec(held.Space, held.Key)
 		h, _, err := t.head(rec)
 		if err != nil {
@@ -256,11 +279,11 @@ func (t *tx) again(i int, d canonical.ID, held, v *record.Version) error {
 			if err := t.addBody(d, v, rec, e, h, isFirst); err != nil {
 				return err
 			}
-			e.whole = true
+			hold.whole = true
 		}
 	}
 	st := Stub
-	if e.whole {
+	if hold.whole {
 		st = Whole
 	}
 	t.outcome(i, Outcome{Verdict: e.verdict, Stored: st})
@@ -272,19 +295,19 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	if err != nil {
 		return err
 	}
-	if err := t.b.Set(keys.BodyKey(d), body); err != nil {
-		return err
-	}
-	e.whole, e.bodyLen = true, len(body)
-	if err := t.b.Set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode()); err != nil {
-		return err
-	}
-	if isFirst {
-		h.firstWhole, h.firstBody = true, body
-		if err := t.b.Set(keys.HeadKey(rec), h.encode()); err != nil {
-			return err
+	t.set(keys.BodyKey(d), body)
+	if isFirst || h.top == d {
+		hold := holding{whole: true, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}
+		if h.top == d {
+			h.topH = hold
 		}
-		t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
+		if isFirst {
+			h.firstH, h.firstBody = hold, body
+		}
+		t.set(keys.HeadKey(rec), h.encode())
+		if isFirst {
+			t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
+		}
 	}
 	t.st.stats.Stubs--
 	t.st.stats.Whole++
@@ -292,13 +315,12 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	t.st.stats.BodyBytes += int64(len(body))
 	t.stored[d] = v
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
-	return t.change(d, BodyAdded)
+	t.change(d, BodyAdded)
+	return nil
 }
 
-func (t *tx) change(d canonical.ID, k ChangeKind) error {
+// change adds an entry to the change log.
+func (t *tx) change(d canonical.ID, k ChangeKind) {
 	t.st.changeSeq++
-	val := make([]byte, 0, 33)
-	val = append(val, d[:]...)
-	val = append(val, byte(k))
-	return t.b.Set(keys.ChangeKey(t.st.changeSeq), val)
+	t.changes = append(append(t.changes, d[:]...), byte(k))
 }

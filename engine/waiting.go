@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/minca-go/minca/canonical"
@@ -81,11 +80,8 @@ func readString(b []byte) (string, []byte, bool) {
 }
 
 func (t *tx) waitingOf(d canonical.ID) (waiting, bool, error) {
-	b, err := t.b.Get(keys.WaitKey(d))
-	if errors.Is(err, ErrNotFound) {
-		return waiting{}, false, nil
-	}
-	if err != nil {
+	b, ok, err := t.get(keys.WaitKey(d))
+	if !ok || err != nil {
 		return waiting{}, false, err
 	}
 	w, err := decodeWaiting(b)
@@ -108,16 +104,13 @@ func (t *tx) wait(d canonical.ID, w waiting) error {
 	if err != nil {
 		return err
 	}
-	if err := t.b.Set(keys.WaitKey(d), val); err != nil {
-		return err
-	}
+	t.set(keys.WaitKey(d), val)
 	for _, id := range w.waits {
-		if err := t.b.Set(keys.WaitForKey(keys.Awaited(id), d), nil); err != nil {
-			return err
-		}
+		t.set(keys.WaitForKey(keys.Awaited(id), d), []byte{})
 	}
 	t.st.stats.Waiting++
-	return t.b.Set(keys.WaitQueueKey(w.seq, d), nil)
+	t.set(keys.WaitQueueKey(w.seq, d), []byte{})
+	return nil
 }
 
 func (t *tx) rewriteWaiting(d canonical.ID, w waiting) error {
@@ -125,21 +118,19 @@ func (t *tx) rewriteWaiting(d canonical.ID, w waiting) error {
 	if err != nil {
 		return err
 	}
-	return t.b.Set(keys.WaitKey(d), val)
+	t.set(keys.WaitKey(d), val)
+	return nil
 }
 
 // unwait removes a waiting version and its index entries.
 func (t *tx) unwait(d canonical.ID, w waiting) error {
-	if err := t.b.Delete(keys.WaitKey(d)); err != nil {
-		return err
-	}
+	t.del(keys.WaitKey(d))
 	for _, id := range w.waits {
-		if err := t.b.Delete(keys.WaitForKey(keys.Awaited(id), d)); err != nil {
-			return err
-		}
+		t.del(keys.WaitForKey(keys.Awaited(id), d))
 	}
 	t.st.stats.Waiting--
-	return t.b.Delete(keys.WaitQueueKey(w.seq, d))
+	t.del(keys.WaitQueueKey(w.seq, d))
+	return nil
 }
 
 func (t *tx) dropOldest() error {

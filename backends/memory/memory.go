@@ -1,6 +1,6 @@
 // Package memory is an in-memory [engine.KV] for tests and the memory: store
-// URL. It holds everything in a skip list; nothing survives Close. Batches
-// read their own writes; commits are atomic (sync is meaningless here).
+// URL. It holds everything in a skip list; nothing survives Close. Commits
+// are atomic (sync is meaningless here).
 package memory
 
 import (
@@ -38,6 +38,21 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: key %x", engine.ErrNotFound, key)
 	}
 	return bytes.Clone(n.val), nil
+}
+
+// GetMany calls found for each of keys that is held, under one read lock.
+func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return engine.ErrClosed
+	}
+	for i, k := range keys {
+		if n, ok := s.data.get(k); ok {
+			found(i, n.val)
+		}
+	}
+	return nil
 }
 
 // NewIter iterates [lower, upper). Each step re-seeks past the last key, so
@@ -97,22 +112,12 @@ func (it *iter) Value() []byte { return it.v }
 func (it *iter) Err() error    { return it.err }
 func (it *iter) Close() error  { return nil }
 
-// batch keeps its writes in a list of its own, merged over the store's on
-// read and applied under the store's lock on commit.
+// batch keeps its writes in a list of its own, applied under the store's
+// lock on commit.
 type batch struct {
 	s    *Store
 	w    *list
 	done bool
-}
-
-func (b *batch) Get(key []byte) ([]byte, error) {
-	if n, ok := b.w.get(key); ok {
-		if n.del {
-			return nil, fmt.Errorf("%w: key %x", engine.ErrNotFound, key)
-		}
-		return bytes.Clone(n.val), nil
-	}
-	return b.s.Get(key)
 }
 
 func (b *batch) Set(key, value []byte) error {
@@ -146,56 +151,3 @@ func (b *batch) Commit(sync bool) error {
 }
 
 func (b *batch) Close() error { b.done = true; return nil }
-
-func (b *batch) NewIter(lower, upper []byte) (engine.Iterator, error) {
-	base, _ := b.s.NewIter(lower, upper)
-	return &mergeIter{base: base.(*iter), b: b, lower: bytes.Clone(lower), upper: bytes.Clone(upper)}, nil
-}
-
-// mergeIter merges the batch's writes over the store's keys.
-type mergeIter struct {
-	base         *iter
-	b            *batch
-	lower, upper []byte
-	wn           *node // next batch node not yet consumed
-	started      bool
-	baseOK       bool
-	k, v         []byte
-}
-
-func (m *mergeIter) Next() bool {
-	if !m.started {
-		m.started = true
-		m.wn = m.b.w.seek(m.lower, nil)
-		m.baseOK = m.base.Next()
-	}
-	for {
-		if m.wn != nil && m.upper != nil && bytes.Compare(m.wn.key, m.upper) >= 0 {
-			m.wn = nil
-		}
-		switch {
-		case m.wn == nil && !m.baseOK:
-			return false
-		case m.wn == nil || (m.baseOK && bytes.Compare(m.base.Key(), m.wn.key) < 0):
-			m.k, m.v = m.base.Key(), m.base.Value()
-			m.baseOK = m.base.Next()
-			return true
-		default:
-			w := m.wn
-			m.wn = w.next[0]
-			if m.baseOK && bytes.Equal(m.base.Key(), w.key) {
-				m.baseOK = m.base.Next()
-			}
-			if w.del {
-				continue
-			}
-			m.k, m.v = w.key, w.val
-			return true
-		}
-	}
-}
-
-func (m *mergeIter) Key() []byte   { return m.k }
-func (m *mergeIter) Value() []byte { return m.v }
-func (m *mergeIter) Err() error    { return m.base.Err() }
-func (m *mergeIter) Close() error  { return nil }

@@ -136,9 +136,31 @@ func newIter(r pebble.Reader, lower, upper []byte) (engine.Iterator, error) {
 	return &iter{it: it}, nil
 }
 
-// NewBatch starts an indexed batch: its reads see its writes.
+// GetMany looks keys up (ascending) with one iterator: each seek uses the
+// tables' bloom filters, as Get does, and starts from where the last one
+// ended, which makes a sorted run of look-ups several times cheaper than
+// as many Gets.
+func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if it.SeekPrefixGE(k) && bytes.Equal(it.Key(), k) {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				it.Close()
+				return err
+			}
+			found(i, v)
+		}
+	}
+	return errors.Join(it.Error(), it.Close())
+}
+
+// NewBatch starts a batch; it only writes.
 func (s *Store) NewBatch() (engine.Batch, error) {
-	return &batch{b: s.db.NewIndexedBatch()}, nil
+	return &batch{b: s.db.NewBatch()}, nil
 }
 
 // Close flushes nothing extra (synced commits are already durable), closes
@@ -170,10 +192,6 @@ type batch struct {
 	closed bool
 }
 
-func (b *batch) Get(key []byte) ([]byte, error) { return get(b.b, key) }
-func (b *batch) NewIter(lower, upper []byte) (engine.Iterator, error) {
-	return newIter(b.b, lower, upper)
-}
 func (b *batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
 func (b *batch) Delete(key []byte) error     { return b.b.Delete(key, nil) }
 func (b *batch) Commit(sync bool) error {

@@ -12,6 +12,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -19,6 +20,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/gofrs/flock"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
@@ -38,11 +41,19 @@ type Options struct {
 
 // Store is an engine.KV on SQLite.
 type Store struct {
-	db                *sql.DB
-	get, set, del, it *sql.Stmt
-	itOpen            *sql.Stmt
-	lock              *flock.Flock
-	dir               string
+	db               *sql.DB
+	get, it, itOpen  *sql.Stmt
+	getN, setN, delN *sql.Stmt // chunkRows keys or rows at once
+	lock             *flock.Flock
+	dir              string
+}
+
+// chunkRows is how many rows one statement writes (or keys one reads):
+// a batch of thousands of keys costs tens of statements, not thousands.
+const chunkRows = 128
+
+func placeholders(n int, row string) string {
+	return strings.TrimSuffix(strings.Repeat(row+",", n), ",")
 }
 
 var _ engine.KV = (*Store)(nil)
@@ -106,10 +117,11 @@ func open(dir string, o Options) (*Store, error) {
 		sql string
 	}{
 		{&s.get, `SELECT v FROM kv WHERE k = ?`},
-		{&s.set, `INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)`},
-		{&s.del, `DELETE FROM kv WHERE k = ?`},
 		{&s.it, `SELECT k, v FROM kv WHERE k >= ? AND k < ? ORDER BY k`},
 		{&s.itOpen, `SELECT k, v FROM kv WHERE k >= ? ORDER BY k`},
+		{&s.getN, `SELECT k, v FROM kv WHERE k IN (` + placeholders(chunkRows, "?") + `) ORDER BY k`},
+		{&s.setN, insertRows(chunkRows)},
+		{&s.delN, deleteKeys(chunkRows)},
 	} {
 		if *p.st, err = db.Prepare(p.sql); err != nil {
 			db.Close()
@@ -140,6 +152,52 @@ func get(st *sql.Stmt, key []byte) ([]byte, error) {
 // Get returns a copy of the value at key.
 func (s *Store) Get(key []byte) ([]byte, error) { return get(s.get, key) }
 
+// GetMany reads keys (ascending) chunkRows at a time, in one read
+// transaction.
+func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st := tx.Stmt(s.getN)
+	args := make([]any, chunkRows)
+	for lo := 0; lo < len(keys); lo += chunkRows {
+		chunk := keys[lo:min(lo+chunkRows, len(keys))]
+		for i := range args {
+			args[i] = chunk[min(i, len(chunk)-1)] // a repeat matches nothing more
+		}
+		rows, err := st.Query(args...)
+		if err != nil {
+			return err
+		}
+		i := 0
+		for rows.Next() {
+			var k, v []byte
+			if err := rows.Scan(&k, &v); err != nil {
+				rows.Close()
+				return err
+			}
+			for i < len(chunk) && bytes.Compare(chunk[i], k) < 0 {
+				i++
+			}
+			if i < len(chunk) && bytes.Equal(chunk[i], k) {
+				if v == nil {
+					v = []byte{}
+				}
+				found(lo+i, v)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
 // NewIter iterates [lower, upper) within one read transaction, a consistent
 // view of the store.
 func (s *Store) NewIter(lower, upper []byte) (engine.Iterator, error) {
@@ -164,20 +222,18 @@ func (s *Store) newIter(tx *sql.Tx, lower, upper []byte) (engine.Iterator, error
 	return &iter{rows: rows}, nil
 }
 
-// NewBatch starts a transaction; its reads see its writes.
+// NewBatch starts a batch: its writes are kept in memory and made in one
+// transaction at Commit, so no write transaction is open while the engine
+// decides.
 func (s *Store) NewBatch() (engine.Batch, error) {
-	tx, err := s.db.BeginTx(context.Background(), nil)
-	if err != nil {
-		return nil, err
-	}
-	return &batch{s: s, tx: tx, get: tx.Stmt(s.get), set: tx.Stmt(s.set), del: tx.Stmt(s.del)}, nil
+	return &batch{s: s}, nil
 }
 
 // Close checkpoints nothing extra (commits are synced), closes the database
 // and releases the lock.
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.get, s.set, s.del, s.it, s.itOpen} {
+	for _, st := range []*sql.Stmt{s.get, s.it, s.itOpen, s.getN, s.setN, s.delN} {
 		errs = append(errs, st.Close())
 	}
 	errs = append(errs, s.db.Close(), s.lock.Unlock())
@@ -208,38 +264,100 @@ func (i *iter) Err() error    { return i.err }
 func (i *iter) Close() error  { return i.rows.Close() }
 
 type batch struct {
-	s             *Store
-	tx            *sql.Tx
-	get, set, del *sql.Stmt
-	done          bool
+	s    *Store
+	ws   []kvWrite
+	done bool
 }
 
-func (b *batch) Get(key []byte) ([]byte, error) { return get(b.get, key) }
-func (b *batch) NewIter(lower, upper []byte) (engine.Iterator, error) {
-	return b.s.newIter(b.tx, lower, upper)
+type kvWrite struct {
+	k, v []byte
+	del  bool
 }
+
 func (b *batch) Set(key, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	_, err := b.set.Exec(key, value)
-	return err
+	b.ws = append(b.ws, kvWrite{k: key, v: value})
+	return nil
 }
+
 func (b *batch) Delete(key []byte) error {
-	_, err := b.del.Exec(key)
-	return err
+	b.ws = append(b.ws, kvWrite{k: key, del: true})
+	return nil
 }
+
+// Commit writes the batch in key order (each B-tree page is visited once
+// per run of keys on it), the last write of a key winning, chunkRows rows
+// a statement, in one transaction.
 func (b *batch) Commit(sync bool) error {
 	if b.done {
 		return errors.New("sqlite: batch already finished")
 	}
 	b.done = true
-	return b.tx.Commit()
+	ws := b.ws
+	slices.SortStableFunc(ws, func(x, y kvWrite) int { return bytes.Compare(x.k, y.k) })
+	var sets, dels [][]byte
+	for i, w := range ws {
+		if i+1 < len(ws) && bytes.Equal(ws[i+1].k, w.k) {
+			continue // a later write of the same key wins
+		}
+		if w.del {
+			dels = append(dels, w.k)
+		} else {
+			sets = append(sets, w.k, w.v)
+		}
+	}
+	tx, err := b.s.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := execChunks(tx, b.s.setN, insertRows, sets, 2); err != nil {
+		return err
+	}
+	if err := execChunks(tx, b.s.delN, deleteKeys, dels, 1); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
-func (b *batch) Close() error {
-	if b.done {
+
+// execChunks runs the chunkRows-row statement over vals, per rows of
+// width values, and one statement of as many rows over what is left.
+func execChunks(tx *sql.Tx, many *sql.Stmt, rest func(rows int) string, vals [][]byte, width int) error {
+	args := make([]any, 0, chunkRows*width)
+	if len(vals) >= chunkRows*width {
+		st := tx.Stmt(many)
+		for len(vals) >= chunkRows*width {
+			args = args[:0]
+			for _, v := range vals[:chunkRows*width] {
+				args = append(args, v)
+			}
+			if _, err := st.Exec(args...); err != nil {
+				return err
+			}
+			vals = vals[chunkRows*width:]
+		}
+	}
+	if len(vals) == 0 {
 		return nil
 	}
+	args = args[:0]
+	for _, v := range vals {
+		args = append(args, v)
+	}
+	_, err := tx.Exec(rest(len(vals)/width), args...)
+	return err
+}
+
+func insertRows(n int) string {
+	return `INSERT OR REPLACE INTO kv (k, v) VALUES ` + placeholders(n, "(?, ?)")
+}
+
+func deleteKeys(n int) string { return `DELETE FROM kv WHERE k IN (` + placeholders(n, "?") + `)` }
+
+func (b *batch) Close() error {
 	b.done = true
-	return b.tx.Rollback()
+	b.ws = nil
+	return nil
 }

@@ -5,14 +5,15 @@
 //
 //	'e' digest                         → the envelope: the version without body, canonical JSON
 //	'b' digest                         → the body, canonical JSON (whole versions only)
-//	'h' rec order                      → a held version's state in its record (02 §4.3 order)
-//	'c' rec                            → the record's head: top, first standing
+//	'h' rec order                      → a held version's standing and flags in its record (02 §4.3 order)
+//	'c' rec                            → the record's head: top and first standing, how each is held,
+//	                                     and the first standing version's envelope and body
 //	'S' space                          → the space's id as text
 //	'o' space millis digest            → collection: the sync order
 //	'l' space line n                   → digests held at that place of a writer's line (02 §4.10)
 //	'L' awaited                        → digests of versions whose log.prev names it, not held
 //	'x' space digestA digestB          → kind: line proofs found
-//	'g' seq                            → digest, kind: the change log
+//	'g' seq                            → (digest, kind)…: one batch's changes, seq the last's
 //	'w' digest                         → a waiting version and what it waits for
 //	'W' awaited digest                 → nothing: who waits for what
 //	'q' seq digest                     → nothing: waiting versions by arrival
@@ -199,7 +200,7 @@ func ProofPrefix(space string) []byte {
 	return append([]byte{Proof}, t[:]...)
 }
 
-// ChangeKey is 'g' seq.
+// ChangeKey is 'g' seq: the entry of the batch whose last change is seq.
 func ChangeKey(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{Change}, seq)
 }

@@ -1,0 +1,123 @@
+package enginetest
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/record"
+)
+
+// The KV's own contract, as the engine relies on it: a batch's last write
+// of a key wins, nothing shows before Commit, and GetMany finds exactly
+// the keys held, empty values included.
+func (h *harness) testKV(t *testing.T) {
+	kv := h.open(t)
+	defer kv.Close()
+	commit := func(f func(b engine.Batch)) {
+		t.Helper()
+		b, err := kv.NewBatch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(b)
+		if err := b.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	key := func(i int) []byte { return []byte(fmt.Sprintf("k%04d", i)) }
+	commit(func(b engine.Batch) {
+		for i := 0; i < 600; i += 2 {
+			b.Set(key(i), []byte(fmt.Sprint("v", i)))
+		}
+		b.Set([]byte("empty"), []byte{})
+		b.Set([]byte("gone"), []byte("x"))
+		b.Delete([]byte("gone"))
+		b.Delete([]byte("back"))
+		b.Set([]byte("back"), []byte("y"))
+	})
+	b, _ := kv.NewBatch()
+	b.Set(key(1), []byte("uncommitted"))
+	if _, err := kv.Get(key(1)); err == nil {
+		t.Fatal("a batch's write shows before Commit")
+	}
+	b.Close()
+	var ks [][]byte
+	ks = append(ks, []byte("back"), []byte("empty"), []byte("gone"))
+	for i := range 600 {
+		ks = append(ks, key(i))
+	}
+	got := map[string]string{}
+	if err := kv.GetMany(ks, func(i int, v []byte) { got[string(ks[i])] = string(v) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 302 || got["back"] != "y" || got["empty"] != "" || got[string(key(598))] != "v598" {
+		t.Fatalf("GetMany found %d keys: back=%q empty=%q", len(got), got["back"], got["empty"])
+	}
+	if _, ok := got["gone"]; ok {
+		t.Fatal("GetMany found a deleted key")
+	}
+	for i := range 600 {
+		v, ok := got[string(key(i))]
+		if ok != (i%2 == 0) || ok && v != fmt.Sprint("v", i) {
+			t.Fatalf("GetMany: %s = %q, %v", key(i), v, ok)
+		}
+	}
+	if v, err := kv.Get([]byte("empty")); err != nil || v == nil || len(v) != 0 {
+		t.Fatalf("empty value read as %v, %v", v, err)
+	}
+	it, err := kv.NewIter(key(10), key(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen [][]byte
+	for it.Next() {
+		seen = append(seen, bytes.Clone(it.Key()))
+	}
+	it.Close()
+	if len(seen) != 5 || !bytes.Equal(seen[0], key(10)) || !bytes.Equal(seen[4], key(18)) {
+		t.Fatalf("iterated %q", seen)
+	}
+}
+
+// The change log reads the same from every point, whatever the batches
+// were: each change after `after`, once, in order.
+func (h *harness) testChangesAcrossBatches(t *testing.T) {
+	sp := SpaceID("changes")
+	var vs []*record.Version
+	if err := Corpus(sp, CorpusOptions{Versions: 60, Seed: 9}, func(v *record.Version) error { vs = append(vs, v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s := h.store(t, nil)
+	for i, n := 0, 1; i < len(vs); i, n = i+n, n+3 {
+		admit(t, s, "p", vs[i:min(i+n, len(vs))]...)
+	}
+	var all []engine.Change
+	for c, err := range s.Changes(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, c)
+	}
+	if len(all) != len(vs) {
+		t.Fatalf("%d changes for %d versions", len(all), len(vs))
+	}
+	for after := range uint64(len(all) + 1) {
+		k := int(after)
+		for c, err := range s.Changes(ctx, after) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k >= len(all) || c != all[k] || c.Seq != uint64(k+1) {
+				t.Fatalf("changes after %d: %+v at %d", after, c, k)
+			}
+			k++
+		}
+		if k != len(all) {
+			t.Fatalf("changes after %d stop at %d of %d", after, k, len(all))
+		}
+	}
+	clean(t, s)
+}

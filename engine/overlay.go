@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"sort"
+
+	"github.com/minca-go/minca/engine/internal/keys"
+)
+
+// A batch's reads go to what it wrote (kept here, in memory), then to
+// what was read ahead for it, then to the store: the KV's batch only
+// writes, and nothing read twice is read from the KV twice. A key written
+// several times in one batch reaches the KV once, at commit.
+
+// write is one key's pending write.
+type write struct {
+	val []byte
+	del bool
+	// fresh: the key was not in the store before this batch, so deleting
+	// it again drops the write instead of writing a tombstone.
+	fresh bool
+}
+
+// ahead is a value read ahead for the batch (ok false: not held).
+type ahead struct {
+	val []byte
+	ok  bool
+}
+
+// rangedTables are the tables the engine iterates inside a batch on hot
+// paths (who waits for what, the waiting queue); their written keys are
+// kept sorted so iterating them does not scan every write.
+func ranged(k []byte) bool { return len(k) > 0 && (k[0] == keys.WaitFor || k[0] == keys.WaitQueue) }
+
+// get reads a key as this batch sees it.
+func (t *tx) get(k []byte) ([]byte, bool, error) {
+	if w, ok := t.w[string(k)]; ok {
+		return w.val, !w.del, nil
+	}
+	if a, ok := t.ahead[string(k)]; ok {
+		return a.val, a.ok, nil
+	}
+	v, err := t.s.kv.Get(k)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return v, true, nil
+}
+
+func (t *tx) note(k string, w write) {
+	if old, ok := t.w[k]; ok {
+		w.fresh = w.fresh || old.fresh
+	} else if ranged([]byte(k)) {
+		i, _ := slices.BinarySearch(t.sorted, k)
+		t.sorted = slices.Insert(t.sorted, i, k)
+	}
+	t.w[k] = w
+}
+
+// set writes a key.
+func (t *tx) set(k, v []byte) { t.note(string(k), write{val: v}) }
+
+// setFresh writes a key known not to be in the store before this batch
+// (a version's own keys, when it was not held).
+func (t *tx) setFresh(k, v []byte) { t.note(string(k), write{val: v, fresh: true}) }
+
+// del deletes a key.
+func (t *tx) del(k []byte) {
+	if old, ok := t.w[string(k)]; ok && old.fresh {
+		delete(t.w, string(k))
+		if ranged(k) {
+			if i, ok := slices.BinarySearch(t.sorted, string(k)); ok {
+				t.sorted = slices.Delete(t.sorted, i, i+1)
+			}
+		}
+		return
+	}
+	t.note(string(k), write{del: true})
+}
+
+// readAhead reads the given keys from the store in one sorted pass, for
+// the gets that follow.
+func (t *tx) readAhead(ks [][]byte) error {
+	slices.SortFunc(ks, bytes.Compare)
+	ks = slices.CompactFunc(ks, bytes.Equal)
+	found := make([]bool, len(ks))
+	if err := t.s.kv.GetMany(ks, func(i int, v []byte) {
+		found[i] = true
+		t.ahead[string(ks[i])] = ahead{val: bytes.Clone(v), ok: true}
+	}); err != nil {
+		return err
+	}
+	for i, k := range ks {
+		if !found[i] {
+			t.ahead[string(k)] = ahead{}
+		}
+	}
+	return nil
+}
+
+// scan calls fn for each key in [lower, upper) as the batch will leave
+// them, in ascending order; fn returns false to stop. k and v are valid
+// only during the call.
+func (t *tx) scan(lower, upper []byte, fn func(k, v []byte) bool) error {
+	var mine []string
+	if ranged(lower) && len(upper) > 0 && (upper[0] == lower[0] || len(upper) == 1 && upper[0] == lower[0]+1) {
+		i := sort.SearchStrings(t.sorted, string(lower))
+		for ; i < len(t.sorted) && t.sorted[i] < string(upper); i++ {
+			mine = append(mine, t.sorted[i])
+		}
+	} else {
+		for k := range t.w {
+			if k >= string(lower) && (upper == nil || k < string(upper)) {
+				mine = append(mine, k)
+			}
+		}
+		slices.Sort(mine)
+	}
+	it, err := t.s.kv.NewIter(lower, upper)
+	if err != nil {
+		return err
+	}
+	more := it.Next()
+	for more || len(mine) > 0 {
+		var c int
+		switch {
+		case !more:
+			c = 1
+		case len(mine) == 0:
+			c = -1
+		default:
+			c = bytes.Compare(it.Key(), []byte(mine[0]))
+		}
+		if c < 0 { // the store's, not written in this batch
+			if !fn(it.Key(), it.Value()) {
+				return it.Close()
+			}
+			more = it.Next()
+			continue
+		}
+		if c == 0 {
+			more = it.Next()
+		}
+		w := t.w[mine[0]]
+		k := mine[0]
+		mine = mine[1:]
+		if !w.del && !fn([]byte(k), w.val) {
+			return it.Close()
+		}
+	}
+	return errors.Join(it.Err(), it.Close())
+}
