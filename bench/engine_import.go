@@ -215,7 +215,8 @@ func importRate(ctx context.Context, lines [][]byte, batch int, open func() (eng
 }
 
 // Import admits JSON lines into st in batches, pipelined as the import verb
-// does, and returns how many stood.
+// does — decode and check the next batch on every core, decide one while
+// the one before commits — and returns how many stood.
 func Import(ctx context.Context, st *engine.Store, from string, lines [][]byte, batch int) (int, error) {
 	type prepared struct {
 		p   *engine.Prepared
@@ -247,19 +248,37 @@ func Import(ctx context.Context, st *engine.Store, from string, lines [][]byte, 
 			}
 		}
 	}()
+	// Each batch is decided while the one before it commits; its outcomes
+	// count once it is durable.
 	stood := 0
-	for b := range ready {
-		if b.err != nil {
-			return stood, b.err
-		}
-		outs, err := st.AdmitPrepared(ctx, from, b.p)
-		if err != nil {
-			return stood, err
-		}
+	count := func(a *engine.Admission) error {
+		outs, err := a.Wait()
 		for _, o := range outs {
 			if o.Verdict == engine.Stands {
 				stood++
 			}
+		}
+		return err
+	}
+	var last *engine.Admission
+	for b := range ready {
+		if b.err != nil {
+			return stood, b.err
+		}
+		a, err := st.Submit(ctx, from, b.p)
+		if err != nil {
+			return stood, err
+		}
+		if last != nil {
+			if err := count(last); err != nil {
+				return stood, err
+			}
+		}
+		last = a
+	}
+	if last != nil {
+		if err := count(last); err != nil {
+			return stood, err
 		}
 	}
 	return stood, nil

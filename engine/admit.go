@@ -92,29 +92,29 @@ func (s *Store) Prepare(ctx context.Context, vs []*record.Version) (*Prepared, e
 }
 
 // AdmitPrepared is the rest of [Store.Admit]: the judge's Decide in order
-// and one synced commit. A Prepared is admitted once.
+// and one synced commit. A Prepared is admitted once. It is
+// [Store.Submit] and [Admission.Wait].
 func (s *Store) AdmitPrepared(ctx context.Context, from string, p *Prepared) ([]Outcome, error) {
-	j := s.opts.Judge
-	if j == nil {
-		return nil, ErrNoJudge
-	}
-	vs, outs, checked, refused := p.vs, p.outs, p.checked, p.refused
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
+	a, err := s.Submit(ctx, from, p)
+	if err != nil {
 		return nil, err
 	}
-	t := s.begin(j)
+	return a.Wait()
+}
+
+// decide runs the judge's Decide over a prepared batch, in order, into t.
+func (t *tx) decide(from string, p *Prepared) error {
+	vs, outs, checked, refused := p.vs, p.outs, p.checked, p.refused
 	t.outs = outs
 	if err := t.readAheadFor(p); err != nil {
-		return nil, fmt.Errorf("minca/engine: admit: %w", err)
+		return fmt.Errorf("minca/engine: admit: %w", err)
 	}
 	for i, v := range vs {
 		if refused[i] {
 			continue
 		}
 		if err := t.admitOne(i, v, checked[i], &p.enc[i], from); err != nil {
-			return nil, fmt.Errorf("minca/engine: admit %s: %w", v.ID, err)
+			return fmt.Errorf("minca/engine: admit %s: %w", v.ID, err)
 		}
 	}
 	for i := range outs {
@@ -131,10 +131,7 @@ func (s *Store) AdmitPrepared(ctx context.Context, from string, p *Prepared) ([]
 			}
 		}
 	}
-	if err := s.commit(t); err != nil {
-		return nil, err
-	}
-	return outs, nil
+	return nil
 }
 
 // readAheadFor reads from the store, in one sorted pass, the keys that
@@ -151,7 +148,7 @@ func (t *tx) readAheadFor(p *Prepared) error {
 	}
 	named := func(id string) {
 		if d, ok := keys.ParseExact(id); ok && !inBatch[d] {
-			if _, ok := t.s.cache.get(d); !ok {
+			if _, ok := t.s.cached(d); !ok {
 				ks = append(ks, keys.EnvelopeKey(d))
 			}
 		}
@@ -213,48 +210,4 @@ func (s *Store) checkAll(ctx context.Context, j Judge, vs []*record.Version, p *
 		}()
 	}
 	wg.Wait()
-}
-
-// commit writes the batch, the change log entry and the counters, commits
-// with sync and then makes what it did visible in memory: counters, cache,
-// refusals, events.
-func (s *Store) commit(t *tx) error {
-	if len(t.changes) > 0 {
-		t.set(keys.ChangeKey(t.st.changeSeq), t.changes)
-	}
-	t.set(keys.InternalKey(stateName), t.st.encode())
-	b, err := s.kv.NewBatch()
-	if err != nil {
-		return fmt.Errorf("minca/engine: batch: %w", err)
-	}
-	defer b.Close()
-	for k, w := range t.w {
-		if w.del {
-			err = b.Delete([]byte(k))
-		} else {
-			err = b.Set([]byte(k), w.val)
-		}
-		if err != nil {
-			return fmt.Errorf("minca/engine: batch: %w", err)
-		}
-	}
-	if err := b.Commit(true); err != nil {
-		return fmt.Errorf("minca/engine: commit: %w", err)
-	}
-	s.st = t.st
-	s.st.stats.Changes = int64(s.st.changeSeq)
-	for d, v := range t.stored {
-		s.cache.put(d, v)
-	}
-	for sp := range t.spaces {
-		if s.spaces == nil {
-			s.spaces = make(map[string]bool)
-		}
-		s.spaces[sp] = true
-	}
-	for _, r := range t.refused {
-		s.refusals.add(r.peer, r.id)
-	}
-	s.subs.publish(t.events)
-	return nil
 }

@@ -29,9 +29,9 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 	if vf == nil {
 		vf = &record.Verifier{}
 	}
-	s.mu.Lock()
+	s.state.Lock()
 	want := s.st
-	s.mu.Unlock()
+	s.state.Unlock()
 	c := &checker{s: s, vf: vf}
 	for _, pass := range []func(context.Context) error{c.versions, c.bodies, c.histories, c.heads, c.orders, c.lines, c.waiting, c.changes} {
 		if err := pass(ctx); err != nil {

@@ -41,6 +41,8 @@
 //	(*Store).Admit(ctx, from string, vs []*record.Version) ([]Outcome, error)
 //	(*Store).Prepare(ctx, vs) (*Prepared, error)        // Admit in two steps, to pipeline:
 //	(*Store).AdmitPrepared(ctx, from, p) ([]Outcome, error) // check the next batch while one commits
+//	(*Store).Submit(ctx, from, p) (*Admission, error)   // AdmitPrepared in two steps: decide now,
+//	(*Admission).Wait() ([]Outcome, error)              // durable then; decide the next meanwhile
 //	(*Store).SetStanding(ctx, id string, to Verdict) error
 //	(*Store).Version(ctx, id string) (*record.Version, error)          // + VersionJSON
 //	(*Store).Current(ctx, space, key string) (*record.Version, error)  // + CurrentJSON
@@ -63,9 +65,11 @@
 //
 // # Guarantees
 //
-// Admit, SetStanding, PutFile and SetMeta return only once their batch is
-// committed with sync: a crash after they return loses nothing, and a crash
-// before leaves the store as it was (the batch is atomic). Writes are made
+// Admit, AdmitPrepared, Admission.Wait, SetStanding, PutFile and SetMeta
+// return only once their batch is committed with sync: a crash after they
+// return loses nothing, and a crash before leaves the store as it was (the
+// batch is atomic). A batch submitted while the one before it commits is
+// decided on that one's writes, and is not written if that one fails. Writes are made
 // one at a time; reads run alongside them and see whole batches. All
 // methods are safe for concurrent use. Returned versions and byte slices
 // belong to the caller.

@@ -58,6 +58,7 @@ func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.settle()
 	b, err := s.kv.NewBatch()
 	if err != nil {
 		return err
@@ -71,7 +72,9 @@ func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
 	if err := b.Set(keys.FileKey(d), data); err != nil {
 		return err
 	}
+	s.state.Lock()
 	st := s.st
+	s.state.Unlock()
 	st.stats.Files++
 	st.stats.FileBytes += int64(len(data))
 	if err := b.Set(keys.InternalKey(stateName), st.encode()); err != nil {
@@ -80,7 +83,9 @@ func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
 	if err := b.Commit(true); err != nil {
 		return err
 	}
+	s.state.Lock()
 	s.st = st
+	s.state.Unlock()
 	return nil
 }
 

@@ -39,6 +39,11 @@ func (t *tx) get(k []byte) ([]byte, bool, error) {
 	if w, ok := t.w[string(k)]; ok {
 		return w.val, !w.del, nil
 	}
+	if t.prev != nil {
+		if w, ok := t.prev.w[string(k)]; ok {
+			return w.val, !w.del, nil
+		}
+	}
 	if a, ok := t.ahead[string(k)]; ok {
 		return a.val, a.ok, nil
 	}
@@ -103,23 +108,42 @@ func (t *tx) readAhead(ks [][]byte) error {
 	return nil
 }
 
+// written lists the keys in [lower, upper) that t wrote, ascending.
+func (t *tx) written(lower, upper []byte) []string {
+	var out []string
+	if ranged(lower) && len(upper) > 0 && (upper[0] == lower[0] || len(upper) == 1 && upper[0] == lower[0]+1) {
+		i := sort.SearchStrings(t.sorted, string(lower))
+		for ; i < len(t.sorted) && t.sorted[i] < string(upper); i++ {
+			out = append(out, t.sorted[i])
+		}
+		return out
+	}
+	for k := range t.w {
+		if k >= string(lower) && (upper == nil || k < string(upper)) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pending returns the write of k by this batch or the one committing.
+func (t *tx) pendingWrite(k string) write {
+	if w, ok := t.w[k]; ok {
+		return w
+	}
+	return t.prev.w[k]
+}
+
 // scan calls fn for each key in [lower, upper) as the batch will leave
 // them, in ascending order; fn returns false to stop. k and v are valid
 // only during the call.
 func (t *tx) scan(lower, upper []byte, fn func(k, v []byte) bool) error {
-	var mine []string
-	if ranged(lower) && len(upper) > 0 && (upper[0] == lower[0] || len(upper) == 1 && upper[0] == lower[0]+1) {
-		i := sort.SearchStrings(t.sorted, string(lower))
-		for ; i < len(t.sorted) && t.sorted[i] < string(upper); i++ {
-			mine = append(mine, t.sorted[i])
-		}
-	} else {
-		for k := range t.w {
-			if k >= string(lower) && (upper == nil || k < string(upper)) {
-				mine = append(mine, k)
-			}
-		}
+	mine := t.written(lower, upper)
+	if t.prev != nil {
+		mine = append(mine, t.prev.written(lower, upper)...)
 		slices.Sort(mine)
+		mine = slices.Compact(mine)
 	}
 	it, err := t.s.kv.NewIter(lower, upper)
 	if err != nil {
@@ -146,7 +170,7 @@ func (t *tx) scan(lower, upper []byte, fn func(k, v []byte) bool) error {
 		if c == 0 {
 			more = it.Next()
 		}
-		w := t.w[mine[0]]
+		w := t.pendingWrite(mine[0])
 		k := mine[0]
 		mine = mine[1:]
 		if !w.del && !fn([]byte(k), w.val) {

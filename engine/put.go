@@ -102,7 +102,7 @@ func (t *tx) demote(d canonical.ID, hold holding) {
 
 // index writes the space registry, the sync order and the writer line.
 func (t *tx) index(d canonical.ID, v *record.Version) error {
-	if !t.s.spaces[v.Space] && !t.spaces[v.Space] {
+	if !t.spaces[v.Space] && !t.s.knownSpace(v.Space) {
 		sk := keys.SpaceKey(v.Space)
 		if _, ok, err := t.get(sk); err != nil {
 			return err

@@ -28,6 +28,7 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.settle()
 	t := s.begin(s.opts.Judge)
 	v, ok, err := t.envelope(d)
 	if err != nil {

@@ -63,7 +63,13 @@ type Store struct {
 	kv   KV
 	opts Options
 
-	mu     sync.Mutex // serializes writers; guards st and cache
+	// mu serializes writers: deciding a batch, SetStanding, PutFile,
+	// SetMeta, Close. It guards inflight.
+	mu sync.Mutex
+	// inflight is the last batch decided, which may still be committing.
+	inflight *tx
+	// state guards what committed batches made known: st, cache, spaces.
+	state  sync.Mutex
 	st     counters
 	cache  heldCache
 	spaces map[string]bool // spaces known registered
@@ -166,6 +172,7 @@ func (s *Store) Close() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.settle()
 	s.subs.closeAll()
 	return s.kv.Close()
 }
@@ -177,13 +184,27 @@ func (s *Store) check() error {
 	return nil
 }
 
+// cached returns a held version from the cache of recently stored ones.
+func (s *Store) cached(d canonical.ID) (*record.Version, bool) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	return s.cache.get(d)
+}
+
+// knownSpace reports whether a committed batch registered space.
+func (s *Store) knownSpace(space string) bool {
+	s.state.Lock()
+	defer s.state.Unlock()
+	return s.spaces[space]
+}
+
 // Stats returns the counts of what the store holds.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	if err := s.check(); err != nil {
 		return Stats{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.state.Lock()
+	defer s.state.Unlock()
 	return s.st.stats, nil
 }
 
@@ -388,6 +409,7 @@ func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.settle()
 	b, err := s.kv.NewBatch()
 	if err != nil {
 		return err

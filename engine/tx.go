@@ -12,8 +12,13 @@ import (
 // overlay.go), a copy of the counters it changes, and what to make visible
 // once it commits.
 type tx struct {
-	s      *Store
-	j      Judge
+	s *Store
+	j Judge
+	// prev is the batch decided before this one while it is committing:
+	// this one reads its writes (see pipeline.go).
+	prev   *tx
+	done   chan struct{} // closed once committed, or failed
+	err    error         // why it failed, set before done closes
 	st     counters
 	w      map[string]write
 	ahead  map[string]ahead
@@ -36,10 +41,29 @@ type tx struct {
 	spaces map[string]bool
 }
 
+// begin starts a batch; Store.mu is held. It builds on the batch still
+// committing, if there is one, once the one before that has committed.
 func (s *Store) begin(j Judge) *tx {
-	return &tx{s: s, j: j, st: s.st, w: make(map[string]write), ahead: make(map[string]ahead),
+	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write), ahead: make(map[string]ahead),
 		stored: make(map[canonical.ID]*record.Version), pending: make(map[canonical.ID][]int),
 		final: make(map[canonical.ID]Storage), spaces: make(map[string]bool)}
+	if prev := s.inflight; prev != nil {
+		if pp := prev.prev; pp != nil {
+			<-pp.done
+			prev.prev = nil
+		}
+		select {
+		case <-prev.done:
+			s.inflight = nil
+		default:
+			t.prev, t.st = prev, prev.st
+			return t
+		}
+	}
+	s.state.Lock()
+	t.st = s.st
+	s.state.Unlock()
+	return t
 }
 
 // envelope returns a held version as the judge sees it (stub or whole), or
@@ -48,7 +72,12 @@ func (t *tx) envelope(d canonical.ID) (*record.Version, bool, error) {
 	if v, ok := t.stored[d]; ok {
 		return v, true, nil
 	}
-	if v, ok := t.s.cache.get(d); ok {
+	if t.prev != nil {
+		if v, ok := t.prev.stored[d]; ok {
+			return v, true, nil
+		}
+	}
+	if v, ok := t.s.cached(d); ok {
 		return v, true, nil
 	}
 	env, ok, err := t.get(keys.EnvelopeKey(d))

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gofrs/flock"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
@@ -48,7 +49,14 @@ type Options struct {
 
 // Store is an engine.KV on SQLite.
 type Store struct {
-	db               *sql.DB
+	db *sql.DB
+	// own is the connection the engine's batches and read-ahead use, one
+	// at a time (ownMu): each SQLite connection has its own page cache,
+	// and drops all of it when it finds the database changed by another,
+	// so writing on one connection and reading ahead on another would
+	// empty both caches at every batch.
+	own              *sql.Conn
+	ownMu            sync.Mutex
 	get, it, itOpen  *sql.Stmt
 	getN, setN, delN *sql.Stmt // chunkRows keys or rows at once
 	lock             *flock.Flock
@@ -137,6 +145,10 @@ func open(dir string, o Options) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: prepare: %w", err)
 		}
 	}
+	if s.own, err = db.Conn(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", dir, err)
+	}
 	return s, nil
 }
 
@@ -167,7 +179,9 @@ func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	tx, err := s.db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	tx, err := s.own.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -245,7 +259,7 @@ func (s *Store) Close() error {
 	for _, st := range []*sql.Stmt{s.get, s.it, s.itOpen, s.getN, s.setN, s.delN} {
 		errs = append(errs, st.Close())
 	}
-	errs = append(errs, s.db.Close(), s.lock.Unlock())
+	errs = append(errs, s.own.Close(), s.db.Close(), s.lock.Unlock())
 	return errors.Join(errs...)
 }
 
@@ -317,7 +331,9 @@ func (b *batch) Commit(sync bool) error {
 			sets = append(sets, w.k, w.v)
 		}
 	}
-	tx, err := b.s.db.BeginTx(context.Background(), nil)
+	b.s.ownMu.Lock()
+	defer b.s.ownMu.Unlock()
+	tx, err := b.s.own.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
 	}

@@ -63,8 +63,9 @@ type line struct {
 	err error
 }
 
-// run reads, checks and admits in a pipeline: while one batch is decided
-// and committed, the next is parsed and its signatures verified.
+// run reads, checks and admits in a pipeline: while one batch commits, the
+// next is decided, and the one after is parsed and its signatures
+// verified.
 func (imp *importer) run(ctx context.Context, in io.Reader) error {
 	type prepared struct {
 		lines []line
@@ -115,17 +116,38 @@ func (imp *importer) run(ctx context.Context, in io.Reader) error {
 			}
 		}
 	}()
+	// Each batch is decided while the one before it commits; outcomes are
+	// printed once their batch is durable.
+	type admitted struct {
+		lines []line
+		a     *engine.Admission
+	}
+	var last *admitted
+	flush := func() error {
+		if last == nil {
+			return nil
+		}
+		outs, err := last.a.Wait()
+		if err != nil {
+			return err
+		}
+		return imp.print(last.lines, outs)
+	}
 	for b := range ready {
 		if b.err != nil {
 			return b.err
 		}
-		outs, err := imp.st.AdmitPrepared(ctx, imp.from, b.p)
+		a, err := imp.st.Submit(ctx, imp.from, b.p)
 		if err != nil {
 			return err
 		}
-		if err := imp.print(b.lines, outs); err != nil {
+		if err := flush(); err != nil {
 			return err
 		}
+		last = &admitted{b.lines, a}
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	if err := <-readErr; err != nil {
 		return fmt.Errorf("reading input: %w", err)

@@ -59,7 +59,9 @@ func child(t *testing.T, mode, dir string) *exec.Cmd {
 }
 
 // crashChild imports versions into the store at dir until it is killed,
-// printing each id whose Admit returned stored ("ack ID").
+// printing each id stored once its batch's admission says it is durable
+// ("ack ID"). Batches are pipelined as an import makes them: each is
+// decided while the one before it commits.
 func crashChild(t *testing.T, dir string, openPath func(string) (engine.KV, error)) {
 	kv, err := openPath(dir)
 	if err != nil {
@@ -79,6 +81,20 @@ func crashChild(t *testing.T, dir string, openPath func(string) (engine.KV, erro
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	out := bufio.NewWriter(os.Stdout)
 	var tops []*record.Version
+	var last *engine.Admission
+	ack := func(a *engine.Admission) {
+		outs, err := a.Wait()
+		if err != nil {
+			fmt.Println("admit:", err)
+			os.Exit(1)
+		}
+		for _, o := range outs {
+			if o.Verdict == engine.Stands {
+				fmt.Fprintln(out, "ack", o.ID)
+			}
+		}
+		out.Flush()
+	}
 	for n := 0; n < 200_000; {
 		var batch []*record.Version
 		for range 1 + r.IntN(40) {
@@ -98,17 +114,23 @@ func crashChild(t *testing.T, dir string, openPath func(string) (engine.KV, erro
 			batch = append(batch, v)
 			n++
 		}
-		outs, err := s.Admit(ctx, "import", batch)
+		p, err := s.Prepare(ctx, batch)
+		if err != nil {
+			fmt.Println("prepare:", err)
+			os.Exit(1)
+		}
+		a, err := s.Submit(ctx, "import", p)
 		if err != nil {
 			fmt.Println("admit:", err)
 			os.Exit(1)
 		}
-		for _, o := range outs {
-			if o.Verdict == engine.Stands {
-				fmt.Fprintln(out, "ack", o.ID)
-			}
+		if last != nil {
+			ack(last)
 		}
-		out.Flush()
+		last = a
+	}
+	if last != nil {
+		ack(last)
 	}
 	s.Close()
 }
