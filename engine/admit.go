@@ -136,8 +136,8 @@ func (t *tx) decide(from string, p *Prepared) error {
 
 // readAheadFor reads from the store, in one sorted pass, the keys that
 // admitting p will look up: whether each version is held (or waiting), its
-// record's head, its place in its writer's line, and the versions it names
-// that are not in memory.
+// record's head, its place in its writer's line, and the versions it
+// names that are not in memory.
 func (t *tx) readAheadFor(p *Prepared) error {
 	ks := make([][]byte, 0, 4*len(p.vs))
 	inBatch := make(map[canonical.ID]bool, len(p.vs))
@@ -148,6 +148,9 @@ func (t *tx) readAheadFor(p *Prepared) error {
 	}
 	named := func(id string) {
 		if d, ok := keys.ParseExact(id); ok && !inBatch[d] {
+			if t.prev != nil && t.prev.stored[d] != nil {
+				return
+			}
 			if _, ok := t.s.cached(d); !ok {
 				ks = append(ks, keys.EnvelopeKey(d))
 			}

@@ -20,17 +20,38 @@ import (
 // when v has no body).
 func encodeEnvelope(v *record.Version) (env, body []byte, err error) {
 	o := v.Object()
-	prefix, err := canonical.AppendObjectExcept(make([]byte, 0, 128), o, func(n string) bool {
+	// The members before "body" and those after, each encoded once.
+	env = binary.AppendUvarint(make([]byte, 0, 768), 0)
+	head := len(env)
+	env, err = canonical.AppendObjectExcept(env, o, func(n string) bool {
 		return n == "body" || canonical.CompareUTF16(n, "body") > 0
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	splice := len(prefix) - 1 // the closing brace of the members before "body"
-	env = binary.AppendUvarint(make([]byte, 0, 512), uint64(splice))
-	env, err = canonical.AppendObjectExcept(env, o, func(n string) bool { return n == "body" })
+	splice := len(env) - head - 1 // the closing brace of the members before "body"
+	rest := len(env)
+	env, err = canonical.AppendObjectExcept(env, o, func(n string) bool {
+		return n == "body" || canonical.CompareUTF16(n, "body") < 0
+	})
 	if err != nil {
 		return nil, nil, err
+	}
+	switch {
+	case len(env)-rest == 2: // nothing after "body": drop the empty {}
+		env = env[:rest]
+	case splice == 1: // nothing before: {} then {…}
+		env = append(env[:rest-2], env[rest:]...)
+	default: // {…} and {…} make {…,…}
+		env[rest-1] = ','
+		env = append(env[:rest], env[rest+1:]...)
+	}
+	// The splice point goes first, in a uvarint that may be longer than
+	// the one reserved.
+	if n := binary.PutUvarint(make([]byte, binary.MaxVarintLen64), uint64(splice)); n != head {
+		env = append(binary.AppendUvarint(make([]byte, 0, len(env)+n), uint64(splice)), env[head:]...)
+	} else {
+		binary.PutUvarint(env, uint64(splice))
 	}
 	if v.HasBody {
 		body, err = canonical.Marshal(v.Body)

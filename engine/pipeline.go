@@ -49,7 +49,7 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t := s.begin(j)
+	t := s.begin(j, len(p.vs))
 	if err := t.decide(from, p); err != nil {
 		return nil, err
 	}

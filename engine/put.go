@@ -95,9 +95,8 @@ func (t *tx) demote(d canonical.ID, hold holding) {
 	t.st.stats.Whole--
 	t.st.stats.Stubs++
 	t.final[d] = Stub
-	if v, ok := t.stored[d]; ok {
-		t.stored[d] = v.Stub()
-	}
+	// t.stored keeps the version whole: the judge reads envelopes only
+	// (HeldReader.Held), and cutting a copy costs more than it saves.
 }
 
 // index writes the space registry, the sync order and the writer line.

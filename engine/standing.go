@@ -29,7 +29,7 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
-	t := s.begin(s.opts.Judge)
+	t := s.begin(s.opts.Judge, 1)
 	v, ok, err := t.envelope(d)
 	if err != nil {
 		return err

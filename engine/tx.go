@@ -41,12 +41,13 @@ type tx struct {
 	spaces map[string]bool
 }
 
-// begin starts a batch; Store.mu is held. It builds on the batch still
-// committing, if there is one, once the one before that has committed.
-func (s *Store) begin(j Judge) *tx {
-	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write), ahead: make(map[string]ahead),
-		stored: make(map[canonical.ID]*record.Version), pending: make(map[canonical.ID][]int),
-		final: make(map[canonical.ID]Storage), spaces: make(map[string]bool)}
+// begin starts a batch of about n versions; Store.mu is held. It builds on
+// the batch still committing, if there is one, once the one before that
+// has committed.
+func (s *Store) begin(j Judge, n int) *tx {
+	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 6*n), ahead: make(map[string]ahead, 3*n),
+		stored: make(map[canonical.ID]*record.Version, n), pending: make(map[canonical.ID][]int),
+		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool)}
 	if prev := s.inflight; prev != nil {
 		if pp := prev.prev; pp != nil {
 			<-pp.done

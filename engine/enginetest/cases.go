@@ -415,6 +415,24 @@ func (h *harness) testLines(t *testing.T) {
 	if len(proofs) != 2 {
 		t.Fatalf("want a fork and a break, got %d proofs", len(proofs))
 	}
+	// A fork below the line's highest place held: places 0–2, then
+	// another version at 1.
+	z := writer(t, sp)
+	z0 := must[*record.Version](t)(z.First("app.chat", "z0"))
+	z1 := must[*record.Version](t)(z.First("app.chat", "z1"))
+	z2 := must[*record.Version](t)(z.First("app.chat", "z2"))
+	admit(t, s, "p", z0, z1, z2)
+	z.Fork("app.chat")
+	z.Fork("app.chat")
+	z1b := must[*record.Version](t)(z.First("app.chat", "z1 again"))
+	admit(t, s, "p", z1b)
+	if ids := must[[]string](t)(s.Line(ctx, sp, z.Key.DID(), "app.chat", 1)); len(ids) != 2 {
+		t.Fatalf("line place 1 after a fork below the top: %v", ids)
+	}
+	proofs = must[[]*record.LineProof](t)(s.LineProofs(ctx, sp))
+	if len(proofs) != 3 {
+		t.Fatalf("want two forks and a break, got %d proofs", len(proofs))
+	}
 	clean(t, s)
 }
 
