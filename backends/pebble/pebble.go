@@ -141,7 +141,9 @@ func newIter(r pebble.Reader, lower, upper []byte) (engine.Iterator, error) {
 // ended, which makes a sorted run of look-ups several times cheaper than
 // as many Gets.
 func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
-	it, err := s.db.NewIter(nil)
+	// Most look-ups find nothing (a new version is not held, a new record
+	// has no head): the bottom level's filters too, not only the others'.
+	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
 		return err
 	}
@@ -158,10 +160,15 @@ func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
 	return errors.Join(it.Error(), it.Close())
 }
 
-// NewBatch starts a batch; it only writes.
+// NewBatch starts a batch; it only writes. An admission batch is a few
+// MiB: Pebble keeps the buffer of a closed batch for the next one up to
+// retainBatch bytes, instead of growing a new one from nothing each time.
 func (s *Store) NewBatch() (engine.Batch, error) {
-	return &batch{b: s.db.NewBatch()}, nil
+	return &batch{b: s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(retainBatch))}, nil
 }
+
+// retainBatch is the largest batch buffer kept for reuse, in bytes.
+const retainBatch = 16 << 20
 
 // Close flushes nothing extra (synced commits are already durable), closes
 // Pebble and releases the lock.
