@@ -78,13 +78,15 @@ func ParseExact(id string) (canonical.ID, bool) {
 	if len(id) != canonical.IDLen {
 		return canonical.ID{}, false
 	}
-	d, err := canonical.ParseID(id)
-	if err != nil {
-		return d, false
+	// ParseID takes upper case too, and refuses anything else that is not
+	// the one text of a digest (non-zero padding bits).
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; c >= 'A' && c <= 'Z' {
+			return canonical.ID{}, false
+		}
 	}
-	var buf [canonical.IDLen]byte
-	b, _ := d.AppendText(buf[:0])
-	return d, string(b) == id
+	d, err := canonical.ParseID(id)
+	return d, err == nil
 }
 
 // Awaited is the 32-byte tag of an id something waits for: its digest, or
