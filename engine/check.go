@@ -33,7 +33,7 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 	want := s.st
 	s.state.Unlock()
 	c := &checker{s: s, vf: vf}
-	for _, pass := range []func(context.Context) error{c.versions, c.bodies, c.histories, c.heads, c.orders, c.lines, c.waiting, c.changes} {
+	for _, pass := range []func(context.Context) error{c.versions, c.bodies, c.histories, c.orders, c.lines, c.waiting, c.changes} {
 		if err := pass(ctx); err != nil {
 			return c.problems, err
 		}
@@ -193,8 +193,8 @@ func (c *checker) bodies(ctx context.Context) error {
 	})
 }
 
-// histories checks each record's history against the versions and
-// recomputes its head: the top is the first in 02 §4.3 order, the one that
+// histories checks each record's history against the versions, that each
+// head has a history, and recomputes each head: the top is the first in 02 §4.3 order, the one that
 // reads the first that stands; every other whole version is retained or a
 // delete (§4.5).
 func (c *checker) histories(ctx context.Context) error {
@@ -227,12 +227,23 @@ func (c *checker) histories(ctx context.Context) error {
 		}
 		return nil
 	}
+	var lone []byte // a head not yet followed by its record's history
 	err := c.scan(ctx, keys.History, func(k, val []byte) error {
+		if keys.IsHead(k) {
+			if lone != nil {
+				c.add("record head %q: no history", lone[keys.SpaceLen:len(lone)-1])
+			}
+			lone = k[1:]
+			return nil
+		}
 		if len(k) < 1+keys.SpaceLen+1+8+canonical.IDLen {
 			c.add("history key %x: too short", k)
 			return nil
 		}
 		r := k[1 : len(k)-8-canonical.IDLen]
+		if bytes.Equal(r, lone) {
+			lone = nil
+		}
 		id := keys.HistoryID(k)
 		d, ok := keys.ParseExact(id)
 		e, err := decodeHist(val)
@@ -274,25 +285,10 @@ func (c *checker) histories(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if lone != nil {
+		c.add("record head %q: no history", lone[keys.SpaceLen:len(lone)-1])
+	}
 	return flush()
-}
-
-func (c *checker) heads(ctx context.Context) error {
-	return c.scan(ctx, keys.Head, func(k, _ []byte) error {
-		p := keys.HistoryPrefix(k[1:])
-		it, err := c.s.kv.NewIter(p, keys.PrefixEnd(p))
-		if err != nil {
-			return err
-		}
-		any := it.Next()
-		if err := errors.Join(it.Err(), it.Close()); err != nil {
-			return err
-		}
-		if !any {
-			c.add("record head %q: no history", k[1+keys.SpaceLen:len(k)-1])
-		}
-		return nil
-	})
 }
 
 func (c *checker) orders(ctx context.Context) error {

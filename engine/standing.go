@@ -82,6 +82,9 @@ func (t *tx) firstStanding(rec []byte, h head) (head, error) {
 	first := true
 	var err error
 	serr := t.scan(p, keys.PrefixEnd(p), func(k, val []byte) bool {
+		if keys.IsHead(k) {
+			return true
+		}
 		var e histEntry
 		if e, err = decodeHist(val); err != nil {
 			return false

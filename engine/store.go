@@ -93,10 +93,10 @@ type counters struct {
 const stateName = "state"
 
 // layout is the version of the key layout and values this engine writes,
-// kept in the counters. Layout 1 (the first engine) kept whether a
-// version is whole in its history entry and one change log entry per
-// change; a store in it is refused with ErrLayout.
-const layout = 2
+// kept in the counters. A store in an earlier layout is refused with
+// ErrLayout: 1 kept whether a version is whole in its history entry and
+// one change log entry per change; 2 kept record heads under 'c'.
+const layout = 3
 
 // ErrLayout: the store was written in a key layout this engine does not
 // read (export it with the minca that wrote it and import it again).
@@ -125,8 +125,8 @@ func decodeCounters(b []byte) (counters, error) {
 		return v
 	}
 	if l := next(); l != layout {
-		if l == 1 {
-			return c, fmt.Errorf("%w: layout 1, written by an earlier minca; this one reads layout %d", ErrLayout, layout)
+		if l >= 1 && l < layout {
+			return c, fmt.Errorf("%w: layout %d, written by an earlier minca; this one reads layout %d", ErrLayout, l, layout)
 		}
 		return c, fmt.Errorf("%w: engine state has an unknown layout", ErrCorrupt)
 	}
@@ -307,6 +307,9 @@ func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) 
 	}
 	var es []entry
 	for it.Next() {
+		if keys.IsHead(it.Key()) {
+			continue
+		}
 		e, err := decodeHist(it.Value())
 		if err != nil {
 			it.Close()

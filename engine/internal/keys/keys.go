@@ -5,9 +5,9 @@
 //
 //	'e' digest                         → the envelope: the version without body, canonical JSON
 //	'b' digest                         → the body, canonical JSON (whole versions only)
-//	'h' rec order                      → a held version's standing and flags in its record (02 §4.3 order)
-//	'c' rec                            → the record's head: top and first standing, how each is held,
+//	'h' rec                            → the record's head: top and first standing, how each is held,
 //	                                     and the first standing version's envelope and body
+//	'h' rec order                      → a held version's standing and flags in its record (02 §4.3 order)
 //	'S' space                          → the space's id as text
 //	'o' space millis digest            → collection: the sync order
 //	'l' space line n                   → digests held at that place of a writer's line (02 §4.10)
@@ -23,7 +23,9 @@
 //
 // rec is space ‖ key ‖ 0x00 (a record key has no 0x00, so no rec is a
 // prefix of another); order is (2^53−1 − seq) then the id's text, which is
-// newest first by 02 §4.3.
+// newest first by 02 §4.3. A record's head sorts just before its history
+// entries, on the same page of a B-tree: admission writes both. Only a
+// head's key ends in 0x00 (an id's text never does).
 package keys
 
 import (
@@ -37,8 +39,7 @@ import (
 const (
 	Envelope  = 'e'
 	Body      = 'b'
-	History   = 'h'
-	Head      = 'c'
+	History   = 'h' // and heads
 	Space     = 'S'
 	Order     = 'o'
 	Line      = 'l'
@@ -132,8 +133,11 @@ func Rec(space, key string) []byte {
 	return append(r, 0)
 }
 
-// HeadKey is 'c' rec.
-func HeadKey(rec []byte) []byte { return append([]byte{Head}, rec...) }
+// HeadKey is 'h' rec, the record's history prefix itself.
+func HeadKey(rec []byte) []byte { return append([]byte{History}, rec...) }
+
+// IsHead reports whether a key of the 'h' table is a record's head.
+func IsHead(k []byte) bool { return len(k) > 0 && k[len(k)-1] == 0 }
 
 // HistoryPrefix is 'h' rec: every held version of the record.
 func HistoryPrefix(rec []byte) []byte { return append([]byte{History}, rec...) }
