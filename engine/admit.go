@@ -152,7 +152,7 @@ func (t *tx) readAheadFor(p *Prepared) error {
 				return
 			}
 			if _, ok := t.s.cached(d); !ok {
-				ks = append(ks, keys.EnvelopeKey(d))
+				ks = append(ks, keys.IDKey(d))
 			}
 		}
 	}
@@ -161,7 +161,7 @@ func (t *tx) readAheadFor(p *Prepared) error {
 		if p.refused[i] || !e.ok || e.rec == nil {
 			continue
 		}
-		ks = append(ks, keys.EnvelopeKey(e.d), keys.HeadKey(e.rec))
+		ks = append(ks, keys.IDKey(e.d), keys.HeadKey(e.rec))
 		if t.st.stats.Waiting > 0 {
 			ks = append(ks, keys.WaitKey(e.d))
 		}

@@ -32,8 +32,8 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 	s.state.Lock()
 	want := s.st
 	s.state.Unlock()
-	c := &checker{s: s, vf: vf}
-	for _, pass := range []func(context.Context) error{c.versions, c.bodies, c.histories, c.orders, c.lines, c.waiting, c.changes} {
+	c := &checker{s: s, vf: vf, want: want}
+	for _, pass := range []func(context.Context) error{c.versions, c.values, c.histories, c.orders, c.lines, c.waiting, c.changes} {
 		if err := pass(ctx); err != nil {
 			return c.problems, err
 		}
@@ -59,8 +59,10 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 type checker struct {
 	s        *Store
 	vf       *record.Verifier
+	want     counters
 	problems []string
 	stats    Stats
+	vseqs    []uint64 // the values the held ids name
 }
 
 func (c *checker) add(format string, a ...any) {
@@ -98,12 +100,26 @@ func (c *checker) has(k []byte) (bool, error) {
 
 func (c *checker) versions(ctx context.Context) error {
 	spaces := map[string]bool{}
-	err := c.scan(ctx, keys.Envelope, func(k, env []byte) error {
+	err := c.scan(ctx, keys.ID, func(k, val []byte) error {
 		d, _ := keys.Digest(k, 1)
 		id := d.String()
-		body, err := c.s.kv.Get(keys.BodyKey(d))
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		vseq, err := decodeVseq(val)
+		if err != nil {
+			c.add("version %s: %v", id, err)
+			return nil
+		}
+		c.vseqs = append(c.vseqs, vseq)
+		vb, err := c.s.kv.Get(keys.VersionKey(vseq))
+		if errors.Is(err, ErrNotFound) {
+			c.add("version %s: no value at %d", id, vseq)
+			return nil
+		} else if err != nil {
 			return err
+		}
+		env, body, err := splitVersion(vb)
+		if err != nil {
+			c.add("version %s: %v", id, err)
+			return nil
 		}
 		v, err := decodeHeld(env, body)
 		if err != nil {
@@ -181,13 +197,28 @@ func (c *checker) versions(ctx context.Context) error {
 	return err
 }
 
-func (c *checker) bodies(ctx context.Context) error {
-	return c.scan(ctx, keys.Body, func(k, _ []byte) error {
-		d, _ := keys.Digest(k, 1)
-		if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
-			return err
-		} else if !ok {
-			c.add("body %s: no envelope", d)
+// values checks that each version value is the one of exactly one held
+// id, and comes before the counters' last.
+func (c *checker) values(ctx context.Context) error {
+	slices.Sort(c.vseqs)
+	refs := c.vseqs
+	return c.scan(ctx, keys.Version, func(k, _ []byte) error {
+		if len(k) != 9 {
+			c.add("version value key %x: bad length", k)
+			return nil
+		}
+		vseq := binary.BigEndian.Uint64(k[1:])
+		for len(refs) > 0 && refs[0] < vseq {
+			refs = refs[1:]
+		}
+		switch {
+		case len(refs) == 0 || refs[0] != vseq:
+			c.add("version value %d: no id names it", vseq)
+		case len(refs) > 1 && refs[1] == vseq:
+			c.add("version value %d: more than one id names it", vseq)
+		}
+		if vseq > c.want.vseq {
+			c.add("version value %d: past the last one counted (%d)", vseq, c.want.vseq)
 		}
 		return nil
 	})
@@ -214,11 +245,8 @@ func (c *checker) histories(ctx context.Context) error {
 		if err != nil {
 			c.add("record %q: %v", rec[keys.SpaceLen:len(rec)-1], err)
 		} else if h.hasFirst && !func() bool {
-			env, err := c.s.kv.Get(keys.EnvelopeKey(h.first))
-			h.firstEnv = env
-			if body, err := c.s.kv.Get(keys.BodyKey(h.first)); err == nil {
-				h.firstBody = body
-			}
+			_, env, body, err := readVersion(c.s.kv, h.first, h.first.String())
+			h.firstEnv, h.firstBody = env, body
 			return err == nil
 		}() {
 			c.add("record %q: no envelope for its first standing version", rec[keys.SpaceLen:len(rec)-1])
@@ -252,29 +280,25 @@ func (c *checker) histories(ctx context.Context) error {
 			return nil
 		}
 		seq := int64(1<<53 - 1 - binary.BigEndian.Uint64(k[len(k)-canonical.IDLen-8:]))
-		body, err := c.s.kv.Get(keys.BodyKey(d))
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
+		vseq, env, body, err := readVersion(c.s.kv, d, id)
+		if err != nil {
+			c.add("history entry %s: no version: %v", id, err)
+			return nil
 		}
 		hold := holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}
 		if !bytes.Equal(r, rec) {
 			if err := flush(); err != nil {
 				return err
 			}
-			rec, h, n = r, head{top: d, topSeq: seq, topH: hold}, 0
+			rec, h, n = r, head{top: d, topSeq: seq, topV: vseq, topH: hold}, 0
 		}
 		n++
 		isFirst := false
 		if !h.hasFirst && e.verdict == Stands {
-			h.hasFirst, h.first, h.firstSeq, h.firstH, isFirst = true, d, seq, hold, true
+			h.hasFirst, h.first, h.firstSeq, h.firstV, h.firstH, isFirst = true, d, seq, vseq, hold, true
 		}
 		if hold.whole && !e.retain && !e.deleted && n > 1 && !isFirst {
 			c.add("version %s: superseded, not retained, not the one that reads, yet whole (02 §4.5)", id)
-		}
-		env, err := c.s.kv.Get(keys.EnvelopeKey(d))
-		if err != nil {
-			c.add("history entry %s: no version: %v", id, err)
-			return nil
 		}
 		v, err := decodeHeld(env, nil)
 		if err == nil && (!bytes.Equal(keys.Rec(v.Space, v.Key), r) || v.Seq != seq) {
@@ -298,7 +322,7 @@ func (c *checker) orders(ctx context.Context) error {
 			return nil
 		}
 		d, _ := keys.Digest(k, 1+keys.SpaceLen+8)
-		env, err := c.s.kv.Get(keys.EnvelopeKey(d))
+		_, env, _, err := readVersion(c.s.kv, d, d.String())
 		if err != nil {
 			c.add("sync order entry %s: no version: %v", d, err)
 			return nil
@@ -322,7 +346,7 @@ func (c *checker) lines(ctx context.Context) error {
 			return nil
 		}
 		for _, d := range ds {
-			if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
+			if ok, err := c.has(keys.IDKey(d)); err != nil {
 				return err
 			} else if !ok {
 				c.add("line entry %s: no version", d)
@@ -395,7 +419,7 @@ func (c *checker) changes(ctx context.Context) error {
 		last = end
 		for i, seq := 0, end-uint64(len(es)/33)+1; i < len(es); i, seq = i+33, seq+1 {
 			d, _ := keys.Digest(es, i)
-			if ok, err := c.has(keys.EnvelopeKey(d)); err != nil {
+			if ok, err := c.has(keys.IDKey(d)); err != nil {
 				return err
 			} else if !ok {
 				c.add("change %d: version %s not held", seq, d)

@@ -157,7 +157,39 @@ func encode(v *record.Version) (encoded, error) {
 	return e, err
 }
 
-// History entry ('h') and head ('c') values.
+// A version's value ('v'): uvarint(len(env)) ‖ env ‖ body, the body
+// absent for a stub. Demoting rewrites it without the body.
+func versionValue(env, body []byte) []byte {
+	b := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(env)+len(body)), uint64(len(env)))
+	b = append(b, env...)
+	return append(b, body...)
+}
+
+// splitVersion reads a version's value: its envelope value and its body
+// (nil for a stub). They share b's memory.
+func splitVersion(b []byte) (env, body []byte, err error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, fmt.Errorf("%w: version value", ErrCorrupt)
+	}
+	env = b[k : k+int(n)]
+	if rest := b[k+int(n):]; len(rest) > 0 {
+		body = rest
+	}
+	return env, body, nil
+}
+
+// An 'e' value is the version's vseq, 8 bytes.
+func vseqValue(vseq uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 8), vseq) }
+
+func decodeVseq(b []byte) (uint64, error) {
+	if len(b) != 8 {
+		return 0, fmt.Errorf("%w: id entry of %d bytes", ErrCorrupt, len(b))
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// History entry ('h' rec order) and head ('h' rec) values.
 
 // histEntry is a held version's entry in its record's history: its
 // standing and what it is. Whether it is whole is whether its body is
@@ -201,10 +233,12 @@ type holding struct {
 type head struct {
 	topSeq   int64
 	top      canonical.ID
+	topV     uint64 // top's vseq
 	topH     holding
 	hasFirst bool
 	firstSeq int64
 	first    canonical.ID
+	firstV   uint64 // first's vseq
 	firstH   holding
 	// firstEnv and firstBody are the stored envelope and body (nil when
 	// not whole, or none) of first, copied here so that reading the
@@ -214,8 +248,8 @@ type head struct {
 }
 
 func (h head) equal(o head) bool {
-	return h.topSeq == o.topSeq && h.top == o.top && h.topH == o.topH && h.hasFirst == o.hasFirst &&
-		h.firstH == o.firstH && h.firstSeq == o.firstSeq && h.first == o.first && bytes.Equal(h.firstEnv, o.firstEnv) &&
+	return h.topSeq == o.topSeq && h.top == o.top && h.topV == o.topV && h.topH == o.topH && h.hasFirst == o.hasFirst &&
+		h.firstV == o.firstV && h.firstH == o.firstH && h.firstSeq == o.firstSeq && h.first == o.first && bytes.Equal(h.firstEnv, o.firstEnv) &&
 		bytes.Equal(h.firstBody, o.firstBody) && (h.firstBody == nil) == (o.firstBody == nil)
 }
 
@@ -248,6 +282,8 @@ func (h head) encode() []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(h.firstSeq))
 	b = append(b, h.first[:]...)
 	b = binary.AppendUvarint(b, uint64(h.topH.bodyLen))
+	b = binary.AppendUvarint(b, h.topV)
+	b = binary.AppendUvarint(b, h.firstV)
 	if !h.hasFirst {
 		return b
 	}
@@ -280,6 +316,12 @@ func decodeHead(b []byte) (head, error) {
 		return h, bad
 	}
 	h.topH.bodyLen, rest = int(n), rest[k:]
+	for _, p := range []*uint64{&h.topV, &h.firstV} {
+		if *p, k = binary.Uvarint(rest); k <= 0 {
+			return h, bad
+		}
+		rest = rest[k:]
+	}
 	if !h.hasFirst {
 		if len(rest) != 0 {
 			return h, bad

@@ -60,9 +60,20 @@ func TestEnvelopeJoinsToCanonical(t *testing.T) {
 	}
 }
 
+func TestVersionValueRoundTrip(t *testing.T) {
+	v := signed(t)
+	env, body, _ := encodeEnvelope(v)
+	for _, b := range [][]byte{body, nil} {
+		e, got, err := splitVersion(versionValue(env, b))
+		if err != nil || !bytes.Equal(e, env) || !bytes.Equal(got, b) || (got == nil) != (b == nil) {
+			t.Fatalf("%q %q %v", e, got, err)
+		}
+	}
+}
+
 func TestHeadAndHistRoundTrip(t *testing.T) {
 	for _, h := range []head{
-		{topSeq: 3, top: canonical.IDOf([]byte("a")), topH: holding{whole: true, retain: true, bodyLen: 77}, hasFirst: true,
+		{topSeq: 3, top: canonical.IDOf([]byte("a")), topV: 300, firstV: 1 << 40, topH: holding{whole: true, retain: true, bodyLen: 77}, hasFirst: true,
 			firstH: holding{whole: true, bodyLen: 2}, firstSeq: 2, first: canonical.IDOf([]byte("b")), firstEnv: []byte{1, '{', '}'},
 			firstBody: []byte("{}")},
 		{topSeq: 3, top: canonical.IDOf([]byte("a")), topH: holding{whole: true, deleted: true}, hasFirst: true,
@@ -92,7 +103,10 @@ func FuzzStoredValues(f *testing.F) {
 	f.Add(wb, []byte(nil))
 	f.Add(c.encode(), (head{hasFirst: true, firstEnv: env}).encode())
 	f.Add([]byte{0x80}, []byte{1, 2})
+	f.Add(versionValue(env, body), vseqValue(7))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
+		splitVersion(a)
+		decodeVseq(b)
 		decodeHeld(a, b)
 		decodeHeld(a, nil)
 		joinWhole(a, b)

@@ -12,7 +12,9 @@
 //     retained; a delete is always whole. What a new version displaces is
 //     demoted to a stub in the same batch that stores it. A body arriving
 //     for a held stub is kept only when that version is current or
-//     retained. Nothing taken in is ever dropped (02 §4.5).
+//     retained. Nothing taken in is ever dropped (02 §4.5). Versions are
+//     laid out in the order they were stored and found by id through a
+//     small index, so a batch writes its versions side by side.
 //   - Records (space, key): held versions in 02 §4.3 order with their
 //     standing (stands or withdrawn, changed later by [Store.SetStanding]);
 //     the top version; the readable current: the first that stands, read

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
 	"github.com/minca-go/minca/record"
@@ -25,23 +27,27 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded)
 	if keep {
 		me.bodyLen = len(e.body)
 	}
+	t.st.vseq++
+	vseq := t.st.vseq
 	if isTop {
-		nh.top, nh.topSeq, nh.topH = d, v.Seq, me
+		nh.top, nh.topSeq, nh.topV, nh.topH = d, v.Seq, vseq, me
 	}
 	if isFirst {
-		nh.hasFirst, nh.first, nh.firstSeq, nh.firstH, nh.firstEnv, nh.firstBody = true, d, v.Seq, me, e.env, nil
+		nh.hasFirst, nh.first, nh.firstSeq, nh.firstV, nh.firstH, nh.firstEnv, nh.firstBody = true, d, v.Seq, vseq, me, e.env, nil
 		if keep {
 			nh.firstBody = e.body
 		}
 	}
 	// The version was not held: its own keys are new to the store.
-	t.setFresh(keys.EnvelopeKey(d), e.env)
+	var body []byte
+	if keep {
+		body = e.body
+	}
+	t.setFresh(keys.IDKey(d), vseqValue(vseq))
+	t.setFresh(keys.VersionKey(vseq), versionValue(e.env, body))
 	t.st.stats.Versions++
 	t.st.stats.EnvelopeBytes += int64(len(e.env))
-	if keep {
-		t.setFresh(keys.BodyKey(d), e.body)
-		t.st.stats.BodyBytes += int64(len(e.body))
-	}
+	t.st.stats.BodyBytes += int64(len(body))
 	if whole {
 		t.st.stats.Whole++
 	} else {
@@ -52,13 +58,18 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded)
 		t.set(keys.HeadKey(rec), nh.encode())
 	}
 	if hasHead {
-		for _, c := range [2]struct {
-			d    canonical.ID
-			hold holding
-			ok   bool
-		}{{oh.top, oh.topH, true}, {oh.first, oh.firstH, oh.hasFirst && oh.first != oh.top}} {
-			if c.ok && c.d != nh.top && !(nh.hasFirst && c.d == nh.first) {
-				t.demote(c.d, c.hold)
+		if oh.top != nh.top && !(nh.hasFirst && oh.top == nh.first) {
+			var env []byte // the head has the first's envelope, not the top's
+			if oh.hasFirst && oh.first == oh.top {
+				env = oh.firstEnv
+			}
+			if err := t.demote(oh.top, oh.topV, oh.topH, env); err != nil {
+				return None, err
+			}
+		}
+		if oh.hasFirst && oh.first != oh.top && oh.first != nh.top && !(nh.hasFirst && oh.first == nh.first) {
+			if err := t.demote(oh.first, oh.firstV, oh.firstH, oh.firstEnv); err != nil {
+				return None, err
 			}
 		}
 	}
@@ -85,18 +96,32 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded)
 
 // demote drops the body of a version that is no longer the record's top
 // nor the first that stands, unless it is retained or a delete (02 §4.5).
-// hold is how it was held, as the record's head kept it.
-func (t *tx) demote(d canonical.ID, hold holding) {
+// vseq and hold are where and how it is held, as the record's head kept
+// them; env is its envelope value when at hand (nil: read it).
+func (t *tx) demote(d canonical.ID, vseq uint64, hold holding, env []byte) error {
 	if !hold.whole || hold.retain || hold.deleted {
-		return
+		return nil
 	}
-	t.del(keys.BodyKey(d))
+	if env == nil {
+		vb, ok, err := t.get(keys.VersionKey(vseq))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: version %s has no value at %d", ErrCorrupt, d, vseq)
+		}
+		if env, _, err = splitVersion(vb); err != nil {
+			return err
+		}
+	}
+	t.set(keys.VersionKey(vseq), versionValue(env, nil))
 	t.st.stats.BodyBytes -= int64(hold.bodyLen)
 	t.st.stats.Whole--
 	t.st.stats.Stubs++
 	t.final[d] = Stub
 	// t.stored keeps the version whole: the judge reads envelopes only
 	// (HeldReader.Held), and cutting a copy costs more than it saves.
+	return nil
 }
 
 // index writes the space registry, the sync order and the writer line.

@@ -57,7 +57,9 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 	}
 	if !nh.equal(oh) {
 		if oh.hasFirst && oh.first != nh.top && !(nh.hasFirst && oh.first == nh.first) {
-			t.demote(oh.first, oh.firstH)
+			if err := t.demote(oh.first, oh.firstV, oh.firstH, oh.firstEnv); err != nil {
+				return err
+			}
 		}
 		t.set(keys.HeadKey(rec), nh.encode())
 	}
@@ -111,41 +113,36 @@ func (t *tx) firstStanding(rec []byte, h head) (head, error) {
 	if first {
 		return h, fmt.Errorf("%w: record with no history", ErrCorrupt)
 	}
-	if nh.topH, err = t.holdingOf(nh.top); err != nil {
+	if nh.topV, nh.topH, _, _, err = t.holdingOf(nh.top); err != nil {
 		return h, err
 	}
 	if nh.hasFirst {
-		if nh.firstH, err = t.holdingOf(nh.first); err != nil {
+		if nh.firstV, nh.firstH, nh.firstEnv, nh.firstBody, err = t.holdingOf(nh.first); err != nil {
 			return h, err
-		}
-		env, ok, err := t.get(keys.EnvelopeKey(nh.first))
-		if err != nil {
-			return h, err
-		}
-		if !ok {
-			return h, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, nh.first)
-		}
-		nh.firstEnv = env
-		if body, ok, err := t.get(keys.BodyKey(nh.first)); err != nil {
-			return h, err
-		} else if ok {
-			nh.firstBody = body
 		}
 	}
 	return nh, nil
 }
 
-// holdingOf reads how a held version is held.
-func (t *tx) holdingOf(d canonical.ID) (holding, error) {
+// holdingOf reads where and how a held version is held, with its stored
+// envelope and body.
+func (t *tx) holdingOf(d canonical.ID) (uint64, holding, []byte, []byte, error) {
 	v, ok, err := t.envelope(d)
 	if err != nil {
-		return holding{}, err
+		return 0, holding{}, nil, nil, err
 	}
 	if !ok {
-		return holding{}, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, d)
+		return 0, holding{}, nil, nil, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, d)
 	}
-	_, hold, err := t.holding(d, v)
-	return hold, err
+	e, err := t.histEntry(v)
+	if err != nil {
+		return 0, holding{}, nil, nil, err
+	}
+	vseq, env, body, _, err := t.version(d)
+	if err != nil {
+		return 0, holding{}, nil, nil, err
+	}
+	return vseq, holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}, env, body, nil
 }
 
 func beUint64(b []byte) uint64 {

@@ -87,7 +87,9 @@ type counters struct {
 	// logPrev counts 'L' entries: versions whose log.prev is not held.
 	// While it is 0, storing a version needs no look-up for them.
 	logPrev uint64
-	stats   Stats
+	// vseq is the last version stored's place in 'v'.
+	vseq  uint64
+	stats Stats
 }
 
 const stateName = "state"
@@ -95,8 +97,9 @@ const stateName = "state"
 // layout is the version of the key layout and values this engine writes,
 // kept in the counters. A store in an earlier layout is refused with
 // ErrLayout: 1 kept whether a version is whole in its history entry and
-// one change log entry per change; 2 kept record heads under 'c'.
-const layout = 3
+// one change log entry per change; 2 kept record heads under 'c'; 3 kept
+// versions by id, bodies apart.
+const layout = 4
 
 // ErrLayout: the store was written in a key layout this engine does not
 // read (export it with the minca that wrote it and import it again).
@@ -110,7 +113,8 @@ func (c *counters) encode() []byte {
 	for _, n := range []int64{s.Spaces, s.Versions, s.Whole, s.Stubs, s.Waiting, s.BodyBytes, s.EnvelopeBytes, s.Files, s.FileBytes} {
 		b = binary.AppendVarint(b, n)
 	}
-	return binary.AppendUvarint(b, c.logPrev)
+	b = binary.AppendUvarint(b, c.logPrev)
+	return binary.AppendUvarint(b, c.vseq)
 }
 
 func decodeCounters(b []byte) (counters, error) {
@@ -142,6 +146,7 @@ func decodeCounters(b []byte) (counters, error) {
 		b = b[n:]
 	}
 	c.logPrev = next()
+	c.vseq = next()
 	c.stats.Changes = int64(c.changeSeq)
 	return c, nil
 }
@@ -236,18 +241,33 @@ func (s *Store) VersionJSON(ctx context.Context, id string) ([]byte, error) {
 }
 
 func readWhole(r Reader, d canonical.ID, id string) ([]byte, error) {
-	env, err := r.Get(keys.EnvelopeKey(d))
+	_, env, body, err := readVersion(r, d, id)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("%w: version %s", ErrNotFound, id)
-		}
-		return nil, err
-	}
-	body, err := r.Get(keys.BodyKey(d))
-	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
 	return joinWhole(env, body)
+}
+
+// readVersion reads a held version's vseq, stored envelope and body (nil
+// for a stub); ErrNotFound when it is not held.
+func readVersion(r Reader, d canonical.ID, id string) (uint64, []byte, []byte, error) {
+	sb, err := r.Get(keys.IDKey(d))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return 0, nil, nil, fmt.Errorf("%w: version %s", ErrNotFound, id)
+		}
+		return 0, nil, nil, err
+	}
+	vseq, err := decodeVseq(sb)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	vb, err := r.Get(keys.VersionKey(vseq))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("%w: version %s has no value at %d: %v", ErrCorrupt, id, vseq, err)
+	}
+	env, body, err := splitVersion(vb)
+	return vseq, env, body, err
 }
 
 // Current returns the readable current version of a record (02 §4.3,
@@ -345,11 +365,8 @@ func (s *Store) Standing(ctx context.Context, id string) (Verdict, Storage, erro
 	if !ok {
 		return Refused, None, fmt.Errorf("%w: version %q", ErrNotFound, id)
 	}
-	env, err := s.kv.Get(keys.EnvelopeKey(d))
+	_, env, body, err := readVersion(s.kv, d, id)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return Refused, None, fmt.Errorf("%w: version %s", ErrNotFound, id)
-		}
 		return Refused, None, err
 	}
 	v, err := decodeHeld(env, nil)
@@ -365,12 +382,8 @@ func (s *Store) Standing(ctx context.Context, id string) (Verdict, Storage, erro
 		return Refused, None, err
 	}
 	st := Whole
-	if !e.deleted {
-		if _, err := s.kv.Get(keys.BodyKey(d)); errors.Is(err, ErrNotFound) {
-			st = Stub
-		} else if err != nil {
-			return Refused, None, err
-		}
+	if body == nil && !e.deleted {
+		st = Stub
 	}
 	return e.verdict, st, nil
 }

@@ -81,12 +81,33 @@ func (t *tx) envelope(d canonical.ID) (*record.Version, bool, error) {
 	if v, ok := t.s.cached(d); ok {
 		return v, true, nil
 	}
-	env, ok, err := t.get(keys.EnvelopeKey(d))
+	_, env, _, ok, err := t.version(d)
 	if !ok || err != nil {
 		return nil, false, err
 	}
 	v, err := decodeHeld(env, nil)
 	return v, err == nil, err
+}
+
+// version reads a held version's vseq, stored envelope and body (nil for
+// a stub) as this batch sees them; ok false when it is not held.
+func (t *tx) version(d canonical.ID) (vseq uint64, env, body []byte, ok bool, err error) {
+	sb, ok, err := t.get(keys.IDKey(d))
+	if !ok || err != nil {
+		return 0, nil, nil, false, err
+	}
+	if vseq, err = decodeVseq(sb); err != nil {
+		return 0, nil, nil, false, err
+	}
+	vb, ok, err := t.get(keys.VersionKey(vseq))
+	if err != nil {
+		return 0, nil, nil, false, err
+	}
+	if !ok {
+		return 0, nil, nil, false, fmt.Errorf("%w: version %s has no value at %d", ErrCorrupt, d, vseq)
+	}
+	env, body, err = splitVersion(vb)
+	return vseq, env, body, err == nil, err
 }
 
 func (t *tx) histEntry(v *record.Version) (histEntry, error) {
@@ -107,15 +128,14 @@ func (t *tx) holding(d canonical.ID, v *record.Version) (histEntry, holding, err
 	if err != nil {
 		return e, holding{}, err
 	}
-	body, ok, err := t.get(keys.BodyKey(d))
+	_, _, body, ok, err := t.version(d)
 	if err != nil {
 		return e, holding{}, err
 	}
-	h := holding{whole: ok || e.deleted, retain: e.retain, deleted: e.deleted}
-	if ok {
-		h.bodyLen = len(body)
+	if !ok {
+		return e, holding{}, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, d)
 	}
-	return e, h, nil
+	return e, holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}, nil
 }
 
 // Held implements HeldReader for the judge.
@@ -325,7 +345,14 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	if err != nil {
 		return err
 	}
-	t.set(keys.BodyKey(d), body)
+	vseq, env, _, ok, err := t.version(d)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: version %s is not held", ErrCorrupt, d)
+	}
+	t.set(keys.VersionKey(vseq), versionValue(env, body))
 	if isFirst || h.top == d {
 		hold := holding{whole: true, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}
 		if h.top == d {

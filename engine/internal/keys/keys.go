@@ -3,8 +3,9 @@
 // digests they name; spaces are a 33-byte tag. Integers are big-endian so
 // that byte order is numeric order.
 //
-//	'e' digest                         → the envelope: the version without body, canonical JSON
-//	'b' digest                         → the body, canonical JSON (whole versions only)
+//	'e' digest                         → vseq (8 bytes): the version is held, its value is at 'v' vseq
+//	'v' vseq                           → the version as held: its envelope value, then its body
+//	                                     (canonical JSON) when it is whole; in order of arrival
 //	'h' rec                            → the record's head: top and first standing, how each is held,
 //	                                     and the first standing version's envelope and body
 //	'h' rec order                      → a held version's standing and flags in its record (02 §4.3 order)
@@ -20,6 +21,10 @@
 //	'F' digest                         → a file's bytes
 //	'm' name                           → a caller's meta value
 //	'_' name                           → the engine's own counters
+//
+// Versions are kept in the order they were stored ('v'), and found by id
+// through the small 'e' entries: a batch's versions go on a few pages of
+// a B-tree at the end of the table, not one page each at random places.
 //
 // rec is space ‖ key ‖ 0x00 (a record key has no 0x00, so no rec is a
 // prefix of another); order is (2^53−1 − seq) then the id's text, which is
@@ -37,8 +42,8 @@ import (
 
 // Table prefixes.
 const (
-	Envelope  = 'e'
-	Body      = 'b'
+	ID        = 'e'
+	Version   = 'v'
 	History   = 'h' // and heads
 	Space     = 'S'
 	Order     = 'o'
@@ -112,11 +117,11 @@ func withDigest(prefix byte, d canonical.ID) []byte {
 	return k
 }
 
-// EnvelopeKey is 'e' digest.
-func EnvelopeKey(d canonical.ID) []byte { return withDigest(Envelope, d) }
+// IDKey is 'e' digest.
+func IDKey(d canonical.ID) []byte { return withDigest(ID, d) }
 
-// BodyKey is 'b' digest.
-func BodyKey(d canonical.ID) []byte { return withDigest(Body, d) }
+// VersionKey is 'v' vseq.
+func VersionKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Version}, vseq) }
 
 // FileKey is 'F' digest.
 func FileKey(d canonical.ID) []byte { return withDigest(File, d) }
