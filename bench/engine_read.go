@@ -30,9 +30,9 @@ type ReadConfig struct {
 }
 
 // ReadResult compares reading a record's current version (the engine's
-// CurrentJSON: the record's head, then the version's envelope and body)
-// with a bare Pebble point read of one value of the same size, on stores
-// holding the same versions. Goal: Ratio ≤ 3.
+// CurrentJSON: one point read of the record's head, which carries the
+// version that reads) with a bare Pebble point read of one value of the
+// same size, on stores holding the same versions. Goal: Ratio ≤ 3.
 type ReadResult struct {
 	Records  int     `json:"records"`
 	Rounds   int     `json:"rounds"`
