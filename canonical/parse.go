@@ -15,7 +15,10 @@ const MaxDepth = 1000
 // bytes that are not UTF-8, numbers that overflow binary64, duplicate member
 // names and nesting deeper than MaxDepth, each with an [*Error].
 func Parse(data []byte) (any, error) {
-	p := parser{data: data}
+	// Strings without escapes are cut from one copy of the input rather
+	// than copied one by one: a version is read with one allocation for
+	// all its names and most of its values.
+	p := parser{data: data, src: string(data)}
 	p.skipSpace()
 	v, err := p.value(1)
 	if err != nil {
@@ -30,6 +33,7 @@ func Parse(data []byte) (any, error) {
 
 type parser struct {
 	data []byte
+	src  string // data as a string
 	pos  int
 	buf  []byte // scratch for strings with escapes
 }
@@ -101,7 +105,7 @@ func (p *parser) literal(word string) error {
 
 func (p *parser) object(depth int) (any, error) {
 	p.pos++ // {
-	obj := &Object{}
+	obj := &Object{Members: make([]Member, 0, 8)}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
@@ -289,7 +293,7 @@ func (p *parser) str() (string, error) {
 	for p.pos < len(d) {
 		c := d[p.pos]
 		if c == '"' {
-			s := string(d[start:p.pos])
+			s := p.src[start:p.pos]
 			p.pos++
 			return s, nil
 		}
