@@ -37,12 +37,16 @@ func (vf *Verifier) resolver() *identity.Resolver {
 // verdict of steps 2–3 cached under (id, signature) is applied only after
 // them (§3.2). A stub verifies without its body.
 func (vf *Verifier) Verify(v *Version) error {
+	// One buffer for the body's canonical form, then the signed part's
+	// (canonical's writer is recursive, so a buffer handed to it is on the
+	// heap anyway).
+	buf := make([]byte, 0, 1024)
 	if v.HasBody && !v.Deleted {
-		if err := checkBody(v); err != nil {
+		var err error
+		if buf, err = checkBody(buf, v); err != nil {
 			return err
 		}
 	}
-	var buf [1024]byte
 	payload, err := AppendSignedPart(buf[:0], v.obj)
 	if err != nil {
 		return refuse(CodeID, "id", "the signed part has no canonical form: "+err.Error())
@@ -71,17 +75,17 @@ func (vf *Verifier) Verify(v *Version) error {
 	return nil
 }
 
-// checkBody is 02 §4.6 #9 and §3.3 step 4.
-func checkBody(v *Version) error {
-	var buf [1024]byte
+// checkBody is 02 §4.6 #9 and §3.3 step 4. It writes the body's canonical
+// form in buf and returns buf, grown if it had to.
+func checkBody(buf []byte, v *Version) ([]byte, error) {
 	b, err := canonical.Append(buf[:0], v.Body)
 	if err != nil {
-		return refuse(CodeBody, "body", "the body has no canonical form: "+err.Error())
+		return buf, refuse(CodeBody, "body", "the body has no canonical form: "+err.Error())
 	}
 	if !idMatches(sha256.Sum256(b), v.BodyHash) {
-		return refuse(CodeBody, "body", "the body does not hash to bodyHash (02 §3.3 step 4, §4.6 #9)")
+		return b, refuse(CodeBody, "body", "the body does not hash to bodyHash (02 §3.3 step 4, §4.6 #9)")
 	}
-	return nil
+	return b, nil
 }
 
 func idMatches(digest canonical.ID, text string) bool {
