@@ -65,6 +65,19 @@
 //	(*Store).Stats(ctx) (Stats, error)
 //	(*Store).Check(ctx, vf *record.Verifier) ([]string, error)
 //
+// # Segments and mirrors (02 §4.9; DESIGN.md, Segments, mirrors and compaction)
+//
+// [Blobs] is a store of immutable named objects (backends/folder,
+// backends/s3); optional abilities (BlobDirs, BlobWatcher, BlobStrays,
+// BlobStoreID) are found by type assertion. A [Mirror] couples a Store to
+// one: Export writes new versions as this writer's segments, Import admits
+// other writers' segments through the judge as a peer's versions, Compact
+// rewrites this writer's own segments with superseded bodies as stubs and
+// deletes only what it wrote and listed, after the new one is durable.
+//
+//	NewMirror(s *Store, b Blobs, opts *MirrorOptions) (*Mirror, error)
+//	(*Mirror).Export, Import, Compact, Round, Run(ctx); Writer(ctx); Stats(); Close()
+//
 // # Guarantees
 //
 // Admit, AdmitPrepared, Admission.Wait, SetStanding, PutFile and SetMeta
@@ -76,6 +89,6 @@
 // methods are safe for concurrent use. Returned versions and byte slices
 // belong to the caller.
 //
-// Errors: [ErrNotFound], [ErrLocked], [ErrClosed], [ErrCorrupt] (test with
+// Errors: [ErrNotFound], [ErrLocked], [ErrClosed], [ErrCorrupt], [ErrLayout] (test with
 // errors.Is); refusals are *record.Refusal in [Outcome].
 package engine
