@@ -162,7 +162,7 @@ func TestNoteRefusalsBecomeRefusals(t *testing.T) {
 	// Every note code is among record's.
 	for _, code := range identity.Codes() {
 		found := false
-		for _, c := range Codes {
+		for _, c := range Codes() {
 			found = found || c == code
 		}
 		if !found {

@@ -83,11 +83,13 @@ const (
 // Codes lists every reason code this package produces, for documentation
 // and for tools that check a code is known; the note codes at its end are
 // identity's, which the capability gate passes on.
-var Codes = append([]string{
-	CodeNotObject, CodeMember, CodeKey, CodeSeq, CodeFirst, CodeLater, CodeSeen, CodeFlag,
-	CodeDelete, CodeBodyHash, CodeLinks, CodeBody, CodeRetainStub, CodeLog, CodeTags,
-	CodeID, CodeAuthor, CodeSignature, CodeCreatedAt, CodeNoProof, CodeNoteError,
-	CodeChainKey, CodeChainCollection, CodeChainSeq, CodeChainGenesis, CodeChainFirst,
-	CodeKeyKind, CodeKeyOwner, CodeKeySys,
-	CodeLooseMember, CodeLooseCollection, CodeLooseBody, CodeLooseCreatedAt, CodeLooseTo, CodeLooseFuture,
-}, identity.Codes()...)
+func Codes() []string {
+	return append([]string{
+		CodeNotObject, CodeMember, CodeKey, CodeSeq, CodeFirst, CodeLater, CodeSeen, CodeFlag,
+		CodeDelete, CodeBodyHash, CodeLinks, CodeBody, CodeRetainStub, CodeLog, CodeTags,
+		CodeID, CodeAuthor, CodeSignature, CodeCreatedAt, CodeNoProof, CodeNoteError,
+		CodeChainKey, CodeChainCollection, CodeChainSeq, CodeChainGenesis, CodeChainFirst,
+		CodeKeyKind, CodeKeyOwner, CodeKeySys,
+		CodeLooseMember, CodeLooseCollection, CodeLooseBody, CodeLooseCreatedAt, CodeLooseTo, CodeLooseFuture,
+	}, identity.Codes()...)
+}
