@@ -408,21 +408,24 @@ func (c *checker) waiting(ctx context.Context) error {
 func (c *checker) changes(ctx context.Context) error {
 	var last uint64
 	return c.scan(ctx, keys.Change, func(k, val []byte) error {
-		end, es, err := changeEntry(k, val)
+		end, runs, n, err := changeEntry(k, val)
 		if err != nil {
 			c.add("change log entry %x: %v", k, err)
 			return nil
 		}
-		if first := end - uint64(len(es)/33) + 1; first != last+1 {
+		if first := end - n + 1; first != last+1 {
 			c.add("change log: %d follows %d", first, last)
 		}
 		last = end
-		for i, seq := 0, end-uint64(len(es)/33)+1; i < len(es); i, seq = i+33, seq+1 {
-			d, _ := keys.Digest(es, i)
-			if ok, err := c.has(keys.IDKey(d)); err != nil {
-				return err
-			} else if !ok {
-				c.add("change %d: version %s not held", seq, d)
+		seq := end - n + 1
+		for _, r := range runs {
+			for i := 0; i < len(r.es); i, seq = i+changeSize, seq+1 {
+				d, _ := keys.Digest(r.es, i)
+				if ok, err := c.has(keys.IDKey(d)); err != nil {
+					return err
+				} else if !ok {
+					c.add("change %d: version %s not held", seq, d)
+				}
 			}
 		}
 		return nil

@@ -104,6 +104,10 @@ func FuzzStoredValues(f *testing.F) {
 	f.Add(c.encode(), (head{hasFirst: true, firstEnv: env}).encode())
 	f.Add([]byte{0x80}, []byte{1, 2})
 	f.Add(versionValue(env, body), vseqValue(7))
+	var t tx
+	t.change(canonical.IDOf([]byte("a")), Stored, "blobs:x")
+	t.change(canonical.IDOf([]byte("b")), BodyAdded, "")
+	f.Add(t.changes, []byte("g\x00\x00\x00\x00\x00\x00\x00\x02"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		splitVersion(a)
 		decodeVseq(b)
@@ -115,5 +119,6 @@ func FuzzStoredValues(f *testing.F) {
 		decodeWaiting(a)
 		decodeCounters(a)
 		splitDigests(a)
+		changeEntry(b, a)
 	})
 }

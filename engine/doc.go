@@ -30,7 +30,8 @@
 //   - Refusals as (peer, id) only, in memory, bounded (Options.MaxRefusals).
 //   - The sync order per space: (createdAt in Unix ms, id digest).
 //   - Files named by versions' files member, by content id.
-//   - A local change log and meta values for mirrors.
+//   - A local change log — each version stored and each body added, with
+//     the source it came from — and meta values for mirrors.
 //
 // Whatever order the same versions arrive in, the held state (ids, whole or
 // stub, standing) and the current versions are the same, provided the
@@ -74,8 +75,13 @@
 // other writers' segments through the judge as a peer's versions, Compact
 // rewrites this writer's own segments with superseded bodies as stubs and
 // deletes only what it wrote and listed, after the new one is durable.
+// Import admits as [MirrorSource] of the blob store, and the change log
+// keeps each change's source, so Export leaves out what that blob store
+// brought, across restarts and for every mirror of it, and still writes it
+// to the other blob stores the store mirrors to.
 //
 //	NewMirror(s *Store, b Blobs, opts *MirrorOptions) (*Mirror, error)
+//	MirrorSource(storeID string) string // the from a mirror admits as
 //	(*Mirror).Export, Import, Compact, Round, Run(ctx); Writer(ctx); Stats(); Close()
 //
 // # Guarantees

@@ -41,9 +41,6 @@ type MirrorOptions struct {
 	// "name 2", F1) when the blob store offers them ([BlobStrays]), and
 	// admits what they hold if their content checks out. Default false.
 	Salvage bool
-	// From names the blob store to Admit, as a peer is named. Default
-	// "blobs:" + the store id.
-	From string
 	// Logger gets progress and warnings. Default: discard.
 	Logger *slog.Logger
 	// Rand makes writer ids. Default crypto/rand.
@@ -51,13 +48,6 @@ type MirrorOptions struct {
 	// Now is the clock for grace periods only; nothing is ordered by it.
 	// Default time.Now.
 	Now func() time.Time
-	// Exclusive says nothing else admits into the store while this mirror
-	// imports (a command-line run: the store is locked to the process).
-	// Import then moves the export cursor past the changes it made itself
-	// when nothing local was waiting, so a restored store does not write
-	// back what it read, even after a restart. Default false: versions
-	// imported are then not exported back by this Mirror only.
-	Exclusive bool
 	// Progress, if set, is called after each segment read or written
 	// (from the goroutine doing it, with the mirror busy: it must not call
 	// the Mirror), for progress lines.
@@ -116,10 +106,15 @@ type Mirror struct {
 	o   MirrorOptions
 	sid string
 
+	// from is the source this mirror admits as, "blobs:" + the blob
+	// store's id: every mirror of one blob store shares it, so a version
+	// any of them imported is never written back there, and is written to
+	// the other blob stores a store mirrors to.
+	from string
+
 	mu       sync.Mutex
 	codec    *segment.Codec
 	w        *writerState
-	imported map[string]bool       // ids this mirror admitted, not to export back
 	failed   map[string]failure    // segments that did not read, by name
 	salvaged map[string]int64      // strays read, by name: size
 	maxSeq   map[string]uint64     // in memory: highest seq listed per writer
@@ -153,6 +148,13 @@ type MirrorStats struct {
 	BytesFreed      int64 `json:"bytesFreed"`
 }
 
+// MirrorSource is the source ([Change].From, Admit's from) under which a
+// [Mirror] of the blob store with this id admits what it imports. It names
+// the blob store, not the mirror: what one mirror imported, another mirror
+// of the same blob store does not export back, even after a restart; a
+// mirror of another blob store exports it.
+func MirrorSource(storeID string) string { return "blobs:" + storeID }
+
 // NewMirror makes a mirror of s into b. b must know its store id
 // ([BlobStoreID]); both backends here do.
 func NewMirror(s *Store, b Blobs, opts *MirrorOptions) (*Mirror, error) {
@@ -165,12 +167,9 @@ func NewMirror(s *Store, b Blobs, opts *MirrorOptions) (*Mirror, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Mirror{s: s, b: b, o: o, sid: idb.StoreID(), codec: c,
-		imported: map[string]bool{}, failed: map[string]failure{}, salvaged: map[string]int64{},
+	m := &Mirror{s: s, b: b, o: o, sid: idb.StoreID(), from: MirrorSource(idb.StoreID()), codec: c,
+		failed: map[string]failure{}, salvaged: map[string]int64{},
 		maxSeq: map[string]uint64{}, reads: map[string]*readState{}, rescan: true}
-	if m.o.From == "" {
-		m.o.From = "blobs:" + m.sid
-	}
 	return m, nil
 }
 

@@ -17,8 +17,9 @@ type ExportResult struct {
 
 // Export writes every change since the last export as this writer's next
 // segments, BatchVersions at most each, versions as the store holds them
-// now (02 §4.5: a stub if superseded since). Versions this mirror itself
-// imported from the blob store are not written back.
+// now (02 §4.5: a stub if superseded since). What came from this blob
+// store — imported by this mirror or any other of the same blob store, in
+// this run or an earlier one — is not written back ([MirrorSource]).
 func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -66,7 +67,6 @@ func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
 		res.Bytes += int64(len(data))
 		m.stats.Exported += int64(len(lines))
 	}
-	clear(m.imported)
 	return res, nil
 }
 
@@ -84,7 +84,7 @@ func (m *Mirror) nextBatch(ctx context.Context) ([][]byte, uint64, error) {
 			break
 		}
 		cursor = c.Seq
-		if m.imported[c.ID] || seen[c.ID] {
+		if c.From == m.from || seen[c.ID] {
 			continue
 		}
 		seen[c.ID] = true

@@ -298,7 +298,7 @@ func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResu
 		if err != nil {
 			return err
 		}
-		outs, err := m.s.Admit(ctx, m.o.From, vs)
+		outs, err := m.s.Admit(ctx, m.from, vs)
 		if err != nil {
 			return fmt.Errorf("minca/engine: mirror: admit: %w", err)
 		}
@@ -306,9 +306,7 @@ func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResu
 		if err != nil {
 			return err
 		}
-		if err := m.counted(ctx, outs, before, after, res); err != nil {
-			return err
-		}
+		m.counted(outs, before, after, res)
 		vs = vs[:0]
 		return nil
 	}

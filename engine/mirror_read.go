@@ -178,7 +178,7 @@ func (m *Mirror) admitPrepared(ctx context.Context, p *Prepared, res *ImportResu
 	if err != nil {
 		return err
 	}
-	outs, err := m.s.AdmitPrepared(ctx, m.o.From, p)
+	outs, err := m.s.AdmitPrepared(ctx, m.from, p)
 	if err != nil {
 		return fmt.Errorf("minca/engine: mirror: admit: %w", err)
 	}
@@ -186,24 +186,15 @@ func (m *Mirror) admitPrepared(ctx context.Context, p *Prepared, res *ImportResu
 	if err != nil {
 		return err
 	}
-	return m.counted(ctx, outs, before, after, res)
+	m.counted(outs, before, after, res)
+	return nil
 }
 
-// counted records what an admission did: ids not to export back, counts,
-// and for an exclusive mirror the export cursor past its own changes.
-func (m *Mirror) counted(ctx context.Context, outs []Outcome, before, after Stats, res *ImportResult) error {
+// counted counts what an admission did.
+func (m *Mirror) counted(outs []Outcome, before, after Stats, res *ImportResult) {
 	for _, o := range outs {
-		switch {
-		case o.Verdict == Refused:
+		if o.Verdict == Refused {
 			m.stats.Refused++
-		case o.Stored != None:
-			m.imported[o.ID] = true
-		}
-	}
-	if m.o.Exclusive && m.w.Cursor == uint64(before.Changes) && after.Changes > before.Changes {
-		m.w.Cursor = uint64(after.Changes) // every change since is ours
-		if err := m.saveWriter(ctx); err != nil {
-			return err
 		}
 	}
 	n := max(0, after.Versions-before.Versions) // new to the store (a count: others may admit too)
@@ -211,5 +202,4 @@ func (m *Mirror) counted(ctx context.Context, outs []Outcome, before, after Stat
 	res.Versions += len(outs)
 	m.stats.Stored += n
 	m.stats.Admitted += int64(len(outs))
-	return nil
 }

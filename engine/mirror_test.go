@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
@@ -331,42 +333,121 @@ func TestRunWithoutWatcher(t *testing.T) {
 	sameHeld(t, a.s, c.s, "running devices")
 }
 
-// A store restored from a folder, restarted, writes nothing back: with
-// Exclusive, import moves the export cursor past its own changes.
+// A mirror that imports, is closed with its store, and exports after a
+// restart writes nothing it imported — only what the store took in from
+// elsewhere, before, during and after the import: the change log names
+// each change's source, and no in-memory state is needed.
 func TestNoEchoAfterRestart(t *testing.T) {
 	_, b := sharedFolder(t)
 	space := enginetest.SpaceID("echo restart")
 	a := newDevice(t, space, b, 1, nil)
+	var imported []string
 	for i := 0; i < 5; i++ {
-		a.create(i)
+		imported = append(imported, a.create(i))
 	}
 	if _, err := a.m.Export(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fresh := newStore(t)
-	r := newMirror(t, fresh, b, &engine.MirrorOptions{Exclusive: true})
-	if _, err := r.Import(ctx); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	open := func() *engine.Store {
+		kv, err := pebble.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	r.Close()
-	again := newMirror(t, fresh, b, &engine.MirrorOptions{Exclusive: true})
-	res, err := again.Export(ctx)
-	if err != nil || res.Versions != 0 {
-		t.Fatalf("the restored store wrote back %d versions (%v)", res.Versions, err)
-	}
-	// Its own later writes still go out.
 	w, err := enginetest.NewWriter(space)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := w.First("app.todo", "new")
+	local := func(s *engine.Store, name string) string {
+		v, err := w.First("app.todo", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		admitAll(t, s, v)
+		return v.ID
+	}
+	s := open()
+	r, err := engine.NewMirror(s, b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	admitAll(t, fresh, v)
+	want := map[string]bool{local(s, "before"): true}
+	if res, err := r.Import(ctx); err != nil || res.Stored != 5 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	want[local(s, "after")] = true
+	r.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open()
+	defer s.Close()
+	again := newMirror(t, s, b, nil)
+	res, err := again.Export(ctx)
+	if err != nil || res.Versions != 2 || len(res.Segments) != 1 {
+		t.Fatalf("after a restart the mirror exported %+v (%v), want the 2 local versions", res, err)
+	}
+	for _, l := range readSegment(t, b, res.Segments[0]) {
+		v, err := record.Decode(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !want[v.ID] {
+			t.Fatalf("exported %s (key %s), which came from the folder (imported keys %v)", v.ID, v.Key, imported)
+		}
+	}
+	// Its own later writes still go out.
+	local(s, "new")
 	if res, err := again.Export(ctx); err != nil || res.Versions != 1 {
 		t.Fatalf("a new version was not exported: %+v %v", res, err)
 	}
+}
+
+// Two mirrors of one store to two blob stores: what came from one is
+// exported to the other, and not back to where it came from; what one
+// mirror of a blob store imported, another mirror of the same blob store
+// does not export back either.
+func TestImportedGoesToOtherBlobStores(t *testing.T) {
+	_, fa := sharedFolder(t)
+	_, fb := sharedFolder(t)
+	if fa.StoreID() == fb.StoreID() {
+		t.Fatal("two folders share a store id")
+	}
+	space := enginetest.SpaceID("two blob stores")
+	dev := newDevice(t, space, fa, 1, nil)
+	for i := 0; i < 4; i++ {
+		dev.create(i)
+	}
+	if _, err := dev.m.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t)
+	ma, mb := newMirror(t, s, fa, nil), newMirror(t, s, fb, nil)
+	if res, err := ma.Import(ctx); err != nil || res.Stored != 4 {
+		t.Fatalf("import from A: %+v %v", res, err)
+	}
+	if res, err := mb.Export(ctx); err != nil || res.Versions != 4 {
+		t.Fatalf("export to B of what came from A: %+v %v", res, err)
+	}
+	if res, err := ma.Export(ctx); err != nil || res.Versions != 0 {
+		t.Fatalf("export back to A: %+v %v", res, err)
+	}
+	if res, err := newMirror(t, s, fa, nil).Export(ctx); err != nil || res.Versions != 0 {
+		t.Fatalf("another mirror of A exported back: %+v %v", res, err)
+	}
+	// A third store, mirroring B only, gets all four through B.
+	s3 := newStore(t)
+	if res, err := newMirror(t, s3, fb, nil).Import(ctx); err != nil || res.Stored != 4 {
+		t.Fatalf("import from B: %+v %v", res, err)
+	}
+	sameHeld(t, s, s3, "through B")
 }
 
 // ownDeletes fails the test when a device deletes anything but its own

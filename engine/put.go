@@ -11,8 +11,9 @@ import (
 // put stores a version the judge let in, with every index, in the batch:
 // its envelope forever; its body when it is the record's top version, the
 // first that stands, retained, or a delete (02 §4.5); and demotes to a stub,
-// in the same batch, what it displaces.
-func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded) (Storage, error) {
+// in the same batch, what it displaces. from is where it came from, for the
+// change log.
+func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded, from string) (Storage, error) {
 	rec := e.rec
 	oh, hasHead, err := t.head(rec)
 	if err != nil {
@@ -85,7 +86,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded)
 		}
 		t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: id, Verdict: Stands})
 	}
-	t.change(d, Stored)
+	t.change(d, Stored, from)
 	if whole {
 		t.final[d] = Whole
 		return Whole, nil

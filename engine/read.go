@@ -12,65 +12,6 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// Changes yields the store's local log of what it took in, in commit order,
-// from the change after `after` (0 for all): each version stored, and each
-// body added to a held stub. A mirror exports from the last sequence it
-// wrote. It streams from the KV; an error is yielded once, last.
-func (s *Store) Changes(ctx context.Context, after uint64) iter.Seq2[Change, error] {
-	return func(yield func(Change, error) bool) {
-		if err := s.check(); err != nil {
-			yield(Change{}, err)
-			return
-		}
-		// A batch's changes are one entry, under the sequence of its last:
-		// the first entry at or after after+1 holds the change after after.
-		lo := keys.ChangeKey(after + 1)
-		it, err := s.kv.NewIter(lo, []byte{keys.Change + 1})
-		if err != nil {
-			yield(Change{}, err)
-			return
-		}
-		defer it.Close()
-		for it.Next() {
-			if err := ctx.Err(); err != nil {
-				yield(Change{}, err)
-				return
-			}
-			last, es, err := changeEntry(it.Key(), it.Value())
-			if err != nil {
-				yield(Change{}, err)
-				return
-			}
-			for i, seq := 0, last-uint64(len(es)/33)+1; i < len(es); i, seq = i+33, seq+1 {
-				if seq <= after {
-					continue
-				}
-				var d canonical.ID
-				copy(d[:], es[i:])
-				if !yield(Change{Seq: seq, ID: d.String(), Kind: ChangeKind(es[i+32])}, nil) {
-					return
-				}
-			}
-		}
-		if err := it.Err(); err != nil {
-			yield(Change{}, err)
-		}
-	}
-}
-
-// changeEntry reads one change log entry: the sequence of its last change
-// and its changes, digest ‖ kind each.
-func changeEntry(k, v []byte) (uint64, []byte, error) {
-	if len(k) != 9 || len(v) == 0 || len(v)%33 != 0 {
-		return 0, nil, fmt.Errorf("%w: change log entry", ErrCorrupt)
-	}
-	last := binary.BigEndian.Uint64(k[1:])
-	if uint64(len(v)/33) > last {
-		return 0, nil, fmt.Errorf("%w: change log entry", ErrCorrupt)
-	}
-	return last, v, nil
-}
-
 // SyncOrder yields a space's held versions (whole or stub; never waiting
 // ones) in sync order — createdAt in Unix ms, then the id's digest — from
 // the first not below from. It streams from the KV without loading the

@@ -23,9 +23,12 @@ type tx struct {
 	w      map[string]write
 	ahead  map[string]ahead
 	sorted []string // written keys of the ranged tables, ascending
-	// changes are this batch's change log entries, digest ‖ kind each,
-	// written under one key at commit.
+	// changes is this batch's change log entry, written under one key at
+	// commit (changelog.go); runAt is where its last run's count is (0:
+	// no run yet), and runFrom that run's source.
 	changes []byte
+	runAt   int
+	runFrom string
 	outs    []Outcome // Admit's outcomes, nil for other writes
 	stored  map[canonical.ID]*record.Version
 	// pending maps a waiting version to the inputs it came from, so a
@@ -194,7 +197,7 @@ func (t *tx) admitOne(i int, v *record.Version, c Checked, e *encoded, from stri
 		return err
 	}
 	if ok {
-		return t.again(i, d, held, v)
+		return t.again(i, d, held, v, from)
 	}
 	if t.st.stats.Waiting == 0 {
 		// Nothing waits: no lookup needed.
@@ -233,7 +236,7 @@ func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, e *encod
 			}
 			e = &enc
 		}
-		st, err := t.put(d, v, dec.Verdict, e)
+		st, err := t.put(d, v, dec.Verdict, e, from)
 		if err != nil {
 			return err
 		}
@@ -313,7 +316,7 @@ func (t *tx) drain() error {
 // again handles a copy of a version already held: a whole copy of a held
 // stub adds its body when the version is current or retained (02 §4.5);
 // anything else changes nothing.
-func (t *tx) again(i int, d canonical.ID, held, v *record.Version) error {
+func (t *tx) again(i int, d canonical.ID, held, v *record.Version, from string) error {
 	e, hold, err := t.holding(d, held)
 	if err != nil {
 		return err
@@ -326,7 +329,7 @@ func (t *tx) again(i int, d canonical.ID, held, v *record.Version) error {
 		}
 		isFirst := h.hasFirst && h.first == d
 		if e.retain || h.top == d || isFirst {
-			if err := t.addBody(d, v, rec, e, h, isFirst); err != nil {
+			if err := t.addBody(d, v, rec, e, h, isFirst, from); err != nil {
 				return err
 			}
 			hold.whole = true
@@ -340,7 +343,7 @@ func (t *tx) again(i int, d canonical.ID, held, v *record.Version) error {
 	return nil
 }
 
-func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry, h head, isFirst bool) error {
+func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry, h head, isFirst bool, from string) error {
 	_, body, err := encodeEnvelope(v)
 	if err != nil {
 		return err
@@ -372,12 +375,6 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	t.st.stats.BodyBytes += int64(len(body))
 	t.stored[d] = v
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
-	t.change(d, BodyAdded)
+	t.change(d, BodyAdded, from)
 	return nil
-}
-
-// change adds an entry to the change log.
-func (t *tx) change(d canonical.ID, k ChangeKind) {
-	t.st.changeSeq++
-	t.changes = append(append(t.changes, d[:]...), byte(k))
 }

@@ -110,6 +110,12 @@ type Change struct {
 	Seq  uint64 // increases by one per change, from 1
 	ID   string
 	Kind ChangeKind
+	// From is the source the version (or the body) came from: the from
+	// of the Admit that brought it, even when it waited (02 §9.5) and was
+	// stored on a later batch's arrival. A [Mirror] imports as
+	// "blobs:" + its blob store's id, and leaves out of its exports what
+	// that blob store brought.
+	From string
 }
 
 // Stats counts what a store holds ([Store.Stats]).

@@ -94,7 +94,7 @@ func (f *blobKV) sync(ctx context.Context, export bool) error {
 		return err
 	}
 	defer st.Close()
-	m, err := engine.NewMirror(st, f.blobs, &engine.MirrorOptions{CompactAt: -1, Exclusive: true})
+	m, err := engine.NewMirror(st, f.blobs, &engine.MirrorOptions{CompactAt: -1})
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	defer st.Close()
-	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace, Logger: log, Exclusive: true})
+	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace, Logger: log})
 	if err != nil {
 		return err
 	}

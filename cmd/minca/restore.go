@@ -29,7 +29,7 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 	}
 	defer st.Close()
 	var last time.Time
-	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{Logger: log, Exclusive: true, Progress: func(ms engine.MirrorStats) {
+	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{Logger: log, Progress: func(ms engine.MirrorStats) {
 		if time.Since(last) > time.Second {
 			last = time.Now()
 			log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)

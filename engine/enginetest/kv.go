@@ -121,3 +121,48 @@ func (h *harness) testChangesAcrossBatches(t *testing.T) {
 	}
 	clean(t, s)
 }
+
+// Each change names the source it came from: the batch's, or for a
+// version that waited (02 §9.5), the one it arrived from; a body added to
+// a held stub, the source that brought the body. It reads the same from
+// every point of the log, runs of one source cut anywhere.
+func (h *harness) testChangeSources(t *testing.T) {
+	sp := SpaceID("change sources")
+	w := writer(t, sp)
+	a0 := must[*record.Version](t)(w.First("app.note", "0"))
+	a1 := must[*record.Version](t)(w.Next(a0, "1"))
+	a2 := must[*record.Version](t)(w.Next(a1, "2"))
+	b0 := must[*record.Version](t)(w.First("app.note", "b"))
+	c0 := must[*record.Version](t)(w.First("app.note", "c"))
+	s := h.store(t, nil)
+	for _, o := range admit(t, s, "peer x", a2, a1) {
+		want(t, o, engine.Later, engine.None)
+	}
+	outs := admit(t, s, "blobs:s", a0, b0)
+	want(t, outs[0], engine.Stands, engine.Stub) // a1 and a2, woken, came after it
+	want(t, outs[1], engine.Stands, engine.Whole)
+	want(t, admit(t, s, "peer y", c0.Stub())[0], engine.Stands, engine.Stub)
+	want(t, admit(t, s, "", c0)[0], engine.Stands, engine.Whole)
+	type change struct {
+		id, from string
+		kind     engine.ChangeKind
+	}
+	wantAll := []change{{a0.ID, "blobs:s", engine.Stored}, {a1.ID, "peer x", engine.Stored}, {a2.ID, "peer x", engine.Stored},
+		{b0.ID, "blobs:s", engine.Stored}, {c0.ID, "peer y", engine.Stored}, {c0.ID, "", engine.BodyAdded}}
+	for after := range uint64(len(wantAll) + 1) {
+		k := int(after)
+		for c, err := range s.Changes(ctx, after) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k >= len(wantAll) || c.Seq != uint64(k+1) || (change{c.ID, c.From, c.Kind}) != wantAll[k] {
+				t.Fatalf("changes after %d: %+v at %d, want %+v", after, c, k, wantAll[min(k, len(wantAll)-1)])
+			}
+			k++
+		}
+		if k != len(wantAll) {
+			t.Fatalf("changes after %d stop at %d of %d", after, k, len(wantAll))
+		}
+	}
+	clean(t, s)
+}

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("CheckFindsDamage", h.testCheckFindsDamage)
 	t.Run("KV", h.testKV)
 	t.Run("ChangesAcrossBatches", h.testChangesAcrossBatches)
+	t.Run("ChangeSources", h.testChangeSources)
 	if c.openPath != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, c.openPath) })
 		t.Run("Lock", func(t *testing.T) { testLock(t, c.openPath) })

@@ -14,7 +14,8 @@
 //	'l' space line n                   → digests held at that place of a writer's line (02 §4.10)
 //	'L' awaited                        → digests of versions whose log.prev names it, not held
 //	'x' space digestA digestB          → kind: line proofs found
-//	'g' seq                            → (digest, kind)…: one batch's changes, seq the last's
+//	'g' seq                            → runs of (source, (digest, kind)…): one batch's changes,
+//	                                     seq the last's
 //	'w' digest                         → a waiting version and what it waits for
 //	'W' awaited digest                 → nothing: who waits for what
 //	'q' seq digest                     → nothing: waiting versions by arrival
