@@ -3,7 +3,7 @@ package canonical
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -80,15 +80,16 @@ func AppendObjectExcept(dst []byte, o *Object, skip func(name string) bool) ([]b
 			order = append(order, i)
 		}
 	}
-	less := func(a, b int) bool { return CompareUTF16(o.Members[order[a]].Name, o.Members[order[b]].Name) < 0 }
+	// No closure over order: it would move small to the heap, one
+	// allocation for every object written.
 	if len(order) <= 12 {
 		for i := 1; i < len(order); i++ {
-			for j := i; j > 0 && less(j, j-1); j-- {
+			for j := i; j > 0 && CompareUTF16(o.Members[order[j]].Name, o.Members[order[j-1]].Name) < 0; j-- {
 				order[j], order[j-1] = order[j-1], order[j]
 			}
 		}
 	} else {
-		sort.Slice(order, less)
+		slices.SortFunc(order, func(a, b int) int { return CompareUTF16(o.Members[a].Name, o.Members[b].Name) })
 	}
 	dst = append(dst, '{')
 	for n, i := range order {

@@ -47,32 +47,32 @@ type changeRun struct {
 // changeEntry reads one change log entry: the sequence of its last change,
 // its runs, and how many changes they hold.
 func changeEntry(k, v []byte) (last uint64, runs []changeRun, n uint64, err error) {
-	bad := fmt.Errorf("%w: change log entry %x", ErrCorrupt, k)
+	bad := func() error { return fmt.Errorf("%w: change log entry %x", ErrCorrupt, k) }
 	if len(k) != 9 || len(v) == 0 {
-		return 0, nil, 0, bad
+		return 0, nil, 0, bad()
 	}
 	last = binary.BigEndian.Uint64(k[1:])
 	for len(v) > 0 {
 		l, m := binary.Uvarint(v)
 		if m <= 0 || l > uint64(len(v)-m) {
-			return 0, nil, 0, bad
+			return 0, nil, 0, bad()
 		}
 		from := v[m : m+int(l)]
 		v = v[m+int(l):]
 		if len(v) < 4 {
-			return 0, nil, 0, bad
+			return 0, nil, 0, bad()
 		}
 		c := uint64(binary.BigEndian.Uint32(v))
 		v = v[4:]
 		if c == 0 || c > uint64(len(v)/changeSize) {
-			return 0, nil, 0, bad
+			return 0, nil, 0, bad()
 		}
 		runs = append(runs, changeRun{from: from, es: v[:c*changeSize]})
 		v = v[c*changeSize:]
 		n += c
 	}
 	if n > last {
-		return 0, nil, 0, bad
+		return 0, nil, 0, bad()
 	}
 	return last, runs, n, nil
 }

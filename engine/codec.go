@@ -296,11 +296,13 @@ func (h head) encode() []byte {
 	return append(b, h.firstBody...)
 }
 
+// errBadHead is made once: reads decode a head at every look-up.
+var errBadHead = fmt.Errorf("%w: record head", ErrCorrupt)
+
 func decodeHead(b []byte) (head, error) {
 	var h head
-	bad := fmt.Errorf("%w: record head", ErrCorrupt)
 	if len(b) < 1+8+32+8+32+1 || b[0]&0x80 != 0 {
-		return h, bad
+		return h, errBadHead
 	}
 	f := b[0]
 	h.hasFirst = f&hasFirst != 0
@@ -313,24 +315,24 @@ func decodeHead(b []byte) (head, error) {
 	rest := b[81:]
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > 1<<40 {
-		return h, bad
+		return h, errBadHead
 	}
 	h.topH.bodyLen, rest = int(n), rest[k:]
 	for _, p := range []*uint64{&h.topV, &h.firstV} {
 		if *p, k = binary.Uvarint(rest); k <= 0 {
-			return h, bad
+			return h, errBadHead
 		}
 		rest = rest[k:]
 	}
 	if !h.hasFirst {
 		if len(rest) != 0 {
-			return h, bad
+			return h, errBadHead
 		}
 		return h, nil
 	}
 	n, k = binary.Uvarint(rest)
 	if k <= 0 || len(rest) < k+1 || n > uint64(len(rest)-k-1) {
-		return h, bad
+		return h, errBadHead
 	}
 	h.firstEnv = rest[k : k+int(n)]
 	rest = rest[k+int(n):]
@@ -338,7 +340,7 @@ func decodeHead(b []byte) (head, error) {
 		h.firstBody = rest[1:]
 		h.firstH.bodyLen = len(h.firstBody)
 	} else if rest[0] != 0 || len(rest) != 1 {
-		return h, bad
+		return h, errBadHead
 	}
 	return h, nil
 }

@@ -115,16 +115,23 @@ func (s *Store) write(t *tx) error {
 	// the last one went, so sorted writes cost about half as much to
 	// insert as the map's random order.
 	ks := make([]string, 0, len(t.w))
+	size := 0
 	for k := range t.w {
 		ks = append(ks, k)
+		size += len(k)
 	}
 	slices.Sort(ks)
+	// The keys' bytes in one buffer, not one allocation each: the batch
+	// may keep them until it is closed.
+	kb := make([]byte, 0, size)
 	for _, k := range ks {
 		w := t.w[k]
+		kb = append(kb, k...)
+		key := kb[len(kb)-len(k) : len(kb) : len(kb)]
 		if w.del {
-			err = b.Delete([]byte(k))
+			err = b.Delete(key)
 		} else {
-			err = b.Set([]byte(k), w.val)
+			err = b.Set(key, w.val)
 		}
 		if err != nil {
 			return fmt.Errorf("minca/engine: batch: %w", err)

@@ -20,8 +20,8 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 		return None, err
 	}
 	nh := oh
-	isTop := !hasHead || record.SupersedesBy(v.Seq, v.ID, oh.topSeq, oh.top.String())
-	isFirst := verdict == Stands && (!oh.hasFirst || record.SupersedesBy(v.Seq, v.ID, oh.firstSeq, oh.first.String()))
+	isTop := !hasHead || supersedes(v, oh.topSeq, oh.top)
+	isFirst := verdict == Stands && (!oh.hasFirst || supersedes(v, oh.firstSeq, oh.first))
 	keep := v.HasBody && (v.Deleted || v.Retain || isTop || isFirst)
 	whole := v.Deleted || keep
 	me := holding{whole: whole, retain: v.Retain, deleted: v.Deleted}
@@ -93,6 +93,15 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	}
 	t.final[d] = Stub
 	return Stub, nil
+}
+
+// supersedes is record.SupersedesBy against a held version known by its
+// seq and digest; the digest's text is made only when the seqs tie.
+func supersedes(v *record.Version, seq int64, d canonical.ID) bool {
+	if v.Seq != seq {
+		return v.Seq > seq
+	}
+	return record.SupersedesBy(v.Seq, v.ID, seq, d.String())
 }
 
 // demote drops the body of a version that is no longer the record's top
