@@ -65,25 +65,14 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 1000
 	}
-	dir := cfg.Dir
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return res, err
-		}
-	} else {
-		d, err := os.MkdirTemp("", "minca-bench-import-")
-		if err != nil {
-			return res, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, cleanup, err := workDir(cfg.Dir, "minca-bench-import-")
+	if err != nil {
+		return res, err
 	}
-	corpus := cfg.Corpus
-	if corpus == "" {
-		corpus = filepath.Join(dir, "corpus.jsonl")
-		if err := WriteCorpus(ctx, corpus, cfg.CorpusConfig); err != nil {
-			return res, fmt.Errorf("bench: corpus: %w", err)
-		}
+	defer cleanup()
+	corpus, err := corpusIn(ctx, dir, cfg.Corpus, cfg.CorpusConfig)
+	if err != nil {
+		return res, err
 	}
 	data, err := os.ReadFile(corpus)
 	if err != nil {

@@ -58,25 +58,14 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 	if cfg.CorpusConfig.Versions <= 0 {
 		cfg.CorpusConfig.Versions = 1_000_000
 	}
-	dir := cfg.Dir
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return res, err
-		}
-	} else {
-		d, err := os.MkdirTemp("", "minca-bench-memory-")
-		if err != nil {
-			return res, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, cleanup, err := workDir(cfg.Dir, "minca-bench-memory-")
+	if err != nil {
+		return res, err
 	}
-	corpus := cfg.Corpus
-	if corpus == "" {
-		corpus = filepath.Join(dir, "corpus.jsonl")
-		if err := WriteCorpus(ctx, corpus, cfg.CorpusConfig); err != nil {
-			return res, err
-		}
+	defer cleanup()
+	corpus, err := corpusIn(ctx, dir, cfg.Corpus, cfg.CorpusConfig)
+	if err != nil {
+		return res, err
 	}
 	n, err := countLines(corpus)
 	if err != nil {

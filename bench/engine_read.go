@@ -50,21 +50,13 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 	if cfg.CorpusConfig.Versions <= 0 {
 		cfg.CorpusConfig.Versions = 20_000
 	}
-	dir := cfg.Dir
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return res, err
-		}
-	} else {
-		d, err := os.MkdirTemp("", "minca-bench-read-")
-		if err != nil {
-			return res, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, cleanup, err := workDir(cfg.Dir, "minca-bench-read-")
+	if err != nil {
+		return res, err
 	}
-	corpus := filepath.Join(dir, "corpus.jsonl")
-	if err := WriteCorpus(ctx, corpus, cfg.CorpusConfig); err != nil {
+	defer cleanup()
+	corpus, err := corpusIn(ctx, dir, "", cfg.CorpusConfig)
+	if err != nil {
 		return res, err
 	}
 	data, err := os.ReadFile(corpus)

@@ -91,15 +91,11 @@ func (c *MirrorConfig) defaults() {
 func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 	cfg.defaults()
 	res := MirrorResult{Rounds: cfg.Rounds, ListSegments: cfg.Segments}
-	dir := cfg.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "minca-bench-mirror-")
-		if err != nil {
-			return res, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, cleanup, err := workDir(cfg.Dir, "minca-bench-mirror-")
+	if err != nil {
+		return res, err
 	}
+	defer cleanup()
 	src, err := openPebble(filepath.Join(dir, "src"))
 	if err != nil {
 		return res, err

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
 	"github.com/minca-go/minca/engine"
 )
@@ -19,31 +17,16 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 		return usageError("backup takes no arguments")
 	}
 	log := s.logger()
-	b, err := openBlobs(ctx, *to, true, log)
+	m, done, err := openMirror(ctx, log, *url, *to, true, nil, engine.MirrorOptions{Progress: everySecond(func(ms engine.MirrorStats) {
+		log.Info("backup", "segments", ms.SegmentsWritten, "versions", ms.Exported, "bytes", ms.BytesWritten)
+	})})
 	if err != nil {
 		return err
 	}
-	st, err := openStore(*url, nil)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var last time.Time
-	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{Logger: log, Progress: func(ms engine.MirrorStats) {
-		if time.Since(last) > time.Second {
-			last = time.Now()
-			log.Info("backup", "segments", ms.SegmentsWritten, "versions", ms.Exported, "bytes", ms.BytesWritten)
-		}
-	}})
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer done()
 	res, err := m.Export(ctx)
-	_ = json.NewEncoder(s.out).Encode(res)
-	if err != nil {
-		return failed(err)
+	if err == nil {
+		log.Info("backup done", "segments", len(res.Segments), "versions", res.Versions, "bytes", res.Bytes)
 	}
-	log.Info("backup done", "segments", len(res.Segments), "versions", res.Versions, "bytes", res.Bytes)
-	return nil
+	return report(s, res, err)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/minca-go/minca/engine"
 )
@@ -18,25 +17,11 @@ func runCompact(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError("compact takes no arguments")
 	}
-	log := s.logger()
-	b, err := openBlobs(ctx, *blobs, false, log)
+	m, done, err := openMirror(ctx, s.logger(), *url, *blobs, false, nil, engine.MirrorOptions{DeleteGrace: *grace, CompactAt: -1})
 	if err != nil {
 		return err
 	}
-	st, err := openStore(*url, nil)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{Logger: log, DeleteGrace: *grace, CompactAt: -1})
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer done()
 	res, err := m.Compact(ctx)
-	_ = json.NewEncoder(s.out).Encode(res)
-	if err != nil {
-		return failed(err)
-	}
-	return nil
+	return report(s, res, err)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/minca-go/minca/engine"
@@ -24,20 +23,11 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		return usageError("mirror takes no arguments")
 	}
 	log := s.logger()
-	b, err := openBlobs(ctx, *to, true, log)
+	m, done, err := openMirror(ctx, log, *url, *to, true, defaultJudge(), engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace})
 	if err != nil {
 		return err
 	}
-	st, err := openStore(*url, defaultJudge())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace, Logger: log})
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer done()
 	w, err := m.Writer(ctx)
 	if err != nil {
 		return failed(err)
@@ -52,9 +42,5 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		Writer string `json:"writer"`
 		engine.MirrorStats
 	}{w, m.Stats()}
-	_ = json.NewEncoder(s.out).Encode(out)
-	if err != nil {
-		return failed(err)
-	}
-	return nil
+	return report(s, out, err)
 }

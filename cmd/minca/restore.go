@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
 	"github.com/minca-go/minca/engine"
 )
@@ -19,34 +17,19 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		return usageError("restore takes no arguments")
 	}
 	log := s.logger()
-	b, err := openBlobs(ctx, *from, false, log)
+	m, done, err := openMirror(ctx, log, *url, *from, false, defaultJudge(), engine.MirrorOptions{Progress: everySecond(func(ms engine.MirrorStats) {
+		log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
+	})})
 	if err != nil {
 		return err
 	}
-	st, err := openStore(*url, defaultJudge())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var last time.Time
-	m, err := engine.NewMirror(st, b, &engine.MirrorOptions{Logger: log, Progress: func(ms engine.MirrorStats) {
-		if time.Since(last) > time.Second {
-			last = time.Now()
-			log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
-		}
-	}})
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer done()
 	res, err := m.Import(ctx)
-	_ = json.NewEncoder(s.out).Encode(res)
-	if err != nil {
-		return failed(err)
+	if err == nil {
+		if res.Unavailable > 0 {
+			log.Warn("some segments could not be read yet (placeholders or partial files); run restore again", "count", res.Unavailable)
+		}
+		log.Info("restore done", "segments", res.Segments, "versions", res.Versions, "new", res.Stored)
 	}
-	if res.Unavailable > 0 {
-		log.Warn("some segments could not be read yet (placeholders or partial files); run restore again", "count", res.Unavailable)
-	}
-	log.Info("restore done", "segments", res.Segments, "versions", res.Versions, "new", res.Stored)
-	return nil
+	return report(s, res, err)
 }
