@@ -294,21 +294,9 @@ func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResu
 		if len(vs) == 0 {
 			return nil
 		}
-		before, err := m.s.Stats(ctx)
-		if err != nil {
-			return err
-		}
-		outs, err := m.s.Admit(ctx, m.from, vs)
-		if err != nil {
-			return fmt.Errorf("minca/engine: mirror: admit: %w", err)
-		}
-		after, err := m.s.Stats(ctx)
-		if err != nil {
-			return err
-		}
-		m.counted(outs, before, after, res)
+		err := m.admitCounted(ctx, res, func() ([]Outcome, error) { return m.s.Admit(ctx, m.from, vs) })
 		vs = vs[:0]
-		return nil
+		return err
 	}
 	for _, l := range lines {
 		v, err := record.Decode(l)

@@ -174,11 +174,17 @@ func (m *Mirror) produce(ctx context.Context, bs []BlobInfo, out chan<- piece) {
 
 // admitPrepared admits one prepared chunk and counts what it did.
 func (m *Mirror) admitPrepared(ctx context.Context, p *Prepared, res *ImportResult) error {
+	return m.admitCounted(ctx, res, func() ([]Outcome, error) { return m.s.AdmitPrepared(ctx, m.from, p) })
+}
+
+// admitCounted runs admit between two readings of the store's stats, so
+// what it stored can be counted from their difference.
+func (m *Mirror) admitCounted(ctx context.Context, res *ImportResult, admit func() ([]Outcome, error)) error {
 	before, err := m.s.Stats(ctx)
 	if err != nil {
 		return err
 	}
-	outs, err := m.s.AdmitPrepared(ctx, m.from, p)
+	outs, err := admit()
 	if err != nil {
 		return fmt.Errorf("minca/engine: mirror: admit: %w", err)
 	}
