@@ -79,7 +79,7 @@ func RunRecords(ctx context.Context, cfg RecordsConfig) (RecordsResult, error) {
 	if err != nil {
 		return RecordsResult{}, err
 	}
-	der := p1363ToDER(sig)
+	der := identity.SignatureDER(sig)
 	pub := k.Public().ECDSA()
 	unsigned := v.Object().Clone()
 	vf := &record.Verifier{}
@@ -147,22 +147,4 @@ func RunRecords(ctx context.Context, cfg RecordsConfig) (RecordsResult, error) {
 		CanonicalHash: medianMeasure(canon), Verify: medianMeasure(verify), Sign: medianMeasure(sign),
 		BareVerify: medianMeasure(bare), VerifyRatio: median(ratios),
 	}, nil
-}
-
-// p1363ToDER is the DER signature crypto/ecdsa reads, for the bound.
-func p1363ToDER(sig []byte) []byte {
-	trim := func(x []byte) []byte {
-		for len(x) > 1 && x[0] == 0 {
-			x = x[1:]
-		}
-		if x[0]&0x80 != 0 {
-			x = append([]byte{0}, x...)
-		}
-		return x
-	}
-	r, s := trim(sig[:32]), trim(sig[32:])
-	out := []byte{0x30, byte(4 + len(r) + len(s)), 2, byte(len(r))}
-	out = append(out, r...)
-	out = append(out, 2, byte(len(s)))
-	return append(out, s...)
 }

@@ -96,6 +96,16 @@ func encodeDID(compressed []byte) string {
 	return DIDPrefix + encodeBase58(raw)
 }
 
+// SignatureDER returns a 64-byte r ‖ s signature (02 §3.3) as the ASN.1
+// DER SEQUENCE crypto/ecdsa reads, for benchmarks whose bound calls
+// crypto/ecdsa directly. It returns nil when sig is not 64 bytes.
+func SignatureDER(sig []byte) []byte {
+	if len(sig) != 64 {
+		return nil
+	}
+	return p1363ToDER(nil, sig)
+}
+
 // p1363ToDER turns r ‖ s into the ASN.1 DER SEQUENCE crypto/ecdsa reads.
 func p1363ToDER(dst, sig []byte) []byte {
 	start := len(dst)

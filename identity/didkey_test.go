@@ -1,6 +1,8 @@
 package identity
 
 import (
+	"crypto/ecdsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -91,6 +93,13 @@ func TestGenerateSignVerify(t *testing.T) {
 		if !pub.Verify([]byte{byte(i)}, sig) {
 			t.Fatalf("signature %d does not verify", i)
 		}
+		d := sha256.Sum256([]byte{byte(i)})
+		if !ecdsa.VerifyASN1(pub.ECDSA(), d[:], SignatureDER(sig)) {
+			t.Fatalf("signature %d: its SignatureDER does not verify with crypto/ecdsa", i)
+		}
+	}
+	if SignatureDER(sig[:63]) != nil {
+		t.Fatal("SignatureDER took a 63-byte signature")
 	}
 }
 

@@ -88,7 +88,7 @@ func BenchmarkBareECDSAVerify(b *testing.B) {
 	v, _, k := typicalVersion(b)
 	payload, _ := v.SignedPart()
 	sig, _ := decodeSignature(v.Signature)
-	der := derOf(sig[:])
+	der := identity.SignatureDER(sig[:])
 	pub := k.Public().ECDSA()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -109,22 +109,4 @@ func BenchmarkSign(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-func derOf(sig []byte) []byte {
-	// The DER form crypto/ecdsa reads, built once outside the timed loop.
-	trim := func(x []byte) []byte {
-		for len(x) > 1 && x[0] == 0 {
-			x = x[1:]
-		}
-		if x[0]&0x80 != 0 {
-			x = append([]byte{0}, x...)
-		}
-		return x
-	}
-	r, s := trim(sig[:32]), trim(sig[32:])
-	out := []byte{0x30, byte(4 + len(r) + len(s)), 2, byte(len(r))}
-	out = append(out, r...)
-	out = append(out, 2, byte(len(s)))
-	return append(out, s...)
 }
