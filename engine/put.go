@@ -79,13 +79,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	}
 	t.stored[d] = v
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: verdict})
-	if nh.hasFirst != oh.hasFirst || nh.first != oh.first || nh.firstH.whole != oh.firstH.whole {
-		id := ""
-		if nh.hasFirst && nh.firstH.whole {
-			id = nh.first.String()
-		}
-		t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: id, Verdict: Stands})
-	}
+	t.noteCurrent(v.Space, v.Key, oh, nh)
 	t.change(d, Stored, from)
 	if whole {
 		t.final[d] = Whole
@@ -148,4 +142,18 @@ func (t *tx) index(d canonical.ID, v *record.Version) error {
 	}
 	t.setFresh(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d), []byte(v.Collection))
 	return t.line(d, v)
+}
+
+// noteCurrent adds an EventCurrent when a record's readable current
+// version (the first that stands, while whole) differs between its head
+// before (oh) and after (nh); the event's ID is "" when none is readable.
+func (t *tx) noteCurrent(space, key string, oh, nh head) {
+	if nh.hasFirst == oh.hasFirst && nh.first == oh.first && nh.firstH.whole == oh.firstH.whole {
+		return
+	}
+	id := ""
+	if nh.hasFirst && nh.firstH.whole {
+		id = nh.first.String()
+	}
+	t.events = append(t.events, Event{Kind: EventCurrent, Space: space, Key: key, ID: id, Verdict: Stands})
 }

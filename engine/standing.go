@@ -64,13 +64,7 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 		t.set(keys.HeadKey(rec), nh.encode())
 	}
 	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to})
-	if nh.hasFirst != oh.hasFirst || nh.first != oh.first || nh.firstH.whole != oh.firstH.whole {
-		cur := ""
-		if nh.hasFirst && nh.firstH.whole {
-			cur = nh.first.String()
-		}
-		t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: cur, Verdict: Stands})
-	}
+	t.noteCurrent(v.Space, v.Key, oh, nh)
 	delete(t.stored, d)
 	return s.commit(t)
 }
