@@ -228,6 +228,12 @@ func AppendString(dst []byte, s string) ([]byte, error) {
 		if !ok {
 			return nil, &Error{Code: CodeValue, Offset: -1, Msg: "string holds bytes that are not UTF-8 at " + strconv.Itoa(i)}
 		}
+		// WTF-8 writes a lead surrogate followed by a trail one as the
+		// pair's 4-byte character; as two 3-byte surrogates it would read
+		// back as that character, a different string with another hash.
+		if next, ok := surrogateAt(s, i+3); ok && u < 0xDC00 && next >= 0xDC00 {
+			return nil, &Error{Code: CodeValue, Offset: -1, Msg: "string holds a surrogate pair as two 3-byte surrogates (not WTF-8) at " + strconv.Itoa(i)}
+		}
 		dst = append(dst, s[start:i]...)
 		dst = append(dst, '\\', 'u', hexLower[u>>12], hexLower[u>>8&0xF], hexLower[u>>4&0xF], hexLower[u&0xF])
 		i += 3
