@@ -29,7 +29,7 @@ type ahead struct {
 	ok  bool
 }
 
-// rangedTables are the tables the engine iterates inside a batch on hot
+// ranged tells whether k is in a table the engine iterates inside a batch on hot
 // paths (who waits for what, the waiting queue); their written keys are
 // kept sorted so iterating them does not scan every write.
 func ranged(k []byte) bool { return len(k) > 0 && (k[0] == keys.WaitFor || k[0] == keys.WaitQueue) }
@@ -127,7 +127,7 @@ func (t *tx) written(lower, upper []byte) []string {
 	return out
 }
 
-// pending returns the write of k by this batch or the one committing.
+// pendingWrite returns the write of k by this batch or the one committing.
 func (t *tx) pendingWrite(k string) write {
 	if w, ok := t.w[k]; ok {
 		return w
