@@ -344,7 +344,7 @@ func (t *tx) again(i int, d canonical.ID, held, v *record.Version, from string) 
 }
 
 func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry, h head, isFirst bool, from string) error {
-	_, body, err := encodeEnvelope(v)
+	body, err := canonical.Marshal(v.Body) // only the body: the envelope is held
 	if err != nil {
 		return err
 	}
