@@ -23,6 +23,7 @@ import (
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
@@ -216,10 +217,10 @@ func exportFile(ctx context.Context, st *engine.Store, path string) error {
 	return f.Close()
 }
 
-func backup(ctx context.Context, st *engine.Store, b engine.Blobs) (engine.ExportResult, error) {
-	m, err := engine.NewMirror(st, b, nil)
+func backup(ctx context.Context, st *engine.Store, b engine.Blobs) (mirror.ExportResult, error) {
+	m, err := mirror.New(st, b, nil)
 	if err != nil {
-		return engine.ExportResult{}, err
+		return mirror.ExportResult{}, err
 	}
 	defer m.Close()
 	return m.Export(ctx)
@@ -231,7 +232,7 @@ func restoreInto(ctx context.Context, path string, b engine.Blobs) error {
 		return err
 	}
 	defer st.Close()
-	m, err := engine.NewMirror(st, b, nil)
+	m, err := mirror.New(st, b, nil)
 	if err != nil {
 		return err
 	}
@@ -298,7 +299,7 @@ func s3Requests(ctx context.Context, src *engine.Store, res *MirrorResult) error
 		return err
 	}
 	defer dst.Close()
-	m, err := engine.NewMirror(dst, b, nil)
+	m, err := mirror.New(dst, b, nil)
 	if err != nil {
 		return err
 	}

@@ -66,23 +66,13 @@
 //	(*Store).Stats(ctx) (Stats, error)
 //	(*Store).Check(ctx, vf *record.Verifier) ([]string, error)
 //
-// # Segments and mirrors (02 §4.9; DESIGN.md, Segments, mirrors and compaction)
+// # Blob stores (02 §4.9)
 //
 // [Blobs] is a store of immutable named objects (backends/folder,
 // backends/s3); optional abilities (BlobDirs, BlobWatcher, BlobStrays,
-// BlobStoreID) are found by type assertion. A [Mirror] couples a Store to
-// one: Export writes new versions as this writer's segments, Import admits
-// other writers' segments through the judge as a peer's versions, Compact
-// rewrites this writer's own segments with superseded bodies as stubs and
-// deletes only what it wrote and listed, after the new one is durable.
-// Import admits as [MirrorSource] of the blob store, and the change log
-// keeps each change's source, so Export leaves out what that blob store
-// brought, across restarts and for every mirror of it, and still writes it
-// to the other blob stores the store mirrors to.
-//
-//	NewMirror(s *Store, b Blobs, opts *MirrorOptions) (*Mirror, error)
-//	MirrorSource(storeID string) string // the from a mirror admits as
-//	(*Mirror).Export, Import, Compact, Round, Run(ctx); Writer(ctx); Stats(); Close()
+// BlobStoreID) are found by type assertion. Segments, mirrors and
+// compaction over a Blobs live in package engine/mirror, which uses only
+// this package's exported API.
 //
 // # Guarantees
 //

@@ -112,7 +112,7 @@ type Change struct {
 	Kind ChangeKind
 	// From is the source the version (or the body) came from: the from
 	// of the Admit that brought it, even when it waited (02 §9.5) and was
-	// stored on a later batch's arrival. A [Mirror] imports as
+	// stored on a later batch's arrival. A mirror (engine/mirror) imports as
 	// "blobs:" + its blob store's id, and leaves out of its exports what
 	// that blob store brought.
 	From string

@@ -7,6 +7,7 @@ import (
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
@@ -65,7 +66,7 @@ func TestBackupRestore(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.failing.Store(true)
-			bm, err := engine.NewMirror(orig, b, &engine.MirrorOptions{BatchVersions: 40})
+			bm, err := mirror.New(orig, b, &mirror.Options{BatchVersions: 40})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +82,7 @@ func TestBackupRestore(t *testing.T) {
 			// resumed by a new mirror on the same store.
 			fresh := newEngine(t)
 			cctx, cancel := context.WithCancel(ctx)
-			rm, err := engine.NewMirror(fresh, &cancelAfter{Blobs: b, n: 5, cancel: cancel}, nil)
+			rm, err := mirror.New(fresh, &cancelAfter{Blobs: b, n: 5, cancel: cancel}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +94,7 @@ func TestBackupRestore(t *testing.T) {
 				t.Fatal("nothing was restored before the interruption")
 			}
 			rm.Close()
-			rm, err = engine.NewMirror(fresh, b, nil)
+			rm, err = mirror.New(fresh, b, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,12 +151,12 @@ func TestIdleRoundCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := engine.NewMirror(orig, b, &engine.MirrorOptions{BatchVersions: 10, CompactAt: -1})
+	w, err := mirror.New(orig, b, &mirror.Options{BatchVersions: 10, CompactAt: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	reader, err := engine.NewMirror(newEngine(t), b, nil)
+	reader, err := mirror.New(newEngine(t), b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestConflictAndLostReply(t *testing.T) {
 			if _, err := orig.Admit(ctx, "local", vs); err != nil {
 				t.Fatal(err)
 			}
-			m, err := engine.NewMirror(orig, b, &engine.MirrorOptions{BatchVersions: 20})
+			m, err := mirror.New(orig, b, &mirror.Options{BatchVersions: 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +224,7 @@ func TestConflictAndLostReply(t *testing.T) {
 				t.Fatalf("export: %+v, clones %d", res, m.Stats().Clones)
 			}
 			fresh := newEngine(t)
-			r, err := engine.NewMirror(fresh, b, nil)
+			r, err := mirror.New(fresh, b, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 )
 
 func runBackup(ctx context.Context, s *stdio, args []string) error {
@@ -17,7 +17,7 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 		return usageError("backup takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *to, true, nil, engine.MirrorOptions{Progress: everySecond(func(ms engine.MirrorStats) {
+	m, done, err := openMirror(ctx, log, *url, *to, true, nil, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
 		log.Info("backup", "segments", ms.SegmentsWritten, "versions", ms.Exported, "bytes", ms.BytesWritten)
 	})})
 	if err != nil {

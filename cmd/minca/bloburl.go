@@ -14,6 +14,7 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 )
 
 // blobURLHelp describes the blob store URLs openBlobs takes.
@@ -94,7 +95,7 @@ func (f *blobKV) sync(ctx context.Context, export bool) error {
 		return err
 	}
 	defer st.Close()
-	m, err := engine.NewMirror(st, f.blobs, &engine.MirrorOptions{CompactAt: -1})
+	m, err := mirror.New(st, f.blobs, &mirror.Options{CompactAt: -1})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 )
 
 func runCompact(ctx context.Context, s *stdio, args []string) error {
@@ -17,7 +17,7 @@ func runCompact(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError("compact takes no arguments")
 	}
-	m, done, err := openMirror(ctx, s.logger(), *url, *blobs, false, nil, engine.MirrorOptions{DeleteGrace: *grace, CompactAt: -1})
+	m, done, err := openMirror(ctx, s.logger(), *url, *blobs, false, nil, mirror.Options{DeleteGrace: *grace, CompactAt: -1})
 	if err != nil {
 		return err
 	}

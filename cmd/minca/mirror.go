@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 )
 
 func runMirror(ctx context.Context, s *stdio, args []string) error {
@@ -23,7 +23,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		return usageError("mirror takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *to, true, defaultJudge(), engine.MirrorOptions{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace})
+	m, done, err := openMirror(ctx, log, *url, *to, true, defaultJudge(), mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace})
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	}
 	out := struct {
 		Writer string `json:"writer"`
-		engine.MirrorStats
+		mirror.Stats
 	}{w, m.Stats()}
 	return report(s, out, err)
 }

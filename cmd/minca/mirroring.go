@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 )
 
 // openMirror opens the store at storeURL (judged by judge; nil for verbs
 // that admit nothing), the blob store at blobURL (create as openBlobs),
 // and a mirror between them, logging to log. done closes the mirror and
 // the store.
-func openMirror(ctx context.Context, log *slog.Logger, storeURL, blobURL string, create bool, judge engine.Judge, o engine.MirrorOptions) (m *engine.Mirror, done func(), err error) {
+func openMirror(ctx context.Context, log *slog.Logger, storeURL, blobURL string, create bool, judge engine.Judge, o mirror.Options) (m *mirror.Mirror, done func(), err error) {
 	b, err := openBlobs(ctx, blobURL, create, log)
 	if err != nil {
 		return nil, nil, err
@@ -23,7 +24,7 @@ func openMirror(ctx context.Context, log *slog.Logger, storeURL, blobURL string,
 		return nil, nil, err
 	}
 	o.Logger = log
-	if m, err = engine.NewMirror(st, b, &o); err != nil {
+	if m, err = mirror.New(st, b, &o); err != nil {
 		st.Close()
 		return nil, nil, err
 	}
@@ -32,9 +33,9 @@ func openMirror(ctx context.Context, log *slog.Logger, storeURL, blobURL string,
 
 // everySecond returns a mirror progress callback that calls f at most once
 // a second, so a long backup or restore reports without flooding stderr.
-func everySecond(f func(engine.MirrorStats)) func(engine.MirrorStats) {
+func everySecond(f func(mirror.Stats)) func(mirror.Stats) {
 	var last time.Time
-	return func(ms engine.MirrorStats) {
+	return func(ms mirror.Stats) {
 		if time.Since(last) > time.Second {
 			last = time.Now()
 			f(ms)

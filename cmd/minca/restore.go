@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 )
 
 func runRestore(ctx context.Context, s *stdio, args []string) error {
@@ -17,7 +17,7 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		return usageError("restore takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *from, false, defaultJudge(), engine.MirrorOptions{Progress: everySecond(func(ms engine.MirrorStats) {
+	m, done, err := openMirror(ctx, log, *url, *from, false, defaultJudge(), mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
 		log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
 	})})
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package mirror
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/minca-go/minca/engine/internal/segment"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror/internal/segment"
 )
 
 // The mirror's local state lives in the store's meta values, under
@@ -70,7 +71,7 @@ func (m *Mirror) loadJSON(ctx context.Context, key string, v any) (bool, error) 
 		return false, err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("%w: meta %s: %v", ErrCorrupt, key, err)
+		return false, fmt.Errorf("%w: meta %s: %v", engine.ErrCorrupt, key, err)
 	}
 	return true, nil
 }
@@ -87,7 +88,7 @@ func (m *Mirror) saveJSON(ctx context.Context, key string, v any) error {
 // time.
 func (m *Mirror) loadWriter(ctx context.Context) error {
 	if m.codec == nil {
-		return fmt.Errorf("minca/engine: mirror: %w", ErrClosed)
+		return fmt.Errorf("minca/mirror: %w", engine.ErrClosed)
 	}
 	if m.w != nil {
 		return nil

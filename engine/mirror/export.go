@@ -1,11 +1,12 @@
-package engine
+package mirror
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/minca-go/minca/engine/internal/segment"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror/internal/segment"
 )
 
 // ExportResult is what one export pass wrote.
@@ -19,7 +20,7 @@ type ExportResult struct {
 // segments, BatchVersions at most each, versions as the store holds them
 // now (02 §4.5: a stub if superseded since). What came from this blob
 // store — imported by this mirror or any other of the same blob store, in
-// this run or an earlier one — is not written back ([MirrorSource]).
+// this run or an earlier one — is not written back ([Source]).
 func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -46,7 +47,7 @@ func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
 			continue
 		}
 		if m.w.Seq >= segment.MaxSeq {
-			return res, errors.New("minca/engine: mirror: writer sequence exhausted")
+			return res, errors.New("minca/mirror: writer sequence exhausted")
 		}
 		data, t, err := m.codec.Encode(segment.Header{Writer: m.w.ID, Seq: m.w.Seq + 1}, lines)
 		if err != nil {
@@ -78,7 +79,7 @@ func (m *Mirror) nextBatch(ctx context.Context) ([][]byte, uint64, error) {
 	seen := map[string]bool{}
 	for c, err := range m.s.Changes(ctx, cursor) {
 		if err != nil {
-			return nil, 0, fmt.Errorf("minca/engine: mirror: changes: %w", err)
+			return nil, 0, fmt.Errorf("minca/mirror: changes: %w", err)
 		}
 		if len(lines) >= m.o.BatchVersions {
 			break
@@ -89,11 +90,11 @@ func (m *Mirror) nextBatch(ctx context.Context) ([][]byte, uint64, error) {
 		}
 		seen[c.ID] = true
 		b, err := m.s.VersionJSON(ctx, c.ID)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, engine.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("minca/engine: mirror: version %s: %w", c.ID, err)
+			return nil, 0, fmt.Errorf("minca/mirror: version %s: %w", c.ID, err)
 		}
 		lines = append(lines, b)
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package mirror_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
@@ -42,9 +43,9 @@ func sharedFolder(t testing.TB) (*folder.MemFS, *folder.Store) {
 	return m, b
 }
 
-func newMirror(t testing.TB, s *engine.Store, b engine.Blobs, o *engine.MirrorOptions) *engine.Mirror {
+func newMirror(t testing.TB, s *engine.Store, b engine.Blobs, o *mirror.Options) *mirror.Mirror {
 	t.Helper()
-	m, err := engine.NewMirror(s, b, o)
+	m, err := mirror.New(s, b, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +119,13 @@ type device struct {
 	t      testing.TB
 	s      *engine.Store
 	w      *enginetest.Writer
-	m      *engine.Mirror
+	m      *mirror.Mirror
 	rng    *rand.Rand
 	mu     sync.Mutex
 	offset int
 }
 
-func newDevice(t testing.TB, space string, b engine.Blobs, seed uint64, o *engine.MirrorOptions) *device {
+func newDevice(t testing.TB, space string, b engine.Blobs, seed uint64, o *mirror.Options) *device {
 	w, err := enginetest.NewWriter(space)
 	if err != nil {
 		t.Fatal(err)

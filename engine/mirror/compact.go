@@ -1,4 +1,4 @@
-package engine
+package mirror
 
 import (
 	"context"
@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/minca-go/minca/engine/internal/segment"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror/internal/segment"
 	"github.com/minca-go/minca/record"
 )
 
@@ -67,7 +68,7 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 	}
 	// Ours and listed: live ones, and old ones a sync service brought back
 	// (F7), which go again.
-	var inputs []BlobInfo
+	var inputs []engine.BlobInfo
 	for _, b := range listed {
 		n, ok := segment.ParseName(b.Name)
 		if !ok || n.Writer != m.w.ID || retiring[b.Name] {
@@ -122,10 +123,10 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 	for _, id := range ids {
 		l, err := m.s.VersionJSON(ctx, id)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, engine.ErrNotFound):
 			l = seen[id] // not held here (never judged in): kept as written
 		case err != nil:
-			return fmt.Errorf("minca/engine: mirror: compact: %w", err)
+			return fmt.Errorf("minca/mirror: compact: %w", err)
 		}
 		v, err := record.Decode(l)
 		if err == nil && v.IsStub() {

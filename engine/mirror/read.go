@@ -1,21 +1,22 @@
-package engine
+package mirror
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/minca-go/minca/engine/internal/segment"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror/internal/segment"
 	"github.com/minca-go/minca/record"
 )
 
 // piece is one chunk of a segment, read, decoded and checked by the
 // reading goroutine, for the admitting one.
 type piece struct {
-	b      BlobInfo
-	p      *Prepared // nil for a segment with no versions, or one not read
-	bad    int       // lines that are not versions
-	last   bool      // the segment's last piece
+	b      engine.BlobInfo
+	p      *engine.Prepared // nil for a segment with no versions, or one not read
+	bad    int              // lines that are not versions
+	last   bool             // the segment's last piece
 	status pieceStatus
 	bytes  int64
 	err    error // stops the import
@@ -36,7 +37,7 @@ const (
 // in order; a segment that cannot be read now (a placeholder, a torn or
 // partial file: F3, F4) is retried later, one gone since it was listed is
 // done (F8).
-func (m *Mirror) readSegments(ctx context.Context, bs []BlobInfo, res *ImportResult, done func(name string) error) error {
+func (m *Mirror) readSegments(ctx context.Context, bs []engine.BlobInfo, res *ImportResult, done func(name string) error) error {
 	if len(bs) == 0 {
 		return nil
 	}
@@ -89,7 +90,7 @@ func (m *Mirror) readSegments(ctx context.Context, bs []BlobInfo, res *ImportRes
 
 // produce is the reading goroutine of readSegments. It touches nothing of
 // the mirror's state but its codec, which nothing else uses meanwhile.
-func (m *Mirror) produce(ctx context.Context, bs []BlobInfo, out chan<- piece) {
+func (m *Mirror) produce(ctx context.Context, bs []engine.BlobInfo, out chan<- piece) {
 	defer close(out)
 	send := func(pc piece) bool {
 		select {
@@ -102,12 +103,12 @@ func (m *Mirror) produce(ctx context.Context, bs []BlobInfo, out chan<- piece) {
 	for _, b := range bs {
 		data, err := m.b.Get(ctx, b.Name)
 		switch {
-		case errors.Is(err, ErrBlobNotFound):
+		case errors.Is(err, engine.ErrBlobNotFound):
 			if !send(piece{b: b, status: pieceGone, last: true}) {
 				return
 			}
 			continue
-		case errors.Is(err, ErrBlobUnavailable):
+		case errors.Is(err, engine.ErrBlobUnavailable):
 			if !send(piece{b: b, status: pieceNotYet, last: true}) {
 				return
 			}
@@ -153,10 +154,10 @@ func (m *Mirror) produce(ctx context.Context, bs []BlobInfo, out chan<- piece) {
 				}
 				vs = append(vs, v)
 			}
-			var p *Prepared
+			var p *engine.Prepared
 			if len(vs) > 0 {
 				if p, err = m.s.Prepare(ctx, vs); err != nil {
-					send(piece{err: fmt.Errorf("minca/engine: mirror: %w", err)})
+					send(piece{err: fmt.Errorf("minca/mirror: %w", err)})
 					return
 				}
 			}
@@ -173,20 +174,20 @@ func (m *Mirror) produce(ctx context.Context, bs []BlobInfo, out chan<- piece) {
 }
 
 // admitPrepared admits one prepared chunk and counts what it did.
-func (m *Mirror) admitPrepared(ctx context.Context, p *Prepared, res *ImportResult) error {
-	return m.admitCounted(ctx, res, func() ([]Outcome, error) { return m.s.AdmitPrepared(ctx, m.from, p) })
+func (m *Mirror) admitPrepared(ctx context.Context, p *engine.Prepared, res *ImportResult) error {
+	return m.admitCounted(ctx, res, func() ([]engine.Outcome, error) { return m.s.AdmitPrepared(ctx, m.from, p) })
 }
 
 // admitCounted runs admit between two readings of the store's stats, so
 // what it stored can be counted from their difference.
-func (m *Mirror) admitCounted(ctx context.Context, res *ImportResult, admit func() ([]Outcome, error)) error {
+func (m *Mirror) admitCounted(ctx context.Context, res *ImportResult, admit func() ([]engine.Outcome, error)) error {
 	before, err := m.s.Stats(ctx)
 	if err != nil {
 		return err
 	}
 	outs, err := admit()
 	if err != nil {
-		return fmt.Errorf("minca/engine: mirror: admit: %w", err)
+		return fmt.Errorf("minca/mirror: admit: %w", err)
 	}
 	after, err := m.s.Stats(ctx)
 	if err != nil {
@@ -197,9 +198,9 @@ func (m *Mirror) admitCounted(ctx context.Context, res *ImportResult, admit func
 }
 
 // counted counts what an admission did.
-func (m *Mirror) counted(outs []Outcome, before, after Stats, res *ImportResult) {
+func (m *Mirror) counted(outs []engine.Outcome, before, after engine.Stats, res *ImportResult) {
 	for _, o := range outs {
-		if o.Verdict == Refused {
+		if o.Verdict == engine.Refused {
 			m.stats.Refused++
 		}
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package mirror_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
@@ -57,11 +58,11 @@ func openDisk(t testing.TB, dir string) (*engine.Store, *folder.Store) {
 // printing "ack ID" for each version the store acknowledged.
 func mirrorChild(t *testing.T, mode, dir string) {
 	s, b := openDisk(t, dir)
-	o := &engine.MirrorOptions{CompactAt: -1, BatchVersions: 50}
+	o := &mirror.Options{CompactAt: -1, BatchVersions: 50}
 	if mode == "compact" {
 		o.CompactAt = 3
 	}
-	m, err := engine.NewMirror(s, b, o)
+	m, err := mirror.New(s, b, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func mirrorCrash(t *testing.T, mode string) {
 	// Restart: the store settles what was pending and exports the rest.
 	s, b := openDisk(t, dir)
 	defer s.Close()
-	m, err := engine.NewMirror(s, b, &engine.MirrorOptions{CompactAt: 2})
+	m, err := mirror.New(s, b, &mirror.Options{CompactAt: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func checkPublished(t *testing.T, root string) {
 		if err != nil {
 			return err
 		}
-		if _, err := engine.DecodeSegment(data); err != nil {
+		if _, err := mirror.DecodeSegment(data); err != nil {
 			t.Fatalf("%s is published half-written: %v", rel, err)
 		}
 		return nil

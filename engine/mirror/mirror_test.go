@@ -1,4 +1,4 @@
-package engine_test
+package mirror_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
@@ -36,7 +37,7 @@ func segmentsOf(t testing.TB, b engine.Blobs, writer string) []string {
 func TestThousandEditsCompact(t *testing.T) {
 	_, b := sharedFolder(t)
 	space := enginetest.SpaceID("thousand")
-	d := newDevice(t, space, b, 1, &engine.MirrorOptions{CompactAt: -1})
+	d := newDevice(t, space, b, 1, &mirror.Options{CompactAt: -1})
 	v, err := d.w.First("app.note", canonical.NewObject("text", "edit 0"))
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +115,7 @@ func convergence(t *testing.T, n int) {
 	for i := range devs {
 		// Clocks days apart (F11): nothing may order or collect by them.
 		skew := time.Duration(i-1) * 72 * time.Hour
-		opts := &engine.MirrorOptions{CompactAt: 4, BatchVersions: 7, DeleteGrace: time.Duration(i%2) * time.Minute,
+		opts := &mirror.Options{CompactAt: 4, BatchVersions: 7, DeleteGrace: time.Duration(i%2) * time.Minute,
 			Now: func() time.Time { return time.Now().Add(skew) }}
 		g := &ownDeletes{Blobs: b, t: t}
 		devs[i] = newDevice(t, space, g, uint64(i+10), opts)
@@ -228,7 +229,7 @@ func readSegment(t testing.TB, b engine.Blobs, name string) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := engine.DecodeSegment(data)
+	lines, err := mirror.DecodeSegment(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,8 +264,8 @@ func TestFolderGone(t *testing.T) {
 func TestWriterVanished(t *testing.T) {
 	m, b := sharedFolder(t)
 	space := enginetest.SpaceID("vanished")
-	a := newDevice(t, space, b, 1, &engine.MirrorOptions{CompactAt: 2})
-	c := newDevice(t, space, b, 2, &engine.MirrorOptions{CompactAt: 2})
+	a := newDevice(t, space, b, 1, &mirror.Options{CompactAt: 2})
+	c := newDevice(t, space, b, 2, &mirror.Options{CompactAt: 2})
 	a.create(1)
 	if err := a.m.Round(ctx); err != nil {
 		t.Fatal(err)
@@ -288,8 +289,8 @@ func TestWriterVanished(t *testing.T) {
 	if _, err := c.m.Import(ctx); err != nil {
 		t.Fatal(err) // not a full rescan: no verdict yet
 	}
-	c2 := newMirror(t, c.s, b, &engine.MirrorOptions{CompactAt: 2}) // restart: full rescan
-	if err := c2.Round(ctx); !errors.Is(err, engine.ErrBlobStoreShrunk) {
+	c2 := newMirror(t, c.s, b, &mirror.Options{CompactAt: 2}) // restart: full rescan
+	if err := c2.Round(ctx); !errors.Is(err, mirror.ErrBlobStoreShrunk) {
 		t.Fatalf("round after a writer vanished: %v", err)
 	}
 	if got := segmentsOf(t, b, wc); strings.Join(got, ",") != strings.Join(before, ",") {
@@ -302,7 +303,7 @@ func TestWriterVanished(t *testing.T) {
 func TestRunWithoutWatcher(t *testing.T) {
 	_, b := sharedFolder(t)
 	space := enginetest.SpaceID("run")
-	opts := &engine.MirrorOptions{BatchDelay: 5 * time.Millisecond, ImportEvery: 20 * time.Millisecond, CompactAt: 3}
+	opts := &mirror.Options{BatchDelay: 5 * time.Millisecond, ImportEvery: 20 * time.Millisecond, CompactAt: 3}
 	a := newDevice(t, space, b, 1, opts)
 	c := newDevice(t, space, b, 2, opts)
 	rctx, cancel := context.WithCancel(ctx)
@@ -373,7 +374,7 @@ func TestNoEchoAfterRestart(t *testing.T) {
 		return v.ID
 	}
 	s := open()
-	r, err := engine.NewMirror(s, b, nil)
+	r, err := mirror.New(s, b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

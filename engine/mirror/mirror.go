@@ -1,4 +1,4 @@
-package engine
+package mirror
 
 import (
 	"bytes"
@@ -12,11 +12,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/minca-go/minca/engine/internal/segment"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror/internal/segment"
 )
 
-// MirrorOptions configure a [Mirror]. nil means defaults.
-type MirrorOptions struct {
+// Options configure a [Mirror]. nil means defaults.
+type Options struct {
 	// BatchVersions is the most versions export puts in one segment.
 	// Default 5,000.
 	BatchVersions int
@@ -38,7 +39,7 @@ type MirrorOptions struct {
 	// segment is durable); Run uses it as given.
 	DeleteGrace time.Duration
 	// Salvage reads objects a sync service renamed (conflict copies,
-	// "name 2", F1) when the blob store offers them ([BlobStrays]), and
+	// "name 2", F1) when the blob store offers them ([engine.BlobStrays]), and
 	// admits what they hold if their content checks out. Default false.
 	Salvage bool
 	// Logger gets progress and warnings. Default: discard.
@@ -51,11 +52,11 @@ type MirrorOptions struct {
 	// Progress, if set, is called after each segment read or written
 	// (from the goroutine doing it, with the mirror busy: it must not call
 	// the Mirror), for progress lines.
-	Progress func(MirrorStats)
+	Progress func(Stats)
 }
 
-func (o *MirrorOptions) withDefaults() MirrorOptions {
-	var out MirrorOptions
+func (o *Options) withDefaults() Options {
+	var out Options
 	if o != nil {
 		out = *o
 	}
@@ -86,7 +87,7 @@ func (o *MirrorOptions) withDefaults() MirrorOptions {
 	return out
 }
 
-// Mirror couples a [Store] to a [Blobs] in both directions (DESIGN,
+// Mirror couples a [engine.Store] to a [engine.Blobs] in both directions (DESIGN,
 // Segments, mirrors and compaction; 02 §4.5, §4.9, §9): Export writes new
 // versions as this store's writer's next segments, Import admits the other
 // writers' segments through the judge as a peer's versions, and Compact
@@ -101,9 +102,9 @@ func (o *MirrorOptions) withDefaults() MirrorOptions {
 //
 // A Mirror's methods are safe for concurrent use; they run one at a time.
 type Mirror struct {
-	s   *Store
-	b   Blobs
-	o   MirrorOptions
+	s   *engine.Store
+	b   engine.Blobs
+	o   Options
 	sid string
 
 	// from is the source this mirror admits as, "blobs:" + the blob
@@ -121,7 +122,7 @@ type Mirror struct {
 	rescan   bool                  // the next import lists everything
 	reads    map[string]*readState // cached read states
 	known    map[string]bool       // writers ever listed (F10: one vanishing is a loss)
-	stats    MirrorStats
+	stats    Stats
 }
 
 type failure struct {
@@ -130,8 +131,8 @@ type failure struct {
 	tries int
 }
 
-// MirrorStats count what a mirror did since it was made.
-type MirrorStats struct {
+// Stats count what a mirror did since it was made.
+type Stats struct {
 	Exported        int64 `json:"exported"`        // versions written in export segments
 	SegmentsWritten int64 `json:"segmentsWritten"` // export and compaction
 	BytesWritten    int64 `json:"bytesWritten"`
@@ -148,26 +149,26 @@ type MirrorStats struct {
 	BytesFreed      int64 `json:"bytesFreed"`
 }
 
-// MirrorSource is the source ([Change].From, Admit's from) under which a
+// Source is the source ([Change].From, Admit's from) under which a
 // [Mirror] of the blob store with this id admits what it imports. It names
 // the blob store, not the mirror: what one mirror imported, another mirror
 // of the same blob store does not export back, even after a restart; a
 // mirror of another blob store exports it.
-func MirrorSource(storeID string) string { return "blobs:" + storeID }
+func Source(storeID string) string { return "blobs:" + storeID }
 
-// NewMirror makes a mirror of s into b. b must know its store id
-// ([BlobStoreID]); both backends here do.
-func NewMirror(s *Store, b Blobs, opts *MirrorOptions) (*Mirror, error) {
+// New makes a mirror of s into b. b must know its store id
+// ([engine.BlobStoreID]); both backends here do.
+func New(s *engine.Store, b engine.Blobs, opts *Options) (*Mirror, error) {
 	o := opts.withDefaults()
-	idb, ok := b.(BlobStoreID)
-	if !ok || !ValidBlobComponent(idb.StoreID()) {
-		return nil, errors.New("minca/engine: mirror: the blob store has no store id")
+	idb, ok := b.(engine.BlobStoreID)
+	if !ok || !engine.ValidBlobComponent(idb.StoreID()) {
+		return nil, errors.New("minca/mirror: the blob store has no store id")
 	}
 	c, err := segment.NewCodec(segment.Limits{})
 	if err != nil {
 		return nil, err
 	}
-	m := &Mirror{s: s, b: b, o: o, sid: idb.StoreID(), from: MirrorSource(idb.StoreID()), codec: c,
+	m := &Mirror{s: s, b: b, o: o, sid: idb.StoreID(), from: Source(idb.StoreID()), codec: c,
 		failed: map[string]failure{}, salvaged: map[string]int64{},
 		maxSeq: map[string]uint64{}, reads: map[string]*readState{}, rescan: true}
 	return m, nil
@@ -194,7 +195,7 @@ func (m *Mirror) Writer(ctx context.Context) (string, error) {
 }
 
 // Stats returns what the mirror did so far.
-func (m *Mirror) Stats() MirrorStats {
+func (m *Mirror) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.stats
@@ -227,7 +228,7 @@ func (m *Mirror) Round(ctx context.Context) error {
 // store gone or shrunk stops it: nothing is compacted or deleted then).
 func (m *Mirror) Run(ctx context.Context) error {
 	var hint <-chan struct{}
-	if w, ok := m.b.(BlobWatcher); ok {
+	if w, ok := m.b.(engine.BlobWatcher); ok {
 		if ch, err := w.Watch(ctx); err == nil {
 			hint = ch
 		} else {
@@ -292,18 +293,18 @@ func (m *Mirror) publish(ctx context.Context, data []byte, t *segment.Trailer, c
 		return err
 	}
 	err := m.b.Put(ctx, name, data)
-	if errors.Is(err, ErrBlobExists) {
+	if errors.Is(err, engine.ErrBlobExists) {
 		got, gerr := m.b.Get(ctx, name)
 		if gerr != nil {
-			return fmt.Errorf("minca/engine: mirror: %s exists and cannot be read: %w", name, gerr)
+			return fmt.Errorf("minca/mirror: %s exists and cannot be read: %w", name, gerr)
 		}
 		if !bytes.Equal(got, data) {
-			return fmt.Errorf("minca/engine: mirror: %s exists with other content: %w", name, errClone)
+			return fmt.Errorf("minca/mirror: %s exists with other content: %w", name, errClone)
 		}
 		err = nil
 	}
 	if err != nil {
-		return fmt.Errorf("minca/engine: mirror: publish: %w", err)
+		return fmt.Errorf("minca/mirror: publish: %w", err)
 	}
 	return m.adopt(ctx)
 }
@@ -359,11 +360,11 @@ func (m *Mirror) resolvePending(ctx context.Context) error {
 	switch {
 	case err == nil:
 		return m.adopt(ctx)
-	case errors.Is(err, ErrBlobNotFound):
+	case errors.Is(err, engine.ErrBlobNotFound):
 		m.w.Pending = nil
 		return m.saveWriter(ctx)
 	default:
-		return fmt.Errorf("minca/engine: mirror: pending %s: %w", p.Name, err)
+		return fmt.Errorf("minca/mirror: pending %s: %w", p.Name, err)
 	}
 }
 
@@ -398,7 +399,7 @@ func (m *Mirror) sweep(ctx context.Context) error {
 			continue
 		}
 		if err := m.b.Delete(ctx, r.Name); err != nil {
-			return fmt.Errorf("minca/engine: mirror: delete %s: %w", r.Name, err)
+			return fmt.Errorf("minca/mirror: delete %s: %w", r.Name, err)
 		}
 		m.stats.Deleted++
 		m.stats.BytesFreed += r.Size

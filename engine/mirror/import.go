@@ -1,4 +1,4 @@
-package engine
+package mirror
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/minca-go/minca/engine/internal/segment"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror/internal/segment"
 	"github.com/minca-go/minca/record"
 )
 
@@ -16,7 +17,7 @@ import (
 // sequence number is no longer listed, or our own live segments are
 // gone). A compaction never does that, so the store was emptied, swapped
 // or rolled back (F10): the mirror stops rather than compact or delete.
-var ErrBlobStoreShrunk = errors.New("minca/engine: blob store lost segments")
+var ErrBlobStoreShrunk = errors.New("minca/mirror: blob store lost segments")
 
 // ImportResult is what one import pass read.
 type ImportResult struct {
@@ -93,7 +94,7 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 // store read before (a writer that vanished is a loss, not nothing).
 func (m *Mirror) writers(ctx context.Context) ([]string, error) {
 	set := map[string]bool{}
-	if d, ok := m.b.(BlobDirs); ok {
+	if d, ok := m.b.(engine.BlobDirs); ok {
 		ws, err := d.Dirs(ctx, segment.Prefix)
 		if err != nil {
 			return nil, err
@@ -174,8 +175,8 @@ func (m *Mirror) readState(ctx context.Context, w string) (*readState, error) {
 }
 
 // listAll lists every name under prefix after a bound, page by page.
-func (m *Mirror) listAll(ctx context.Context, prefix, after string) ([]BlobInfo, error) {
-	var out []BlobInfo
+func (m *Mirror) listAll(ctx context.Context, prefix, after string) ([]engine.BlobInfo, error) {
+	var out []engine.BlobInfo
 	for {
 		page, err := m.b.List(ctx, prefix, after, 1000)
 		if err != nil {
@@ -222,7 +223,7 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 		m.maxSeq[w] = top
 	}
 	now := m.o.Now()
-	var todo []BlobInfo
+	var todo []engine.BlobInfo
 	for _, b := range listed {
 		n, ok := segment.ParseName(b.Name)
 		if !ok || n.Writer != w || done[b.Name] {
@@ -273,7 +274,7 @@ func (m *Mirror) saveRead(ctx context.Context, w string, r *readState, done, liv
 	return m.saveJSON(ctx, m.metaKey("read", w), r)
 }
 
-func (m *Mirror) retryLater(b BlobInfo, now time.Time) {
+func (m *Mirror) retryLater(b engine.BlobInfo, now time.Time) {
 	f := m.failed[b.Name]
 	if f.size != b.Size {
 		f.tries = 0
@@ -294,7 +295,7 @@ func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResu
 		if len(vs) == 0 {
 			return nil
 		}
-		err := m.admitCounted(ctx, res, func() ([]Outcome, error) { return m.s.Admit(ctx, m.from, vs) })
+		err := m.admitCounted(ctx, res, func() ([]engine.Outcome, error) { return m.s.Admit(ctx, m.from, vs) })
 		vs = vs[:0]
 		return err
 	}
@@ -358,7 +359,7 @@ func pendingHas(p *pendingSegment, name string) bool { return p != nil && p.Name
 // "name 2", copied folders) and admits what they hold when they check
 // out. Each is read once per size; nothing is written or deleted (F1).
 func (m *Mirror) salvage(ctx context.Context, res *ImportResult) error {
-	st, ok := m.b.(BlobStrays)
+	st, ok := m.b.(engine.BlobStrays)
 	if !ok {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package mirror_test
 
 import (
 	"path"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/record"
 )
 
@@ -66,7 +67,7 @@ func TestConflictCopiesAndSalvage(t *testing.T) {
 	if res.Versions != 0 || res.Segments != 0 {
 		t.Fatalf("without salvage, copies were read: %+v", res)
 	}
-	salv := newDevice(t, space, b, 3, &engine.MirrorOptions{Salvage: true})
+	salv := newDevice(t, space, b, 3, &mirror.Options{Salvage: true})
 	for pass := 0; pass < 2; pass++ {
 		if _, err := salv.m.Import(ctx); err != nil {
 			t.Fatal(err)
@@ -111,7 +112,7 @@ func TestTempFilesIgnored(t *testing.T) {
 	if err := b.Delete(ctx, seg); err != nil {
 		t.Fatal(err)
 	}
-	c := newDevice(t, space, b, 2, &engine.MirrorOptions{Salvage: true})
+	c := newDevice(t, space, b, 2, &mirror.Options{Salvage: true})
 	res, err := c.m.Import(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestTornSegmentRetried(t *testing.T) {
 func TestResurrectedAndOnlyOwnDeleted(t *testing.T) {
 	m, b := sharedFolder(t)
 	space := enginetest.SpaceID("resurrect")
-	opts := &engine.MirrorOptions{CompactAt: -1}
+	opts := &mirror.Options{CompactAt: -1}
 	a := newDevice(t, space, b, 1, opts)
 	c := newDevice(t, space, b, 2, opts)
 	s1 := writeAndExport(t, a, 0, 2)
@@ -302,7 +303,7 @@ func TestClonedWriter(t *testing.T) {
 func copyMeta(t *testing.T, from, to *engine.Store, b engine.Blobs) {
 	t.Helper()
 	sid := b.(engine.BlobStoreID).StoreID()
-	w, _ := engine.NewMirror(from, b, nil)
+	w, _ := mirror.New(from, b, nil)
 	defer w.Close()
 	id, _ := w.Writer(ctx)
 	for _, k := range []string{"mirror/" + sid + "/writer", "mirror/" + sid + "/hashes/" + id + "/0"} {
