@@ -70,6 +70,18 @@ var (
 	ErrLocked = errors.New("minca/engine: store is locked by another process")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("minca/engine: store is closed")
-	// ErrCorrupt marks data that does not decode as the engine wrote it.
+	// ErrCorrupt marks damaged data: what does not decode as the engine
+	// wrote it, and what a backend finds damaged (a checksum that fails, a
+	// file of the store missing or cut short). The error's text names the
+	// store and what is damaged.
 	ErrCorrupt = errors.New("minca/engine: corrupt")
+	// ErrNoStore: a store that must exist (opened to read, or without
+	// creating) is not there. Only a verb that writes creates a store.
+	ErrNoStore = errors.New("minca/engine: no store")
+	// ErrReadOnly: a write to a store opened read-only.
+	ErrReadOnly = errors.New("minca/engine: store is open read-only")
+	// ErrUnreachable: a store, bucket or peer could not be reached (a
+	// connection refused or cut, a timeout, a server error that persisted
+	// through every retry); trying again later may succeed.
+	ErrUnreachable = errors.New("minca/engine: unreachable")
 )

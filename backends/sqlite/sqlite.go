@@ -45,6 +45,15 @@ type Options struct {
 	// BusyTimeoutMillis is how long a statement waits on a lock, in ms.
 	// Default 5,000.
 	BusyTimeoutMillis int
+	// ReadOnly opens an existing store for reading only: nothing is
+	// written (no lock file, no log, no recovery), so a store on a
+	// read-only filesystem or owned by another user can be read; a write
+	// fails with engine.ErrReadOnly. Implies MustExist.
+	ReadOnly bool
+	// MustExist refuses to create a store: where there is none, Open
+	// returns an error wrapping engine.ErrNoStore naming the path.
+	// Default false (Open creates the store).
+	MustExist bool
 }
 
 // Store is an engine.KV on SQLite.
