@@ -2,8 +2,8 @@ package space
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/base32"
+	"encoding/base64"
 	"math"
 	"slices"
 	"strconv"
@@ -146,15 +146,15 @@ type Change struct {
 	// Definition: the collection named, the definition (nil when invalid,
 	// a delete or unreadable), whether it is sealed and unreadable, and its
 	// body's canonical form (rivals agree when these are equal, 02 §6.3).
-	DefName     string
-	Def         *collection.Definition
-	DefSealed   bool
-	DefCanon    string
-	KeyID       string
-	Relays      []string
-	Keepers     []Keeper
-	body        any
-	hasProof    bool
+	DefName   string
+	Def       *collection.Definition
+	DefSealed bool
+	DefCanon  string
+	KeyID     string
+	Relays    []string
+	Keepers   []Keeper
+	body      any
+	hasProof  bool
 }
 
 // Body is the change's body as written (nil on a delete).

@@ -12,13 +12,13 @@ import (
 
 // Limits of a genesis (docs/spaces.md, Genesis).
 const (
-	MaxNameLen      = 80  // characters of a space's name
-	MaxFounders     = 16  // founders a genesis names
-	MaxRoles        = 64  // roles a genesis or the history defines at once
-	MaxGrants       = 64  // grants one role holds
-	MaxNonceLen     = 64  // characters of a genesis's nonce
-	MaxKeyIDLen     = 128 // characters of encryptionKeyId
-	GenesisVersion  = 1   // the v every genesis of this profile has
+	MaxNameLen        = 80  // characters of a space's name
+	MaxFounders       = 16  // founders a genesis names
+	MaxRoles          = 64  // roles a genesis or the history defines at once
+	MaxGrants         = 64  // grants one role holds
+	MaxNonceLen       = 64  // characters of a genesis's nonce
+	MaxKeyIDLen       = 128 // characters of encryptionKeyId
+	GenesisVersion    = 1   // the v every genesis of this profile has
 	VisibilityPublic  = "public"
 	VisibilityPrivate = "private"
 )

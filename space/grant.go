@@ -11,17 +11,17 @@ import (
 // identity's /record/… and 02 §6.3's /collection/define. Each access
 // collection's changes invoke one; a role's grants name them.
 const (
-	CmdSpace        = "/space"          // every command below
-	CmdRole         = "/space/role"     // sys.role: define, change or delete a role
-	CmdAssign       = "/space/assign"   // sys.assign: give a member roles (joining by an invite included)
-	CmdRemove       = "/space/remove"   // sys.remove: remove a member (leaving included)
-	CmdInvite       = "/space/invite"   // sys.invite: open or close an invite
-	CmdRevoke       = "/space/revoke"   // sys.revoke: revoke a key (one's own included)
-	CmdKey          = "/space/key"      // sys.key: change a private space's key
-	CmdRelays       = "/space/relays"   // sys.relays
-	CmdKeepers      = "/space/keepers"  // sys.keepers (06 §4.2)
-	CmdFork         = "/space/fork"     // sys.fork: prove a writer's line forked
-	CmdFounder      = "/space/founder"  // sys.stepdown, sys.succeed
+	CmdSpace        = "/space"         // every command below
+	CmdRole         = "/space/role"    // sys.role: define, change or delete a role
+	CmdAssign       = "/space/assign"  // sys.assign: give a member roles (joining by an invite included)
+	CmdRemove       = "/space/remove"  // sys.remove: remove a member (leaving included)
+	CmdInvite       = "/space/invite"  // sys.invite: open or close an invite
+	CmdRevoke       = "/space/revoke"  // sys.revoke: revoke a key (one's own included)
+	CmdKey          = "/space/key"     // sys.key: change a private space's key
+	CmdRelays       = "/space/relays"  // sys.relays
+	CmdKeepers      = "/space/keepers" // sys.keepers (06 §4.2)
+	CmdFork         = "/space/fork"    // sys.fork: prove a writer's line forked
+	CmdFounder      = "/space/founder" // sys.stepdown, sys.succeed
 	CmdDefine       = identity.CmdCollectionDefine
 	CmdAccountWrite = identity.CmdAccountWrite
 )

@@ -146,8 +146,8 @@ func assignBody(member string, roles ...string) *canonical.Object {
 	return canonical.NewObject("member", member, "roles", l)
 }
 
-func memberKey(did string) string   { return "member:" + record.OwnerPart(did) }
-func removeKey(did string) string   { return "remove:" + record.OwnerPart(did) }
+func memberKey(did string) string { return "member:" + record.OwnerPart(did) }
+func removeKey(did string) string { return "remove:" + record.OwnerPart(did) }
 func ids(vs ...*record.Version) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {

@@ -18,11 +18,11 @@ import (
 // of their ids (docs/spaces.md, The merge rule): the arrival order is only
 // how the replay is computed.
 type History struct {
-	g    *Genesis
-	env  Env
+	g     *Genesis
+	env   Env
 	nodes []*node
-	byID map[string]*node
-	regs map[string][]*node
+	byID  map[string]*node
+	regs  map[string][]*node
 	heads []*node
 	// struck holds the places of the changes that do not count now,
 	// sorted; everStruck every change that ever stopped counting, for

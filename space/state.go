@@ -124,7 +124,9 @@ func (s *State) Revoked() []RevokedKey {
 
 // RevokedKeeps reports what a revoke of key for root keeps: per collection
 // the last log place; ok false when the key is not revoked.
-func (s *State) RevokedKeeps(key, root string) (map[string]int64, bool) { return s.v.revoked(key, root) }
+func (s *State) RevokedKeeps(key, root string) (map[string]int64, bool) {
+	return s.v.revoked(key, root)
+}
 
 // Forked lists the writers' lines proven forked, from their first place
 // taken away (02 §4.10).
