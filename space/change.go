@@ -153,8 +153,12 @@ type Change struct {
 	KeyID     string
 	Relays    []string
 	Keepers   []Keeper
-	body      any
-	hasProof  bool
+	// Keep: what a removal, a change of roles or of a role keeps of the
+	// versions it may take away: per key, per collection, the last log
+	// place its writer had seen (docs/spaces.md, What a change keeps).
+	Keep     map[string]map[string]int64
+	body     any
+	hasProof bool
 }
 
 // Body is the change's body as written (nil on a delete).
@@ -325,8 +329,11 @@ func (c *Change) readRole(v *record.Version) error {
 	if v.Deleted {
 		return nil
 	}
-	o, err := bodyObject(v, "name", "grants")
+	o, err := bodyObject(v, "name", "grants", "keep")
 	if err != nil {
+		return err
+	}
+	if c.Keep, err = readKeep(o); err != nil {
 		return err
 	}
 	if n, _ := o.Get("name"); n != name {
@@ -340,15 +347,65 @@ func (c *Change) readRole(v *record.Version) error {
 	return err
 }
 
+// MaxKeep bounds the places a keep names: keys times collections.
+const MaxKeep = 4096
+
+// readKeep reads an optional keep: {keyDid: {collection: place}}.
+func readKeep(o *canonical.Object) (map[string]map[string]int64, error) {
+	kv, ok := o.Get("keep")
+	if !ok {
+		return nil, nil
+	}
+	ko, isObj := kv.(*canonical.Object)
+	if !isObj {
+		return nil, refuse(CodeAccessBody, "body.keep", "keep is an object of log places by collection by key (docs/spaces.md)")
+	}
+	out := make(map[string]map[string]int64, ko.Len())
+	n := 0
+	for _, k := range ko.Members {
+		co, isObj := k.Value.(*canonical.Object)
+		if !isObj {
+			return nil, refuse(CodeAccessBody, "body.keep", "keep names, for each key, an object of log places by collection")
+		}
+		if _, err := identity.ParseDID(k.Name); err != nil {
+			return nil, refuse(CodeAccessBody, "body.keep", "keep is by key, a P-256 did:key: "+err.Error())
+		}
+		m := make(map[string]int64, co.Len())
+		for _, p := range co.Members {
+			f, ok := p.Value.(float64)
+			if !ok || f < 0 || f > record.MaxSafeInteger || f != math.Trunc(f) {
+				return nil, refuse(CodeAccessBody, "body.keep", "a kept place is a log place, an integer 0 … 2^53 − 1 (02 §4.10)")
+			}
+			if n++; n > MaxKeep {
+				return nil, refuse(CodeAccessBody, "body.keep", "keep names at most 4096 places")
+			}
+			m[p.Name] = int64(f)
+		}
+		out[k.Name] = m
+	}
+	return out, nil
+}
+
+// keeps reports whether the change keeps the version of key at place n in
+// coll.
+func (c *Change) keeps(key, coll string, n int64) bool {
+	p, ok := c.Keep[key][coll]
+	return ok && n <= p
+}
+
 // sys.remove (remove:<owner>), sys.stepdown (stepdown:<owner>), sys.succeed
 // (succeed:<owner>): {member} or {founder}.
 func (c *Change) readMember(v *record.Version, prefix string) error {
 	name := "member"
+	members := []string{"member", "keep"}
 	if c.Kind == KindStepdown || c.Kind == KindSucceed {
-		name = "founder"
+		name, members = "founder", []string{"founder"}
 	}
-	o, err := bodyObject(v, name)
+	o, err := bodyObject(v, members...)
 	if err != nil {
+		return err
+	}
+	if c.Keep, err = readKeep(o); err != nil {
 		return err
 	}
 	if c.Target, err = didMember(o, name, v.Collection); err != nil {
@@ -368,8 +425,11 @@ func JoinProof(space, invite, member string) []byte {
 
 // sys.assign, key member:<owner>: {member, roles, invite?: {key, sig}}.
 func (c *Change) readAssign(g *Genesis, v *record.Version) error {
-	o, err := bodyObject(v, "member", "roles", "invite")
+	o, err := bodyObject(v, "member", "roles", "invite", "keep")
 	if err != nil {
+		return err
+	}
+	if c.Keep, err = readKeep(o); err != nil {
 		return err
 	}
 	if c.Target, err = didMember(o, "member", v.Collection); err != nil {

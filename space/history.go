@@ -29,6 +29,9 @@ type History struct {
 	// states as of an earlier point.
 	struck     []int32
 	everStruck []*node
+	// keeping lists the changes that keep anything (docs/spaces.md, What a
+	// change keeps).
+	keeping []*node
 
 	now   *view
 	views map[string]*view
@@ -250,6 +253,9 @@ func (h *History) Add(c *Change) (Result, error) {
 	h.nodes = append(h.nodes, x)
 	h.byID[x.ID] = x
 	h.regs[x.Register] = append(h.regs[x.Register], x)
+	if len(x.Keep) > 0 {
+		h.keeping = append(h.keeping, x)
+	}
 	heads := h.heads[:0:0]
 	for _, hd := range h.heads {
 		if !x.anc.has(hd.pos) {

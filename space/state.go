@@ -263,3 +263,46 @@ func (s *State) Judge(r Request) *record.Refusal {
 	}
 	return nil
 }
+
+// JudgeStored is the access history's judgement of a stored version now
+// (02 §9.4): [State.Judge] against every change held, except that a
+// removal or a change of roles that kept the version (docs/spaces.md, What
+// a change keeps) — and every change that saw one that kept it — does not
+// take it away. seen is the version's seen. nil when it stands.
+func (h *History) JudgeStored(r Request, seen []string) *record.Refusal {
+	now := h.Now()
+	rf := now.Judge(r)
+	if rf == nil || rf.Code == CodeStandingRevoked || rf.Code == CodeStandingForked || r.Log == nil || len(h.keeping) == 0 {
+		return rf
+	}
+	ns, err := h.closure(seen)
+	if err != nil {
+		return rf
+	}
+	saw := closureOf(ns)
+	var kept []*node
+	for _, e := range h.keeping {
+		if e.counts && !saw.has(e.pos) && e.keeps(r.Author, r.Collection, r.Log.N) {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
+		return rf
+	}
+	st := func(n *node) bool {
+		if !n.counts {
+			return false
+		}
+		for _, e := range kept {
+			if n == e || n.anc.has(e.pos) {
+				return false
+			}
+		}
+		return true
+	}
+	v := h.newView(ancestry{prefix: int32(len(h.nodes))}, true, st)
+	if (&State{h: h, v: v}).Judge(r) == nil {
+		return nil
+	}
+	return rf
+}
