@@ -69,7 +69,9 @@ func NewSpaceJudge(notes record.NoteChecker) *SpaceJudge {
 	return &SpaceJudge{Base: &Judge{Notes: notes}}
 }
 
-func (j *SpaceJudge) env() space.Env { return space.Env{Notes: j.Base.Notes, Verifier: j.Base.verifier()} }
+func (j *SpaceJudge) env() space.Env {
+	return space.Env{Notes: j.Base.Notes, Verifier: j.Base.verifier()}
+}
 
 // Check makes the checks of a version alone ([Judge.Check]).
 func (j *SpaceJudge) Check(v *record.Version) (engine.Checked, error) { return j.Base.Check(v) }
