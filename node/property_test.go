@@ -156,7 +156,10 @@ func StateText(h *space.History) string {
 	}
 	fmt.Fprintf(&b, "relays %v keepers %v heads %v\n", now.Relays(), now.Keepers(), h.Heads())
 	var counts []string
-	h.Changes(func(c *space.Change, ok bool) bool { counts = append(counts, fmt.Sprintf("%s %v", c.ID, ok)); return true })
+	h.Changes(func(c *space.Change, ok bool) bool {
+		counts = append(counts, fmt.Sprintf("%s %v", c.ID, ok))
+		return true
+	})
 	slices.Sort(counts)
 	b.WriteString(strings.Join(counts, "\n"))
 	return b.String()
