@@ -1,0 +1,173 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"sort"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/collection"
+	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/space"
+)
+
+// CreateOptions say what a new space is (docs/spaces.md, Genesis).
+type CreateOptions struct {
+	// Founders besides the account, by root DID.
+	Founders []string
+	// Roles the space starts with.
+	Roles map[string][]space.Grant
+}
+
+// CreateSpace makes a public space with the account as its first founder:
+// its genesis, kept with the store, and (with the account key) its
+// sys.joined record in the account registry (06 §1.3).
+func (n *Node) CreateSpace(ctx context.Context, name string, o *CreateOptions) (*space.Genesis, error) {
+	if o == nil {
+		o = &CreateOptions{}
+	}
+	var nonce [16]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, err
+	}
+	g, err := space.NewGenesis(space.GenesisOptions{Name: name, Founders: append([]string{n.Account()}, o.Founders...),
+		Roles: o.Roles, CreatedAt: record.FormatTime(n.now()), Nonce: base64.RawURLEncoding.EncodeToString(nonce[:])})
+	if err != nil {
+		return nil, err
+	}
+	return g, n.JoinGenesis(ctx, g)
+}
+
+// JoinGenesis keeps a space the node is given by its genesis (checked
+// against its id by whoever parsed it): the node stores and follows it,
+// and judges what waited for it. Writing in it needs membership, which
+// the genesis gives its founders; others join by an invite.
+func (n *Node) JoinGenesis(ctx context.Context, g *space.Genesis) error {
+	if err := AddGenesis(ctx, n.st, g); err != nil {
+		return err
+	}
+	return n.keep(ctx, g)
+}
+
+// writeAccess writes the next version of an access change.
+func (n *Node) writeAccess(ctx context.Context, spaceID string, kind space.Kind, key string, body *canonical.Object) (*record.Version, error) {
+	return n.w.do(ctx, &writeReq{space: spaceID, collection: kind.Collection(), key: key, body: body, access: true})
+}
+
+// deleteAccess writes a delete of an access record (closing an invite,
+// deleting a role or a definition).
+func (n *Node) deleteAccess(ctx context.Context, spaceID, key string) (*record.Version, error) {
+	return n.w.do(ctx, &writeReq{space: spaceID, key: key, del: true, access: true})
+}
+
+func rolesValue(roles []string) []any {
+	rs := append([]string(nil), roles...)
+	sort.Strings(rs)
+	out := make([]any, len(rs))
+	for i, r := range rs {
+		out[i] = r
+	}
+	return out
+}
+
+// Assign gives a member roles, or changes them (fewer takes roles away):
+// sys.assign at member:<owner> (docs/spaces.md).
+func (n *Node) Assign(ctx context.Context, spaceID, member string, roles []string) (*record.Version, error) {
+	return n.writeAccess(ctx, spaceID, space.KindAssign, "member:"+record.OwnerPart(member),
+		canonical.NewObject("member", member, "roles", rolesValue(roles)))
+}
+
+// Remove removes a member: sys.remove at remove:<owner>.
+func (n *Node) Remove(ctx context.Context, spaceID, member string) (*record.Version, error) {
+	return n.writeAccess(ctx, spaceID, space.KindRemove, "remove:"+record.OwnerPart(member),
+		canonical.NewObject("member", member))
+}
+
+// DefineRole defines or changes a role: sys.role at role:<name>.
+func (n *Node) DefineRole(ctx context.Context, spaceID, name string, grants []space.Grant) (*record.Version, error) {
+	gs := make([]any, len(grants))
+	for i, g := range grants {
+		gs[i] = g.Value()
+	}
+	return n.writeAccess(ctx, spaceID, space.KindRole, "role:"+name, canonical.NewObject("name", name, "grants", gs))
+}
+
+// Define writes a collection's definition (02 §6.1): sys.collection at
+// collection:<name>, checked first (an invalid definition counts as none).
+func (n *Node) Define(ctx context.Context, spaceID string, def any) (*record.Version, error) {
+	b, err := asValue(def)
+	if err != nil {
+		return nil, writeErr(CodeBadInput, "body", err.Error())
+	}
+	d, err := collection.ParseDefinition(b)
+	if err != nil {
+		return nil, &WriteError{Code: "definition/invalid", Field: "body", Message: "the definition is not valid (02 §6), and would count as none: " + err.Error()}
+	}
+	return n.writeAccess(ctx, spaceID, space.KindDefine, collection.KeyPrefix+d.Name, b.(*canonical.Object))
+}
+
+// Revoke revokes a key of root: of its versions in each collection, those
+// at log places up to cutoffs[collection] are kept, the rest no longer
+// count (06 §1.2, §2.9; 03 §6.4): sys.revoke at revoke:<owner of key>.
+func (n *Node) Revoke(ctx context.Context, spaceID, key, root string, cutoffs map[string]int64) (*record.Version, error) {
+	co := &canonical.Object{}
+	names := make([]string, 0, len(cutoffs))
+	for c := range cutoffs {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		co.Set(c, float64(cutoffs[c]))
+	}
+	return n.writeAccess(ctx, spaceID, space.KindRevoke, "revoke:"+record.OwnerPart(key),
+		canonical.NewObject("key", key, "root", root, "cutoffs", co))
+}
+
+// Members lists a space's members now, with their roles.
+func (n *Node) Members(ctx context.Context, spaceID string) ([]space.Member, error) {
+	var out []space.Member
+	ok, err := n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
+		out = h.Now().Members()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+spaceID)
+	}
+	return out, nil
+}
+
+// Leave leaves a space: a sys.remove of the account by itself (a founder
+// steps down first, docs/spaces.md), then the space is taken off the
+// node's lists and the registry's (06 §1.3). Versions kept stay in the
+// store.
+func (n *Node) Leave(ctx context.Context, spaceID string) error {
+	var member, founder bool
+	ok, err := n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
+		st := h.Now()
+		member, founder = st.IsMember(n.Account()), st.IsFounder(n.Account())
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+spaceID)
+	}
+	if spaceID == n.Registry() {
+		return writeErr(CodeBadInput, "space", "the account registry is never left")
+	}
+	if founder {
+		return writeErr(space.CodeAccessFounder, "space", "a founder leaves by stepping down first (sys.stepdown): the account founded "+spaceID)
+	}
+	if member {
+		if _, err := n.Remove(ctx, spaceID, n.Account()); err != nil {
+			return fmt.Errorf("minca/node: leaving %s: %w", spaceID, err)
+		}
+	}
+	return n.unkeep(ctx, spaceID)
+}

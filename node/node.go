@@ -1,0 +1,202 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/identity"
+)
+
+// ErrLocked: another process runs a node in this directory (one process
+// per node directory).
+var ErrLocked = errors.New("minca/node: the node directory is in use by another process")
+
+// ErrClosed: the node is closed.
+var ErrClosed = errors.New("minca/node: closed")
+
+// Node is a Minca node for one account (DESIGN.md, The node and its local
+// API): its store, its session key and note, the spaces it keeps, the
+// write path, events and mirrors. Its methods are safe for concurrent use.
+type Node struct {
+	o       Options
+	lock    *flock.Flock
+	st      *engine.Store
+	judge   *SpaceJudge
+	notes   *identity.Checker
+	sess    *session
+	account *identity.PrivateKey
+	w       *writer
+	ev      *events
+	mirrors []*mirror.Mirror
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+	stopCtx   func() bool
+}
+
+// Open runs a node in o.Dir (made 0700 if missing), locked to this process
+// until Close. When ctx ends the node closes itself; Close waits for that.
+func Open(ctx context.Context, opts *Options) (*Node, error) {
+	o, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("minca/node: node directory: %w", err)
+	}
+	n := &Node{o: o, lock: flock.New(filepath.Join(o.Dir, lockName)), notes: &identity.Checker{}}
+	ok, err := n.lock.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("minca/node: locking %s: %w", o.Dir, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrLocked, o.Dir)
+	}
+	fail := func(err error) (*Node, error) {
+		n.shutdown()
+		return nil, err
+	}
+	switch {
+	case o.Account != nil:
+		n.account = o.Account
+	case o.AccountKey != "":
+		if n.account, err = identity.ReadKeyFile(o.AccountKey); err != nil {
+			return fail(fmt.Errorf("minca/node: account key: %w", err))
+		}
+	}
+	if n.sess, err = openSession(o, n.account); err != nil {
+		return fail(err)
+	}
+	n.judge = NewSpaceJudge(n.notes)
+	if n.st, err = o.OpenStore(ctx, o.Store, n.judge); err != nil {
+		return fail(err)
+	}
+	n.judge.Source = n.st
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	if n.ev, err = openEvents(n); err != nil {
+		return fail(err)
+	}
+	n.w = startWriter(n)
+	if n.account != nil {
+		if err := n.keepRegistry(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	for _, u := range o.Mirrors {
+		b, err := o.OpenBlobs(ctx, u)
+		if err != nil {
+			return fail(err)
+		}
+		m, err := mirror.New(n.st, b, &mirror.Options{Logger: o.Logger})
+		if err != nil {
+			return fail(fmt.Errorf("minca/node: mirror %s: %w", u, err))
+		}
+		n.mirrors = append(n.mirrors, m)
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			if err := m.Run(n.ctx); err != nil && n.ctx.Err() == nil {
+				o.Logger.Error("mirror stopped", "mirror", u, "err", err)
+			}
+		}()
+	}
+	n.wg.Add(1)
+	go n.renewLoop()
+	n.stopCtx = context.AfterFunc(ctx, func() { n.Close() })
+	return n, nil
+}
+
+// renewLoop renews the session note before it runs out, also while
+// nothing is written (06 §1.2).
+func (n *Node) renewLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(n.o.RenewCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+			if _, err := n.sess.renewIfDue(); err != nil {
+				n.o.Logger.Error("renewing the session note", "err", err)
+			}
+		}
+	}
+}
+
+// Close drains the writes in flight, stops the mirrors (each exports what
+// it has not yet), ends every subscription and closes the store. It is
+// safe to call more than once.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() { n.closeErr = n.shutdown() })
+	return n.closeErr
+}
+
+func (n *Node) shutdown() error {
+	var errs []error
+	if n.stopCtx != nil {
+		n.stopCtx()
+	}
+	if n.w != nil {
+		n.w.stop()
+	}
+	if n.cancel != nil {
+		n.cancel()
+	}
+	n.wg.Wait()
+	for _, m := range n.mirrors {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if _, err := m.Export(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("minca/node: mirror export on close: %w", err))
+		}
+		cancel()
+		m.Close()
+	}
+	if n.ev != nil {
+		errs = append(errs, n.ev.close())
+	}
+	if n.st != nil {
+		errs = append(errs, n.st.Close())
+	}
+	errs = append(errs, n.lock.Unlock())
+	return errors.Join(errs...)
+}
+
+// Dir is the node directory.
+func (n *Node) Dir() string { return n.o.Dir }
+
+// Store is the node's version store. Writes to it bypass the node's write
+// path; read through it freely.
+func (n *Node) Store() *engine.Store { return n.st }
+
+// Judge is the node's judge, the one every version it stores goes through.
+func (n *Node) Judge() *SpaceJudge { return n.judge }
+
+// Account is the account the node acts for (06 §1.1).
+func (n *Node) Account() string { return n.sess.root() }
+
+// HasAccountKey reports whether the node holds the account key.
+func (n *Node) HasAccountKey() bool { return n.account != nil }
+
+// Session is the session key's did:key and the note it signs under now.
+func (n *Node) Session() (string, *identity.Note, error) {
+	sg, err := n.sess.current()
+	if err != nil {
+		return "", nil, err
+	}
+	return sg.DID(), sg.Note(), nil
+}
+
+func (n *Node) now() time.Time { return n.o.Now() }

@@ -1,0 +1,154 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
+)
+
+// Options configure [Open]. The zero value is the defaults: a node in the
+// platform's config directory, on an embedded Pebble store inside it.
+type Options struct {
+	// Dir is the node directory: its lock, session key, log places, API
+	// token and (by default) its store. Never a synced data folder (02
+	// §4.10). Default: [DefaultDir].
+	Dir string
+	// Store is the store's URL (pebble:PATH, sqlite:PATH, memory:, and
+	// through OpenStore any other). Default: pebble:Dir/store.
+	Store string
+	// Mirrors are blob store URLs (folder:PATH, s3://…) the node mirrors
+	// continuously in both directions while it runs (engine/mirror).
+	Mirrors []string
+	// AccountKey is the account's key file (06 §1.1). With it the node
+	// makes its own session key and note, renews the note, and keeps the
+	// account registry (§1.2, §1.3). Default: Dir/account.key when that
+	// file exists.
+	AccountKey string
+	// Account is the account's key itself, in place of AccountKey (tests,
+	// programs that hold the key elsewhere).
+	Account *identity.PrivateKey
+	// Note is a file holding a note from the account to this node's
+	// session key, for a node without the account key (06 §1.1). Default:
+	// Dir/session.note.
+	Note string
+	// SessionLife is how long a note the node issues lasts (exp − now).
+	// Default 24 h; at least a minute.
+	SessionLife time.Duration
+	// RenewBefore is how long before its exp the node replaces its note.
+	// Default a quarter of SessionLife; less than SessionLife.
+	RenewBefore time.Duration
+	// RenewCheck is how often the node looks whether its note is due,
+	// besides before each write. Default 1 min.
+	RenewCheck time.Duration
+	// Now is the node's clock (notes' times, createdAt). Default time.Now.
+	Now func() time.Time
+	// MaxBatch bounds the writes signed, judged and stored in one batch.
+	// Default 256.
+	MaxBatch int
+	// EventRing is how many recent events the node keeps in memory for
+	// subscribers; one that falls further behind is dropped, and resumes
+	// from its cursor. Default 65,536.
+	EventRing int
+	// OpenStore opens a store URL with the node's judge. Default: pebble:,
+	// sqlite: and memory: (see openStoreURL).
+	OpenStore func(ctx context.Context, url string, judge engine.Judge) (*engine.Store, error)
+	// OpenBlobs opens a mirror's blob store URL. Default: folder: and s3://.
+	OpenBlobs func(ctx context.Context, url string) (engine.Blobs, error)
+	// Logger receives the node's logs. Default: discarded.
+	Logger *slog.Logger
+}
+
+// DefaultDir is the node directory when Options.Dir is empty: minca under
+// os.UserConfigDir (MINCA_DIR overrides it).
+func DefaultDir() (string, error) {
+	if d := os.Getenv("MINCA_DIR"); d != "" {
+		return d, nil
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("minca/node: no config directory for the node (set --dir or MINCA_DIR): %w", err)
+	}
+	return filepath.Join(base, "minca"), nil
+}
+
+// resolve clones the options, fills the defaults and validates them.
+func (o *Options) resolve() (Options, error) {
+	var out Options
+	if o != nil {
+		out = *o
+		out.Mirrors = append([]string(nil), o.Mirrors...)
+	}
+	if out.Dir == "" {
+		d, err := DefaultDir()
+		if err != nil {
+			return out, err
+		}
+		out.Dir = d
+	}
+	abs, err := filepath.Abs(out.Dir)
+	if err != nil {
+		return out, fmt.Errorf("minca/node: Options.Dir: %w", err)
+	}
+	out.Dir = abs
+	if out.Store == "" {
+		out.Store = "pebble:" + filepath.Join(out.Dir, "store")
+	}
+	if out.AccountKey == "" && out.Account == nil {
+		if p := filepath.Join(out.Dir, AccountKeyName); fileExists(p) {
+			out.AccountKey = p
+		}
+	}
+	if out.Note == "" {
+		out.Note = filepath.Join(out.Dir, sessionNoteName)
+	}
+	switch {
+	case out.SessionLife < 0, out.RenewBefore < 0, out.RenewCheck < 0, out.MaxBatch < 0, out.EventRing < 0:
+		return out, errors.New("minca/node: Options: SessionLife, RenewBefore, RenewCheck, MaxBatch and EventRing must not be negative")
+	}
+	if out.SessionLife == 0 {
+		out.SessionLife = 24 * time.Hour
+	}
+	if out.SessionLife < time.Minute {
+		return out, fmt.Errorf("minca/node: Options.SessionLife %v is under a minute", out.SessionLife)
+	}
+	if out.RenewBefore == 0 {
+		out.RenewBefore = out.SessionLife / 4
+	}
+	if out.RenewBefore >= out.SessionLife {
+		return out, fmt.Errorf("minca/node: Options.RenewBefore %v is not less than SessionLife %v", out.RenewBefore, out.SessionLife)
+	}
+	if out.RenewCheck == 0 {
+		out.RenewCheck = time.Minute
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	if out.MaxBatch == 0 {
+		out.MaxBatch = 256
+	}
+	if out.EventRing == 0 {
+		out.EventRing = 1 << 16
+	}
+	if out.OpenStore == nil {
+		out.OpenStore = openStoreURL
+	}
+	if out.OpenBlobs == nil {
+		out.OpenBlobs = openBlobsURL
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	return out, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,365 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/collection"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/space"
+)
+
+// Reason codes of the write path's own refusals (02 §4, §9.6), beside the
+// judge's (record, collection and space codes).
+const (
+	CodeSpaceNotKept   = "write/space"      // the space's genesis is not held: the node does not keep it
+	CodeNotFound       = "write/not-found"  // a delete of a record not held, or already deleted
+	CodeOtherColl      = "write/collection" // the key's chain is in another collection (02 §4.1)
+	CodeBadKey         = "write/key"        // a key that is neither a valid key nor a chosen name, or not the onePer key
+	CodeSchema         = "write/schema"     // the body does not fit the collection's schema (02 §6.2, §9.6)
+	CodeLinks          = "write/links"      // the links do not conform to the definition (02 §5.2, §9.6)
+	CodePrivate        = "write/private"    // writing bodies in a private space needs its sealing, which this node lacks
+	CodeBadInput       = "write/input"      // a body, link or file that is not what a version carries
+	CodeNotStanding    = "write/withdrawn"  // the judge would store it withdrawn at once (a revoked key, a forked line)
+	CodeWaits          = "write/later"      // the judge would hold it aside: what it names is not held
+	CodeAccessNotFound = "write/no-record"  // an access change names a record that does not exist
+)
+
+// WriteError is why the node did not write: a check before signing (02
+// §9.6: a writer SHOULD NOT write what does not conform) or the judge's
+// refusal (02 §9). Nothing was signed that left the node, and no log place
+// was used.
+type WriteError struct {
+	Code    string
+	Field   string
+	Message string
+	// Issues are the schema or link problems, with paths ($.body…).
+	Issues []collection.Issue
+}
+
+func (e *WriteError) Error() string {
+	s := e.Code + ": " + e.Message
+	for i, is := range e.Issues {
+		if i == 3 {
+			s += fmt.Sprintf("; and %d more", len(e.Issues)-3)
+			break
+		}
+		s += "; " + is.String()
+	}
+	return s
+}
+
+func writeErr(code, field, msg string) *WriteError {
+	return &WriteError{Code: code, Field: field, Message: msg}
+}
+
+// fromRefusal is the judge's refusal as a WriteError.
+func fromRefusal(r *record.Refusal) *WriteError {
+	return &WriteError{Code: r.Code, Field: r.Field, Message: r.Message}
+}
+
+// FileRef names a file a version carries outside its body (02 §3.1 files).
+type FileRef struct {
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
+}
+
+// PutOptions are what a record's new version says beyond its body.
+type PutOptions struct {
+	// Key is the record's key: a full key (owned or shared, 02 §4.1) or a
+	// name the account chooses ("settings" → owner.settings). Empty: the
+	// onePer key when the collection's rules in force have onePer, else a
+	// fresh key.
+	Key   string
+	Links []record.Link
+	Files []FileRef
+}
+
+// Put writes the next version of a record of collection in space with
+// body (a value of canonical's model, or anything encoding/json
+// marshals): keys as 02 §4.1 says, the version after the one held as
+// current, a delete included (§4.2), retain where §4.5 says a writer must,
+// tags under the topics in force (§8), seen the latest access changes
+// held, and the session key's next log place (§4.10). The version is
+// checked (schema, links, rules, the judge) before it leaves, then stored
+// through the judge with sync. It returns the signed version, or a
+// *WriteError saying why not.
+func (n *Node) Put(ctx context.Context, spaceID, coll string, body any, o *PutOptions) (*record.Version, error) {
+	if o == nil {
+		o = &PutOptions{}
+	}
+	if coll == "" || record.IsSys(coll) {
+		return nil, writeErr(CodeBadInput, "collection", "a record's collection is named, and not sys.* (the access history and the account's machinery are written through their own calls)")
+	}
+	b, err := asValue(body)
+	if err != nil {
+		return nil, writeErr(CodeBadInput, "body", err.Error())
+	}
+	return n.w.do(ctx, &writeReq{space: spaceID, collection: coll, key: o.Key, body: b, links: o.Links, files: o.Files})
+}
+
+// Delete writes a delete of the record at key in space: the version after
+// its current one, deleted, with no body, links or tags (02 §4.4).
+func (n *Node) Delete(ctx context.Context, spaceID, key string) (*record.Version, error) {
+	if !record.ValidKey(key) {
+		return nil, writeErr(CodeBadKey, "key", "a key is 1–128 characters of [a-z0-9:._-] (02 §4.1)")
+	}
+	return n.w.do(ctx, &writeReq{space: spaceID, key: key, del: true})
+}
+
+// asValue turns a body into canonical's value model.
+func asValue(body any) (any, error) {
+	switch b := body.(type) {
+	case nil:
+		return nil, errors.New("a version that is not a delete has a body (use null for none)")
+	case *canonical.Object, []any, string, float64, bool:
+		return b, nil
+	case []byte:
+		return canonical.Parse(b)
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	return canonical.Parse(raw)
+}
+
+// writeReq is one write for the writer.
+type writeReq struct {
+	space, collection, key string
+	body                   any
+	del                    bool
+	links                  []record.Link
+	files                  []FileRef
+	// access: an access-history change; key is exact and the writer
+	// writes it alone in its batch.
+	access bool
+	// sys: a version of a sys.* collection outside the access history
+	// (sys.joined); key is exact.
+	sys bool
+	// mustExist: an access change that edits a record (a delete, closing
+	// an invite) and must find it.
+	mustExist bool
+
+	done chan writeResult
+}
+
+type writeResult struct {
+	v   *record.Version
+	err error
+}
+
+// prepared is a write ready to sign.
+type prepared struct {
+	req *writeReq
+	obj *canonical.Object // unsigned, without log
+}
+
+// prepare derives everything a version carries but its log place and
+// signature, and makes the checks a writer makes before signing.
+func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepared, error) {
+	n := w.n
+	var seen []string
+	var in collection.InForce
+	var contested bool
+	var g *space.Genesis
+	ok, err := n.judge.WithHistory(ctx, r.space, func(h *space.History) error {
+		g = h.Genesis()
+		seen = h.Heads()
+		st, err := h.At(seen)
+		if err != nil {
+			return err
+		}
+		if !r.del || r.collection != "" {
+			in, contested = st.InForce(r.collection)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+r.space+" (no genesis held): create or join it first")
+	}
+	if g.Private() && !r.del {
+		return nil, writeErr(CodePrivate, "space", "the space is private, and this node cannot seal bodies yet (docs/private-spaces.md); nothing is written in the clear")
+	}
+	key := r.key
+	if !r.access && !r.sys && !r.del {
+		if key, err = keyFor(r.collection, r.key, root, in, collection.PublicOneKey(g.ID), collection.Content{Body: r.body, Links: r.links}); err != nil {
+			return nil, err
+		}
+	}
+	top, err := w.top(ctx, r.space, key)
+	if err != nil {
+		return nil, err
+	}
+	if r.del {
+		if top == nil || top.Deleted {
+			return nil, writeErr(CodeNotFound, "key", "there is no record "+key+" to delete in "+r.space)
+		}
+		r.collection = top.Collection
+		if !r.access && !r.sys {
+			// The rules in force for the record's own collection.
+			if _, err := n.judge.WithHistory(ctx, r.space, func(h *space.History) error {
+				st, err := h.At(seen)
+				if err == nil {
+					in, contested = st.InForce(r.collection)
+				}
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+	} else if r.mustExist && top == nil {
+		return nil, writeErr(CodeAccessNotFound, "key", "there is no "+key+" in "+r.space)
+	}
+	if contested {
+		return nil, writeErr(space.CodeStandingContested, "collection", r.collection+" is contested with no definition in force: no one writes in it until a change settles it (02 §6.3)")
+	}
+	if top != nil && top.Collection != r.collection {
+		return nil, writeErr(CodeOtherColl, "key", "the record "+key+" is in "+top.Collection+", not "+r.collection+": a record keeps its collection (02 §4.1, §4.7); choose another key")
+	}
+	o := canonical.NewObject("space", r.space, "collection", r.collection, "createdAt", record.FormatTime(n.now()), "key", key)
+	seq := int64(0)
+	if top != nil {
+		next := record.NextAfter(top)
+		next.Apply(o)
+		seq = next.Seq
+	} else {
+		o.Set("seq", float64(0))
+	}
+	if len(seen) > 0 {
+		s := make([]any, len(seen))
+		for i, id := range seen {
+			s[i] = id
+		}
+		o.Set("seen", s)
+	}
+	if collection.WriterMustRetain(r.collection, seq, r.del, in) {
+		o.Set("retain", true)
+	}
+	if r.del {
+		o.Set("deleted", true)
+		return &prepared{req: r, obj: o}, nil
+	}
+	o.Set("body", r.body)
+	if len(r.links) > 0 {
+		if len(r.links) > record.MaxLinks {
+			return nil, writeErr(CodeBadInput, "links", fmt.Sprintf("at most %d links a version (02 §5.1)", record.MaxLinks))
+		}
+		o.Set("links", record.LinksValue(r.links))
+	}
+	if len(r.files) > 0 {
+		fs := make([]any, len(r.files))
+		for i, f := range r.files {
+			if f.Hash == "" || f.Size < 0 || f.Size > record.MaxSafeInteger {
+				return nil, writeErr(CodeBadInput, fmt.Sprintf("files[%d]", i), "a file is {hash, size}: a content id and a size in bytes")
+			}
+			fs[i] = canonical.NewObject("hash", f.Hash, "size", float64(f.Size))
+		}
+		o.Set("files", fs)
+	}
+	if d := in.Def; d != nil {
+		c := collection.Content{Body: r.body, Links: r.links}
+		if d.Schema != nil {
+			if is := d.Schema.Validate(r.body); len(is) > 0 {
+				return nil, &WriteError{Code: CodeSchema, Field: "body", Message: "the body does not fit the schema of " + r.collection + " (02 §6.2; a writer does not write what does not conform, §9.6)", Issues: is}
+			}
+		}
+		if is := collection.LinkIssues(r.links, in, storeTargets{ctx, n.st, r.space}); len(is) > 0 {
+			return nil, &WriteError{Code: CodeLinks, Field: "links", Message: "the links do not conform to the definition of " + r.collection + " (02 §5.2, §9.6)", Issues: is}
+		}
+		tags, err := tagsFor(d, collection.PublicTagKey(r.space), c)
+		if err != nil {
+			return nil, writeErr(CodeBadInput, "body", "the topic tags: "+err.Error())
+		}
+		if tags != nil {
+			o.Set("tags", tags)
+		}
+	}
+	return &prepared{req: r, obj: o}, nil
+}
+
+// keyFor is the key a write goes to (02 §4.1): the onePer key under rules
+// in force (§7.3, derived with the space's oneKey), the key given, the
+// chosen name's owned key, or a fresh one.
+func keyFor(coll, given, root string, in collection.InForce, oneKey collection.OneKey, c collection.Content) (string, error) {
+	if d := in.Def; d != nil && d.Rules.HasOnePer() {
+		k, err := d.OnePerKey(oneKey, root, c)
+		if err != nil {
+			return "", writeErr(CodeBadKey, "key", "the rules of "+coll+" have onePer, and this record has no key: "+strings.TrimPrefix(err.Error(), "minca/collection: "))
+		}
+		if given != "" && given != k {
+			return "", writeErr(CodeBadKey, "key", "the rules of "+coll+" have onePer: this record's key is "+k+", not "+given+" (02 §7.3)")
+		}
+		return k, nil
+	}
+	switch {
+	case given == "":
+		return record.FreshKey(root)
+	case record.KindOf(given) == record.KindShared:
+		return "", writeErr(CodeBadKey, "key", given+" is a shared key, which only a collection whose rules have onePer without @author gives (02 §4.1)")
+	case record.KindOf(given) == record.KindOwned:
+		if record.Owner(given) != record.OwnerPart(root) {
+			return "", writeErr(record.CodeKeyOwner, "key", given+" is another account's key: only "+root+"'s keys start "+record.OwnerPart(root)+" (02 §4.1)")
+		}
+		return given, nil
+	}
+	k, err := record.ChosenKey(root, given)
+	if err != nil {
+		return "", writeErr(CodeBadKey, "key", strings.TrimPrefix(err.Error(), "minca/record: "))
+	}
+	return k, nil
+}
+
+// tagsFor are the tags a version with content c must carry under the
+// definition in force (02 §8.3), as a list value; nil for none.
+func tagsFor(d *collection.Definition, tagKey collection.TagKey, c collection.Content) ([]any, error) {
+	tags, err := d.Tags(tagKey, c)
+	if err != nil || len(tags) == 0 {
+		return nil, err
+	}
+	ts := make([]any, len(tags))
+	for i, t := range tags {
+		ts[i] = t
+	}
+	return ts, nil
+}
+
+// top is the version the next one follows: the record's top held version
+// in 02 §4.3 order, a delete or a withdrawn one included (§4.2), looking
+// first at what this batch wrote.
+func (w *writer) top(ctx context.Context, spaceID, key string) (*record.Version, error) {
+	if v, ok := w.pend[spaceID+"\n"+key]; ok {
+		return v, nil
+	}
+	hs, err := w.n.st.History(ctx, spaceID, key)
+	if err != nil {
+		return nil, err
+	}
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	return hs[0].Version, nil
+}
+
+// storeTargets are the records links point at, as the store holds them.
+type storeTargets struct {
+	ctx   context.Context
+	st    *engine.Store
+	space string
+}
+
+func (t storeTargets) Target(key string) (string, bool) {
+	v, err := t.st.Current(t.ctx, t.space, key)
+	if err != nil || v.Deleted {
+		return "", false
+	}
+	return v.Collection, true
+}

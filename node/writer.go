@@ -1,0 +1,279 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/record"
+)
+
+// writer makes the node's writes one batch at a time (02 §4.10: "writes by
+// one key in one space are made one at a time"): it takes the writes
+// waiting, derives each version, takes its log place under the places'
+// lock, signs it, previews it with the judge, writes the places down, and
+// stores the batch through the judge in one synced commit. Many writers
+// waiting share one fsync of each.
+type writer struct {
+	n *Node
+	q chan *writeReq
+
+	mu     sync.RWMutex // guards closed against sends on a closed q
+	closed bool
+	done   chan struct{}
+
+	// Per batch, on the writer's goroutine: the versions signed so far,
+	// by space and key, and by id.
+	pend map[string]*record.Version
+	byID map[string]*record.Version
+}
+
+func startWriter(n *Node) *writer {
+	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// do queues a write and waits for its result. Once queued the write is
+// made whatever ctx does, so its result is never a guess.
+func (w *writer) do(ctx context.Context, r *writeReq) (*record.Version, error) {
+	r.done = make(chan writeResult, 1)
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	select {
+	case w.q <- r:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return nil, ctx.Err()
+	}
+	w.mu.RUnlock()
+	res := <-r.done
+	return res.v, res.err
+}
+
+// stop refuses new writes, makes those queued, and returns when done.
+func (w *writer) stop() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.q)
+	}
+	w.mu.Unlock()
+	<-w.done
+}
+
+func (w *writer) run() {
+	defer close(w.done)
+	var held *writeReq
+	for {
+		r := held
+		held = nil
+		if r == nil {
+			var ok bool
+			if r, ok = <-w.q; !ok {
+				return
+			}
+		}
+		batch := []*writeReq{r}
+		// An access change is written alone: the next write's seen names it.
+	fill:
+		for !r.access && len(batch) < w.n.o.MaxBatch {
+			select {
+			case x, ok := <-w.q:
+				if !ok {
+					break fill
+				}
+				if x.access {
+					held = x
+					break fill
+				}
+				batch = append(batch, x)
+			default:
+				break fill
+			}
+		}
+		w.write(batch)
+	}
+}
+
+// write makes one batch.
+func (w *writer) write(batch []*writeReq) {
+	ctx := w.n.ctx
+	answered := make([]bool, len(batch))
+	reply := func(i int, v *record.Version, err error) {
+		answered[i] = true
+		batch[i].done <- writeResult{v, err}
+	}
+	defer func() {
+		for i := range batch {
+			if !answered[i] {
+				reply(i, nil, errors.New("minca/node: the write was not made"))
+			}
+		}
+	}()
+	signer, err := w.n.sess.current()
+	if err != nil {
+		for i := range batch {
+			reply(i, nil, err)
+		}
+		return
+	}
+	root := signer.Root()
+	w.pend, w.byID = map[string]*record.Version{}, map[string]*record.Version{}
+	var vs []*record.Version
+	var idx []int
+	err = w.n.sess.places.Update(func(t *PlaceTxn) error {
+		for i, r := range batch {
+			p, err := w.prepare(ctx, r, root)
+			if err != nil {
+				reply(i, nil, err)
+				continue
+			}
+			place := t.Peek(r.space, r.collection)
+			if place, err = w.free(ctx, r.space, signer.DID(), r.collection, place); err != nil {
+				return err
+			}
+			lo := canonical.NewObject("n", float64(place.N))
+			if place.N > 0 && place.Prev != "" {
+				lo.Set("prev", place.Prev)
+			}
+			p.obj.Set("log", lo)
+			v, err := record.Sign(p.obj, signer)
+			if err != nil {
+				reply(i, nil, fmt.Errorf("minca/node: signing: %w", err))
+				continue
+			}
+			d, err := w.n.judge.Preview(overlay{ctx, w.n.st, w.byID}, v)
+			if err != nil {
+				return err
+			}
+			if werr := previewed(d); werr != nil {
+				reply(i, nil, werr) // the place is given back: nothing left
+				continue
+			}
+			t.Take(r.space, r.collection, place.N, v.ID)
+			w.pend[r.space+"\n"+v.Key] = v
+			w.byID[v.ID] = v
+			vs = append(vs, v)
+			idx = append(idx, i)
+		}
+		return nil
+	})
+	if err != nil {
+		for i := range batch {
+			if !answered[i] {
+				reply(i, nil, err)
+			}
+		}
+		return
+	}
+	if len(vs) == 0 {
+		return
+	}
+	outs, err := w.n.st.Admit(ctx, "local", vs)
+	if err != nil {
+		for _, i := range idx {
+			reply(i, nil, fmt.Errorf("minca/node: storing: %w", err))
+		}
+		return
+	}
+	for k, o := range outs {
+		switch o.Verdict {
+		case engine.Stands:
+			reply(idx[k], vs[k], nil)
+		case engine.Withdrawn:
+			reply(idx[k], nil, &WriteError{Code: CodeNotStanding, Message: "stored, but withdrawn at once: " + refusalText(o.Refusal)})
+		case engine.Later:
+			reply(idx[k], nil, writeErr(CodeWaits, "", "held aside by the judge: what it names is not held"))
+		default:
+			reply(idx[k], nil, fromRefusal(o.Refusal))
+		}
+	}
+}
+
+func refusalText(r *record.Refusal) string {
+	if r == nil {
+		return "a change it had not seen took it away"
+	}
+	return r.Error()
+}
+
+// previewed turns the judge's preview into why a version may not leave.
+func previewed(d engine.Decision) error {
+	switch d.Verdict {
+	case engine.Stands:
+		return nil
+	case engine.Withdrawn:
+		return &WriteError{Code: CodeNotStanding, Message: "the judge would store it withdrawn at once: " + refusalText(d.Refusal)}
+	case engine.Later:
+		return writeErr(CodeWaits, "", fmt.Sprintf("the judge would hold it aside: %v is not held", d.Waits))
+	}
+	if d.Refusal == nil {
+		return writeErr("refused", "", "refused by the judge")
+	}
+	return fromRefusal(d.Refusal)
+}
+
+// free moves a place past any the store already holds a version of this
+// key at: a places file restored from an older copy, or lines written
+// with this key elsewhere and brought by a mirror, never give a place
+// twice (02 §4.10).
+func (w *writer) free(ctx context.Context, spaceID, author, coll string, p record.Log) (record.Log, error) {
+	for {
+		ids, err := w.n.st.Line(ctx, spaceID, author, coll, p.N)
+		if err != nil {
+			return p, err
+		}
+		if len(ids) == 0 {
+			return p, nil
+		}
+		p = record.Log{N: p.N + 1, Prev: ids[0]}
+	}
+}
+
+// overlay is the store as a judge reads it, with the versions signed
+// earlier in the batch as if stored.
+type overlay struct {
+	ctx  context.Context
+	st   *engine.Store
+	pend map[string]*record.Version
+}
+
+var (
+	_ engine.HeldReader = overlay{}
+	_ engine.Lister     = overlay{}
+)
+
+func (o overlay) Held(id string) (*record.Version, bool, error) {
+	if v, ok := o.pend[id]; ok {
+		return v, true, nil
+	}
+	v, err := o.st.Version(o.ctx, id)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
+func (o overlay) Standing(id string) (engine.Verdict, bool, error) {
+	if _, ok := o.pend[id]; ok {
+		return engine.Stands, true, nil
+	}
+	s, _, err := o.st.Standing(o.ctx, id)
+	if errors.Is(err, engine.ErrNotFound) {
+		return engine.Refused, false, nil
+	}
+	return s, err == nil, err
+}
+
+// ByRoot lists nothing: a preview judges one version, and re-judging
+// others (what ByRoot serves) happens only when a change is stored.
+func (o overlay) ByRoot(space, root string, fn func(id string) bool) error { return nil }
+
+func (o overlay) HeldAsIs(id string) (*record.Version, bool, error) { return o.Held(id) }
