@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/minca-go/minca/canonical"
@@ -74,15 +76,76 @@ func rolesValue(roles []string) []any {
 
 // Assign gives a member roles, or changes them (fewer takes roles away):
 // sys.assign at member:<owner> (docs/spaces.md).
+// It keeps what the member wrote that the node holds (see keepOf).
 func (n *Node) Assign(ctx context.Context, spaceID, member string, roles []string) (*record.Version, error) {
-	return n.writeAccess(ctx, spaceID, space.KindAssign, "member:"+record.OwnerPart(member),
-		canonical.NewObject("member", member, "roles", rolesValue(roles)))
+	body := canonical.NewObject("member", member, "roles", rolesValue(roles))
+	if err := n.addKeep(ctx, spaceID, member, body); err != nil {
+		return nil, err
+	}
+	return n.writeAccess(ctx, spaceID, space.KindAssign, "member:"+record.OwnerPart(member), body)
 }
 
-// Remove removes a member: sys.remove at remove:<owner>.
+// Remove removes a member: sys.remove at remove:<owner>. It keeps what
+// the member wrote that the node holds (see keepOf); leaving keeps all.
 func (n *Node) Remove(ctx context.Context, spaceID, member string) (*record.Version, error) {
-	return n.writeAccess(ctx, spaceID, space.KindRemove, "remove:"+record.OwnerPart(member),
-		canonical.NewObject("member", member))
+	body := canonical.NewObject("member", member)
+	if err := n.addKeep(ctx, spaceID, member, body); err != nil {
+		return nil, err
+	}
+	return n.writeAccess(ctx, spaceID, space.KindRemove, "remove:"+record.OwnerPart(member), body)
+}
+
+// addKeep sets a removal's or a change of roles' keep: per key of the
+// member, per collection, the last log place of theirs this node holds
+// (docs/spaces.md, What a change keeps). What the member wrote and the
+// writer had seen stays; only what it had not seen can be taken away.
+func (n *Node) addKeep(ctx context.Context, spaceID, member string, body *canonical.Object) error {
+	keep := map[string]map[string]int64{}
+	places := 0
+	for v, err := range n.st.Export(ctx, spaceID) {
+		if err != nil {
+			return err
+		}
+		if v.Log == nil || space.IsAccessCollection(v.Collection) {
+			continue
+		}
+		root := v.Author
+		if v.Proof != nil {
+			r, err := n.notes.CheckNote(v.Proof, v.Author, nil, nil)
+			if err != nil {
+				continue
+			}
+			root = r
+		}
+		if root != member {
+			continue
+		}
+		if keep[v.Author] == nil {
+			keep[v.Author] = map[string]int64{}
+		}
+		if p, ok := keep[v.Author][v.Collection]; !ok || v.Log.N > p {
+			if !ok {
+				places++
+			}
+			keep[v.Author][v.Collection] = v.Log.N
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	if places > space.MaxKeep {
+		return writeErr(CodeBadInput, "keep", fmt.Sprintf("the member wrote in %d lines, more than a change keeps (%d)", places, space.MaxKeep))
+	}
+	ko := &canonical.Object{}
+	for _, k := range slices.Sorted(maps.Keys(keep)) {
+		co := &canonical.Object{}
+		for _, c := range slices.Sorted(maps.Keys(keep[k])) {
+			co.Set(c, float64(keep[k][c]))
+		}
+		ko.Set(k, co)
+	}
+	body.Set("keep", ko)
+	return nil
 }
 
 // DefineRole defines or changes a role: sys.role at role:<name>.

@@ -223,17 +223,37 @@ func previewed(d engine.Decision) error {
 // free moves a place past any the store already holds a version of this
 // key at: a places file restored from an older copy, or lines written
 // with this key elsewhere and brought by a mirror, never give a place
-// twice (02 §4.10).
+// twice (02 §4.10). The place given is normally free, one look-up; when it
+// is not, the line was written past it, with holes where versions never
+// left their writer, so it looks ahead in growing steps for the last place
+// taken.
 func (w *writer) free(ctx context.Context, spaceID, author, coll string, p record.Log) (record.Log, error) {
+	taken := func(n int64) ([]string, error) { return w.n.st.Line(ctx, spaceID, author, coll, n) }
+	ids, err := taken(p.N)
+	if err != nil || len(ids) == 0 {
+		return p, err
+	}
+	last, lastIDs := p.N, ids
+	for step := int64(1); step <= 1<<20; {
+		ids, err := taken(last + step)
+		if err != nil {
+			return p, err
+		}
+		if len(ids) > 0 {
+			last, lastIDs, step = last+step, ids, 1 // look ahead again from here
+			continue
+		}
+		step *= 2
+	}
 	for {
-		ids, err := w.n.st.Line(ctx, spaceID, author, coll, p.N)
+		ids, err := taken(last + 1)
 		if err != nil {
 			return p, err
 		}
 		if len(ids) == 0 {
-			return p, nil
+			return record.Log{N: last + 1, Prev: lastIDs[0]}, nil
 		}
-		p = record.Log{N: p.N + 1, Prev: ids[0]}
+		last, lastIDs = last+1, ids
 	}
 }
 

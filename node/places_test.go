@@ -1,0 +1,154 @@
+package node_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
+)
+
+const placesHelperEnv = "MINCA_TEST_PLACES_HELPER"
+
+// signAt signs a version of coll in space at the place the places give,
+// and takes it, under their lock.
+func signAt(t testing.TB, p *node.Places, k *identity.PrivateKey, spaceID, coll string, i int) *record.Version {
+	var v *record.Version
+	err := p.Update(func(tx *node.PlaceTxn) error {
+		place := tx.Peek(spaceID, coll)
+		lo := canonical.NewObject("n", float64(place.N))
+		if place.Prev != "" {
+			lo.Set("prev", place.Prev)
+		}
+		var err error
+		v, err = record.Sign(canonical.NewObject("space", spaceID, "collection", coll, "createdAt", "2026-09-26T12:00:00.000Z",
+			"key", record.OwnerPart(k.DID())+".k"+strconv.Itoa(i)+"x"+strconv.Itoa(os.Getpid()), "seq", 0.0, "log", lo, "body", canonical.NewObject("i", float64(i))), k)
+		if err != nil {
+			return err
+		}
+		tx.Take(spaceID, coll, place.N, v.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestPlacesHelperProcess is one of the processes of
+// TestTwoProcessesWithOneSessionKeyNeverForkItsLine.
+func TestPlacesHelperProcess(t *testing.T) {
+	dir := os.Getenv(placesHelperEnv)
+	if dir == "" {
+		t.Skip("run by TestTwoProcessesWithOneSessionKeyNeverForkItsLine")
+	}
+	k, err := identity.ReadKeyFile(filepath.Join(dir, "session.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := node.OpenPlaces(dir, k.DID())
+	for i := range 150 {
+		v := signAt(t, p, k, "bspace", "app.chat", i)
+		b, _ := v.MarshalJSON()
+		fmt.Printf("%s\n", b)
+	}
+}
+
+// 02 §4.10: two processes signing with one key are one writer, taking
+// every place under one lock from one file: the line never forks.
+func TestTwoProcessesWithOneSessionKeyNeverForkItsLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	k, _ := identity.GenerateKey()
+	if err := identity.WriteKeyFile(filepath.Join(dir, "session.key"), k); err != nil {
+		t.Fatal(err)
+	}
+	var outs [2]bytes.Buffer
+	var cmds [2]*exec.Cmd
+	for i := range cmds {
+		cmds[i] = exec.Command(os.Args[0], "-test.run=^TestPlacesHelperProcess$", "-test.count=1")
+		cmds[i].Env = append(os.Environ(), placesHelperEnv+"="+dir)
+		cmds[i].Stdout = &outs[i]
+		cmds[i].Stderr = os.Stderr
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := map[int64]*record.Version{}
+	for _, out := range outs {
+		sc := bufio.NewScanner(&out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if !bytes.HasPrefix(sc.Bytes(), []byte("{")) {
+				continue
+			}
+			v, err := record.Decode(sc.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := at[v.Log.N]; o != nil {
+				t.Fatalf("a fork: %s and %s both at place %d", o.ID, v.ID, v.Log.N)
+			}
+			at[v.Log.N] = v
+		}
+	}
+	if len(at) != 300 {
+		t.Fatalf("%d versions read, want 300", len(at))
+	}
+	for n := int64(0); n < 300; n++ {
+		v := at[n]
+		if v == nil {
+			t.Fatalf("no version at place %d", n)
+		}
+		if n > 0 && v.Log.Prev != at[n-1].ID {
+			t.Fatalf("a break: place %d names %s, the version at %d is %s", n, v.Log.Prev, n-1, at[n-1].ID)
+		}
+	}
+}
+
+// 02 §4.10: a place is written down before the version signed at it
+// leaves: a crash after signing, before storing, never hands it out again.
+func TestACrashBetweenSigningAndStoringNeverReusesAPlace(t *testing.T) {
+	tn := newNode(t, nil)
+	g := tn.space("crash", nil)
+	a := put(t, tn, g.ID, "app.chat", obj("t", "a"), nil)
+	tn.Close()
+	// Another process signs at the next place and dies before storing.
+	k, err := identity.ReadKeyFile(filepath.Join(tn.dir, "session.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := signAt(t, node.OpenPlaces(tn.dir, k.DID()), k, g.ID, "app.chat", 0)
+	if lost.Log.N != 1 || lost.Log.Prev != a.ID {
+		t.Fatalf("the lost version is at %+v", *lost.Log)
+	}
+	tn.open(nil)
+	b := put(t, tn, g.ID, "app.chat", obj("t", "b"), nil)
+	if b.Log.N != 2 || b.Log.Prev != lost.ID {
+		t.Fatalf("after the crash the next write is at %+v, want {2 %s}: place 1 was used", *b.Log, lost.ID)
+	}
+	// A places file restored from an older copy: the store shows the
+	// places taken, and the writer moves past them.
+	os.Remove(filepath.Join(tn.dir, "places.json"))
+	c := put(t, tn, g.ID, "app.chat", obj("t", "c"), nil)
+	if c.Log.N != 3 || c.Log.Prev != b.ID {
+		t.Fatalf("with the places forgotten the next write is at %+v, want {3 %s}", *c.Log, b.ID)
+	}
+	_ = context.Background
+}
