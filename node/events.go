@@ -1,6 +1,469 @@
 package node
 
-type events struct{}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
-func openEvents(n *Node) (*events, error) { return &events{}, nil }
-func (e *events) close() error            { return nil }
+	"github.com/minca-go/minca/engine"
+)
+
+// Kinds of [Event].
+const (
+	// EventCurrent: a version was stored and is its record's readable
+	// current version now (02 §4.3, §9.5).
+	EventCurrent = "current"
+	// EventDeleted: a delete was stored and is its record's current
+	// version now (02 §4.4).
+	EventDeleted = "deleted"
+	// EventStored: a version was stored that is not its record's current
+	// version (an older one arriving, a stub, one superseded since).
+	EventStored = "stored"
+	// EventWithdrawn: a version is withdrawn (02 §9.5): stored so, or
+	// taken away by an access change it had not seen.
+	EventWithdrawn = "withdrawn"
+	// EventRestored: a withdrawn version stands again.
+	EventRestored = "restored"
+	// EventFork: two versions of one key at one place of its line, or a
+	// break (02 §4.10).
+	EventFork = "fork"
+	// EventWaiting: how many versions the store holds aside (02 §9.5)
+	// changed; Count says how many, in every space.
+	EventWaiting = "waiting"
+)
+
+// Event is something that happened in a space, in commit order (DESIGN.md:
+// events are delivered in commit order with a resumable cursor). The
+// cursor is "SEQ.I": SEQ the store's change log sequence (engine.Change)
+// the event follows from, I its place among the events of that change (0
+// is the change's own). What an event says of a record (Kind, Current) is
+// read when the event is made: a subscriber resuming from an old cursor
+// reads the record as it is then.
+type Event struct {
+	Cursor     string `json:"cursor"`
+	Kind       string `json:"kind"`
+	Space      string `json:"space,omitempty"`
+	Key        string `json:"key,omitempty"`
+	ID         string `json:"id,omitempty"`
+	Collection string `json:"collection,omitempty"`
+	// Current is the record's readable current version's id after the
+	// event, "" when none reads.
+	Current string `json:"current,omitempty"`
+	// Other is the fork's other version.
+	Other string `json:"other,omitempty"`
+	// Count is the number of versions waiting (EventWaiting).
+	Count int64 `json:"count,omitempty"`
+
+	seq uint64
+	idx int
+}
+
+// Cursor is a place in the event stream: events after it are delivered.
+type cursor struct {
+	seq uint64
+	idx int
+}
+
+func (c cursor) String() string { return strconv.FormatUint(c.seq, 10) + "." + strconv.Itoa(c.idx) }
+
+func (c cursor) before(d cursor) bool { return c.seq < d.seq || c.seq == d.seq && c.idx < d.idx }
+
+// parseCursor reads a cursor: "SEQ.I", or "SEQ" for SEQ.0.
+func parseCursor(s string) (cursor, error) {
+	a, b, ok := strings.Cut(s, ".")
+	seq, err := strconv.ParseUint(a, 10, 64)
+	if err != nil {
+		return cursor{}, fmt.Errorf("minca/node: cursor %q: want SEQ.I", s)
+	}
+	c := cursor{seq: seq}
+	if ok {
+		if c.idx, err = strconv.Atoi(b); err != nil || c.idx < 0 {
+			return cursor{}, fmt.Errorf("minca/node: cursor %q: want SEQ.I", s)
+		}
+	}
+	return c, nil
+}
+
+// ErrSlow: a subscriber did not take events as fast as they came; it
+// resumes from the cursor of the last event it took.
+var ErrSlow = errors.New("minca/node: subscription dropped: its reader fell behind; subscribe again from the last cursor taken")
+
+// events turns the store's changes into the node's events: a pump reads
+// the engine's change log (durable, in commit order) and its events, and
+// keeps the last ones in a ring; what the change log cannot say again
+// (standing changes, forks, waiting counts) is written to a journal first.
+type events struct {
+	n       *Node
+	sub     *engine.Subscription
+	journal *journal
+
+	mu      sync.Mutex
+	ring    []Event
+	base    uint64 // position of ring[0]
+	at      cursor // the last event made
+	wake    chan struct{}
+	closed  bool
+	waiting int64
+
+	done chan struct{}
+}
+
+func openEvents(n *Node) (*events, error) {
+	e := &events{n: n, wake: make(chan struct{}), done: make(chan struct{})}
+	var err error
+	if e.journal, err = openJournal(n.o.Dir); err != nil {
+		return nil, err
+	}
+	e.sub = n.st.Subscribe("", 1<<16)
+	st, err := n.st.Stats(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	e.at = cursor{seq: uint64(st.Changes), idx: e.journal.lastIdx(uint64(st.Changes))}
+	e.waiting = st.Waiting
+	go e.pump()
+	return e, nil
+}
+
+func (e *events) close() error {
+	e.sub.Close()
+	<-e.done
+	e.mu.Lock()
+	e.closed = true
+	close(e.wake)
+	e.mu.Unlock()
+	return e.journal.close()
+}
+
+// pump makes the events as the store commits.
+func (e *events) pump() {
+	defer close(e.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case ev, ok := <-e.sub.Events():
+			if !ok {
+				e.readChanges() // what committed last
+				return
+			}
+			e.handle(ev)
+			// Take what else is queued before publishing.
+			for more := true; more; {
+				select {
+				case ev, ok := <-e.sub.Events():
+					if !ok {
+						e.readChanges()
+						return
+					}
+					e.handle(ev)
+				default:
+					more = false
+				}
+			}
+		case <-tick.C:
+			e.readChanges()
+			e.checkWaiting()
+		}
+	}
+}
+
+func (e *events) handle(ev engine.Event) {
+	switch ev.Kind {
+	case engine.EventAdmitted:
+		e.readChanges()
+	case engine.EventStanding:
+		e.readChanges()
+		kind := EventRestored
+		if ev.Verdict == engine.Withdrawn {
+			kind = EventWithdrawn
+		}
+		e.logged(Event{Kind: kind, Space: ev.Space, Key: ev.Key, ID: ev.ID, Current: e.currentOf(ev.Space, ev.Key)})
+	case engine.EventLine:
+		e.readChanges()
+		if p := ev.Proof; p != nil {
+			e.logged(Event{Kind: EventFork, Space: ev.Space, ID: p.A.ID, Other: p.B.ID, Collection: p.A.Collection})
+		}
+	}
+	if d := e.sub.Dropped(); d > 0 {
+		e.n.o.Logger.Error("the node's events fell behind the store's; standing changes may be missing from them", "dropped", d)
+	}
+}
+
+// readChanges makes the events of every change committed since the last.
+func (e *events) readChanges() {
+	ctx := context.Background()
+	var evs []Event
+	for c, err := range e.n.st.Changes(ctx, e.at.seq) {
+		if err != nil {
+			if !errors.Is(err, engine.ErrClosed) {
+				e.n.o.Logger.Error("reading the change log", "err", err)
+			}
+			break
+		}
+		ev, err := e.derive(ctx, c)
+		if err != nil {
+			e.n.o.Logger.Error("reading a changed version", "id", c.ID, "err", err)
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	e.publish(evs)
+}
+
+// derive is a change's own event (index 0), reading its record now.
+func (e *events) derive(ctx context.Context, c engine.Change) (Event, error) {
+	v, err := e.n.st.Version(ctx, c.ID)
+	if err != nil {
+		return Event{}, err
+	}
+	ev := Event{seq: c.Seq, Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
+	verdict, _, err := e.n.st.Standing(ctx, c.ID)
+	if err != nil {
+		return Event{}, err
+	}
+	ev.Current = e.currentOf(v.Space, v.Key)
+	switch {
+	case verdict == engine.Withdrawn:
+		ev.Kind = EventWithdrawn
+	case ev.Current == v.ID && v.Deleted:
+		ev.Kind = EventDeleted
+	case ev.Current == v.ID:
+		ev.Kind = EventCurrent
+	default:
+		ev.Kind = EventStored
+	}
+	ev.Cursor = cursor{c.Seq, 0}.String()
+	return ev, nil
+}
+
+func (e *events) currentOf(space, key string) string {
+	v, err := e.n.st.Current(context.Background(), space, key)
+	if err != nil {
+		return ""
+	}
+	return v.ID
+}
+
+// logged journals an event the change log cannot make again, then
+// publishes it.
+func (e *events) logged(ev Event) {
+	e.mu.Lock()
+	ev.seq, ev.idx = e.at.seq, e.at.idx+1
+	e.mu.Unlock()
+	ev.Cursor = cursor{ev.seq, ev.idx}.String()
+	if err := e.journal.append(ev); err != nil {
+		e.n.o.Logger.Error("writing the event journal", "err", err)
+	}
+	e.publish([]Event{ev})
+}
+
+func (e *events) checkWaiting() {
+	st, err := e.n.st.Stats(context.Background())
+	if err != nil || st.Waiting == e.waiting {
+		return
+	}
+	e.waiting = st.Waiting
+	e.logged(Event{Kind: EventWaiting, Count: st.Waiting})
+}
+
+// publish adds events to the ring and wakes the subscribers.
+func (e *events) publish(evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range evs {
+		e.at = cursor{ev.seq, ev.idx}
+		e.ring = append(e.ring, ev)
+	}
+	if over := len(e.ring) - e.n.o.EventRing; over > 0 {
+		e.ring = append(e.ring[:0:0], e.ring[over:]...)
+		e.base += uint64(over)
+	}
+	if !e.closed {
+		close(e.wake)
+		e.wake = make(chan struct{})
+	}
+}
+
+// Subscription is a subscriber's events of one space, in commit order,
+// each once. Its channel is closed when it ends: Err says why.
+type Subscription struct {
+	c    chan Event
+	stop chan struct{}
+	once sync.Once
+	mu   sync.Mutex
+	err  error
+}
+
+// Events is the channel events arrive on.
+func (s *Subscription) Events() <-chan Event { return s.c }
+
+// Err is why the subscription ended: nil after Close, ErrSlow, ErrClosed.
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close ends the subscription.
+func (s *Subscription) Close() { s.once.Do(func() { close(s.stop) }) }
+
+// Subscribe delivers the events of a space ("" for every space) after
+// cursor after: "" for those from now on, "0" for every event since the
+// store began, or the cursor of the last event taken, to resume without a
+// gap or a repeat across restarts. buffer bounds the events held for the
+// reader (default 1024); one that lets it fill is dropped with ErrSlow.
+func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error) {
+	if buffer <= 0 {
+		buffer = 1024
+	}
+	e := n.ev
+	var c cursor
+	if after != "" {
+		var err error
+		if c, err = parseCursor(after); err != nil {
+			return nil, err
+		}
+	}
+	// The pump may be a moment behind the store: wait for it to pass a
+	// cursor it made before.
+	deadline := time.Now().Add(5 * time.Second)
+	var live cursor
+	var pos uint64
+	for {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return nil, ErrClosed
+		}
+		live, pos = e.at, e.base+uint64(len(e.ring))
+		wake := e.wake
+		e.mu.Unlock()
+		if !live.before(c) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("minca/node: cursor %s is ahead of the node's events (%s)", after, live)
+		}
+		select {
+		case <-wake:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	from := live
+	if after != "" {
+		from = c
+	}
+	s := &Subscription{c: make(chan Event, buffer), stop: make(chan struct{})}
+	go e.serve(s, space, from, live, pos)
+	return s, nil
+}
+
+// serve delivers a subscription: what happened in (from, live] read again
+// from the change log and the journal, then the ring from pos on.
+func (e *events) serve(s *Subscription, space string, from, live cursor, pos uint64) {
+	end := func(err error) {
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		close(s.c)
+	}
+	send := func(ev Event) bool {
+		if space != "" && ev.Space != space && ev.Kind != EventWaiting {
+			return true
+		}
+		select {
+		case s.c <- ev:
+			return true
+		case <-s.stop:
+			end(nil)
+			return false
+		default:
+			end(ErrSlow)
+			return false
+		}
+	}
+	if from.before(live) {
+		evs, err := e.replay(from, live)
+		if err != nil {
+			end(err)
+			return
+		}
+		for _, ev := range evs {
+			if !send(ev) {
+				return
+			}
+		}
+	}
+	for {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			end(ErrClosed)
+			return
+		}
+		if pos < e.base {
+			e.mu.Unlock()
+			end(ErrSlow)
+			return
+		}
+		evs := append([]Event(nil), e.ring[pos-e.base:]...)
+		wake := e.wake
+		e.mu.Unlock()
+		for _, ev := range evs {
+			pos++
+			if !send(ev) {
+				return
+			}
+		}
+		select {
+		case <-wake:
+		case <-s.stop:
+			end(nil)
+			return
+		}
+	}
+}
+
+// replay makes again the events in (from, to]: each change's own from the
+// change log, the rest from the journal, merged in cursor order.
+func (e *events) replay(from, to cursor) ([]Event, error) {
+	ctx := context.Background()
+	var out []Event
+	logged, err := e.journal.read(from, to)
+	if err != nil {
+		return nil, err
+	}
+	// A change's own event is at idx 0: from has taken from.seq's.
+	after := from.seq
+	j := 0
+	for c, err := range e.n.st.Changes(ctx, after) {
+		if err != nil {
+			return nil, err
+		}
+		if c.Seq > to.seq {
+			break
+		}
+		for j < len(logged) && logged[j].seq < c.Seq {
+			out = append(out, logged[j])
+			j++
+		}
+		cc := cursor{c.Seq, 0}
+		if !from.before(cc) {
+			continue
+		}
+		ev, err := e.derive(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return append(out, logged[j:]...), nil
+}

@@ -1,0 +1,201 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/minca-go/minca/node"
+)
+
+func next(t *testing.T, s *node.Subscription) node.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-s.Events():
+		if !ok {
+			t.Fatalf("the subscription ended: %v", s.Err())
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event in 10 s")
+	}
+	return node.Event{}
+}
+
+// Events come in commit order with a cursor; a subscriber that stops,
+// and resumes from its last cursor after the node restarts, gets every
+// event after it once.
+func TestSubscriptionsNeverMissOrRepeatAnEventAcrossARestart(t *testing.T) {
+	ctx := context.Background()
+	tn := newNode(t, nil)
+	g := tn.space("events", nil)
+	s, err := tn.Subscribe(g.ID, "0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written []string
+	for i := range 50 {
+		written = append(written, put(t, tn, g.ID, "app.note", obj("i", float64(i)), nil).ID)
+	}
+	got := map[string]bool{}
+	var last string
+	for len(got) < 20 {
+		ev := next(t, s)
+		if ev.Kind == node.EventCurrent {
+			if got[ev.ID] {
+				t.Fatalf("event for %s twice", ev.ID)
+			}
+			got[ev.ID] = true
+		}
+		last = ev.Cursor
+	}
+	s.Close()
+	tn.reopen(nil)
+	for i := range 30 {
+		written = append(written, put(t, tn, g.ID, "app.note", obj("j", float64(i)), nil).ID)
+	}
+	s, err = tn.Subscribe(g.ID, last, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := last
+	for len(got) < len(written) {
+		ev := next(t, s)
+		if !less(prev, ev.Cursor) {
+			t.Fatalf("cursor %s after %s: not in order", ev.Cursor, prev)
+		}
+		prev = ev.Cursor
+		if ev.Kind != node.EventCurrent {
+			continue
+		}
+		if got[ev.ID] {
+			t.Fatalf("event for %s twice across the restart", ev.ID)
+		}
+		got[ev.ID] = true
+	}
+	for _, id := range written {
+		if !got[id] {
+			t.Fatalf("no event for %s", id)
+		}
+	}
+	// Live: a write now arrives, once.
+	v := put(t, tn, g.ID, "app.note", obj("live", true), nil)
+	if ev := next(t, s); ev.ID != v.ID || ev.Kind != node.EventCurrent || ev.Current != v.ID || ev.Key != v.Key {
+		t.Fatalf("the live event is %+v, want the current %s", ev, v.ID)
+	}
+	d, err := tn.Delete(ctx, g.ID, v.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, s); ev.ID != d.ID || ev.Kind != node.EventDeleted {
+		t.Fatalf("the delete's event is %+v", ev)
+	}
+	s.Close()
+}
+
+// cursor order: SEQ.I numerically.
+func less(a, b string) bool {
+	var as, ai, bs, bi int
+	parse := func(s string, seq, idx *int) {
+		n := 0
+		for i := 0; i < len(s); i++ {
+			if s[i] == '.' {
+				*seq, n = n, 0
+				continue
+			}
+			n = n*10 + int(s[i]-'0')
+		}
+		*idx = n
+	}
+	parse(a, &as, &ai)
+	parse(b, &bs, &bi)
+	return as < bs || as == bs && ai < bi
+}
+
+// A subscriber that does not read is dropped with ErrSlow, and writes go
+// on unblocked.
+func TestASlowSubscriberIsDroppedNotWaitedFor(t *testing.T) {
+	tn := newNode(t, &node.Options{Store: "memory:"})
+	g := tn.space("slow", nil)
+	s, err := tn.Subscribe(g.ID, "", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 40 {
+			put(t, tn, g.ID, "app.note", obj("i", float64(i)), nil)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("writes blocked on a subscriber that does not read")
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-s.Events():
+			if !ok {
+				if !errors.Is(s.Err(), node.ErrSlow) {
+					t.Fatalf("ended with %v, want ErrSlow", s.Err())
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("the slow subscriber was not dropped")
+		}
+	}
+}
+
+// Withdrawn and restored: a removal takes away what a member wrote that
+// it had not seen; the events say so, and a subscriber resuming after
+// them from an older cursor gets them from the journal.
+func TestWithdrawnEvents(t *testing.T) {
+	ctx := context.Background()
+	alice, bob := newNode(t, nil), newNode(t, nil)
+	g := alice.space("w", roles)
+	inv, _ := alice.Invite(ctx, g.ID, []string{"writer"})
+	if _, err := bob.JoinInvite(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	handOver(t, bob, alice, g.ID)
+	start := lastCursor(t, alice)
+	if _, err := alice.Remove(ctx, g.ID, bob.Account()); err != nil {
+		t.Fatal(err)
+	}
+	// Bob, not having seen the removal, writes; alice takes it in.
+	v := put(t, bob, g.ID, "app.note", obj("late", true), nil)
+	handOver(t, bob, alice, g.ID)
+	s, err := alice.Subscribe(g.ID, start, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev := next(t, s)
+		if ev.ID == v.ID {
+			if ev.Kind != node.EventWithdrawn {
+				t.Fatalf("bob's late version: %+v, want withdrawn", ev)
+			}
+			break
+		}
+	}
+	s.Close()
+}
+
+func lastCursor(t *testing.T, tn *testNode) string {
+	s, err := tn.Subscribe("", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	v := put(t, tn, tn.Registry(), "app.mark", obj(), nil)
+	for {
+		ev := next(t, s)
+		if ev.ID == v.ID {
+			return ev.Cursor
+		}
+	}
+}
