@@ -61,6 +61,8 @@ type Options struct {
 	OpenStore func(ctx context.Context, url string, judge engine.Judge) (*engine.Store, error)
 	// OpenBlobs opens a mirror's blob store URL. Default: folder: and s3://.
 	OpenBlobs func(ctx context.Context, url string) (engine.Blobs, error)
+	// Querier answers queries (06 §2.11); nil answers none (ErrNoQueries).
+	Querier Querier
 	// Logger receives the node's logs. Default: discarded.
 	Logger *slog.Logger
 }

@@ -1,0 +1,239 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/node/api"
+)
+
+// collectionQuerier is the smallest honest Querier: every readable current
+// version of the query's collection, by key, from the store. The index
+// package is the real one.
+type collectionQuerier struct{ n **node.Node }
+
+func (q collectionQuerier) Query(ctx context.Context, sp string, raw json.RawMessage, me string) (node.QueryPage, error) {
+	var qq struct {
+		Collection string `json:"collection"`
+	}
+	if err := json.Unmarshal(raw, &qq); err != nil || qq.Collection == "" {
+		return node.QueryPage{}, &node.QueryError{Code: "query/collection", Path: "collection", Message: "a query names its collection"}
+	}
+	st := (*q.n).Store()
+	seen := map[string]bool{}
+	p := node.QueryPage{Entries: []json.RawMessage{}}
+	for v, err := range st.Export(ctx, sp) {
+		if err != nil {
+			return p, err
+		}
+		if v.Collection != qq.Collection || seen[v.Key] {
+			continue
+		}
+		seen[v.Key] = true
+		if b, err := st.CurrentJSON(ctx, sp, v.Key); err == nil {
+			p.Entries = append(p.Entries, b)
+		}
+	}
+	return p, nil
+}
+
+func (collectionQuerier) Watch(context.Context, string, json.RawMessage, string) (node.LiveQuery, error) {
+	return nil, node.ErrNoQueries
+}
+
+type fixture struct {
+	t     *testing.T
+	n     *node.Node
+	srv   *httptest.Server
+	token string
+}
+
+func newFixture(t *testing.T) *fixture {
+	acc, _ := identity.GenerateKey()
+	f := &fixture{t: t}
+	n, err := node.Open(context.Background(), &node.Options{Dir: t.TempDir(), Store: "memory:", Account: acc, Querier: collectionQuerier{&f.n}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.n = n
+	s, err := api.New(n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = httptest.NewServer(s)
+	f.token, _ = api.Token(n.Dir())
+	t.Cleanup(func() { f.srv.Close(); n.Close() })
+	return f
+}
+
+func (f *fixture) do(method, path, token string, body []byte) (int, []byte) {
+	f.t.Helper()
+	req, _ := http.NewRequest(method, f.srv.URL+path, bytes.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func code(b []byte) string {
+	var e struct{ Error struct{ Code string } }
+	json.Unmarshal(b, &e)
+	return e.Error.Code
+}
+
+func TestAPIAuthentication(t *testing.T) {
+	f := newFixture(t)
+	other := newFixture(t)
+	var bodies [][]byte
+	for _, tok := range []string{"", "wrong", other.token, f.token + "x"} {
+		st, b := f.do("GET", "/v1/spaces", tok, nil)
+		if st != http.StatusUnauthorized || code(b) != api.CodeUnauthorized {
+			t.Fatalf("token %q: %d %s, want 401", tok, st, b)
+		}
+		bodies = append(bodies, b)
+	}
+	for _, b := range bodies[1:] {
+		if !bytes.Equal(b, bodies[0]) {
+			t.Fatalf("401 answers differ, telling something: %s vs %s", b, bodies[0])
+		}
+	}
+	// Not even whether a route exists.
+	if st, b := f.do("GET", "/v1/nothing-here", "", nil); st != http.StatusUnauthorized || !bytes.Equal(b, bodies[0]) {
+		t.Fatalf("an unknown route without a token: %d %s", st, b)
+	}
+	if st, _ := f.do("GET", "/v1/spaces", f.token, nil); st != http.StatusOK {
+		t.Fatalf("the node's own token: %d", st)
+	}
+}
+
+func TestAPIBadInput(t *testing.T) {
+	f := newFixture(t)
+	_, b := f.do("POST", "/v1/spaces", f.token, []byte(`{"name":"bad input"}`))
+	var sp struct{ ID string }
+	json.Unmarshal(b, &sp)
+	path := "/v1/spaces/" + sp.ID + "/records"
+	big := []byte(`{"collection":"app.a","body":"` + strings.Repeat("x", api.DefaultMaxBody) + `"}`)
+	deep := []byte(`{"collection":"app.a","body":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`)
+	for _, c := range []struct {
+		name   string
+		body   []byte
+		status int
+		code   string
+	}{
+		{"oversized", big, 413, api.CodeTooLarge},
+		{"10,000 deep", deep, 400, api.CodeTooDeep},
+		{"unknown member", []byte(`{"collection":"app.a","body":{},"colour":"red"}`), 400, api.CodeUnknownMember},
+		{"missing member", []byte(`{"body":{}}`), 400, api.CodeMissing},
+		{"not JSON", []byte(`{"collection":`), 400, api.CodeJSON},
+		{"not an object", []byte(`[1]`), 400, api.CodeBad},
+		{"duplicate member", []byte(`{"collection":"app.a","collection":"app.b","body":{}}`), 400, api.CodeJSON},
+		{"a sys collection", []byte(`{"collection":"sys.role","body":{}}`), 400, node.CodeBadInput},
+		{"bad key", []byte(`{"collection":"app.a","key":"UPPER","body":{}}`), 400, node.CodeBadKey},
+	} {
+		st, b := f.do("POST", path, f.token, c.body)
+		if st != c.status || code(b) != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, st, b, c.status, c.code)
+		}
+	}
+	if st, b := f.do("POST", "/v1/spaces/bnotheld/records", f.token, []byte(`{"collection":"app.a","body":{}}`)); st != 404 || code(b) != node.CodeSpaceNotKept {
+		t.Errorf("a space not kept: %d %s", st, b)
+	}
+	if st, b := f.do("GET", "/v1/spaces/"+sp.ID+"/events?after=x.y", f.token, nil); st != 400 || code(b) != api.CodeCursor {
+		t.Errorf("a bad cursor: %d %s", st, b)
+	}
+}
+
+func TestAPIRecordsQueriesAndEvents(t *testing.T) {
+	f := newFixture(t)
+	_, b := f.do("POST", "/v1/spaces", f.token, []byte(`{"name":"records"}`))
+	var sp struct{ ID string }
+	json.Unmarshal(b, &sp)
+	base := "/v1/spaces/" + sp.ID
+	// A WebSocket subscriber from the start.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(f.srv.URL, "http")+base+"/events?after=0",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + f.token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	st, b := f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.todo","body":{"text":"milk"}}`))
+	if st != 201 {
+		t.Fatalf("put: %d %s", st, b)
+	}
+	var v struct {
+		ID, Key string
+		Seq     int
+	}
+	json.Unmarshal(b, &v)
+	if st, b = f.do("GET", base+"/records/"+v.Key, f.token, nil); st != 200 || !strings.Contains(string(b), v.ID) {
+		t.Fatalf("get: %d %s", st, b)
+	}
+	if st, b = f.do("DELETE", base+"/records/"+v.Key, f.token, nil); st != 201 || !strings.Contains(string(b), `"deleted":true`) {
+		t.Fatalf("delete: %d %s", st, b)
+	}
+	if st, b = f.do("GET", base+"/records/"+v.Key+"/history", f.token, nil); st != 200 || strings.Count(string(b), `"standing":"stands"`) != 2 {
+		t.Fatalf("history: %d %s", st, b)
+	}
+	if st, b = f.do("GET", base+"/records/nothere", f.token, nil); st != 404 || code(b) != api.CodeNotFound {
+		t.Fatalf("a record not held: %d %s", st, b)
+	}
+	f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.todo","body":{"text":"eggs"}}`))
+	if st, b = f.do("POST", base+"/query", f.token, []byte(`{"collection":"app.todo"}`)); st != 200 || !strings.Contains(string(b), "eggs") {
+		t.Fatalf("query: %d %s", st, b)
+	}
+	if st, b = f.do("POST", base+"/query", f.token, []byte(`{"where":{}}`)); st != 400 || code(b) != api.CodeMissing {
+		t.Fatalf("a query without a collection: %d %s", st, b)
+	}
+	// The WebSocket saw the put, the delete and the second put, in order.
+	var kinds []string
+	for len(kinds) < 3 {
+		_, msg, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev node.Event
+		json.Unmarshal(msg, &ev)
+		if ev.Collection == "app.todo" {
+			kinds = append(kinds, ev.Kind)
+		}
+	}
+	// The first reads as current or, when the pump read it after the
+	// delete, as stored: events say what is true when made.
+	if k := strings.Join(kinds[1:], ","); k != "deleted,current" || (kinds[0] != "current" && kinds[0] != "stored") {
+		t.Fatalf("the events over the WebSocket: %v", kinds)
+	}
+	// Server-Sent Events, from the start, through the client.
+	c := api.NewClient(f.srv.URL, f.token)
+	var n int
+	err = c.Events(ctx, base+"/events?after=0", func(data json.RawMessage) bool {
+		var ev node.Event
+		json.Unmarshal(data, &ev)
+		if ev.Collection == "app.todo" {
+			n++
+		}
+		return n < 3
+	})
+	if err != nil || n != 3 {
+		t.Fatalf("SSE: %d events, %v", n, err)
+	}
+	_ = engine.Stands
+}

@@ -1,0 +1,117 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/minca-go/minca/node"
+)
+
+// writeTimeout bounds one write of an event to a subscriber: one that
+// takes no events for this long is dropped (its buffer fills meanwhile).
+const writeTimeout = 10 * time.Second
+
+// events serves a space's events (all spaces' on /v1/events) after the
+// cursor ?after=, as Server-Sent Events, or over a WebSocket when the
+// request asks to upgrade: one JSON text message an event. When the
+// subscriber falls behind it gets a last {"error": {code: "events/slow"}}
+// and is closed; it resumes from the last cursor it took.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
+	after := r.URL.Query().Get("after")
+	sub, err := s.n.Subscribe(r.PathValue("space"), after, 1024)
+	if err != nil {
+		if errors.Is(err, node.ErrClosed) {
+			return err
+		}
+		return bad(CodeCursor, "after", err.Error())
+	}
+	defer sub.Close()
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return s.eventsWS(w, r, sub)
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return nil
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case ev, ok := <-sub.Events():
+			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if !ok {
+				if e := endOf(sub); e != nil {
+					b, _ := json.Marshal(map[string]any{"error": e})
+					fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
+					rc.Flush()
+				}
+				return nil
+			}
+			b, _ := json.Marshal(ev)
+			if _, err := fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", ev.Cursor, ev.Kind, b); err != nil {
+				return nil
+			}
+			if err := rc.Flush(); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// endOf is why a subscription ended, as an API error; nil when closed.
+func endOf(sub *node.Subscription) *apiError {
+	switch err := sub.Err(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, node.ErrSlow):
+		return &apiError{Code: CodeSlow, Message: err.Error()}
+	case errors.Is(err, node.ErrClosed):
+		return &apiError{Code: CodeClosed, Message: "the node is closing; resume from the last cursor"}
+	default:
+		return &apiError{Code: CodeInternal, Message: err.Error()}
+	}
+}
+
+func (s *Server) eventsWS(w http.ResponseWriter, r *http.Request, sub *node.Subscription) error {
+	c, err := websocket.Accept(w, r, nil) // same-origin only: browsers' cross-site pages are refused
+	if err != nil {
+		return nil // Accept answered already
+	}
+	defer c.CloseNow()
+	ctx := c.CloseRead(r.Context())
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-sub.Events():
+			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			if !ok {
+				if e := endOf(sub); e != nil {
+					b, _ := json.Marshal(map[string]any{"error": e})
+					c.Write(wctx, websocket.MessageText, b)
+					cancel()
+					c.Close(websocket.StatusTryAgainLater, e.Code)
+					return nil
+				}
+				cancel()
+				c.Close(websocket.StatusNormalClosure, "")
+				return nil
+			}
+			b, _ := json.Marshal(ev)
+			err := c.Write(wctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				return nil
+			}
+		}
+	}
+}
