@@ -60,6 +60,15 @@ func verbs() []verb {
 		{"backup", "write a store's new versions to a folder or S3 as segments (resumable)", runBackup},
 		{"restore", "admit every version in a folder's or bucket's segments into a store (resumable)", runRestore},
 		{"compact", "rewrite this store's segments in a folder or S3 into fewer, stubs for superseded bodies", runCompact},
+		{"serve", "run the node: its store, mirrors and local API (docs/api.md)", runServe},
+		{"init", "make a node directory: an account key, a session, the API token", runInit},
+		{"space", "spaces through the node: create, join, invite, members, assign, remove, leave, list", runSpace},
+		{"put", "write a record's next version through the node (02 §4)", runPut},
+		{"get", "print a record's readable current version", runGet},
+		{"delete", "write a delete of a record through the node", runDelete},
+		{"history", "list every held version of a record", runHistory},
+		{"query", "answer a query (06 §2.11) through the node", runQuery},
+		{"watch", "print a space's events as they happen, from a cursor", runWatch},
 		{"store", "version stores: import, get, history, export, stats, check (pebble:, sqlite:, memory:, folder:, s3://)", runStore},
 	}
 	sort.Slice(v, func(i, j int) bool { return v[i].name < v[j].name })

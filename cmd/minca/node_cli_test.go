@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minca-go/minca/node/api"
+)
+
+// minca runs one verb in process and returns stdout and the exit code.
+func nodeCLI(t *testing.T, stdin string, args ...string) (string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &stdio{in: strings.NewReader(stdin), out: &out, err: &errb})
+	if code != 0 {
+		t.Logf("minca %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+	}
+	return out.String(), code
+}
+
+func jsonField(t *testing.T, out, name string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("not a JSON line: %q", out)
+	}
+	s, _ := m[name].(string)
+	return s
+}
+
+func TestNodeVerbs(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	if _, c := nodeCLI(t, "", "init", "--dir", a); c != 0 {
+		t.Fatal("init")
+	}
+	out, _ := nodeCLI(t, "", "init", "--dir", b)
+	bob := jsonField(t, out, "account")
+	out, c := nodeCLI(t, "", "space", "create", "club", "--dir", a, "--roles", `{"writer":[{"cmd":"/record"}]}`)
+	if c != 0 {
+		t.Fatal("space create")
+	}
+	sp := jsonField(t, out, "id")
+	out, c = nodeCLI(t, `{"text":"milk"}`, "put", sp, "app.todo", "--dir", a)
+	if c != 0 || jsonField(t, out, "collection") != "app.todo" || jsonField(t, out, "signature") == "" {
+		t.Fatalf("put printed %q", out)
+	}
+	key := jsonField(t, out, "key")
+	if out, c = nodeCLI(t, "", "get", sp, key, "--dir", a); c != 0 || !strings.Contains(out, "milk") {
+		t.Fatalf("get: %d %q", c, out)
+	}
+	if _, c = nodeCLI(t, `{"text":"oat milk"}`, "put", sp, "app.todo", "--key", key, "--dir", a); c != 0 {
+		t.Fatal("put --key")
+	}
+	if out, c = nodeCLI(t, "", "history", sp, key, "--dir", a); c != 0 || strings.Count(out, `"standing"`) != 2 {
+		t.Fatalf("history: %q", out)
+	}
+	if _, c = nodeCLI(t, "", "delete", sp, key, "--dir", a); c != 0 {
+		t.Fatal("delete")
+	}
+	if _, c = nodeCLI(t, "", "get", sp, "nothing.here", "--dir", a); c != 3 {
+		t.Fatalf("get of a record not held: exit %d, want 3", c)
+	}
+	if _, c = nodeCLI(t, `{`, "put", sp, "app.todo", "--dir", a); c != 2 {
+		t.Fatalf("put of bad JSON: exit %d, want 2", c)
+	}
+	out, c = nodeCLI(t, "", "space", "invite", sp, "--role", "writer", "--dir", a)
+	inv := jsonField(t, out, "invite")
+	if c != 0 || !strings.HasPrefix(inv, "minca-invite:") {
+		t.Fatalf("invite: %q", out)
+	}
+	if _, c = nodeCLI(t, "", "space", "join", inv, "--dir", b); c != 0 {
+		t.Fatal("join")
+	}
+	if out, c = nodeCLI(t, "", "space", "members", sp, "--dir", b); c != 0 || !strings.Contains(out, bob) {
+		t.Fatalf("members: %q", out)
+	}
+	if _, c = nodeCLI(t, `{"by":"bob"}`, "put", sp, "app.todo", "--dir", b); c != 0 {
+		t.Fatal("bob's put")
+	}
+	if out, c = nodeCLI(t, "", "space", "list", "--dir", b); c != 0 || !strings.Contains(out, sp) {
+		t.Fatalf("space list: %q", out)
+	}
+	if _, c = nodeCLI(t, "", "space", "leave", sp, "--dir", b); c != 0 {
+		t.Fatal("leave")
+	}
+	if out, _ = nodeCLI(t, "", "space", "list", "--dir", b); strings.Contains(out, sp) {
+		t.Fatalf("after leaving, space list: %q", out)
+	}
+	if out, c = nodeCLI(t, "", "watch", sp, "--after", "0", "--count", "3", "--dir", a); c != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, `"cursor"`) {
+		t.Fatalf("watch: %d %q", c, out)
+	}
+	if _, c = nodeCLI(t, "", "space", "assign", sp, bob, "--role", "nosuchrole", "--dir", a); c != 1 {
+		t.Fatalf("assigning a role that does not exist: exit %d, want 1", c)
+	}
+}
+
+const serveHelperEnv = "MINCA_TEST_SERVE_ARGS"
+
+// TestServeHelperProcess runs `minca serve` for the serve tests.
+func TestServeHelperProcess(t *testing.T) {
+	args := os.Getenv(serveHelperEnv)
+	if args == "" {
+		t.Skip("run by the serve tests")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, strings.Split(args, "\x1f"), &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+}
+
+// startServe starts `minca serve` in a process and returns it with its URL.
+func startServe(t *testing.T, dir string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), serveHelperEnv+"="+strings.Join([]string{"serve", "--dir", dir, "--listen", "127.0.0.1:0"}, "\x1f"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("serve printed nothing: %v", err)
+	}
+	var ready struct{ URL string }
+	if err := json.Unmarshal([]byte(line), &ready); err != nil || ready.URL == "" {
+		t.Fatalf("serve printed %q", line)
+	}
+	return cmd, ready.URL
+}
+
+// Killed with SIGKILL under write load, the node loses nothing it
+// acknowledged; SIGTERM closes it cleanly.
+func TestServeKilledUnderLoadLosesNothingAcknowledged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	if _, c := nodeCLI(t, "", "init", "--dir", dir); c != 0 {
+		t.Fatal("init")
+	}
+	out, _ := nodeCLI(t, "", "space", "create", "load", "--dir", dir)
+	sp := jsonField(t, out, "id")
+	tok, _ := api.Token(dir)
+	cmd, url := startServe(t, dir)
+	c := api.NewClient(url, tok)
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	acked := map[string]string{} // key → id
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				b, err := c.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.load", "body": map[string]any{"w": w, "i": i}})
+				if err != nil {
+					return
+				}
+				var v struct{ ID, Key string }
+				json.Unmarshal(b, &v)
+				mu.Lock()
+				acked[v.Key] = v.ID
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	cancel()
+	wg.Wait()
+	if len(acked) == 0 {
+		t.Fatal("nothing was acknowledged before the kill")
+	}
+	cmd, url = startServe(t, dir)
+	c = api.NewClient(url, tok)
+	for k, id := range acked {
+		b, err := c.Do(context.Background(), "GET", "/v1/spaces/"+sp+"/records/"+k, nil)
+		if err != nil || !bytes.Contains(b, []byte(id)) {
+			t.Fatalf("acknowledged %s at %s, after the kill: %s %v", id, k, b, err)
+		}
+	}
+	t.Logf("%d acknowledged writes survived SIGKILL", len(acked))
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM serve exited %v, want 0", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, api.AddressName)); err == nil {
+		t.Fatal("serve left its address file behind after a clean stop")
+	}
+}
