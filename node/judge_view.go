@@ -23,17 +23,14 @@ func (j *SpaceJudge) WithHistory(ctx context.Context, spaceID string, fn func(h 
 	return true, fn(h)
 }
 
-// Preview judges a version as Admit would, and changes nothing: what a
-// writer asks before it lets a version leave (02 §9.6, §4.10: a version
-// refused before it leaves gives its place back). An access change is
-// judged by the replay's Check (its author could make it as of its seen)
-// without being added, so a change that would be withdrawn at once by a
-// concurrent one previews as standing.
-func (j *SpaceJudge) Preview(hr engine.HeldReader, v *record.Version) (engine.Decision, error) {
-	c, err := j.Check(v)
-	if err != nil {
-		return refused(err)
-	}
+// Preview judges a version as Decide would, after Check gave c, and
+// changes nothing: what a writer asks before it signs (02 §9.6, §4.10: a
+// version refused before it leaves gives its place back). v needs no
+// signature (record.Presigned's Provisional): Decide reads none. An access
+// change is judged by the replay's Check (its author could make it as of
+// its seen) without being added, so a change that would be withdrawn at
+// once by a concurrent one previews as standing.
+func (j *SpaceJudge) Preview(hr engine.HeldReader, v *record.Version, c engine.Checked) (engine.Decision, error) {
 	if !space.IsAccessCollection(v.Collection) {
 		return j.Decide(hr, v, c)
 	}

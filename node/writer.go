@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
@@ -126,7 +128,7 @@ func (w *writer) write(batch []*writeReq) {
 	}
 	root := signer.Root()
 	w.pend, w.byID = map[string]*record.Version{}, map[string]*record.Version{}
-	var vs []*record.Version
+	var ps []*record.Presigned
 	var idx []int
 	err = w.n.sess.places.Update(func(t *PlaceTxn) error {
 		for i, r := range batch {
@@ -144,12 +146,17 @@ func (w *writer) write(batch []*writeReq) {
 				lo.Set("prev", place.Prev)
 			}
 			p.obj.Set("log", lo)
-			v, err := record.Sign(p.obj, signer)
+			pre, err := record.Presign(p.obj, signer)
 			if err != nil {
 				reply(i, nil, fmt.Errorf("minca/node: signing: %w", err))
 				continue
 			}
-			d, err := w.n.judge.Preview(overlay{ctx, w.n.st, w.byID}, v)
+			v, err := pre.Provisional()
+			if err != nil {
+				reply(i, nil, fmt.Errorf("minca/node: signing: %w", err))
+				continue
+			}
+			d, err := w.n.judge.Preview(overlay{ctx, w.n.st, w.byID}, v, engine.Checked{Root: root})
 			if err != nil {
 				return err
 			}
@@ -160,7 +167,7 @@ func (w *writer) write(batch []*writeReq) {
 			t.Take(r.space, r.collection, place.N, v.ID)
 			w.pend[r.space+"\n"+v.Key] = v
 			w.byID[v.ID] = v
-			vs = append(vs, v)
+			ps = append(ps, pre)
 			idx = append(idx, i)
 		}
 		return nil
@@ -173,7 +180,16 @@ func (w *writer) write(batch []*writeReq) {
 		}
 		return
 	}
-	if len(vs) == 0 {
+	if len(ps) == 0 {
+		return
+	}
+	// The places are written down: sign on every core, then store
+	// through the judge (whose Check verifies each on every core).
+	vs, err := signAll(ps)
+	if err != nil {
+		for _, i := range idx {
+			reply(i, nil, err)
+		}
 		return
 	}
 	outs, err := w.n.st.Admit(ctx, "local", vs)
@@ -195,6 +211,28 @@ func (w *writer) write(batch []*writeReq) {
 			reply(idx[k], nil, fromRefusal(o.Refusal))
 		}
 	}
+}
+
+// signAll signs presigned versions on GOMAXPROCS goroutines.
+func signAll(ps []*record.Presigned) ([]*record.Version, error) {
+	vs := make([]*record.Version, len(ps))
+	errs := make([]error, len(ps))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ps)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(ps); i = int(next.Add(1) - 1) {
+				vs[i], errs[i] = ps[i].Sign()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("minca/node: signing: %w", err)
+	}
+	return vs, nil
 }
 
 func refusalText(r *record.Refusal) string {

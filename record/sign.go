@@ -23,6 +23,26 @@ type ProofSigner interface {
 // is not changed. The result must pass the shape checks, or it is refused:
 // a writer does not sign what peers would refuse.
 func Sign(unsigned *canonical.Object, s identity.Signer) (*Version, error) {
+	p, err := Presign(unsigned, s)
+	if err != nil {
+		return nil, err
+	}
+	return p.Sign()
+}
+
+// Presigned is a version ready to be signed: its signed part (02 §3.2),
+// and so its id, are fixed, so a writer can name it (as prev, as log.prev)
+// before the signature exists, and sign many at once.
+type Presigned struct {
+	obj     *canonical.Object
+	payload []byte
+	id      string
+	s       identity.Signer
+}
+
+// Presign does what Sign does up to the signature: bodyHash, author,
+// proof, the signed part and the id. unsigned is not changed.
+func Presign(unsigned *canonical.Object, s identity.Signer) (*Presigned, error) {
 	o := unsigned.Clone()
 	o.Delete("id")
 	o.Delete("signature")
@@ -48,19 +68,37 @@ func Sign(unsigned *canonical.Object, s identity.Signer) (*Version, error) {
 	if err != nil {
 		return nil, fmt.Errorf("minca/record: sign: %w", err)
 	}
-	sig, err := s.Sign(payload)
-	if err != nil {
-		return nil, fmt.Errorf("minca/record: sign: %w", err)
-	}
-	out := &canonical.Object{Members: make([]canonical.Member, 0, len(o.Members)+2)}
-	out.Members = append(out.Members, canonical.Member{Name: "id", Value: canonical.IDOf(payload).String()})
-	out.Members = append(out.Members, o.Members...)
-	out.Members = append(out.Members, canonical.Member{Name: "signature", Value: base64.RawURLEncoding.EncodeToString(sig)})
+	return &Presigned{obj: o, payload: payload, id: canonical.IDOf(payload).String(), s: s}, nil
+}
+
+// ID is the id the version will have.
+func (p *Presigned) ID() string { return p.id }
+
+func (p *Presigned) version(sig string) (*Version, error) {
+	out := &canonical.Object{Members: make([]canonical.Member, 0, len(p.obj.Members)+2)}
+	out.Members = append(out.Members, canonical.Member{Name: "id", Value: p.id})
+	out.Members = append(out.Members, p.obj.Members...)
+	out.Members = append(out.Members, canonical.Member{Name: "signature", Value: sig})
 	v, err := FromValue(out)
 	if err != nil {
 		return nil, fmt.Errorf("minca/record: sign: the version would be refused: %w", err)
 	}
 	return v, nil
+}
+
+// Provisional is the version with an empty signature: for the checks that
+// read no signature (02 §4.7, §9.4), never to store or send. Each call
+// makes a new Version sharing the envelope's values.
+func (p *Presigned) Provisional() (*Version, error) { return p.version("") }
+
+// Sign signs the signed part and returns the version. Safe to call from
+// another goroutine than Presign's, if the signer is.
+func (p *Presigned) Sign() (*Version, error) {
+	sig, err := p.s.Sign(p.payload)
+	if err != nil {
+		return nil, fmt.Errorf("minca/record: sign: %w", err)
+	}
+	return p.version(base64.RawURLEncoding.EncodeToString(sig))
 }
 
 // BodyHash is the content id of the canonical body (02 §3.2).
