@@ -336,7 +336,10 @@ func tagsFor(d *collection.Definition, tagKey collection.TagKey, c collection.Co
 // in 02 §4.3 order, a delete or a withdrawn one included (§4.2), looking
 // first at what this batch wrote.
 func (w *writer) top(ctx context.Context, spaceID, key string) (*record.Version, error) {
-	if v, ok := w.pend[spaceID+"\n"+key]; ok {
+	w.pmu.Lock()
+	v, ok := w.pend[spaceID+"\n"+key]
+	w.pmu.Unlock()
+	if ok {
 		return v, nil
 	}
 	hs, err := w.n.st.History(ctx, spaceID, key)

@@ -27,14 +27,19 @@ type writer struct {
 	closed bool
 	done   chan struct{}
 
-	// Per batch, on the writer's goroutine: the versions signed so far,
-	// by space and key, and by id.
+	// The versions signed and not yet known stored — this batch's and
+	// those still committing — by space and key, and by id: the next
+	// version and the judge's preview read them as if stored.
+	pmu  sync.Mutex
 	pend map[string]*record.Version
 	byID map[string]*record.Version
+	// waits is the goroutines waiting for batches to commit.
+	waits sync.WaitGroup
 }
 
 func startWriter(n *Node) *writer {
-	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{})}
+	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{}),
+		pend: map[string]*record.Version{}, byID: map[string]*record.Version{}}
 	go w.run()
 	return w
 }
@@ -72,6 +77,7 @@ func (w *writer) stop() {
 
 func (w *writer) run() {
 	defer close(w.done)
+	defer w.waits.Wait()
 	var held *writeReq
 	for {
 		r := held
@@ -127,9 +133,16 @@ func (w *writer) write(batch []*writeReq) {
 		return
 	}
 	root := signer.Root()
-	w.pend, w.byID = map[string]*record.Version{}, map[string]*record.Version{}
 	var ps []*record.Presigned
 	var idx []int
+	// Signing and the checks on every core overlap the places' fsync:
+	// nothing leaves before the places are written and the batch is
+	// submitted.
+	var vs []*record.Version
+	var prep *engine.Prepared
+	var signErr error
+	signed := make(chan struct{})
+	started := false
 	err = w.n.sess.places.Update(func(t *PlaceTxn) error {
 		for i, r := range batch {
 			p, err := w.prepare(ctx, r, root)
@@ -156,7 +169,7 @@ func (w *writer) write(batch []*writeReq) {
 				reply(i, nil, fmt.Errorf("minca/node: signing: %w", err))
 				continue
 			}
-			d, err := w.n.judge.Preview(overlay{ctx, w.n.st, w.byID}, v, engine.Checked{Root: root})
+			d, err := w.n.judge.Preview(overlay{ctx, w.n.st, w}, v, engine.Checked{Root: root})
 			if err != nil {
 				return err
 			}
@@ -165,14 +178,29 @@ func (w *writer) write(batch []*writeReq) {
 				continue
 			}
 			t.Take(r.space, r.collection, place.N, v.ID)
-			w.pend[r.space+"\n"+v.Key] = v
-			w.byID[v.ID] = v
+			w.hold(v)
 			ps = append(ps, pre)
 			idx = append(idx, i)
 		}
+		if len(ps) > 0 {
+			started = true
+			go func() {
+				defer close(signed)
+				if vs, signErr = signAll(ps); signErr == nil {
+					prep, signErr = w.n.st.Prepare(ctx, vs)
+				}
+			}()
+		}
 		return nil
 	})
+	if started {
+		<-signed
+		if err == nil {
+			err = signErr
+		}
+	}
 	if err != nil {
+		w.release(ps)
 		for i := range batch {
 			if !answered[i] {
 				reply(i, nil, err)
@@ -183,34 +211,78 @@ func (w *writer) write(batch []*writeReq) {
 	if len(ps) == 0 {
 		return
 	}
-	// The places are written down: sign on every core, then store
-	// through the judge (whose Check verifies each on every core).
-	vs, err := signAll(ps)
+	// The places are written down: sign on every core, check on every
+	// core, then decide and commit through the judge while the next batch
+	// is made; the answers wait for the commit.
+	adm, err := w.n.st.Submit(ctx, "local", prep)
 	if err != nil {
-		for _, i := range idx {
-			reply(i, nil, err)
-		}
-		return
-	}
-	outs, err := w.n.st.Admit(ctx, "local", vs)
-	if err != nil {
+		w.release(ps)
 		for _, i := range idx {
 			reply(i, nil, fmt.Errorf("minca/node: storing: %w", err))
 		}
 		return
 	}
-	for k, o := range outs {
-		switch o.Verdict {
-		case engine.Stands:
-			reply(idx[k], vs[k], nil)
-		case engine.Withdrawn:
-			reply(idx[k], nil, &WriteError{Code: CodeNotStanding, Message: "stored, but withdrawn at once: " + refusalText(o.Refusal)})
-		case engine.Later:
-			reply(idx[k], nil, writeErr(CodeWaits, "", "held aside by the judge: what it names is not held"))
-		default:
-			reply(idx[k], nil, fromRefusal(o.Refusal))
+	for _, i := range idx {
+		answered[i] = true // answered by the waiter
+	}
+	w.waits.Add(1)
+	go func() {
+		defer w.waits.Done()
+		outs, err := adm.Wait()
+		w.release(ps)
+		for k, i := range idx {
+			r := batch[i]
+			if err != nil {
+				r.done <- writeResult{nil, fmt.Errorf("minca/node: storing: %w", err)}
+				continue
+			}
+			r.done <- outcome(vs[k], outs[k])
+		}
+	}()
+}
+
+// outcome is a stored version's answer.
+func outcome(v *record.Version, o engine.Outcome) writeResult {
+	switch o.Verdict {
+	case engine.Stands:
+		return writeResult{v, nil}
+	case engine.Withdrawn:
+		return writeResult{nil, &WriteError{Code: CodeNotStanding, Message: "stored, but withdrawn at once: " + refusalText(o.Refusal)}}
+	case engine.Later:
+		return writeResult{nil, writeErr(CodeWaits, "", "held aside by the judge: what it names is not held")}
+	}
+	return writeResult{nil, fromRefusal(o.Refusal)}
+}
+
+// hold makes a signed version readable to the next versions' derivation
+// and preview until it is stored.
+func (w *writer) hold(v *record.Version) {
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	w.pend[v.Space+"\n"+v.Key] = v
+	w.byID[v.ID] = v
+}
+
+// release forgets versions once stored (or not): the store answers for
+// them from then on.
+func (w *writer) release(ps []*record.Presigned) {
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	for _, p := range ps {
+		if v, ok := w.byID[p.ID()]; ok {
+			delete(w.byID, v.ID)
+			if w.pend[v.Space+"\n"+v.Key] == v {
+				delete(w.pend, v.Space+"\n"+v.Key)
+			}
 		}
 	}
+}
+
+func (w *writer) held(id string) (*record.Version, bool) {
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	v, ok := w.byID[id]
+	return v, ok
 }
 
 // signAll signs presigned versions on GOMAXPROCS goroutines.
@@ -298,9 +370,9 @@ func (w *writer) free(ctx context.Context, spaceID, author, coll string, p recor
 // overlay is the store as a judge reads it, with the versions signed
 // earlier in the batch as if stored.
 type overlay struct {
-	ctx  context.Context
-	st   *engine.Store
-	pend map[string]*record.Version
+	ctx context.Context
+	st  *engine.Store
+	w   *writer
 }
 
 var (
@@ -309,7 +381,7 @@ var (
 )
 
 func (o overlay) Held(id string) (*record.Version, bool, error) {
-	if v, ok := o.pend[id]; ok {
+	if v, ok := o.w.held(id); ok {
 		return v, true, nil
 	}
 	v, err := o.st.Version(o.ctx, id)
@@ -320,7 +392,7 @@ func (o overlay) Held(id string) (*record.Version, bool, error) {
 }
 
 func (o overlay) Standing(id string) (engine.Verdict, bool, error) {
-	if _, ok := o.pend[id]; ok {
+	if _, ok := o.w.held(id); ok {
 		return engine.Stands, true, nil
 	}
 	s, _, err := o.st.Standing(o.ctx, id)

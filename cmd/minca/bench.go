@@ -18,6 +18,7 @@ func benchSuites() []verb {
 		{"engine-import", "import through full admission on Pebble and SQLite, against the bare verify rate", runBenchEngineImport},
 		{"engine-read", "read a record's current version, against a bare Pebble point read", runBenchEngineRead},
 		{"negentropy", "reconcile two sets of a million items at 0.1%, 1% and 10% difference: round trips, bytes, time", runBenchNegentropy},
+		{"node", "local writes through the node's full path against bare ECDSA sign+verify; event latency, direct and over HTTP", runBenchNode},
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
 	}
 }
