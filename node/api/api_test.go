@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -48,9 +49,53 @@ func (q collectionQuerier) Query(ctx context.Context, sp string, raw json.RawMes
 	return p, nil
 }
 
-func (collectionQuerier) Watch(context.Context, string, json.RawMessage, string) (node.LiveQuery, error) {
-	return nil, node.ErrNoQueries
+// Watch follows the node's events: a record of the collection entering
+// when its first current version is stored, changing on later ones,
+// leaving when deleted.
+func (q collectionQuerier) Watch(ctx context.Context, sp string, raw json.RawMessage, me string) (node.LiveQuery, error) {
+	var qq struct {
+		Collection string `json:"collection"`
+	}
+	if err := json.Unmarshal(raw, &qq); err != nil || qq.Collection == "" {
+		return nil, &node.QueryError{Code: "query/collection", Path: "collection", Message: "a query names its collection"}
+	}
+	sub, err := (*q.n).Subscribe(sp, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	l := &liveColl{sub: sub, c: make(chan node.QueryChange, 64)}
+	go func() {
+		defer close(l.c)
+		in := map[string]bool{}
+		for ev := range sub.Events() {
+			if ev.Collection != qq.Collection {
+				continue
+			}
+			ch := node.QueryChange{Entry: json.RawMessage(`{"key":"` + ev.Key + `","id":"` + ev.ID + `"}`)}
+			switch {
+			case ev.Kind == node.EventDeleted && in[ev.Key]:
+				ch.Kind, in[ev.Key] = "leave", false
+			case ev.Kind == node.EventCurrent && in[ev.Key]:
+				ch.Kind = "change"
+			case ev.Kind == node.EventCurrent:
+				ch.Kind, in[ev.Key] = "enter", true
+			default:
+				continue
+			}
+			l.c <- ch
+		}
+	}()
+	return l, nil
 }
+
+type liveColl struct {
+	sub *node.Subscription
+	c   chan node.QueryChange
+}
+
+func (l *liveColl) Changes() <-chan node.QueryChange { return l.c }
+func (l *liveColl) Err() error                       { return l.sub.Err() }
+func (l *liveColl) Close()                           { l.sub.Close() }
 
 type fixture struct {
 	t     *testing.T
@@ -236,4 +281,45 @@ func TestAPIRecordsQueriesAndEvents(t *testing.T) {
 		t.Fatalf("SSE: %d events, %v", n, err)
 	}
 	_ = engine.Stands
+}
+
+func TestAPILiveQuery(t *testing.T) {
+	f := newFixture(t)
+	_, b := f.do("POST", "/v1/spaces", f.token, []byte(`{"name":"live"}`))
+	var sp struct{ ID string }
+	json.Unmarshal(b, &sp)
+	base := "/v1/spaces/" + sp.ID
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(f.srv.URL, "http")+base+"/query/live?q="+url.QueryEscape(`{"collection":"app.todo"}`),
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + f.token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	time.Sleep(100 * time.Millisecond) // the live query is started
+	read := func() string {
+		_, msg, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ch node.QueryChange
+		json.Unmarshal(msg, &ch)
+		return ch.Kind
+	}
+	_, b = f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.todo","body":{"n":1}}`))
+	var v struct{ Key string }
+	json.Unmarshal(b, &v)
+	kinds := []string{read()}
+	f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.other","body":{}}`))
+	f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.todo","key":"`+v.Key+`","body":{"n":2}}`))
+	kinds = append(kinds, read())
+	f.do("DELETE", base+"/records/"+v.Key, f.token, nil)
+	kinds = append(kinds, read())
+	if strings.Join(kinds, ",") != "enter,change,leave" {
+		t.Fatalf("the live query's changes: %v", kinds)
+	}
+	if st, b := f.do("GET", base+"/query/live?q=%7B", f.token, nil); st != 400 || code(b) != api.CodeJSON {
+		t.Fatalf("a live query that is not JSON: %d %s", st, b)
+	}
 }

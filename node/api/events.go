@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,6 +113,99 @@ func (s *Server) eventsWS(w http.ResponseWriter, r *http.Request, sub *node.Subs
 			if err != nil {
 				return nil
 			}
+		}
+	}
+}
+
+// liveQuery serves a live query (?q= the query as JSON, 06 §2.11): its
+// result's changes — {kind: "enter" | "change" | "leave", entry} — as they
+// are committed, as Server-Sent Events or over a WebSocket. Start it, then
+// ask the query for its first page: a change committed between the two
+// may be in both.
+func (s *Server) liveQuery(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query().Get("q")
+	if int64(len(q)) > s.o.MaxBody {
+		return bad(CodeTooLarge, "q", "the query is over "+strconv.FormatInt(s.o.MaxBody, 10)+" bytes")
+	}
+	if depth([]byte(q)) > s.o.MaxDepth {
+		return bad(CodeTooDeep, "q", "the query nests deeper than "+strconv.Itoa(s.o.MaxDepth))
+	}
+	if !json.Valid([]byte(q)) {
+		return bad(CodeJSON, "q", "q is the query as JSON")
+	}
+	lq, err := s.n.WatchQuery(r.Context(), r.PathValue("space"), json.RawMessage(q))
+	if err != nil {
+		return err
+	}
+	defer lq.Close()
+	next := func(ctx context.Context) ([]byte, bool) {
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case ch, ok := <-lq.Changes():
+			if !ok {
+				if err := lq.Err(); err != nil {
+					b, _ := json.Marshal(map[string]any{"error": &apiError{Code: CodeSlow, Message: err.Error()}})
+					return b, false
+				}
+				return nil, false
+			}
+			b, _ := json.Marshal(ch)
+			return b, true
+		}
+	}
+	return s.stream(w, r, next)
+}
+
+// stream sends messages from next until it says stop: Server-Sent Events
+// (event "change"; a last message that next gives with false is an
+// "error"), or WebSocket text messages when the request asks to upgrade.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, next func(ctx context.Context) ([]byte, bool)) error {
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return nil
+		}
+		defer c.CloseNow()
+		ctx := c.CloseRead(r.Context())
+		for {
+			b, more := next(ctx)
+			if b != nil {
+				wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+				err := c.Write(wctx, websocket.MessageText, b)
+				cancel()
+				if err != nil {
+					return nil
+				}
+			}
+			if !more {
+				c.Close(websocket.StatusNormalClosure, "")
+				return nil
+			}
+		}
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc.Flush()
+	for {
+		b, more := next(r.Context())
+		if b != nil {
+			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			kind := "change"
+			if !more {
+				kind = "error"
+			}
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, b); err != nil {
+				return nil
+			}
+			if rc.Flush() != nil {
+				return nil
+			}
+		}
+		if !more {
+			return nil
 		}
 	}
 }

@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	h("DELETE /v1/spaces/{space}/records/{key}", s.del)
 	h("GET /v1/spaces/{space}/records/{key}/history", s.history)
 	h("POST /v1/spaces/{space}/query", s.query)
+	h("GET /v1/spaces/{space}/query/live", s.liveQuery)
 	h("GET /v1/spaces/{space}/events", s.events)
 	h("GET /v1/events", s.events)
 	h("/", func(w http.ResponseWriter, r *http.Request) error {
