@@ -213,6 +213,24 @@ func (e *events) readChanges() {
 		evs = append(evs, ev)
 	}
 	e.publish(evs)
+	e.follow(ctx, evs)
+}
+
+// follow keeps the genesis of spaces another device of the account listed
+// in the registry (06 §1.3) as their sys.joined records arrive.
+func (e *events) follow(ctx context.Context, evs []Event) {
+	reg := e.n.Registry()
+	if reg == "" {
+		return
+	}
+	for _, ev := range evs {
+		if ev.Space == reg && ev.Collection == JoinedCollection && ev.Kind == EventCurrent {
+			if err := e.n.followRegistry(ctx); err != nil {
+				e.n.o.Logger.Error("following the account registry", "err", err)
+			}
+			return
+		}
+	}
 }
 
 // derive is a change's own event (index 0), reading its record now.
