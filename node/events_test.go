@@ -3,10 +3,14 @@ package node_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
 )
 
 func next(t *testing.T, s *node.Subscription) node.Event {
@@ -198,4 +202,75 @@ func lastCursor(t *testing.T, tn *testNode) string {
 			return ev.Cursor
 		}
 	}
+}
+
+// A fork found on arrival is an event, kept in the journal: a subscriber
+// resuming from before it, after a restart, gets it too. Versions held
+// aside are counted in a waiting event.
+func TestForkAndWaitingEvents(t *testing.T) {
+	ctx := context.Background()
+	tn := newNode(t, nil)
+	g := tn.space("fork", nil)
+	start := lastCursor(t, tn)
+	k, err := identity.ReadKeyFile(filepath.Join(tn.dir, "session.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, note, _ := tn.Session()
+	sg, _ := identity.NewSessionSigner(k, note)
+	at := func(key string, log *canonical.Object, seq int, prev string) *record.Version {
+		o := canonical.NewObject("space", g.ID, "collection", "app.chat", "createdAt", "2026-09-26T12:00:00.000Z",
+			"key", record.OwnerPart(tn.Account())+"."+key, "seq", float64(seq), "log", log, "body", canonical.NewObject("k", key))
+		if prev != "" {
+			o.Set("prev", prev)
+			o.Set("genesis", prev)
+		}
+		v, err := record.Sign(o, sg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	a := at("a", canonical.NewObject("n", 0.0), 0, "")
+	b := at("b", canonical.NewObject("n", 0.0), 0, "")
+	if _, err := tn.Store().Admit(ctx, "peer", []*record.Version{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := tn.Subscribe(g.ID, start, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev := next(t, s)
+		if ev.Kind == node.EventFork {
+			if !(ev.ID == a.ID && ev.Other == b.ID || ev.ID == b.ID && ev.Other == a.ID) {
+				t.Fatalf("the fork event names %s and %s", ev.ID, ev.Other)
+			}
+			break
+		}
+	}
+	s.Close()
+	tn.reopen(nil)
+	s, err = tn.Subscribe(g.ID, start, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := next(t, s); ev.Kind != node.EventFork; ev = next(t, s) {
+	}
+	// A version whose prev is not held waits, and the count is an event.
+	lost := at("c", canonical.NewObject("n", 1.0, "prev", a.ID), 0, "")
+	later := at("c", canonical.NewObject("n", 2.0, "prev", lost.ID), 1, lost.ID)
+	if _, err := tn.Store().Admit(ctx, "peer", []*record.Version{later}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev := next(t, s)
+		if ev.Kind == node.EventWaiting {
+			if ev.Count != 1 {
+				t.Fatalf("waiting %d, want 1", ev.Count)
+			}
+			break
+		}
+	}
+	s.Close()
 }
