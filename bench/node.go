@@ -86,12 +86,31 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 	}
 	defer cleanup()
 	var bound, rate, ratio, serial []float64
+	var prev []*record.Version // versions of the same shape, for the bound before a round
 	for r := range cfg.Rounds {
 		n, sp, err := benchNode(ctx, fmt.Sprintf("%s/round-%d", dir, r))
 		if err != nil {
 			return res, err
 		}
+		if prev == nil {
+			if _, prev, err = writeRate(ctx, n, sp, min(cfg.Writes, 2000), cfg.Writers); err != nil {
+				n.Close()
+				return res, err
+			}
+		}
+		// The machine's load moves: the writes are set against the mean of
+		// the bound measured just before and just after them.
+		before, err := signVerifyRate(prev)
+		if err != nil {
+			n.Close()
+			return res, err
+		}
 		w, vs, err := writeRate(ctx, n, sp, cfg.Writes, cfg.Writers)
+		if err != nil {
+			n.Close()
+			return res, err
+		}
+		after, err := signVerifyRate(vs)
 		if err != nil {
 			n.Close()
 			return res, err
@@ -101,11 +120,9 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 		if err != nil {
 			return res, err
 		}
-		b, err := signVerifyRate(vs)
-		if err != nil {
-			return res, err
-		}
+		b := (before*float64(len(prev)) + after*float64(len(vs))) / float64(len(prev)+len(vs))
 		bound, rate, ratio, serial = append(bound, b), append(rate, w), append(ratio, w/b), append(serial, s)
+		prev = vs
 	}
 	res.BoundPerSec, res.WritesPerSec, res.Ratio, res.SerialPerSec = median(bound), median(rate), median(ratio), median(serial)
 	n, sp, err := benchNode(ctx, dir+"/events")

@@ -77,7 +77,19 @@ func (w *writer) stop() {
 
 func (w *writer) run() {
 	defer close(w.done)
-	defer w.waits.Wait()
+	stage := make(chan *staged, 1)
+	stageDone := make(chan struct{})
+	go func() {
+		defer close(stageDone)
+		for st := range stage {
+			w.submit(st)
+		}
+	}()
+	defer func() {
+		close(stage)
+		<-stageDone
+		w.waits.Wait()
+	}()
 	var held *writeReq
 	for {
 		r := held
@@ -106,43 +118,42 @@ func (w *writer) run() {
 				break fill
 			}
 		}
-		w.write(batch)
+		if st := w.build(batch); st != nil {
+			stage <- st
+			if r.access {
+				<-st.decided // the next batch's seen names it
+			}
+		}
 	}
 }
 
-// write makes one batch.
-func (w *writer) write(batch []*writeReq) {
+// staged is a batch whose places are written down, to sign and store.
+type staged struct {
+	batch   []*writeReq
+	ps      []*record.Presigned
+	idx     []int
+	decided chan struct{}
+}
+
+// build makes one batch ready to sign: each version derived, its log
+// place taken and its judgement previewed, the places written down. The
+// writes refused are answered; nil when none is left.
+func (w *writer) build(batch []*writeReq) *staged {
 	ctx := w.n.ctx
 	answered := make([]bool, len(batch))
 	reply := func(i int, v *record.Version, err error) {
 		answered[i] = true
 		batch[i].done <- writeResult{v, err}
 	}
-	defer func() {
-		for i := range batch {
-			if !answered[i] {
-				reply(i, nil, errors.New("minca/node: the write was not made"))
-			}
-		}
-	}()
 	signer, err := w.n.sess.current()
 	if err != nil {
 		for i := range batch {
 			reply(i, nil, err)
 		}
-		return
+		return nil
 	}
 	root := signer.Root()
-	var ps []*record.Presigned
-	var idx []int
-	// Signing and the checks on every core overlap the places' fsync:
-	// nothing leaves before the places are written and the batch is
-	// submitted.
-	var vs []*record.Version
-	var prep *engine.Prepared
-	var signErr error
-	signed := make(chan struct{})
-	started := false
+	st := &staged{batch: batch, decided: make(chan struct{})}
 	err = w.n.sess.places.Update(func(t *PlaceTxn) error {
 		for i, r := range batch {
 			p, err := w.prepare(ctx, r, root)
@@ -179,59 +190,54 @@ func (w *writer) write(batch []*writeReq) {
 			}
 			t.Take(r.space, r.collection, place.N, v.ID)
 			w.hold(v)
-			ps = append(ps, pre)
-			idx = append(idx, i)
-		}
-		if len(ps) > 0 {
-			started = true
-			go func() {
-				defer close(signed)
-				if vs, signErr = signAll(ps); signErr == nil {
-					prep, signErr = w.n.st.Prepare(ctx, vs)
-				}
-			}()
+			st.ps = append(st.ps, pre)
+			st.idx = append(st.idx, i)
 		}
 		return nil
 	})
-	if started {
-		<-signed
-		if err == nil {
-			err = signErr
-		}
-	}
 	if err != nil {
-		w.release(ps)
+		w.release(st.ps)
 		for i := range batch {
 			if !answered[i] {
 				reply(i, nil, err)
 			}
 		}
-		return
+		return nil
 	}
-	if len(ps) == 0 {
-		return
+	if len(st.ps) == 0 {
+		return nil
 	}
-	// The places are written down: sign on every core, check on every
-	// core, then decide and commit through the judge while the next batch
-	// is made; the answers wait for the commit.
-	adm, err := w.n.st.Submit(ctx, "local", prep)
+	return st
+}
+
+// submit signs a staged batch on every core, checks it on every core, and
+// decides it through the judge — while the writer builds the next — then
+// answers each write once the batch is committed and synced.
+func (w *writer) submit(st *staged) {
+	ctx := w.n.ctx
+	vs, err := signAll(st.ps)
+	var adm *engine.Admission
+	if err == nil {
+		var p *engine.Prepared
+		if p, err = w.n.st.Prepare(ctx, vs); err == nil {
+			adm, err = w.n.st.Submit(ctx, "local", p)
+		}
+	}
+	close(st.decided)
 	if err != nil {
-		w.release(ps)
-		for _, i := range idx {
-			reply(i, nil, fmt.Errorf("minca/node: storing: %w", err))
+		w.release(st.ps)
+		for _, i := range st.idx {
+			st.batch[i].done <- writeResult{nil, fmt.Errorf("minca/node: storing: %w", err)}
 		}
 		return
-	}
-	for _, i := range idx {
-		answered[i] = true // answered by the waiter
 	}
 	w.waits.Add(1)
 	go func() {
 		defer w.waits.Done()
 		outs, err := adm.Wait()
-		w.release(ps)
-		for k, i := range idx {
-			r := batch[i]
+		w.release(st.ps)
+		for k, i := range st.idx {
+			r := st.batch[i]
 			if err != nil {
 				r.done <- writeResult{nil, fmt.Errorf("minca/node: storing: %w", err)}
 				continue
