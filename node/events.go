@@ -108,6 +108,7 @@ type events struct {
 	wake    chan struct{}
 	closed  bool
 	waiting int64
+	dropped int64
 
 	done chan struct{}
 }
@@ -147,23 +148,36 @@ func (e *events) pump() {
 	for {
 		select {
 		case ev, ok := <-e.sub.Events():
-			if !ok {
-				e.readChanges() // what committed last
-				return
-			}
-			e.handle(ev)
-			// Take what else is queued before publishing.
-			for more := true; more; {
-				select {
-				case ev, ok := <-e.sub.Events():
-					if !ok {
+			// The changes of everything queued are read once, before the
+			// first standing or line event and after the last event.
+			dirty := false
+			for {
+				if !ok {
+					e.readChanges() // what committed last
+					return
+				}
+				if ev.Kind == engine.EventAdmitted {
+					dirty = true
+				} else if ev.Kind == engine.EventStanding || ev.Kind == engine.EventLine {
+					if dirty {
 						e.readChanges()
-						return
+						dirty = false
 					}
 					e.handle(ev)
-				default:
-					more = false
 				}
+				select {
+				case ev, ok = <-e.sub.Events():
+					continue
+				default:
+				}
+				break
+			}
+			if dirty {
+				e.readChanges()
+			}
+			if d := e.sub.Dropped(); d > e.dropped {
+				e.dropped = d
+				e.n.o.Logger.Error("the node's events fell behind the store's; standing changes may be missing from them", "dropped", d)
 			}
 		case <-tick.C:
 			e.readChanges()
@@ -172,25 +186,20 @@ func (e *events) pump() {
 	}
 }
 
+// handle makes the event of a standing change or a fork, after the
+// changes before it.
 func (e *events) handle(ev engine.Event) {
 	switch ev.Kind {
-	case engine.EventAdmitted:
-		e.readChanges()
 	case engine.EventStanding:
-		e.readChanges()
 		kind := EventRestored
 		if ev.Verdict == engine.Withdrawn {
 			kind = EventWithdrawn
 		}
 		e.logged(Event{Kind: kind, Space: ev.Space, Key: ev.Key, ID: ev.ID, Current: e.currentOf(ev.Space, ev.Key)})
 	case engine.EventLine:
-		e.readChanges()
 		if p := ev.Proof; p != nil {
 			e.logged(Event{Kind: EventFork, Space: ev.Space, ID: p.A.ID, Other: p.B.ID, Collection: p.A.Collection})
 		}
-	}
-	if d := e.sub.Dropped(); d > 0 {
-		e.n.o.Logger.Error("the node's events fell behind the store's; standing changes may be missing from them", "dropped", d)
 	}
 }
 
