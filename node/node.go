@@ -33,9 +33,11 @@ type Node struct {
 	notes   *identity.Checker
 	sess    *session
 	account *identity.PrivateKey
-	w       *writer
-	ev      *events
-	mirrors []*mirror.Mirror
+	// registry is the account registry's id; "" without the account key.
+	registry string
+	w        *writer
+	ev       *events
+	mirrors  []*mirror.Mirror
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -75,6 +77,13 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 		if n.account, err = identity.ReadKeyFile(o.AccountKey); err != nil {
 			return fail(fmt.Errorf("minca/node: account key: %w", err))
 		}
+	}
+	if n.account != nil {
+		g, err := RegistryGenesis(n.account.DID())
+		if err != nil {
+			return fail(err)
+		}
+		n.registry = g.ID
 	}
 	if n.sess, err = openSession(o, n.account); err != nil {
 		return fail(err)

@@ -38,16 +38,7 @@ func RegistryGenesis(account string) (*space.Genesis, error) {
 
 // Registry is the id of the account registry this node keeps; "" without
 // the account key (06 §1.3: such a node never writes it).
-func (n *Node) Registry() string {
-	if n.account == nil {
-		return ""
-	}
-	g, err := RegistryGenesis(n.account.DID())
-	if err != nil {
-		return ""
-	}
-	return g.ID
-}
+func (n *Node) Registry() string { return n.registry }
 
 // keepRegistry keeps the account registry's genesis, and the genesis of
 // every space it lists, so the node follows the account's spaces.

@@ -87,7 +87,8 @@ func nodeClient(ctx context.Context, s *stdio, dir string) (c *api.Client, done 
 }
 
 // apiExit turns an API error into the CLI's exit codes: 3 not found, 2
-// bad input, 1 refused (a check failed), 4 unreachable.
+// bad input, 1 refused (a check failed) or not offered, 4 unreachable or
+// closing (try again).
 func apiExit(err error) error {
 	var ae *api.Error
 	if !errors.As(err, &ae) {
@@ -98,6 +99,8 @@ func apiExit(err error) error {
 		return &exitError{code: exitNotFound, err: ae}
 	case ae.Status == http.StatusBadRequest || ae.Status == http.StatusRequestEntityTooLarge:
 		return &exitError{code: exitUsage, err: ae}
+	case ae.Status == http.StatusNotImplemented:
+		return &exitError{code: exitFailed, err: ae}
 	case ae.Status >= 500:
 		return &exitError{code: exitTryAgain, err: ae}
 	}
