@@ -14,11 +14,13 @@ import (
 )
 
 // writer makes the node's writes one batch at a time (02 §4.10: "writes by
-// one key in one space are made one at a time"): it takes the writes
-// waiting, derives each version, takes its log place under the places'
-// lock, signs it, previews it with the judge, writes the places down, and
-// stores the batch through the judge in one synced commit. Many writers
-// waiting share one fsync of each.
+// one key in one space are made one at a time"). It takes the writes
+// waiting and, on its own goroutine, derives each version, takes its log
+// place under the places' lock, previews it with the judge, and writes the
+// places down (build); a second goroutine then signs the batch and checks
+// it on every core and decides it through the judge (submit) while the
+// next batch is built, and the answers wait for its synced commit. Many
+// writers waiting share one fsync of the places and one of the store.
 type writer struct {
 	n *Node
 	q chan *writeReq
