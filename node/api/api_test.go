@@ -323,3 +323,40 @@ func TestAPILiveQuery(t *testing.T) {
 		t.Fatalf("a live query that is not JSON: %d %s", st, b)
 	}
 }
+
+func TestAPIOnAUnixSocketAndLoopbackOnly(t *testing.T) {
+	f := newFixture(t)
+	s, err := api.New(f.n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := t.TempDir() + "/api.sock"
+	ln, url, err := api.Listen("unix:" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, url) }()
+	c, err := api.Dial(context.Background(), f.n.Dir())
+	for i := 0; err != nil && i < 100; i++ {
+		time.Sleep(10 * time.Millisecond)
+		c, err = api.Dial(context.Background(), f.n.Dir())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(context.Background(), "GET", "/v1/node", nil); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.Dial(context.Background(), f.n.Dir()); err != api.ErrNotRunning {
+		t.Fatalf("after the server stopped, Dial: %v", err)
+	}
+	if _, _, err := api.Listen("0.0.0.0:0"); err == nil {
+		t.Fatal("the API listened on every interface")
+	}
+}

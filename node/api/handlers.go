@@ -102,8 +102,11 @@ func (s *Server) createSpace(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	g, err := s.n.CreateSpace(r.Context(), name, co)
+	if rf, ok := err.(*record.Refusal); ok {
+		return bad(CodeGenesis, rf.Field, rf.Message)
+	}
 	if err != nil {
-		return bad(CodeGenesis, "", err.Error())
+		return err
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"id": g.ID, "genesis": json.RawMessage(g.Canonical())})
 	return nil
