@@ -59,7 +59,7 @@ type Options struct {
 	// OpenStore opens a store URL with the node's judge. Default: pebble:,
 	// sqlite: and memory: (see openStoreURL).
 	OpenStore func(ctx context.Context, url string, judge engine.Judge) (*engine.Store, error)
-	// OpenBlobs opens a mirror's blob store URL. Default: folder: and s3://.
+	// OpenBlobs opens a mirror's blob store URL. Default: folder: only.
 	OpenBlobs func(ctx context.Context, url string) (engine.Blobs, error)
 	// Querier answers queries (06 §2.11); nil answers none (ErrNoQueries).
 	Querier Querier

@@ -8,7 +8,6 @@ import (
 	"github.com/minca-go/minca/backends/folder"
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/backends/pebble"
-	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/backends/sqlite"
 	"github.com/minca-go/minca/engine"
 )
@@ -45,22 +44,16 @@ func openStoreURL(ctx context.Context, url string, judge engine.Judge) (*engine.
 	return st, nil
 }
 
-// openBlobsURL is the default Options.OpenBlobs: a data folder or an S3
-// prefix, made when it holds nothing yet.
+// openBlobsURL is the default Options.OpenBlobs: a data folder, made when
+// it holds nothing yet. An S3 prefix is opened through Options.OpenBlobs
+// (cmd/minca gives one): backends/s3's tests judge with this package.
 func openBlobsURL(ctx context.Context, url string) (engine.Blobs, error) {
-	switch {
-	case strings.HasPrefix(url, "folder:"):
-		b, err := folder.Open(strings.TrimPrefix(url, "folder:"), &folder.Options{Create: true})
-		if err != nil {
-			return nil, fmt.Errorf("minca/node: mirror %s: %w", url, err)
-		}
-		return b, nil
-	case strings.HasPrefix(url, "s3://"):
-		b, err := s3.Open(ctx, url, &s3.Options{Create: true})
+	if path, ok := strings.CutPrefix(url, "folder:"); ok {
+		b, err := folder.Open(path, &folder.Options{Create: true})
 		if err != nil {
 			return nil, fmt.Errorf("minca/node: mirror %s: %w", url, err)
 		}
 		return b, nil
 	}
-	return nil, fmt.Errorf("minca/node: mirror %s: want folder:PATH or s3://BUCKET/PREFIX", url)
+	return nil, fmt.Errorf("minca/node: mirror %s: the node opens folder:PATH mirrors itself; give Options.OpenBlobs for others", url)
 }
