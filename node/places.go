@@ -1,12 +1,15 @@
 package node
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 
 	"github.com/gofrs/flock"
 	"github.com/minca-go/minca/record"
@@ -21,18 +24,20 @@ import (
 // own. A place is written down before the version signed at it leaves the
 // writer, so a crash after signing never hands it out again.
 //
-// Places is safe for concurrent use by goroutines and processes.
+// The file is a log: a header line {"v":1,"key":DID}, then one line a
+// batch with the lines it took from, each appended and synced (one fsync);
+// a line cut short by a crash is of a batch that never left, and is cut
+// off. Past 1 MiB the log is rewritten as one line, atomically. Places is
+// safe for concurrent use by goroutines and processes.
 type Places struct {
 	path string
 	lock *flock.Flock
 	key  string
-}
 
-// placesFile is the file's JSON form.
-type placesFile struct {
-	V     int                   `json:"v"`
-	Key   string                `json:"key"`
-	Lines map[string]*placeLine `json:"lines"`
+	mu    sync.Mutex // one Update at a time in this process
+	lines map[string]*placeLine
+	read  int64       // bytes of the file applied to lines
+	file  os.FileInfo // the file they were read from
 }
 
 // placeLine is one line: N is the next place, Last the id at N − 1.
@@ -41,8 +46,20 @@ type placeLine struct {
 	Last string `json:"last,omitempty"`
 }
 
+type placesHeader struct {
+	V   int    `json:"v"`
+	Key string `json:"key"`
+}
+
+type placesEntry struct {
+	Lines map[string]*placeLine `json:"lines"`
+}
+
+// compactAt is the size past which the log is rewritten as one line.
+const compactAt = 1 << 20
+
 // OpenPlaces returns the places of the session key key kept in dir (files
-// places.json and places.lock).
+// places.log and places.lock).
 func OpenPlaces(dir, key string) *Places {
 	return &Places{
 		path: filepath.Join(dir, placesName),
@@ -53,8 +70,8 @@ func OpenPlaces(dir, key string) *Places {
 
 // PlaceTxn is the lines as read under the lock, for one [Places.Update].
 type PlaceTxn struct {
-	f       placesFile
-	changed bool
+	lines   map[string]*placeLine
+	changed map[string]*placeLine
 }
 
 func lineName(space, collection string) string { return space + "\n" + collection }
@@ -62,7 +79,11 @@ func lineName(space, collection string) string { return space + "\n" + collectio
 // Peek returns the place a new version in collection of space takes next:
 // log.n and log.prev (02 §4.10).
 func (t *PlaceTxn) Peek(space, collection string) record.Log {
-	l := t.f.Lines[lineName(space, collection)]
+	name := lineName(space, collection)
+	l := t.changed[name]
+	if l == nil {
+		l = t.lines[name]
+	}
 	if l == nil {
 		return record.Log{}
 	}
@@ -72,62 +93,64 @@ func (t *PlaceTxn) Peek(space, collection string) record.Log {
 // Take records that the version id was signed at the place Peek gave, or
 // at a later one (n, when the store showed Peek's place taken already).
 func (t *PlaceTxn) Take(space, collection string, n int64, id string) {
-	name := lineName(space, collection)
-	l := t.f.Lines[name]
-	if l == nil {
-		l = &placeLine{}
-		t.f.Lines[name] = l
+	if t.changed == nil {
+		t.changed = map[string]*placeLine{}
 	}
-	l.N, l.Last = n+1, id
-	t.changed = true
+	t.changed[lineName(space, collection)] = &placeLine{N: n + 1, Last: id}
 }
 
 // Lines lists the lines taken from: for each space, per collection, the
 // last place used (what a revoke's cutoffs name, 06 §1.2).
 func (t *PlaceTxn) Lines() map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
-	for name, l := range t.f.Lines {
-		sp, coll, ok := cutLine(name)
+	add := func(name string, l *placeLine) {
+		sp, coll, ok := strings.Cut(name, "\n")
 		if !ok || l.N == 0 {
-			continue
+			return
 		}
 		if out[sp] == nil {
 			out[sp] = map[string]int64{}
 		}
 		out[sp][coll] = l.N - 1
 	}
+	for name, l := range t.lines {
+		if t.changed[name] == nil {
+			add(name, l)
+		}
+	}
+	for name, l := range t.changed {
+		add(name, l)
+	}
 	return out
 }
 
-func cutLine(name string) (string, string, bool) {
-	for i := 0; i < len(name); i++ {
-		if name[i] == '\n' {
-			return name[:i], name[i+1:], true
-		}
-	}
-	return "", "", false
-}
-
 // Update runs fn with the lines under the lock; when fn returns nil and
-// took places, the lines are written durably (temp file, fsync, rename,
-// fsync of the directory) before the lock is released. When fn fails,
-// nothing is written: the places it peeked are given back.
+// took places, they are appended to the log and synced before the lock is
+// released. When fn fails, nothing is written: the places it peeked are
+// given back.
 func (p *Places) Update(fn func(t *PlaceTxn) error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.lock.Lock(); err != nil {
 		return fmt.Errorf("minca/node: locking the log places: %w", err)
 	}
 	defer p.lock.Unlock()
-	t := &PlaceTxn{}
-	if err := p.read(&t.f); err != nil {
+	f, err := p.catchUp()
+	if err != nil {
 		return err
 	}
+	defer f.Close()
+	t := &PlaceTxn{lines: p.lines}
 	if err := fn(t); err != nil {
 		return err
 	}
-	if !t.changed {
+	if len(t.changed) == 0 {
 		return nil
 	}
-	return p.write(&t.f)
+	if err := p.append(f, t.changed); err != nil {
+		return fmt.Errorf("minca/node: writing the log places: %w", err)
+	}
+	return nil
 }
 
 // Read returns the lines as they are now (under the lock).
@@ -137,44 +160,134 @@ func (p *Places) Read() (map[string]map[string]int64, error) {
 	return out, err
 }
 
-func (p *Places) read(f *placesFile) error {
-	b, err := os.ReadFile(p.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		*f = placesFile{V: 1, Key: p.key, Lines: map[string]*placeLine{}}
+// catchUp opens the log (made with its header if missing), applies what
+// another process appended since this one last read it, and cuts off a
+// line a crash left unfinished. It returns the log open for appending at
+// its end.
+func (p *Places) catchUp() (*os.File, error) {
+	f, err := os.OpenFile(p.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("minca/node: the log places: %w", err)
+	}
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if p.file == nil || !os.SameFile(p.file, info) || info.Size() < p.read {
+		p.lines, p.read = map[string]*placeLine{}, 0 // another file: read it whole
+	}
+	p.file = info
+	if info.Size() == 0 {
+		h, _ := json.Marshal(placesHeader{V: 1, Key: p.key})
+		if _, err := f.Write(append(h, '\n')); err != nil {
+			return fail(err)
+		}
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
+		p.read = int64(len(h) + 1)
+		return f, nil
+	}
+	if info.Size() > p.read {
+		buf := make([]byte, info.Size()-p.read)
+		if _, err := f.ReadAt(buf, p.read); err != nil {
+			return fail(err)
+		}
+		for len(buf) > 0 {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				// The last line, cut short by a crash: its batch never
+				// left. Cut it off so the next line starts clean.
+				if err := f.Truncate(p.read); err != nil {
+					return fail(err)
+				}
+				break
+			}
+			if err := p.apply(buf[:i]); err != nil {
+				return fail(fmt.Errorf("minca/node: the log places %s are damaged at byte %d (%v); the session key can no longer sign safely: sign out and start a new session", p.path, p.read, err))
+			}
+			p.read += int64(i + 1)
+			buf = buf[i+1:]
+		}
+	}
+	if _, err := f.Seek(p.read, 0); err != nil {
+		return fail(err)
+	}
+	return f, nil
+}
+
+// apply reads one line of the log into p.lines.
+func (p *Places) apply(line []byte) error {
+	if p.read == 0 {
+		var h placesHeader
+		if err := json.Unmarshal(line, &h); err != nil || h.V != 1 {
+			return fmt.Errorf("minca/node: the log places %s have no header", p.path)
+		}
+		if h.Key != p.key {
+			return fmt.Errorf("minca/node: the log places %s are the key %s's, not %s's", p.path, h.Key, p.key)
+		}
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("minca/node: reading the log places: %w", err)
+	var e placesEntry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return err
 	}
-	if err := json.Unmarshal(b, f); err != nil || f.V != 1 {
-		return fmt.Errorf("minca/node: the log places %s are damaged (%v); the session key can no longer sign safely: sign out and start a new session", p.path, err)
-	}
-	if f.Key != p.key {
-		return fmt.Errorf("minca/node: the log places %s are the key %s's, not %s's", p.path, f.Key, p.key)
-	}
-	if f.Lines == nil {
-		f.Lines = map[string]*placeLine{}
+	for name, l := range e.Lines {
+		if l != nil {
+			p.lines[name] = l
+		}
 	}
 	return nil
 }
 
-func (p *Places) write(f *placesFile) error {
-	b, err := json.Marshal(f)
+// append writes a batch's lines at the log's end and syncs; past
+// compactAt the log is rewritten as its header and one line.
+func (p *Places) append(f *os.File, changed map[string]*placeLine) error {
+	b, err := json.Marshal(placesEntry{Lines: changed})
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(p.path, b, 0o600); err != nil {
-		return fmt.Errorf("minca/node: writing the log places: %w", err)
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Truncate(p.read) // a batch not written gives its places back
+		return err
 	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	p.read += int64(len(b) + 1)
+	for name, l := range changed {
+		p.lines[name] = l
+	}
+	if p.read < compactAt {
+		return nil
+	}
+	h, _ := json.Marshal(placesHeader{V: 1, Key: p.key})
+	all, _ := json.Marshal(placesEntry{Lines: p.lines})
+	data := append(append(append(h, '\n'), all...), '\n')
+	if err := writeFileAtomic(p.path, data, 0o600); err != nil {
+		return err
+	}
+	info, err := os.Stat(p.path)
+	if err != nil {
+		return err
+	}
+	p.file, p.read = info, int64(len(data))
 	return nil
 }
 
 // Forget removes the places, once the key they belong to is forgotten.
 func (p *Places) Forget() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.lock.Lock(); err != nil {
 		return err
 	}
 	defer p.lock.Unlock()
+	p.lines, p.file, p.read = nil, nil, 0
 	if err := os.Remove(p.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/minca-go/minca/canonical"
@@ -145,10 +146,64 @@ func TestACrashBetweenSigningAndStoringNeverReusesAPlace(t *testing.T) {
 	}
 	// A places file restored from an older copy: the store shows the
 	// places taken, and the writer moves past them.
-	os.Remove(filepath.Join(tn.dir, "places.json"))
+	if err := os.Remove(filepath.Join(tn.dir, "places.log")); err != nil {
+		t.Fatal(err)
+	}
 	c := put(t, tn, g.ID, "app.chat", obj("t", "c"), nil)
 	if c.Log.N != 3 || c.Log.Prev != b.ID {
 		t.Fatalf("with the places forgotten the next write is at %+v, want {3 %s}", *c.Log, b.ID)
 	}
 	_ = context.Background
+}
+
+// A line of the places' log cut short by a crash is of a batch that never
+// left: it is cut off, and the places before it stand.
+func TestPlacesATornLineIsCutOff(t *testing.T) {
+	dir := t.TempDir()
+	k, _ := identity.GenerateKey()
+	p := node.OpenPlaces(dir, k.DID())
+	a := signAt(t, p, k, "bspace", "app.chat", 0)
+	f, err := os.OpenFile(filepath.Join(dir, "places.log"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"lines":{"bspace\napp.chat":{"n":7,"la`)
+	f.Close()
+	b := signAt(t, node.OpenPlaces(dir, k.DID()), k, "bspace", "app.chat", 1)
+	if b.Log.N != 1 || b.Log.Prev != a.ID {
+		t.Fatalf("after a torn line the next place is %+v, want {1 %s}", *b.Log, a.ID)
+	}
+	// A damaged line that is not the last is refused, not guessed at.
+	f, _ = os.OpenFile(filepath.Join(dir, "places.log"), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("not json\n{}\n")
+	f.Close()
+	err = node.OpenPlaces(dir, k.DID()).Update(func(*node.PlaceTxn) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("a damaged log gave %v", err)
+	}
+}
+
+// Past 1 MiB the log is rewritten as one line; what it says is the same.
+func TestPlacesLogIsCompacted(t *testing.T) {
+	dir := t.TempDir()
+	k, _ := identity.GenerateKey()
+	p := node.OpenPlaces(dir, k.DID())
+	err := p.Update(func(tx *node.PlaceTxn) error {
+		for i := range 12000 {
+			tx.Take("bspace", "app.c"+strconv.Itoa(i), int64(i), "bid"+strconv.Itoa(i))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := os.Stat(filepath.Join(dir, "places.log"))
+	b, _ := os.ReadFile(filepath.Join(dir, "places.log"))
+	if n := strings.Count(string(b), "\n"); n != 2 {
+		t.Fatalf("the log of %d bytes has %d lines, want the header and one", info.Size(), n)
+	}
+	lines, err := node.OpenPlaces(dir, k.DID()).Read()
+	if err != nil || len(lines["bspace"]) != 12000 || lines["bspace"]["app.c11999"] != 11999 {
+		t.Fatalf("after compaction: %d lines, %v", len(lines["bspace"]), err)
+	}
 }

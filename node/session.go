@@ -20,7 +20,7 @@ const (
 	AccountKeyName  = "account.key"
 	sessionKeyName  = "session.key"
 	sessionNoteName = "session.note"
-	placesName      = "places.json"
+	placesName      = "places.log"
 	placesLockName  = "places.lock"
 	lockName        = "node.lock"
 )
