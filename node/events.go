@@ -249,20 +249,21 @@ func (e *events) derive(ctx context.Context, c engine.Change) (Event, error) {
 		return Event{}, err
 	}
 	ev := Event{seq: c.Seq, Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
-	verdict, _, err := e.n.st.Standing(ctx, c.ID)
-	if err != nil {
-		return Event{}, err
-	}
 	ev.Current = e.currentOf(v.Space, v.Key)
 	switch {
-	case verdict == engine.Withdrawn:
-		ev.Kind = EventWithdrawn
 	case ev.Current == v.ID && v.Deleted:
 		ev.Kind = EventDeleted
 	case ev.Current == v.ID:
-		ev.Kind = EventCurrent
+		ev.Kind = EventCurrent // what reads stands
 	default:
+		verdict, _, err := e.n.st.Standing(ctx, c.ID)
+		if err != nil {
+			return Event{}, err
+		}
 		ev.Kind = EventStored
+		if verdict == engine.Withdrawn {
+			ev.Kind = EventWithdrawn
+		}
 	}
 	ev.Cursor = cursor{c.Seq, 0}.String()
 	return ev, nil

@@ -195,9 +195,14 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 			return nil, err
 		}
 	}
-	top, err := w.top(ctx, r.space, key)
-	if err != nil {
-		return nil, err
+	var top *record.Version
+	// A fresh key (16 random bytes, 02 §4.1) has no version yet: nothing
+	// to read.
+	fresh := r.key == "" && !r.access && !r.sys && !r.del && (in.Def == nil || !in.Def.Rules.HasOnePer())
+	if !fresh {
+		if top, err = w.top(ctx, r.space, key); err != nil {
+			return nil, err
+		}
 	}
 	if r.del {
 		if top == nil || top.Deleted {
