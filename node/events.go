@@ -95,7 +95,11 @@ var ErrSlow = errors.New("minca/node: subscription dropped: its reader fell behi
 // events turns the store's changes into the node's events: a pump reads
 // the engine's change log (durable, in commit order) and its events, and
 // keeps the last ones in a ring; what the change log cannot say again
-// (standing changes, forks, waiting counts) is written to a journal first.
+// (standing changes, forks, waiting counts) is written to a journal as the
+// pump makes it. A process killed between a batch's commit and the pump's
+// journaling its standing changes loses those events (not the standings:
+// reading a record reads them); every change's own event is made again
+// from the change log, after any crash.
 type events struct {
 	n       *Node
 	sub     *engine.Subscription
@@ -358,6 +362,15 @@ func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error)
 		var err error
 		if c, err = parseCursor(after); err != nil {
 			return nil, err
+		}
+	}
+	if after != "" {
+		st, err := n.st.Stats(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		if c.seq > uint64(st.Changes) {
+			return nil, fmt.Errorf("minca/node: cursor %s is ahead of the store's change log (%d)", after, st.Changes)
 		}
 	}
 	// The pump may be a moment behind the store: wait for it to pass a

@@ -274,3 +274,17 @@ func TestForkAndWaitingEvents(t *testing.T) {
 	}
 	s.Close()
 }
+
+func TestACursorAheadOfTheStoreIsRefused(t *testing.T) {
+	tn := newNode(t, &node.Options{Store: "memory:"})
+	start := time.Now()
+	if _, err := tn.Subscribe("", "999999.0", 0); err == nil {
+		t.Fatal("a cursor ahead of the change log was taken")
+	}
+	if time.Since(start) > time.Second {
+		t.Fatal("refusing a cursor ahead took more than a second")
+	}
+	if _, err := tn.Subscribe("", "x", 0); err == nil {
+		t.Fatal("a cursor that is not one was taken")
+	}
+}
