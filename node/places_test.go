@@ -3,7 +3,6 @@ package node_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -153,7 +152,6 @@ func TestACrashBetweenSigningAndStoringNeverReusesAPlace(t *testing.T) {
 	if c.Log.N != 3 || c.Log.Prev != b.ID {
 		t.Fatalf("with the places forgotten the next write is at %+v, want {3 %s}", *c.Log, b.ID)
 	}
-	_ = context.Background
 }
 
 // A line of the places' log cut short by a crash is of a batch that never

@@ -7,7 +7,6 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
-	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -228,7 +227,6 @@ func TestWriteRefusedByTheJudge(t *testing.T) {
 	if err != nil || len(ms) != 2 {
 		t.Fatalf("members after the join: %+v %v", ms, err)
 	}
-	_ = engine.Stands
 }
 
 func errOf(_ *record.Version, err error) error { return err }

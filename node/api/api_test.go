@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/api"
@@ -280,7 +279,6 @@ func TestAPIRecordsQueriesAndEvents(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("SSE: %d events, %v", n, err)
 	}
-	_ = engine.Stands
 }
 
 func TestAPILiveQuery(t *testing.T) {
