@@ -58,12 +58,6 @@ func (n *Node) writeAccess(ctx context.Context, spaceID string, kind space.Kind,
 	return n.w.do(ctx, &writeReq{space: spaceID, collection: kind.Collection(), key: key, body: body, access: true})
 }
 
-// deleteAccess writes a delete of an access record (closing an invite,
-// deleting a role or a definition).
-func (n *Node) deleteAccess(ctx context.Context, spaceID, key string) (*record.Version, error) {
-	return n.w.do(ctx, &writeReq{space: spaceID, key: key, del: true, access: true})
-}
-
 func rolesValue(roles []string) []any {
 	rs := append([]string(nil), roles...)
 	sort.Strings(rs)

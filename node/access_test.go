@@ -53,6 +53,16 @@ func TestAccessHistoryWrites(t *testing.T) {
 	if _, ok := members(t, alice, g.ID)[bob.Account()]; !ok {
 		t.Fatal("alice does not see bob as a member")
 	}
+	// A new role, defined in the history, given to bob.
+	if _, err := alice.DefineRole(ctx, g.ID, "poster", []space.Grant{space.MustGrant("/record/write", []any{"==", ".collection", "app.post"})}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Assign(ctx, g.ID, bob.Account(), []string{"poster", "writer"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := members(t, alice, g.ID)[bob.Account()]; !slices.Equal(r, []string{"poster", "writer"}) {
+		t.Fatalf("after assigning the new role bob has %v", r)
+	}
 	// Assign bob admin, then take it away again (fewer roles).
 	if _, err := alice.Assign(ctx, g.ID, bob.Account(), []string{"admin", "writer"}); err != nil {
 		t.Fatal(err)

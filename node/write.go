@@ -17,17 +17,16 @@ import (
 // Reason codes of the write path's own refusals (02 §4, §9.6), beside the
 // judge's (record, collection and space codes).
 const (
-	CodeSpaceNotKept   = "write/space"      // the space's genesis is not held: the node does not keep it
-	CodeNotFound       = "write/not-found"  // a delete of a record not held, or already deleted
-	CodeOtherColl      = "write/collection" // the key's chain is in another collection (02 §4.1)
-	CodeBadKey         = "write/key"        // a key that is neither a valid key nor a chosen name, or not the onePer key
-	CodeSchema         = "write/schema"     // the body does not fit the collection's schema (02 §6.2, §9.6)
-	CodeLinks          = "write/links"      // the links do not conform to the definition (02 §5.2, §9.6)
-	CodePrivate        = "write/private"    // writing bodies in a private space needs its sealing, which this node lacks
-	CodeBadInput       = "write/input"      // a body, link or file that is not what a version carries
-	CodeNotStanding    = "write/withdrawn"  // the judge would store it withdrawn at once (a revoked key, a forked line)
-	CodeWaits          = "write/later"      // the judge would hold it aside: what it names is not held
-	CodeAccessNotFound = "write/no-record"  // an access change names a record that does not exist
+	CodeSpaceNotKept = "write/space"      // the space's genesis is not held: the node does not keep it
+	CodeNotFound     = "write/not-found"  // a delete of a record not held, or already deleted
+	CodeOtherColl    = "write/collection" // the key's chain is in another collection (02 §4.1)
+	CodeBadKey       = "write/key"        // a key that is neither a valid key nor a chosen name, or not the onePer key
+	CodeSchema       = "write/schema"     // the body does not fit the collection's schema (02 §6.2, §9.6)
+	CodeLinks        = "write/links"      // the links do not conform to the definition (02 §5.2, §9.6)
+	CodePrivate      = "write/private"    // writing bodies in a private space needs its sealing, which this node lacks
+	CodeBadInput     = "write/input"      // a body, link or file that is not what a version carries
+	CodeNotStanding  = "write/withdrawn"  // the judge would store it withdrawn at once (a revoked key, a forked line)
+	CodeWaits        = "write/later"      // the judge would hold it aside: what it names is not held
 )
 
 // WriteError is why the node did not write: a check before signing (02
@@ -142,9 +141,6 @@ type writeReq struct {
 	// sys: a version of a sys.* collection outside the access history
 	// (sys.joined); key is exact.
 	sys bool
-	// mustExist: an access change that edits a record (a delete, closing
-	// an invite) and must find it.
-	mustExist bool
 
 	done chan writeResult
 }
@@ -221,8 +217,6 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 				return nil, err
 			}
 		}
-	} else if r.mustExist && top == nil {
-		return nil, writeErr(CodeAccessNotFound, "key", "there is no "+key+" in "+r.space)
 	}
 	if contested {
 		return nil, writeErr(space.CodeStandingContested, "collection", r.collection+" is contested with no definition in force: no one writes in it until a change settles it (02 §6.3)")

@@ -72,7 +72,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &we):
 		status := http.StatusUnprocessableEntity
 		switch we.Code {
-		case node.CodeSpaceNotKept, node.CodeNotFound, node.CodeAccessNotFound:
+		case node.CodeSpaceNotKept, node.CodeNotFound:
 			status = http.StatusNotFound
 		case node.CodeBadInput, node.CodeBadKey:
 			status = http.StatusBadRequest
