@@ -4,17 +4,18 @@
 //
 // A store is named by a URL (see [ParseURL]):
 //
-//		s3://BUCKET/PREFIX?endpoint=URL&region=R&path-style=true&checksum=when_required&timeout=30s&connect-timeout=30s
+//	s3://BUCKET/PREFIX?endpoint=URL&region=R&path-style=true&checksum=when_required&timeout=30s&connect-timeout=30s
 //
-//	  - endpoint: an http(s) URL, for S3-compatible servers; default AWS.
-//	  - region: default the AWS configuration's, else us-east-1.
-//	  - path-style: true for local and most S3-compatible servers.
-//	  - checksum: when_supported (the SDK's default) or when_required, for
-//	    servers that reject the SDK's checksum headers (S6).
-//	  - timeout: how long a request may make no progress before it is given
-//	    up and retried ([Options.Timeout]; default 30s).
-//	  - connect-timeout: how long Open may take, retries included
-//	    ([Options.ConnectTimeout]; default 30s).
+// Its parameters:
+//   - endpoint: an http(s) URL, for S3-compatible servers; default AWS.
+//   - region: default the AWS configuration's, else us-east-1.
+//   - path-style: true for local and most S3-compatible servers.
+//   - checksum: when_supported (the SDK's default) or when_required, for
+//     servers that reject the SDK's checksum headers (S6).
+//   - timeout: how long a request may make no progress before it is given
+//     up and retried ([Options.Timeout]; default 30s).
+//   - connect-timeout: how long Open may take, retries included
+//     ([Options.ConnectTimeout]; default 30s).
 //
 // [Options] override the URL's timeouts; see there for retries
 // (MaxAttempts, MaxBackoff), object size, credentials and the logger.

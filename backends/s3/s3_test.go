@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/blobstest"
@@ -14,17 +15,18 @@ import (
 func name(i int) string { return fmt.Sprintf("segments/w%d/%012d-x.seg", i%3, i) }
 
 func TestParseURL(t *testing.T) {
-	l, err := ParseURL("s3://bkt/minca/alice?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true&checksum=when_required")
+	l, err := ParseURL("s3://bkt/minca/alice?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true&checksum=when_required&timeout=10s&connect-timeout=1m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Bucket != "bkt" || l.Prefix != "minca/alice/" || l.Endpoint != "http://127.0.0.1:9000" || l.Region != "eu-west-1" || !l.PathStyle || l.Checksum != "when_required" {
+	if l.Bucket != "bkt" || l.Prefix != "minca/alice/" || l.Endpoint != "http://127.0.0.1:9000" || l.Region != "eu-west-1" || !l.PathStyle || l.Checksum != "when_required" ||
+		l.Timeout != 10*time.Second || l.ConnectTimeout != time.Minute {
 		t.Fatalf("%+v", l)
 	}
 	if l2, err := ParseURL(l.String()); err != nil || l2 != l {
 		t.Fatalf("round trip: %+v %v", l2, err)
 	}
-	for _, bad := range []string{"s3:///x", "http://bkt/x", "s3://bkt/Upper", "s3://bkt/x?bogus=1", "s3://bkt/x?checksum=always", "s3://bkt/x?endpoint=ftp://h", "s3://bkt/x?path-style=maybe"} {
+	for _, bad := range []string{"s3:///x", "http://bkt/x", "s3://bkt/Upper", "s3://bkt/x?bogus=1", "s3://bkt/x?checksum=always", "s3://bkt/x?endpoint=ftp://h", "s3://bkt/x?path-style=maybe", "s3://bkt/x?timeout=0s", "s3://bkt/x?timeout=-1s", "s3://bkt/x?connect-timeout=soon"} {
 		if _, err := ParseURL(bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
