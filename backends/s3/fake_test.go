@@ -106,8 +106,9 @@ func (f *faults) hold(w http.ResponseWriter, r *http.Request) {
 }
 
 // cut sends the headers and half the recorded body, then drops the
-// connection.
-func (f *faults) cut(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+// connection: with a reset (the client reads "connection reset") or
+// closed cleanly (it reads an unexpected EOF, short of Content-Length).
+func (f *faults) cut(w http.ResponseWriter, rec *httptest.ResponseRecorder, reset bool) {
 	f.BodyCuts.Add(1)
 	for k, v := range rec.Header() {
 		w.Header()[k] = v
@@ -115,7 +116,13 @@ func (f *faults) cut(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	w.WriteHeader(rec.Code)
 	w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
 	w.(http.Flusher).Flush()
-	hijackClose(w)
+	if reset {
+		hijackClose(w)
+		return
+	}
+	if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		c.Close()
+	}
 }
 
 // take decrements n if it is positive, reporting whether it was.
@@ -140,6 +147,12 @@ func (f *faults) pick() int {
 	}
 	f.consecutive++
 	return f.rng.Intn(4)
+}
+
+func (f *faults) coin() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rng.Intn(2) == 0
 }
 
 func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -219,7 +232,7 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isList(r) && take(&f.cutLists) {
 		rec := httptest.NewRecorder()
 		f.next.ServeHTTP(rec, r)
-		f.cut(w, rec)
+		f.cut(w, rec, false)
 		return
 	}
 	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/"+probePrefix) && f.lostProbeReply {
@@ -273,7 +286,7 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rec := httptest.NewRecorder()
 			f.next.ServeHTTP(rec, r)
 			if rec.Code == http.StatusOK && rec.Body.Len() > 1 {
-				f.cut(w, rec)
+				f.cut(w, rec, f.coin())
 				return
 			}
 			copyRecorded(w, rec)
