@@ -45,7 +45,10 @@
 //   - Missing credentials are found before any request is sent. They, and
 //     what retrying cannot mend (403, unknown key, bad signature, expired
 //     token, wrong region, a skewed clock), are [ErrConfig], whose text
-//     says what to set. Neither is ever ErrUnreachable.
+//     says what to set. Neither is ever ErrUnreachable. The credential
+//     chain is the SDK's, instance roles included: off EC2, finding none
+//     takes a few seconds while the instance metadata service fails to
+//     answer (silently; AWS_EC2_METADATA_DISABLED=true skips it).
 //   - The SDK prints nothing: its messages go to Options.Logger at Debug.
 //   - List pages through ListObjectsV2 however small the server's pages,
 //     and returns only names in the grammar.

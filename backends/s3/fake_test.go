@@ -45,7 +45,8 @@ type faults struct {
 	seenPut                       sync.Map
 
 	cutLists    atomic.Int32 // listings still to cut short mid-body
-	stalls      atomic.Int32 // requests still to hold unanswered (a PUT done first)
+	stalls      atomic.Int32 // requests (of stallWhich) still to hold unanswered; a PUT is done first
+	stallWhich  atomic.Pointer[func(*http.Request) bool]
 	stallBodies atomic.Int32 // object GETs still to hold mid-body
 	trickle     atomic.Int32 // object GETs still to send slowly, in 10 pieces
 	readOnly    atomic.Bool  // PUT, POST and DELETE get 403 AccessDenied
@@ -55,7 +56,13 @@ type faults struct {
 
 	methods map[string]int // requests by method, under mu
 
-	Requests, SlowDowns, ServerErrors, Resets, BodyCuts, Stalls atomic.Int64
+	Requests, SlowDowns, ServerErrors, Resets, BodyCuts, Stalls, LostReplies atomic.Int64
+}
+
+// stallNext holds the next n requests that which selects.
+func (f *faults) stallNext(n int32, which func(*http.Request) bool) {
+	f.stallWhich.Store(&which)
+	f.stalls.Store(n)
 }
 
 // stallFor is how long a stalled request is held when the client does
@@ -195,7 +202,7 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.URL.RawQuery = q.Encode()
 		}
 	}
-	if take(&f.stalls) {
+	if which := f.stallWhich.Load(); which != nil && (*which)(r) && take(&f.stalls) {
 		if r.Method == http.MethodPut {
 			f.next.ServeHTTP(httptest.NewRecorder(), r) // done, but no answer comes
 		}
@@ -237,6 +244,7 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/"+probePrefix) && f.lostProbeReply {
 		if _, again := f.seenPut.LoadOrStore(r.URL.Path, true); !again {
+			f.LostReplies.Add(1)
 			f.next.ServeHTTP(httptest.NewRecorder(), r)
 			hijackClose(w)
 			return
@@ -258,6 +266,7 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>ConditionalRequestConflict</Code><Message>try again</Message></Error>`)
 				return
 			}
+			f.LostReplies.Add(1)
 			f.next.ServeHTTP(httptest.NewRecorder(), r) // done, but the answer is lost
 			hijackClose(w)
 			return

@@ -151,8 +151,8 @@ func TestProbeLostReply(t *testing.T) {
 	if k := rawKeys(t, s, "lost/"+probePrefix); len(k) != 0 {
 		t.Fatalf("probe objects left: %v", k)
 	}
-	if f.Resets.Load() != 0 {
-		t.Fatal("unexpected resets")
+	if f.LostReplies.Load() != 1 {
+		t.Fatalf("%d replies lost, want 1", f.LostReplies.Load())
 	}
 }
 
@@ -265,8 +265,8 @@ func TestCreateLostReply(t *testing.T) {
 			t.Fatalf("%s: %q %v", name(i), b, err)
 		}
 	}
-	if f.Resets.Load() != 2 {
-		t.Fatalf("%d resets injected, want 2", f.Resets.Load())
+	if f.LostReplies.Load() != 1 || f.Resets.Load() != 2 {
+		t.Fatalf("%d replies lost and %d PUTs reset, want 1 and 2", f.LostReplies.Load(), f.Resets.Load())
 	}
 }
 
@@ -335,7 +335,7 @@ func TestStall(t *testing.T) {
 			t.Fatalf("%s took %v: the stall was waited out, not given up", what, d)
 		}
 	}
-	f.stalls.Store(1)
+	f.stallNext(1, isList)
 	timed("a stalled listing", func() error {
 		l, err := s.List(ctx, "segments/", "", 0)
 		if err == nil && len(l) != 3 {
@@ -351,13 +351,20 @@ func TestStall(t *testing.T) {
 		}
 		return err
 	})
-	f.stalls.Store(1)
+	f.stallNext(1, func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/segments/")
+	})
 	timed("a PUT done but never answered", func() error { return s.Put(ctx, name(7), body(7)) })
+	if b, err := s.Get(ctx, name(7)); err != nil || !bytes.Equal(b, body(7)) {
+		t.Fatalf("after the stalled PUT: %v", err)
+	}
 	if f.Stalls.Load() != 3 {
 		t.Fatalf("%d stalls injected, want 3", f.Stalls.Load())
 	}
-	if n := strings.Count(logs.String(), "no progress for 250ms"); n != 3 {
-		t.Fatalf("want 3 retry lines naming the stall, got %d:\n%s", n, logs.String())
+	for _, op := range []string{"list", "get", "put"} {
+		if n := strings.Count(logs.String(), "op="+op+" "); n != 1 || !strings.Contains(logs.String(), `err="no progress for 250ms"`) {
+			t.Fatalf("want one retry line for the stalled %s, naming the stall; got %d:\n%s", op, n, logs.String())
+		}
 	}
 	f.trickle.Store(1)
 	before := f.method(http.MethodGet)

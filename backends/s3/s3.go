@@ -83,14 +83,14 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	defer cancel()
 	c, err := client(ctx, loc, &o)
 	if err != nil {
-		return nil, fmt.Errorf("minca/s3: %s: %w", loc, err)
+		return nil, fmt.Errorf("minca/s3: %s: %w", loc.name(), err)
 	}
 	s := &Store{c: c, loc: loc, o: o, endpoint: loc.Endpoint}
 	if s.endpoint == "" {
 		s.endpoint = "https://s3." + c.Options().Region + ".amazonaws.com"
 	}
 	if err := s.openMarker(ctx); err != nil {
-		return nil, fmt.Errorf("minca/s3: %s: %w", loc, err)
+		return nil, fmt.Errorf("minca/s3: %s: %w", loc.name(), err)
 	}
 	return s, nil
 }

@@ -113,3 +113,9 @@ func (l Location) String() string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// name is the bucket and prefix alone: what errors name the store by
+// (the endpoint, where it matters, is in the error itself).
+func (l Location) name() string {
+	return "s3://" + l.Bucket + "/" + strings.TrimSuffix(l.Prefix, "/")
+}
