@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,6 +193,9 @@ func TestMarker(t *testing.T) {
 	u := "s3://bkt/nothing?path-style=true&endpoint=" + ep
 	if _, err := Open(ctx, u, testOptions(false)); !errors.Is(err, engine.ErrBlobStoreGone) {
 		t.Fatalf("open without a marker: %v", err)
+	}
+	if _, err := Open(ctx, "s3://nope/x?path-style=true&endpoint="+ep, testOptions(true)); !errors.Is(err, engine.ErrBlobStoreGone) || !strings.Contains(err.Error(), "there is no bucket nope") {
+		t.Fatalf("open in a bucket that does not exist: %v", err)
 	}
 	s := openFake(t, ep, "m", "", true)
 	if err := s.Put(ctx, name(1), body(1)); err != nil {

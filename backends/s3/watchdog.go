@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,9 +35,10 @@ type watchdog struct {
 
 func (w watchdog) Do(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
-	p := &progress{timeout: w.timeout, ctx: ctx, cancel: cancel}
-	p.touch()
+	p := &progress{timeout: w.timeout, ctx: ctx, cancel: cancel, base: time.Now()}
+	p.mu.Lock()
 	p.timer = time.AfterFunc(w.timeout, p.check)
+	p.mu.Unlock()
 	req = req.WithContext(ctx)
 	if req.Body != nil && req.Body != http.NoBody && req.ContentLength > 0 {
 		req.Body = &progressReader{ReadCloser: req.Body, p: p}
@@ -55,20 +57,25 @@ type progress struct {
 	timeout time.Duration
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
-	timer   *time.Timer
-	last    atomic.Int64 // Unix ns of the last byte moved
-	done    atomic.Bool
+	base    time.Time    // when the request began (monotonic)
+	last    atomic.Int64 // ns after base the last byte moved
+
+	mu    sync.Mutex
+	timer *time.Timer
+	done  bool
 }
 
-func (p *progress) touch() { p.last.Store(time.Now().UnixNano()) }
+func (p *progress) touch() { p.last.Store(int64(time.Since(p.base))) }
 
 // check runs on the timer: it cancels a request idle for timeout, or
 // sleeps until it could be.
 func (p *progress) check() {
-	if p.done.Load() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
 		return
 	}
-	idle := time.Since(time.Unix(0, p.last.Load()))
+	idle := time.Since(p.base) - time.Duration(p.last.Load())
 	if idle >= p.timeout {
 		p.cancel(&stallError{p.timeout})
 		return
@@ -77,7 +84,9 @@ func (p *progress) check() {
 }
 
 func (p *progress) stop() {
-	p.done.Store(true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
 	p.timer.Stop()
 	p.cancel(nil)
 }
