@@ -117,10 +117,7 @@ func (f *faults) hold(w http.ResponseWriter, r *http.Request) {
 // closed cleanly (it reads an unexpected EOF, short of Content-Length).
 func (f *faults) cut(w http.ResponseWriter, rec *httptest.ResponseRecorder, reset bool) {
 	f.BodyCuts.Add(1)
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
+	writeHead(w, rec)
 	w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
 	w.(http.Flusher).Flush()
 	if reset {
@@ -212,10 +209,7 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isObjectGet(r) && take(&f.stallBodies) {
 		rec := httptest.NewRecorder()
 		f.next.ServeHTTP(rec, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
+		writeHead(w, rec)
 		w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
 		w.(http.Flusher).Flush()
 		f.hold(w, r)
@@ -224,10 +218,7 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isObjectGet(r) && take(&f.trickle) {
 		rec := httptest.NewRecorder()
 		f.next.ServeHTTP(rec, r)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
+		writeHead(w, rec)
 		b := rec.Body.Bytes()
 		for i := range 10 {
 			time.Sleep(trickleGap)
@@ -305,11 +296,16 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.next.ServeHTTP(w, r)
 }
 
-func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+// writeHead sends a recorded response's headers and status.
+func writeHead(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	for k, v := range rec.Header() {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(rec.Code)
+}
+
+func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	writeHead(w, rec)
 	w.Write(rec.Body.Bytes())
 }
 
