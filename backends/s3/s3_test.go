@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/blobstest"
@@ -14,17 +16,18 @@ import (
 func name(i int) string { return fmt.Sprintf("segments/w%d/%012d-x.seg", i%3, i) }
 
 func TestParseURL(t *testing.T) {
-	l, err := ParseURL("s3://bkt/minca/alice?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true&checksum=when_required")
+	l, err := ParseURL("s3://bkt/minca/alice?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true&checksum=when_required&timeout=10s&connect-timeout=1m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Bucket != "bkt" || l.Prefix != "minca/alice/" || l.Endpoint != "http://127.0.0.1:9000" || l.Region != "eu-west-1" || !l.PathStyle || l.Checksum != "when_required" {
+	if l.Bucket != "bkt" || l.Prefix != "minca/alice/" || l.Endpoint != "http://127.0.0.1:9000" || l.Region != "eu-west-1" || !l.PathStyle || l.Checksum != "when_required" ||
+		l.Timeout != 10*time.Second || l.ConnectTimeout != time.Minute {
 		t.Fatalf("%+v", l)
 	}
 	if l2, err := ParseURL(l.String()); err != nil || l2 != l {
 		t.Fatalf("round trip: %+v %v", l2, err)
 	}
-	for _, bad := range []string{"s3:///x", "http://bkt/x", "s3://bkt/Upper", "s3://bkt/x?bogus=1", "s3://bkt/x?checksum=always", "s3://bkt/x?endpoint=ftp://h", "s3://bkt/x?path-style=maybe"} {
+	for _, bad := range []string{"s3:///x", "http://bkt/x", "s3://bkt/Upper", "s3://bkt/x?bogus=1", "s3://bkt/x?checksum=always", "s3://bkt/x?endpoint=ftp://h", "s3://bkt/x?path-style=maybe", "s3://bkt/x?timeout=0s", "s3://bkt/x?timeout=-1s", "s3://bkt/x?connect-timeout=soon"} {
 		if _, err := ParseURL(bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
@@ -190,6 +193,9 @@ func TestMarker(t *testing.T) {
 	u := "s3://bkt/nothing?path-style=true&endpoint=" + ep
 	if _, err := Open(ctx, u, testOptions(false)); !errors.Is(err, engine.ErrBlobStoreGone) {
 		t.Fatalf("open without a marker: %v", err)
+	}
+	if _, err := Open(ctx, "s3://nope/x?path-style=true&endpoint="+ep, testOptions(true)); !errors.Is(err, engine.ErrBlobStoreGone) || !strings.Contains(err.Error(), "there is no bucket nope") {
+		t.Fatalf("open in a bucket that does not exist: %v", err)
 	}
 	s := openFake(t, ep, "m", "", true)
 	if err := s.Put(ctx, name(1), body(1)); err != nil {

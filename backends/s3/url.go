@@ -5,26 +5,30 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/minca-go/minca/engine"
 )
 
 // Location is where a store lives, as its URL names it:
 //
-//	s3://BUCKET/PREFIX?endpoint=URL&region=R&path-style=true&checksum=when_required
+//	s3://BUCKET/PREFIX?endpoint=URL&region=R&path-style=true&checksum=when_required&timeout=30s&connect-timeout=30s
 //
 // endpoint, region and path-style default to the AWS configuration (the
 // environment and ~/.aws files); checksum is when_supported (the SDK's
 // default: CRC32 on every upload) or when_required (only where an
 // operation needs one, for S3-compatible servers that reject the headers,
-// catalog S6).
+// catalog S6). timeout and connect-timeout are Go durations, the defaults
+// of [Options.Timeout] and [Options.ConnectTimeout].
 type Location struct {
-	Bucket    string
-	Prefix    string // "" or ends in "/"
-	Endpoint  string
-	Region    string
-	PathStyle bool
-	Checksum  string // "", "when_supported" or "when_required"
+	Bucket         string
+	Prefix         string // "" or ends in "/"
+	Endpoint       string
+	Region         string
+	PathStyle      bool
+	Checksum       string        // "", "when_supported" or "when_required"
+	Timeout        time.Duration // 0: not given
+	ConnectTimeout time.Duration // 0: not given
 }
 
 // ParseURL reads an s3:// store URL.
@@ -67,6 +71,16 @@ func ParseURL(raw string) (Location, error) {
 				return l, fmt.Errorf("minca/s3: %q: checksum must be when_supported or when_required", raw)
 			}
 			l.Checksum = v
+		case "timeout", "connect-timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return l, fmt.Errorf("minca/s3: %q: %s must be a positive duration such as 30s", raw, k)
+			}
+			if k == "timeout" {
+				l.Timeout = d
+			} else {
+				l.ConnectTimeout = d
+			}
 		default:
 			return l, fmt.Errorf("minca/s3: %q: unknown parameter %q", raw, k)
 		}
@@ -90,6 +104,18 @@ func (l Location) String() string {
 	if l.Checksum != "" {
 		q.Set("checksum", l.Checksum)
 	}
+	if l.Timeout != 0 {
+		q.Set("timeout", l.Timeout.String())
+	}
+	if l.ConnectTimeout != 0 {
+		q.Set("connect-timeout", l.ConnectTimeout.String())
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// name is the bucket and prefix alone: what errors name the store by
+// (the endpoint, where it matters, is in the error itself).
+func (l Location) name() string {
+	return "s3://" + l.Bucket + "/" + strings.TrimSuffix(l.Prefix, "/")
 }
