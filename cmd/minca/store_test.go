@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/record"
 )
@@ -107,7 +108,7 @@ func TestStoreCheckFindsProblems(t *testing.T) {
 	for _, k := range ks {
 		b.Delete(k)
 	}
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(engine.Sync); err != nil {
 		t.Fatal(err)
 	}
 	kv.Close()

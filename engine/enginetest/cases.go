@@ -619,7 +619,7 @@ func (h *harness) testCheckFindsDamage(t *testing.T) {
 	it.Close()
 	b, _ := kv.NewBatch()
 	b.Delete(orderKey)
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(engine.Sync); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
