@@ -322,16 +322,16 @@ func (h *harness) testRefusals(t *testing.T) {
 	}{
 		{record.CodeChainSeq, func() *record.Version {
 			o := canonical.NewObject("body", "skip", "key", a0.Key, "seq", float64(5), "prev", a0.ID, "genesis", a0.ID)
-			return must[*record.Version](t)(w.sign(o, "app.note"))
+			return must[*record.Version](t)(w.Sign(o, "app.note"))
 		}},
 		{record.CodeChainCollection, func() *record.Version {
 			o := canonical.NewObject("body", "moved")
 			record.NextAfter(a0).Apply(o)
-			return must[*record.Version](t)(w.sign(o, "app.other"))
+			return must[*record.Version](t)(w.Sign(o, "app.other"))
 		}},
 		{record.CodeKeyOwner, func() *record.Version {
 			o := canonical.NewObject("body", "mine", "key", a0.Key, "seq", float64(0))
-			return must[*record.Version](t)(other.sign(o, "app.note"))
+			return must[*record.Version](t)(other.Sign(o, "app.note"))
 		}},
 		{engine.CodeStoreSpace, func() *record.Version {
 			o := canonical.NewObject("body", "x", "key", a0.Key, "seq", float64(0), "collection", "app.note", "createdAt", "2026-01-01T00:00:00Z")
