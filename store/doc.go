@@ -22,8 +22,9 @@
 // Guarantees:
 //   - Only an opener that asks for it (Options.Create) creates a store.
 //     Otherwise a missing store is an error wrapping [engine.ErrNoStore]
-//     whose text is "no store at URL", the URL as given, and nothing is
-//     created: no directory, file, lock file or marker.
+//     whose text is "no store at URL", the URL as given (for s3://, followed
+//     by the backend's reason: a prefix without a marker is not listed), and
+//     nothing is created: no directory, file, lock file or marker.
 //   - A store opened ReadOnly is not written: the backend writes no lock
 //     file or log, a write through the engine fails with
 //     [engine.ErrReadOnly], and for folder: and s3:// nothing is written to
