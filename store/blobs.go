@@ -60,9 +60,7 @@ func openBlobs(ctx context.Context, l location, o Options) (engine.Blobs, error)
 	}
 	b, err := s3.Open(ctx, l.url, o.S3)
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = errors.Join(cerr, err)
-		}
+		err = withCtx(ctx, err)
 		// Without Create the s3 backend reads the marker and stops there:
 		// a prefix with no marker is no store (what else it holds is not
 		// listed, so the backend's reason follows).
@@ -91,4 +89,13 @@ func holdsNothingOfOurs(root string) bool {
 		}
 	}
 	return true
+}
+
+// withCtx makes an error that ctx's end caused wrap ctx's error, however
+// the backend reported it.
+func withCtx(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -50,30 +49,22 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 		kv.Close()
 		return nil, fmt.Errorf("store %s: index %s: %w", l.url, dir, err)
 	}
-	m, err := mirror.New(eng, b, &mirror.Options{CompactAt: -1, Logger: o.Logger, Progress: o.Progress})
-	if err != nil {
-		eng.Close()
-		if o.ReadOnly {
-			kv.Close()
-		}
-		return nil, fmt.Errorf("store %s: %w", l.url, err)
-	}
-	closeAll := func() {
-		m.Close()
-		eng.Close()
-		if o.ReadOnly {
-			kv.Close() // lent, not closed by the engine
-		}
-	}
+	var m *mirror.Mirror
 	fail := func(err error) (*Store, error) {
-		closeAll()
+		if m != nil {
+			m.Close()
+		}
+		eng.Close()
+		if o.ReadOnly {
+			kv.Close() // lent: the engine does not close it
+		}
 		return nil, fmt.Errorf("store %s: %w", l.url, err)
+	}
+	if m, err = mirror.New(eng, b, &mirror.Options{CompactAt: -1, Logger: o.Logger, Progress: o.Progress}); err != nil {
+		return fail(err)
 	}
 	if _, err := m.Import(ctx); err != nil {
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = errors.Join(cerr, err)
-		}
-		return fail(err)
+		return fail(withCtx(ctx, err))
 	}
 	if !o.ReadOnly {
 		return &Store{url: l.url, eng: eng, blobs: b, mir: m}, nil
