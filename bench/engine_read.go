@@ -103,7 +103,7 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 			return res, err
 		}
 	}
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(engine.Sync); err != nil {
 		return res, err
 	}
 	b.Close()

@@ -439,5 +439,5 @@ func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
 	if err != nil {
 		return err
 	}
-	return b.Commit(true)
+	return b.Commit(Sync)
 }

@@ -210,10 +210,10 @@ type batch struct {
 
 func (b *batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
 func (b *batch) Delete(key []byte) error     { return b.b.Delete(key, nil) }
-func (b *batch) Commit(sync bool) error {
-	opt := pebble.NoSync
-	if sync {
-		opt = pebble.Sync
+func (b *batch) Commit(d engine.Durability) error {
+	opt := pebble.Sync
+	if d == engine.NoSync {
+		opt = pebble.NoSync
 	}
 	return b.b.Commit(opt)
 }

@@ -8,7 +8,7 @@
 // survives a crash of the process or the machine; NORMAL, the usual WAL
 // choice, syncs only at checkpoints and can lose the last commits on power
 // loss — and the engine acknowledges a version only once it is durable.
-// Every commit is therefore synced, whatever Commit's argument says.
+// Every commit is therefore synced, engine.NoSync or not.
 //
 // Cost: a batch dirties a few thousand pages, each written to the log at
 // commit. The log is checkpointed into the database every 16,384 pages
@@ -321,8 +321,9 @@ func (b *batch) Delete(key []byte) error {
 
 // Commit writes the batch in key order (each B-tree page is visited once
 // per run of keys on it), the last write of a key winning, chunkRows rows
-// a statement, in one transaction.
-func (b *batch) Commit(sync bool) error {
+// a statement, in one transaction, synced whatever d says (see the package
+// comment).
+func (b *batch) Commit(d engine.Durability) error {
 	if b.done {
 		return errors.New("sqlite: batch already finished")
 	}

@@ -17,13 +17,14 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 		return usageError("backup takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *to, true, nil, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
+	m, st, err := openMirror(ctx, log, *url, useStore, *to, true, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
 		log.Info("backup", "segments", ms.SegmentsWritten, "versions", ms.Exported, "bytes", ms.BytesWritten)
 	})})
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer st.Close()
+	defer m.Close()
 	res, err := m.Export(ctx)
 	if err == nil {
 		log.Info("backup done", "segments", len(res.Segments), "versions", res.Versions, "bytes", res.Bytes)

@@ -17,11 +17,12 @@ func runCompact(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError("compact takes no arguments")
 	}
-	m, done, err := openMirror(ctx, s.logger(), *url, *blobs, false, nil, mirror.Options{DeleteGrace: *grace, CompactAt: -1})
+	m, st, err := openMirror(ctx, s.logger(), *url, useStore, *blobs, false, mirror.Options{DeleteGrace: *grace, CompactAt: -1})
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer st.Close()
+	defer m.Close()
 	res, err := m.Compact(ctx)
 	return report(s, res, err)
 }

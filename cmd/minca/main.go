@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/minca-go/minca/engine"
 )
 
 func main() {
@@ -124,6 +126,10 @@ func run(ctx context.Context, args []string, s *stdio) int {
 func exitCode(s *stdio, name string, err error) int {
 	if err == nil {
 		return exitOK
+	}
+	if errors.Is(err, engine.ErrNoStore) {
+		fmt.Fprintf(s.err, "minca %s: %v\n", name, err)
+		return exitNotFound
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

@@ -23,11 +23,12 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		return usageError("mirror takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *to, true, defaultJudge(), mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace})
+	m, st, err := openMirror(ctx, log, *url, createStore, *to, true, mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace})
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer st.Close()
+	defer m.Close()
 	w, err := m.Writer(ctx)
 	if err != nil {
 		return failed(err)
@@ -37,6 +38,14 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		err = m.Round(ctx)
 	} else {
 		err = m.Run(ctx)
+	}
+	// A folder: or s3:// store's own blob store gets what the mirror took
+	// in. Stopped by a signal, the store keeps it in its index for the next
+	// verb that writes.
+	if err == nil && ctx.Err() == nil {
+		err = st.Flush(ctx)
+	} else if err == nil && st.Blobs() != nil {
+		log.Warn("stopped before flushing to the store's own blob store; the next verb that writes to the store exports it", "store", *url)
 	}
 	out := struct {
 		Writer string `json:"writer"`

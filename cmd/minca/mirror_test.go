@@ -145,6 +145,18 @@ func TestFolderAsStore(t *testing.T) {
 	p := "pebble:" + filepath.Join(dir, "p")
 	mustRun(t, "restore", "--from", folder, "--store", p)
 	sameExport(t, folder, p)
+
+	// A restore into a folder store flushes to that folder: a third
+	// device, with an index of its own, reads it all there.
+	other := "folder:" + filepath.Join(dir, "other")
+	mustRun(t, "restore", "--from", folder, "--store", other)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache3"))
+	sameExport(t, folder, other)
+
+	// A store is not mirrored to its own blob store by a second mirror.
+	if _, errOut, code := minca(t, "", "mirror", "--store", folder, "--to", folder, "--once"); code != exitUsage || !strings.Contains(errOut, "own blob store") {
+		t.Fatalf("mirror of a folder store to itself: exit %d %s", code, errOut)
+	}
 }
 
 // backup to S3 (gofakes3 on loopback) and restore from it, with credentials

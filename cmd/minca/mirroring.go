@@ -8,27 +8,47 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/store"
 )
 
-// openMirror opens the store at storeURL (judged by judge; nil for verbs
-// that admit nothing), the blob store at blobURL (create as openBlobs),
-// and a mirror between them, logging to log. done closes the mirror and
-// the store.
-func openMirror(ctx context.Context, log *slog.Logger, storeURL, blobURL string, create bool, judge engine.Judge, o mirror.Options) (m *mirror.Mirror, done func(), err error) {
-	b, err := openBlobs(ctx, blobURL, create, log)
-	if err != nil {
+// openMirror opens the store at storeURL (as a says), the blob store at
+// blobURL (created when createBlobs) and a mirror between them, logging to
+// log. What must exist is opened first, so a typo in it creates nothing.
+// The caller closes the mirror, then the store, and flushes the store
+// first when it wrote to it.
+func openMirror(ctx context.Context, log *slog.Logger, storeURL string, a storeAccess, blobURL string, createBlobs bool, o mirror.Options) (*mirror.Mirror, *store.Store, error) {
+	var st *store.Store
+	var b engine.Blobs
+	var err error
+	if a != createStore {
+		if st, err = openStore(ctx, storeURL, a); err != nil {
+			return nil, nil, err
+		}
+	}
+	if b, err = openBlobs(ctx, blobURL, createBlobs, log); err != nil {
+		if st != nil {
+			st.Close()
+		}
 		return nil, nil, err
 	}
-	st, err := openStore(storeURL, judge)
-	if err != nil {
-		return nil, nil, err
+	if st == nil {
+		if st, err = openStore(ctx, storeURL, a); err != nil {
+			return nil, nil, err
+		}
+	}
+	own, ok1 := st.Blobs().(engine.BlobStoreID)
+	to, ok2 := b.(engine.BlobStoreID)
+	if ok1 && ok2 && own.StoreID() == to.StoreID() {
+		st.Close()
+		return nil, nil, usageError("%s is the store's own blob store: a store is mirrored to it by every verb that writes", blobURL)
 	}
 	o.Logger = log
-	if m, err = mirror.New(st, b, &o); err != nil {
+	m, err := mirror.New(st.Engine(), b, &o)
+	if err != nil {
 		st.Close()
 		return nil, nil, err
 	}
-	return m, func() { m.Close(); st.Close() }, nil
+	return m, st, nil
 }
 
 // everySecond returns a mirror progress callback that calls f at most once

@@ -17,14 +17,18 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		return usageError("restore takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *from, false, defaultJudge(), mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
+	m, st, err := openMirror(ctx, log, *url, createStore, *from, false, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
 		log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
 	})})
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer st.Close()
+	defer m.Close()
 	res, err := m.Import(ctx)
+	if err == nil {
+		err = st.Flush(ctx) // a folder: or s3:// store's own blob store
+	}
 	if err == nil {
 		if res.Unavailable > 0 {
 			log.Warn("some segments could not be read yet (placeholders or partial files); run restore again", "count", res.Unavailable)

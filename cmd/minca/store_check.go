@@ -14,11 +14,12 @@ func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	st, err := openStore(*url, nil)
+	sto, err := openStore(ctx, *url, readStore)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer sto.Close()
+	st := sto.Engine()
 	probs, err := st.Check(ctx, &record.Verifier{})
 	for _, p := range probs {
 		if werr := writeJSONLine(s.out, canonical.NewObject("problem", p)); werr != nil {

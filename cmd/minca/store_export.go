@@ -14,11 +14,12 @@ func runStoreExport(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() != 0 {
 		return usageError("store export takes no arguments")
 	}
-	st, err := openStore(*url, nil)
+	sto, err := openStore(ctx, *url, readStore)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer sto.Close()
+	st := sto.Engine()
 	for raw, err := range st.ExportJSON(ctx, *space) {
 		if err != nil {
 			return failed(err)

@@ -16,11 +16,12 @@ func runStoreGet(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() != 2 {
 		return usageError("store get takes SPACE and KEY")
 	}
-	st, err := openStore(*url, nil)
+	sto, err := openStore(ctx, *url, readStore)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer sto.Close()
+	st := sto.Engine()
 	raw, err := st.CurrentJSON(ctx, fs.Arg(0), fs.Arg(1))
 	if errors.Is(err, engine.ErrNotFound) {
 		return notFound("record %s in space %s is not held", fs.Arg(1), fs.Arg(0))

@@ -15,11 +15,12 @@ func runStoreHistory(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() != 2 {
 		return usageError("store history takes SPACE and KEY")
 	}
-	st, err := openStore(*url, nil)
+	sto, err := openStore(ctx, *url, readStore)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer sto.Close()
+	st := sto.Engine()
 	hs, err := st.History(ctx, fs.Arg(0), fs.Arg(1))
 	if err != nil {
 		return failed(err)

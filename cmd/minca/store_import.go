@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,14 +32,20 @@ func runStoreImport(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	defer closeIn()
-	st, err := openStore(*url, defaultJudge())
+	sto, err := openStore(ctx, *url, createStore)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	imp := &importer{s: s, st: st, from: *from, start: time.Now(), counts: map[string]int{}}
+	defer sto.Close()
+	imp := &importer{s: s, st: sto.Engine(), from: *from, start: time.Now(), counts: map[string]int{}}
 	imp.progress = isTerminal(s.err)
-	if err := imp.run(ctx, in); err != nil {
+	err = imp.run(ctx, in)
+	if ctx.Err() == nil {
+		// What was committed goes to a folder: or s3:// store's blob
+		// store, also when the input failed part way.
+		err = errors.Join(err, sto.Flush(ctx))
+	}
+	if err != nil {
 		return failed(err)
 	}
 	imp.summary()

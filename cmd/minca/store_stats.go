@@ -10,11 +10,12 @@ func runStoreStats(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	st, err := openStore(*url, nil)
+	sto, err := openStore(ctx, *url, readStore)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer sto.Close()
+	st := sto.Engine()
 	stats, err := st.Stats(ctx)
 	if err != nil {
 		return failed(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minca-go/minca/backends/sqlite"
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/record"
 )
@@ -93,7 +95,7 @@ func TestStoreCheckFindsProblems(t *testing.T) {
 		t.Fatal(e)
 	}
 	// Damage the store behind the engine's back: drop the sync order.
-	kv, err := openKV("sqlite:" + dir)
+	kv, err := sqlite.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestStoreCheckFindsProblems(t *testing.T) {
 	for _, k := range ks {
 		b.Delete(k)
 	}
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(engine.Sync); err != nil {
 		t.Fatal(err)
 	}
 	kv.Close()

@@ -1,0 +1,188 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/backends/sqlite"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
+)
+
+// Store is an open store: the engine on its backend and, for folder: and
+// s3:// stores, the blob store that is its durable copy and the mirror
+// that couples the local index to it.
+//
+// A Store's methods are safe for concurrent use; Close is called once, after
+// every other call has returned.
+type Store struct {
+	url   string
+	eng   *engine.Store
+	blobs engine.Blobs   // folder: and s3:// only
+	mir   *mirror.Mirror // folder: and s3:// opened to write only
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the store a URL names (DESIGN.md: a store is named by a URL):
+//
+//	pebble:PATH, or a bare PATH   a Pebble store in the directory PATH
+//	sqlite:PATH                   a SQLite store in the database file PATH
+//	memory:                       a new, empty store in memory
+//	folder:PATH                   a local index with the data folder PATH durable
+//	s3://BUCKET/PREFIX?…          a local index with the S3 prefix durable
+//
+// A folder: or s3:// store's index is a cache under Options.CacheDir:
+// opening brings it up to date from the blob store (a mirror's Import,
+// through Options.Judge), and [Store.Flush] exports what was taken in.
+//
+// Without Options.Create a missing store is an error wrapping
+// [engine.ErrNoStore] whose text is "no store at URL" (the URL as given),
+// and nothing is created: no directory, no file, no marker. A URL that
+// names nothing this package opens wraps [ErrBadURL]. ctx bounds the work
+// of opening (a blob store's requests and import); when it ends, Open
+// returns an error wrapping ctx's.
+func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	o, err := opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	l, err := parseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("store %s: %w", url, err)
+	}
+	if l.blobBacked() {
+		return openMirrored(ctx, l, o)
+	}
+	kv, err := openLocal(l, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.ReadOnly {
+		kv = readOnlyKV{KV: kv, url: url}
+	}
+	eng, err := engine.Open(kv, &engine.Options{Judge: o.Judge})
+	if err != nil {
+		kv.Close()
+		return nil, fmt.Errorf("store %s: %w", url, err)
+	}
+	return &Store{url: url, eng: eng}, nil
+}
+
+// openLocal opens the KV of a pebble:, sqlite: or memory: store.
+func openLocal(l location, o Options) (engine.KV, error) {
+	switch l.scheme {
+	case schemeMemory:
+		// A memory store never exists before it is opened, and is gone
+		// when closed: Create and ReadOnly change nothing but the engine's
+		// writes.
+		return memory.Open(nil), nil
+	case schemePebble, schemeSQLite:
+		// A belt for the backends' MustExist: a path that is not there is
+		// no store, whatever the backend would make of it.
+		if !o.Create {
+			if _, err := os.Stat(l.path); errors.Is(err, fs.ErrNotExist) {
+				return nil, &noStoreError{url: l.url}
+			}
+		}
+	}
+	var kv engine.KV
+	var err error
+	if l.scheme == schemePebble {
+		kv, err = pebble.Open(l.path, &pebble.Options{ReadOnly: o.ReadOnly, MustExist: !o.Create, Logger: o.Logger})
+	} else {
+		kv, err = sqlite.Open(l.path, &sqlite.Options{ReadOnly: o.ReadOnly, MustExist: !o.Create})
+	}
+	switch {
+	case errors.Is(err, engine.ErrNoStore):
+		return nil, &noStoreError{url: l.url, cause: err}
+	case err != nil:
+		return nil, fmt.Errorf("store %s: %w", l.url, err)
+	}
+	return kv, nil
+}
+
+// Engine is the version store. It stays valid until Close; a write to a
+// store opened ReadOnly fails with [engine.ErrReadOnly].
+func (s *Store) Engine() *engine.Store { return s.eng }
+
+// Blobs is the blob store that is a folder: or s3:// store's durable copy;
+// nil for the others.
+func (s *Store) Blobs() engine.Blobs { return s.blobs }
+
+// Mirror couples a folder: or s3:// store's index to its blob store; nil
+// for the others and for a store opened ReadOnly. A caller that runs it
+// (Run, Round) uses this one, never a second mirror of the same blob
+// store on the same engine.
+func (s *Store) Mirror() *mirror.Mirror { return s.mir }
+
+// URL is the store's URL as given to Open.
+func (s *Store) URL() string { return s.url }
+
+// Flush exports to the blob store of a folder: or s3:// store what the
+// store took in and has not exported yet (this run's and any an earlier,
+// interrupted Flush left), and returns once it is durable there. For the
+// other stores, and a store opened ReadOnly, there is nothing to flush:
+// their commits are durable when they return. A caller that wrote calls
+// Flush before Close; Close never exports. When ctx ends Flush stops and
+// returns an error wrapping ctx's; what it did not export stays in the
+// index for the next Flush.
+func (s *Store) Flush(ctx context.Context) error {
+	if s.mir == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store %s: flush: %w", s.url, err)
+	}
+	if _, err := s.mir.Export(ctx); err != nil {
+		return fmt.Errorf("store %s: flush: %w", s.url, err)
+	}
+	return nil
+}
+
+// Close closes the mirror, the engine and its backend. It does no network
+// work and exports nothing (see [Store.Flush]); a second call returns the
+// first's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.mir != nil {
+			s.mir.Close()
+		}
+		s.closeErr = s.eng.Close()
+	})
+	return s.closeErr
+}
+
+// noStoreError is a store that must exist and does not. Its text is
+// "no store at URL", the URL as given: the backend's own words (a path
+// resolved, a marker missing) add nothing a user typing a path needs,
+// unless the absence is not proven (say) and the cause is part of the text.
+type noStoreError struct {
+	url   string
+	cause error // the backend's error, if any
+	say   bool  // the cause is part of the text
+}
+
+func (e *noStoreError) Error() string {
+	if e.say && e.cause != nil {
+		return "no store at " + e.url + ": " + e.cause.Error()
+	}
+	return "no store at " + e.url
+}
+
+func (e *noStoreError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{engine.ErrNoStore}
+	}
+	return []error{engine.ErrNoStore, e.cause}
+}

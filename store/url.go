@@ -1,0 +1,89 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/minca-go/minca/backends/s3"
+)
+
+// ErrBadURL: a store URL that names no store this package opens (an
+// unknown scheme, an empty path, a malformed s3:// URL). It is the caller's
+// mistake, not the store's state: a command line reports it as bad usage.
+var ErrBadURL = errors.New("minca/store: bad store URL")
+
+// URLForms lists the store URLs [Open] takes, for help texts.
+const URLForms = "pebble:PATH (the default: a PATH with no scheme is pebble), sqlite:PATH (the database file), memory:, folder:PATH, s3://BUCKET/PREFIX?…"
+
+// BlobURLForms lists the blob store URLs [OpenBlobs] takes, for help texts.
+const BlobURLForms = "folder:PATH (a directory, possibly synced by Dropbox, iCloud Drive, OneDrive or Syncthing) or s3://BUCKET/PREFIX?endpoint=…&region=…&path-style=true&checksum=when_required"
+
+// Schemes of store URLs.
+const (
+	schemePebble = "pebble"
+	schemeSQLite = "sqlite"
+	schemeMemory = "memory"
+	schemeFolder = "folder"
+	schemeS3     = "s3"
+)
+
+// location is a parsed store URL: its scheme and, but for s3://, the path
+// after the scheme (an s3:// URL is kept whole for the s3 backend).
+type location struct {
+	url    string // as given
+	scheme string
+	path   string
+}
+
+// parseURL reads a store URL (DESIGN.md: a store is named by a URL). A
+// string whose part before the first colon is no scheme (a bare path, one
+// with a colon further on) is a Pebble path.
+func parseURL(url string) (location, error) {
+	if url == "" {
+		return location{}, fmt.Errorf("%w: a store URL is required (%s)", ErrBadURL, URLForms)
+	}
+	l := location{url: url}
+	scheme, rest, ok := strings.Cut(url, ":")
+	if !ok || !isScheme(scheme) {
+		scheme, rest = schemePebble, url
+	}
+	l.scheme, l.path = scheme, rest
+	switch scheme {
+	case schemePebble, schemeSQLite, schemeFolder:
+		if rest == "" {
+			return l, fmt.Errorf("%w: %q: %s:PATH needs a path", ErrBadURL, url, scheme)
+		}
+	case schemeMemory:
+		if rest != "" {
+			return l, fmt.Errorf("%w: %q: memory: takes no path", ErrBadURL, url)
+		}
+	case schemeS3:
+		if _, err := s3.ParseURL(url); err != nil {
+			return l, fmt.Errorf("%w: %v", ErrBadURL, err)
+		}
+		l.path = ""
+	default:
+		return l, fmt.Errorf("%w: %q: unknown scheme %q (want %s)", ErrBadURL, url, scheme, URLForms)
+	}
+	return l, nil
+}
+
+// blobBacked reports whether the store's durable copy is a blob store.
+func (l location) blobBacked() bool { return l.scheme == schemeFolder || l.scheme == schemeS3 }
+
+// isScheme reports whether s looks like a URL scheme (a lowercase letter,
+// then letters, digits, +, -, .), so that a bare path with a colon further
+// on is still a path.
+func isScheme(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
