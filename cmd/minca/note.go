@@ -101,37 +101,30 @@ func runNoteCheck(ctx context.Context, s *stdio, args []string) error {
 	} else if *space != "" || *collection != "" {
 		return usageError("--space and --collection go with --cmd")
 	}
-	in, closeIn, err := openInput(s, fs.Arg(0))
+	in, err := openInput(s, fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	defer closeIn()
+	defer in.close()
 	checker := &identity.Checker{Resolver: &identity.Resolver{}}
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
-	invalid, n := 0, 0
-	err = readValues(in, func(raw []byte, v any, perr error) error {
-		n++
+	var tally jsonTally
+	err = readValues(in.r, func(raw []byte, v any, perr error) error {
+		tally.add(perr)
 		res := checkOneNote(checker, v, perr, *aud, at, inv)
 		if res.Has("reason") {
-			invalid++
+			tally.refused++
 		}
 		return writeJSONLine(w, res)
 	})
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return err
-		}
-		return usageError("reading notes: %v", err)
+		return inputErr(in, err)
 	}
-	if n == 0 {
+	if tally.values == 0 {
 		return usageError("no note on input")
 	}
-	if invalid > 0 {
-		return &exitError{code: exitFailed, err: errQuiet}
-	}
-	return nil
+	return tally.exit()
 }
 
 // checkOneNote is the verdict line for one note.

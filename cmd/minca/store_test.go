@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,9 @@ func TestStoreVerbs(t *testing.T) {
 	for _, scheme := range []string{"pebble:", "sqlite:", ""} {
 		t.Run(scheme, func(t *testing.T) {
 			url := scheme + filepath.Join(t.TempDir(), "store")
+			// The corpus ends with a line that is no version: refused, exit 1.
 			out, errOut, code := minca(t, "", "store", "import", "--store", url, file)
-			if code != 0 {
+			if code != 1 {
 				t.Fatalf("import: %d %s", code, errOut)
 			}
 			lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -54,7 +56,7 @@ func TestStoreVerbs(t *testing.T) {
 			if first.ID != vs[0].ID || first.Outcome != "stands" {
 				t.Fatalf("first line %s", lines[0])
 			}
-			if !strings.Contains(lines[len(lines)-1], `"outcome":"refused"`) {
+			if !strings.Contains(lines[len(lines)-1], `"outcome":"refused"`) || !strings.Contains(lines[len(lines)-1], fmt.Sprintf(`"line":%d`, len(vs)+1)) {
 				t.Fatalf("a non-version was not refused: %s", lines[len(lines)-1])
 			}
 			// Each verb below is another run of minca on the same store.
@@ -89,7 +91,7 @@ func TestStoreVerbs(t *testing.T) {
 func TestStoreCheckFindsProblems(t *testing.T) {
 	file, _, _ := corpusFile(t)
 	dir := filepath.Join(t.TempDir(), "store")
-	if _, e, code := minca(t, "", "store", "import", "--store", "sqlite:"+dir, file); code != 0 {
+	if _, e, code := minca(t, "", "store", "import", "--store", "sqlite:"+dir, file); code != 1 {
 		t.Fatal(e)
 	}
 	// Damage the store behind the engine's back: drop the sync order.

@@ -34,15 +34,15 @@ func runTags(ctx context.Context, s *stdio, args []string) error {
 			return usageError("%v", err)
 		}
 	}
-	in, closeIn, err := openInput(s, fs.Arg(0))
+	in, err := openInput(s, fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	defer closeIn()
+	defer in.close()
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
 	n := 0
-	err = readValues(in, func(raw []byte, v any, perr error) error {
+	err = readValues(in.r, func(raw []byte, v any, perr error) error {
 		if perr != nil {
 			return usageError("version %d is not JSON: %v", n, perr)
 		}
@@ -61,5 +61,5 @@ func runTags(ctx context.Context, s *stdio, args []string) error {
 		}
 		return writeJSONLine(w, canonical.NewObject("tags", tags))
 	})
-	return inputErr(err)
+	return inputErr(in, err)
 }
