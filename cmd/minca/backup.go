@@ -9,7 +9,7 @@ import (
 func runBackup(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "backup", "backup --store URL --to BLOBURL\n\nWrites every version the store took in since the last backup to the blob\nstore as this store's segments (stubs as stubs). Resumable: run it again\nafter an interruption. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
 	url := storeFlag(fs)
-	to := fs.String("to", "", "the blob store")
+	to := fs.String("to", "", "the blob store `BLOBURL`")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

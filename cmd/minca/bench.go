@@ -29,7 +29,7 @@ func runBench(ctx context.Context, s *stdio, args []string) error {
 
 func runBenchRecords(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "bench records", "bench records [--rounds N]\n\nMeasures the records core on a typical 600-byte version; prints medians as JSON.")
-	rounds := fs.Int("rounds", 5, "rounds to take the median of")
+	rounds := fs.Int("rounds", 5, "`N` rounds to take the median of")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -42,11 +42,11 @@ func runBenchRecords(ctx context.Context, s *stdio, args []string) error {
 
 func runBenchNegentropy(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "bench negentropy", "bench negentropy [--n N] [--diffs 0.001,0.01,0.1] [--runs R] [--storage tree|vector] [--frame-size-limit B] [--markdown]\n\nReconciles two sets of about N items each in process and prints, per\ndifference, round trips, bytes each way against the ideal (differing ids ×\n32) and each side's time against building the fingerprint tree once.")
-	n := fs.Int("n", 1_000_000, "items on each side, about")
-	diffs := fs.String("diffs", "0.001,0.01,0.1", "shares of the union held by one side only, comma-separated")
-	runs := fs.Int("runs", 3, "runs of each case; medians are reported")
-	storage := fs.String("storage", "tree", "tree, tree-insert or vector")
-	limit := fs.Uint64("frame-size-limit", 0, "frame size limit on both sides (0: none; else at least 4096)")
+	n := fs.Int("n", 1_000_000, "`N` items on each side, about")
+	diffs := fs.String("diffs", "0.001,0.01,0.1", "`SHARES` of the union held by one side only, comma-separated")
+	runs := fs.Int("runs", 3, "`N` runs of each case; medians are reported")
+	storage := fs.String("storage", "tree", "`STORAGE`: tree, tree-insert or vector")
+	limit := fs.Uint64("frame-size-limit", 0, "frame size limit in `BYTES` on both sides (0: none; else at least 4096)")
 	markdown := fs.Bool("markdown", false, "print a Markdown table instead of JSON")
 	if done, err := parseFlags(fs, args); done {
 		return err

@@ -9,10 +9,10 @@ import (
 func runBenchMirror(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "bench mirror", "bench mirror [--versions N] [--segments N] [--rounds N] [--dir DIR]\n\nBacks a store of N versions up to a folder and to S3 (in process), restores\nit, and lists a folder of many segments; prints the figures as JSON.")
 	var cfg bench.MirrorConfig
-	fs.IntVar(&cfg.Versions, "versions", 100_000, "versions in the store backed up")
-	fs.IntVar(&cfg.Segments, "segments", 10_000, "segments in the listed folder")
-	fs.IntVar(&cfg.Rounds, "rounds", 3, "rounds to take the medians of")
-	fs.StringVar(&cfg.Dir, "dir", "", "working directory (default: a temporary one, removed)")
+	fs.IntVar(&cfg.Versions, "versions", 100_000, "`N` versions in the store backed up")
+	fs.IntVar(&cfg.Segments, "segments", 10_000, "`N` segments in the listed folder")
+	fs.IntVar(&cfg.Rounds, "rounds", 3, "`N` rounds to take the medians of")
+	fs.StringVar(&cfg.Dir, "dir", "", "working `DIR` (default: a temporary one, removed)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

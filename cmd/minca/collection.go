@@ -54,7 +54,7 @@ func runCollectionCheck(ctx context.Context, s *stdio, args []string) error {
 
 func runCollectionValidate(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "collection validate", "collection validate --def FILE [BODIES]\n\nReads bodies (one JSON value, or JSON lines) from BODIES or stdin and\nprints one JSON line per issue, {\"n\",\"code\",\"path\",\"message\"}, where n\ncounts bodies from 0: where the body does not fit the definition's schema\n(02 §6.2). Issues are a reader's flags, never a reason to refuse (§9.6):\nexit 0 even when there are some. Exit 2 on bad input: a body that is not\nJSON, or a definition that is not JSON or is invalid.")
-	defFile := fs.String("def", "", "the definition body (02 §6.1), a JSON file")
+	defFile := fs.String("def", "", "the definition body (02 §6.1), a JSON `FILE`")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

@@ -91,16 +91,24 @@ func exitCode(ctx context.Context, s *stdio, name string, err error) int {
 			err = nil // the verb said what it finished; the cause is the signal
 		}
 		if err == nil {
-			if name != "" {
-				fmt.Fprintf(s.err, "minca %s: %v\n", name, in)
-			}
+			s.printError(name, in, code)
 			return code
 		}
 	}
 	if err != nil && !errors.Is(err, errQuiet) {
-		fmt.Fprintf(s.err, "minca %s: %v\n", name, err)
+		s.printError(name, err, code)
 	}
 	return code
+}
+
+// printError says why a verb failed, last on stderr: a plain line for
+// people, or with --log-format json a log record like every other line.
+func (s *stdio) printError(name string, err error, code int) {
+	if s.format() == "json" {
+		s.logger().Error(err.Error(), "verb", name, "exit", code)
+		return
+	}
+	fmt.Fprintf(s.err, "minca %s: %v\n", name, err)
 }
 
 // interrupted is the cause of a context cancelled by a signal.

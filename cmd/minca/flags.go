@@ -25,7 +25,7 @@ func newFlags(s *stdio, name, usage string) *flags {
 	fs.SetOutput(s.err)
 	f := &flags{FlagSet: fs, s: s, name: name, usage: usage}
 	fs.Usage = func() { f.printHelp(s.err) }
-	fs.Func("log-format", "logs on stderr as `text` or json (default $MINCA_LOG_FORMAT, else text)", s.setLogFormat)
+	fs.Func("log-format", "logs on stderr as `FORMAT` text or json (default $MINCA_LOG_FORMAT, else text)", s.setLogFormat)
 	return f
 }
 

@@ -14,8 +14,8 @@ import (
 // implementations' scripts.
 func runNegentropyHarness(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "negentropy-harness", "negentropy-harness [--frame-size-limit N] [--storage vector|tree]\n\nReads item,<ts>,<idhex> / seal / initiate / msg,<hex> lines on stdin; writes\nmsg / have / need / done lines on stdout, as the reference implementations'\ntest harness does.")
-	limit := fs.Uint64("frame-size-limit", 0, "largest message in bytes, 0 for none, at least 4096 (default: $FRAMESIZELIMIT)")
-	storage := fs.String("storage", "vector", "storage: vector or tree")
+	limit := fs.Uint64("frame-size-limit", 0, "largest message in `BYTES`, 0 for none, at least 4096 (default: $FRAMESIZELIMIT)")
+	storage := fs.String("storage", "vector", "`STORAGE`: vector or tree")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

@@ -13,9 +13,9 @@ import (
 
 // runSign signs unsigned versions (02 §3.3).
 func runSign(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "sign", "sign --key FILE [--note NOTEFILE] [UNSIGNED…]\n\nReads unsigned versions (every member but id, bodyHash and signature; one\nJSON value, or JSON lines) from each UNSIGNED file in turn, or stdin, fills author and bodyHash (not on a delete), signs\nit (02 §3.3) and prints the version as one JSON line. With --note, FILE is a\nsession key and NOTEFILE the note from the account made out to it: each version\ncarries the note as its proof (06 §1.2), and its root is the note's issuer.\nA version peers would refuse for its shape, or a version in a space that the\nnote does not let the key write (02 §9.3), is not signed: exit 2.")
-	keyFile := fs.String("key", "", "the private key file to sign with (required)")
-	noteFile := fs.String("note", "", "a note made out to the key: sign as a session key under it")
+	fs := newFlags(s, "sign", "sign --key FILE [--note NOTEFILE] [UNSIGNED…]\n\nReads unsigned versions (every member but id, bodyHash and signature; one\nJSON value, or JSON lines) from each UNSIGNED file in turn, or stdin; fills\nauthor and bodyHash (not on a delete), signs each (02 §3.3) and prints it as\none JSON line. With --note, FILE is a\nsession key and NOTEFILE the note from the account made out to it: each version\ncarries the note as its proof (06 §1.2), and its root is the note's issuer.\nA version peers would refuse for its shape, or a version in a space that the\nnote does not let the key write (02 §9.3), is not signed: exit 2.")
+	keyFile := fs.String("key", "", "the private key `FILE` to sign with (required)")
+	noteFile := fs.String("note", "", "a `NOTEFILE` made out to the key: sign as a session key under it")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 func runStoreExport(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "store export", "store export --store URL [--space ID]\n\nPrints everything held, as it travels (stubs as stubs), as JSON lines in sync\norder (createdAt, then id digest), space by space.")
 	url := storeFlag(fs)
-	space := fs.String("space", "", "export only this space")
+	space := fs.String("space", "", "export only this space `ID`")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
