@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/internal/progress"
 )
 
 func runBackup(ctx context.Context, s *stdio, args []string) error {
@@ -17,16 +19,19 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 		return usageError("backup takes no arguments")
 	}
 	log := s.logger()
+	meter := newMeter(s, log, "backup")
+	defer meter.Done()
 	m, done, err := openMirror(ctx, log, *url, *to, true, nil, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
-		log.Info("backup", "segments", ms.SegmentsWritten, "versions", ms.Exported, "bytes", ms.BytesWritten)
+		meter.Update(progress.Status{Text: fmt.Sprintf("%s versions in %s segments, %s", progress.Count(ms.Exported), progress.Count(ms.SegmentsWritten), bytesText(ms.BytesWritten))})
 	})})
 	if err != nil {
 		return err
 	}
 	defer done()
 	res, err := m.Export(ctx)
+	meter.Done()
 	if err == nil {
 		log.Info("backup done", "segments", len(res.Segments), "versions", res.Versions, "bytes", res.Bytes)
 	}
-	return report(s, res, err)
+	return report(s, emptyLists(res), err)
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/internal/progress"
 )
 
 func runCompact(ctx context.Context, s *stdio, args []string) error {
@@ -17,11 +19,18 @@ func runCompact(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError("compact takes no arguments")
 	}
-	m, done, err := openMirror(ctx, s.logger(), *url, *blobs, false, nil, mirror.Options{DeleteGrace: *grace, CompactAt: -1})
+	log := s.logger()
+	meter := newMeter(s, log, "compact")
+	defer meter.Done()
+	m, done, err := openMirror(ctx, log, *url, *blobs, false, nil, mirror.Options{DeleteGrace: *grace, CompactAt: -1,
+		Progress: everySecond(func(ms mirror.Stats) {
+			meter.Update(progress.Status{Text: fmt.Sprintf("%s segments written, %s", progress.Count(ms.SegmentsWritten), bytesText(ms.BytesWritten))})
+		})})
 	if err != nil {
 		return err
 	}
 	defer done()
 	res, err := m.Compact(ctx)
-	return report(s, res, err)
+	meter.Done()
+	return report(s, emptyLists(res), err)
 }

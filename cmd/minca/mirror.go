@@ -23,7 +23,10 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		return usageError("mirror takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *to, true, defaultJudge(), mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace})
+	meter := newMeter(s, log, "mirror")
+	defer meter.Done()
+	m, done, err := openMirror(ctx, log, *url, *to, true, defaultJudge(), mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace,
+		Progress: everySecond(func(ms mirror.Stats) { meter.Update(mirrorStatus(ms)) })})
 	if err != nil {
 		return err
 	}
@@ -38,9 +41,10 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	} else {
 		err = m.Run(ctx)
 	}
+	meter.Done()
 	out := struct {
 		Writer string `json:"writer"`
 		mirror.Stats
 	}{w, m.Stats()}
-	return report(s, out, err)
+	return report(s, emptyLists(out), err)
 }

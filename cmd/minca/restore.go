@@ -17,19 +17,22 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		return usageError("restore takes no arguments")
 	}
 	log := s.logger()
+	meter := newMeter(s, log, "restore")
+	defer meter.Done()
 	m, done, err := openMirror(ctx, log, *url, *from, false, defaultJudge(), mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
-		log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
+		meter.Update(segmentsRead(ms))
 	})})
 	if err != nil {
 		return err
 	}
 	defer done()
 	res, err := m.Import(ctx)
+	meter.Done()
 	if err == nil {
 		if res.Unavailable > 0 {
 			log.Warn("some segments could not be read yet (placeholders or partial files); run restore again", "count", res.Unavailable)
 		}
 		log.Info("restore done", "segments", res.Segments, "versions", res.Versions, "new", res.Stored)
 	}
-	return report(s, res, err)
+	return report(s, emptyLists(res), err)
 }
