@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/minca-go/minca/bench"
+	"github.com/minca-go/minca/internal/progress"
 	"github.com/minca-go/minca/negentropy/negbench"
 )
 
@@ -22,6 +23,15 @@ func benchSuites() []verb {
 	}
 }
 
+// benchProgress is a suite's progress line: the step under way, and the
+// share of steps done with an ETA. done clears it.
+func benchProgress(s *stdio, label string) (p bench.Progress, done func()) {
+	m := newMeter(s, s.logger(), label)
+	return func(step string, d, total int) {
+		m.Update(progress.Status{Text: step, Done: int64(d), Total: int64(total)})
+	}, m.Done
+}
+
 // runBench runs one benchmark suite and prints its result as JSON.
 func runBench(ctx context.Context, s *stdio, args []string) error {
 	return runSubverb(ctx, s, "bench", benchSuites(), args)
@@ -33,7 +43,9 @@ func runBenchRecords(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	r, err := bench.RunRecords(ctx, bench.RecordsConfig{Rounds: *rounds})
+	p, done := benchProgress(s, "bench records")
+	r, err := bench.RunRecords(ctx, bench.RecordsConfig{Rounds: *rounds, Progress: p})
+	done()
 	if err != nil {
 		return err
 	}
@@ -59,7 +71,9 @@ func runBenchNegentropy(ctx context.Context, s *stdio, args []string) error {
 		}
 		ds = append(ds, d)
 	}
-	r, err := negbench.Run(negbench.Config{N: *n, Diffs: ds, Runs: *runs, Storage: *storage, FrameSizeLimit: *limit, Seed: 1})
+	p, done := benchProgress(s, "bench negentropy")
+	r, err := negbench.Run(negbench.Config{N: *n, Diffs: ds, Runs: *runs, Storage: *storage, FrameSizeLimit: *limit, Seed: 1, Progress: p})
+	done()
 	if err != nil {
 		return err
 	}

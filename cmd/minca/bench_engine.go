@@ -16,7 +16,9 @@ func runBenchEngineImport(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	r, err := bench.RunImport(ctx, bench.ImportConfig{Corpus: *corpus, CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Dir: *dir})
+	p, done := benchProgress(s, "bench engine-import")
+	r, err := bench.RunImport(ctx, bench.ImportConfig{Corpus: *corpus, CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Dir: *dir, Progress: p})
+	done()
 	if err != nil {
 		return failed(err)
 	}
@@ -31,7 +33,9 @@ func runBenchEngineRead(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	r, err := bench.RunRead(ctx, bench.ReadConfig{CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, CacheSize: *cache})
+	p, done := benchProgress(s, "bench engine-read")
+	r, err := bench.RunRead(ctx, bench.ReadConfig{CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, CacheSize: *cache, Progress: p})
+	done()
 	if err != nil {
 		return failed(err)
 	}
@@ -52,8 +56,10 @@ func runBenchEngineMemory(ctx context.Context, s *stdio, args []string) error {
 	if err != nil {
 		return failed(err)
 	}
+	p, done := benchProgress(s, "bench engine-memory")
 	r, err := bench.RunMemory(ctx, bench.MemoryConfig{Minca: self, Store: *store, Corpus: *corpus, Dir: *dir,
-		CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds})
+		CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Progress: p})
+	done()
 	if err != nil {
 		return failed(err)
 	}

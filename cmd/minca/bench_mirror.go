@@ -16,7 +16,10 @@ func runBenchMirror(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
+	p, done := benchProgress(s, "bench mirror")
+	cfg.Progress = p
 	r, err := bench.RunMirror(ctx, cfg)
+	done()
 	if err != nil {
 		return failed(err)
 	}
