@@ -197,8 +197,9 @@ func TestHelpEverywhere(t *testing.T) {
 	for _, v := range verbs() {
 		paths = append(paths, []string{v.name})
 	}
-	for verb, subs := range map[string][]verb{"store": storeSubverbs(), "key": keySubverbs(), "note": noteSubverbs(), "collection": collectionSubverbs(), "bench": benchSuites()} {
-		for _, s := range subs {
+	for _, v := range verbs() {
+		verb := v.name
+		for _, s := range subverbsOf(verb) {
 			paths = append(paths, []string{verb, s.name})
 		}
 	}

@@ -145,11 +145,41 @@ func run(ctx context.Context, args []string, s *stdio) int {
 			continue
 		}
 		err := v.run(ctx, s, args[1:])
-		return exitCode(ctx, s, v.name, err)
+		return exitCode(ctx, s, fullName(v, args[1:]), err)
 	}
 	fmt.Fprintf(s.err, "minca: unknown verb %q\n\n", args[0])
 	printUsage(s.err)
 	return exitUsage
+}
+
+// fullName is what an error message calls the verb run: "store import"
+// rather than "store".
+func fullName(v verb, args []string) string {
+	if len(args) > 0 {
+		for _, sub := range subverbsOf(v.name) {
+			if sub.name == args[0] {
+				return v.name + " " + sub.name
+			}
+		}
+	}
+	return v.name
+}
+
+// subverbsOf lists a verb's subverbs, none for most.
+func subverbsOf(name string) []verb {
+	switch name {
+	case "store":
+		return storeSubverbs()
+	case "key":
+		return keySubverbs()
+	case "note":
+		return noteSubverbs()
+	case "collection":
+		return collectionSubverbs()
+	case "bench":
+		return benchSuites()
+	}
+	return nil
 }
 
 func printUsage(w io.Writer) {

@@ -204,8 +204,9 @@ func TestReadmeListsEveryVerb(t *testing.T) {
 	for _, v := range verbs() {
 		names = append(names, v.name)
 	}
-	for verb, subs := range map[string][]verb{"store": storeSubverbs(), "key": keySubverbs(), "note": noteSubverbs(), "collection": collectionSubverbs(), "bench": benchSuites()} {
-		for _, s := range subs {
+	for _, v := range verbs() {
+		verb := v.name
+		for _, s := range subverbsOf(verb) {
 			names = append(names, verb+" "+s.name)
 		}
 	}

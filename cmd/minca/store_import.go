@@ -62,7 +62,7 @@ again skips what is held.`)
 	defer st.Close()
 	log := s.logger()
 	imp := &importer{s: s, log: log, st: st, from: *from, ins: ins, start: time.Now(), counts: map[string]int{}}
-	imp.meter = progress.New(s.err, "store import", progress.Options{Terminal: progress.IsTerminal(s.err), Logger: log})
+	imp.meter = newMeter(s, log, "store import")
 	err = imp.run(ctx, ins)
 	imp.meter.Done()
 	return imp.finish(ctx, err)
