@@ -130,3 +130,44 @@ func TestStoreURL(t *testing.T) {
 		t.Fatalf("memory: %d %s", code, out)
 	}
 }
+
+// A refused line of store import names its line (counting blank lines, so
+// `sed -n Np` shows it), and its file when there are several.
+func TestImportRefusalsNameTheirLine(t *testing.T) {
+	dir := t.TempDir()
+	good := versionsFile(t, dir, "good.jsonl", 3, 7)
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	// Line 1 a version, 2 blank, 3 not JSON, 4 a version, 5 JSON but no version.
+	mixed := filepath.Join(dir, "mixed.jsonl")
+	os.WriteFile(mixed, []byte(lines[0]+"\n\n{oops\n"+lines[1]+"\n{\"id\":\"x\"}\n"), 0o644)
+	out, _, code := minca(t, "", "store", "import", "--store", "memory:", mixed)
+	if code != exitFailed {
+		t.Fatalf("exit %d", code)
+	}
+	var refused []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o["outcome"] == "refused" {
+			refused = append(refused, o)
+		} else if _, ok := o["line"]; ok {
+			t.Errorf("a line that stands names its line: %s", l)
+		}
+	}
+	if len(refused) != 2 || refused[0]["line"] != 3.0 || refused[0]["reason"] != "json/syntax" || refused[1]["line"] != 5.0 {
+		t.Fatalf("refused %v", refused)
+	}
+	if _, ok := refused[0]["file"]; ok {
+		t.Errorf("one input, yet a file: %v", refused[0])
+	}
+	out, _, _ = minca(t, "", "store", "import", "--store", "memory:", good, mixed)
+	if !strings.Contains(out, fmt.Sprintf(`"file":%q,"id":null,"line":3,`, mixed)) {
+		t.Fatalf("two inputs: the refused line does not name its file:\n%s", out)
+	}
+}
