@@ -57,6 +57,30 @@ var errQuiet = errors.New("quiet")
 // quiet is an exit with code whose reason the verb has printed.
 func quiet(code int) error { return &exitError{code: code, err: errQuiet} }
 
+// jsonTally counts the values a verb that judges each one read: it exits
+// 1 when any was refused, and 2 when there were values but none was JSON
+// (the input is not what the verb reads at all).
+type jsonTally struct {
+	values, notJSON, refused int
+}
+
+func (t *jsonTally) add(parseErr error) {
+	t.values++
+	if parseErr != nil {
+		t.notJSON++
+	}
+}
+
+func (t *jsonTally) exit() error {
+	switch {
+	case t.values > 0 && t.notJSON == t.values:
+		return usageError("the input is not JSON (%d values refused)", t.values)
+	case t.refused > 0:
+		return quiet(exitFailed)
+	}
+	return nil
+}
+
 // exitCodeOf is the one mapping from a verb's error to its exit code: the
 // engine's sentinels first (a damaged store is a failed check even where
 // something was also not found), then the code a verb chose, and 1 for

@@ -9,9 +9,11 @@ import (
 )
 
 // newMeter is a long verb's progress line on stderr: redrawn in place on
-// a terminal, a log record every 5 s otherwise (internal/progress).
+// a terminal, a log record every 5 s otherwise (internal/progress). With
+// --log-format json it is always log records, so stderr stays JSON lines.
 func newMeter(s *stdio, log *slog.Logger, label string) *progress.Meter {
-	return progress.New(s.err, label, progress.Options{Terminal: progress.IsTerminal(s.err), Logger: log})
+	terminal := progress.IsTerminal(s.err) && s.format() != "json"
+	return progress.New(s.err, label, progress.Options{Terminal: terminal, Logger: log})
 }
 
 // segmentsRead is a restore's progress: segments read of those listed.

@@ -50,30 +50,6 @@ func runVerify(ctx context.Context, s *stdio, args []string) error {
 	return tally.exit()
 }
 
-// jsonTally counts the values a verb that judges each one read: it exits
-// 1 when any was refused, and 2 when there were values but none was JSON
-// (the input is not what the verb reads at all).
-type jsonTally struct {
-	values, notJSON, refused int
-}
-
-func (t *jsonTally) add(parseErr error) {
-	t.values++
-	if parseErr != nil {
-		t.notJSON++
-	}
-}
-
-func (t *jsonTally) exit() error {
-	switch {
-	case t.values > 0 && t.notJSON == t.values:
-		return usageError("the input is not JSON (%d values refused)", t.values)
-	case t.refused > 0:
-		return quiet(exitFailed)
-	}
-	return nil
-}
-
 // versionChecker holds what checking versions one after another shares.
 type versionChecker struct {
 	verifier *record.Verifier
