@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/engine/mirror"
 )
@@ -127,5 +130,65 @@ func TestOutputStyle(t *testing.T) {
 	}
 	if ms := neg.Rows[0]["buildMs"].(float64); ms <= 0 || ms > 60_000 {
 		t.Errorf("buildMs %v is not milliseconds", ms)
+	}
+}
+
+// Long verbs log their progress when stderr is not a terminal: what they
+// have done, and a percentage and an ETA when the total is known.
+func TestProgressLines(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	file := versionsFile(t, dir, "v.jsonl", 3500, 6) // four batches
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		s := &stdio{in: strings.NewReader(""), out: &out, err: &errb, logFormat: "json", progressEvery: time.Nanosecond}
+		if code := run(context.Background(), args, s); code != 0 {
+			t.Fatalf("minca %v: exit %d\n%s", args, code, errb.String())
+		}
+		return errb.String()
+	}
+	records := func(stderr, msg string) []map[string]any {
+		var rs []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+			var r map[string]any
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatalf("not a JSON log line: %q", l)
+			}
+			if r["msg"] == msg && r["progress"] != nil {
+				rs = append(rs, r)
+			}
+		}
+		return rs
+	}
+	store := "pebble:" + filepath.Join(dir, "a")
+	rs := records(run("store", "import", "--store", store, file), "store import")
+	if len(rs) < 3 {
+		t.Fatalf("store import: %d progress records", len(rs))
+	}
+	last := rs[len(rs)-1]
+	if last["percent"] != 100.0 || !strings.HasPrefix(last["progress"].(string), "3,") {
+		t.Fatalf("store import's last progress: %v", last)
+	}
+	if _, ok := rs[0]["etaSeconds"]; !ok {
+		t.Fatalf("no ETA: %v", rs[0])
+	}
+	rs = records(run("store", "export", "--store", store), "store export")
+	if len(rs) != 3 || rs[2]["progress"] != "3,000 versions" {
+		t.Fatalf("store export: %v", rs)
+	}
+	folder := "folder:" + filepath.Join(dir, "f")
+	// Small segments, so a backup writes several and a restore reads them.
+	for i := range 3 {
+		mustRun(t, "store", "import", "--store", store, versionsFile(t, dir, fmt.Sprint("more", i), 200, uint64(10+i)))
+		if rs := records(run("backup", "--store", store, "--to", folder), "backup"); len(rs) == 0 || !strings.Contains(rs[0]["progress"].(string), "segments") {
+			t.Fatalf("backup: %v", rs)
+		}
+	}
+	rs = records(run("restore", "--from", folder, "--store", "pebble:"+filepath.Join(dir, "b")), "restore")
+	// The mirror reports at most once a second (everySecond): the first
+	// segment at least.
+	if len(rs) == 0 || !strings.HasPrefix(rs[0]["progress"].(string), "1 of 3 segments read") || rs[0]["percent"].(float64) < 33 {
+		t.Fatalf("restore: %v", rs)
 	}
 }

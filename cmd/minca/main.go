@@ -15,6 +15,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -32,6 +33,9 @@ type stdio struct {
 	// logFormat is --log-format: "text" or "json"; empty means
 	// $MINCA_LOG_FORMAT, else text.
 	logFormat string
+	// progressEvery is how often progress is logged when stderr is not a
+	// terminal; 0 means the default, 5 s. Tests shorten it.
+	progressEvery time.Duration
 }
 
 // logger is the verbs' structured log on stderr (log/slog): text, or JSON

@@ -13,7 +13,7 @@ import (
 // --log-format json it is always log records, so stderr stays JSON lines.
 func newMeter(s *stdio, log *slog.Logger, label string) *progress.Meter {
 	terminal := progress.IsTerminal(s.err) && s.format() != "json"
-	return progress.New(s.err, label, progress.Options{Terminal: terminal, Logger: log})
+	return progress.New(s.err, label, progress.Options{Terminal: terminal, Logger: log, Every: s.progressEvery})
 }
 
 // segmentsRead is a restore's progress: segments read of those listed.
