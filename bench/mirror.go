@@ -42,6 +42,8 @@ type MirrorConfig struct {
 	// leaves the S3 figures out. The suite starts no S3 server of its own,
 	// so the minca binary links no fake one; its test runs one in process.
 	S3 string
+	// Progress, if set, is told of each step as it starts.
+	Progress Progress
 }
 
 // MirrorResult is what [RunMirror] measured (issue 6, Performance).
@@ -68,8 +70,8 @@ type MirrorResult struct {
 	// Listing a folder of Segments segments (every name, as the mirror's
 	// full rescan does), against a bare filepath.WalkDir of the same tree.
 	ListSegments int     `json:"listSegments"`
-	ListMillis   float64 `json:"listMillis"`
-	WalkMillis   float64 `json:"walkMillis"`
+	ListMillis   float64 `json:"listMs"`
+	WalkMillis   float64 `json:"walkMs"`
 	ListRatio    float64 `json:"listRatio"`
 }
 
@@ -97,6 +99,8 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 		return res, err
 	}
 	defer cleanup()
+	steps := newSteps(cfg.Progress, 5+2*cfg.Rounds)
+	steps.next("filling the store")
 	src, err := openPebble(filepath.Join(dir, "src"))
 	if err != nil {
 		return res, err
@@ -106,6 +110,7 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 		return res, err
 	}
 	// The held versions as a local file: the raw bound and the baseline.
+	steps.next("export to a file")
 	held := filepath.Join(dir, "held.jsonl")
 	if err := exportFile(ctx, src, held); err != nil {
 		return res, err
@@ -117,6 +122,7 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 	res.RawBytes = fi.Size()
 
 	// Backup to a folder: what a version costs in segments.
+	steps.next("backup to a folder")
 	fb, err := folder.Open(filepath.Join(dir, "folder"), &folder.Options{Create: true})
 	if err != nil {
 		return res, err
@@ -130,6 +136,7 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 
 	// Backup to and restore from S3, counting requests.
 	if cfg.S3 != "" {
+		steps.next("backup to and restore from S3")
 		if err := s3Requests(ctx, src, cfg.S3, &res); err != nil {
 			return res, err
 		}
@@ -137,10 +144,12 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 
 	var rs, fs, ratios []float64
 	for r := range cfg.Rounds {
+		steps.next(fmt.Sprintf("round %d of %d: restore", r+1, cfg.Rounds))
 		t, err := timed(func() error { return restoreInto(ctx, filepath.Join(dir, fmt.Sprint("restore-", r)), fb) })
 		if err != nil {
 			return res, fmt.Errorf("bench: restore: %w", err)
 		}
+		steps.next(fmt.Sprintf("round %d of %d: file import", r+1, cfg.Rounds))
 		f, err := timed(func() error { return importFile(ctx, filepath.Join(dir, fmt.Sprint("file-", r)), held) })
 		if err != nil {
 			return res, fmt.Errorf("bench: file import: %w", err)
@@ -151,6 +160,7 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 	}
 	res.RestoreSeconds, res.FileImportSeconds, res.RestoreRatio = median(rs), median(fs), median(ratios)
 
+	steps.next("listing")
 	if err := listing(ctx, filepath.Join(dir, "many"), cfg, &res); err != nil {
 		return res, err
 	}

@@ -104,6 +104,10 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 	if field(t, out, "rewrote") != 2 || field(t, out, "wrote") != 1 || field(t, out, "deleted") != 2 || field(t, out, "bytesFreed") == 0 {
 		t.Fatalf("compact: %s", out)
 	}
+	// Its sizes add up: the net change is what was written less what was freed.
+	if b, a, c := field(t, out, "bytesBefore"), field(t, out, "bytesAfter"), field(t, out, "bytesChange"); a-b != c || c != field(t, out, "bytesWritten")-field(t, out, "bytesFreed") || c >= 0 {
+		t.Fatalf("compact's sizes do not add up: %s", out)
+	}
 
 	// A third store joins by mirroring once, and holds what a holds.
 	out = mustRun(t, "mirror", "--store", c, "--to", folder, "--once")

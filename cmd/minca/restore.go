@@ -8,7 +8,7 @@ import (
 
 func runRestore(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "restore", "restore --from BLOBURL --store URL\n\nAdmits every version of every writer's segments in the blob store into the\nstore, through the judge, as from a peer. Resumable: segments already read\nare not read again. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
-	from := fs.String("from", "", "the blob store")
+	from := fs.String("from", "", "the blob store `BLOBURL`")
 	url := storeFlag(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err
@@ -17,8 +17,10 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		return usageError("restore takes no arguments")
 	}
 	log := s.logger()
+	meter := newMeter(s, log, "restore")
+	defer meter.Done()
 	m, st, err := openMirror(ctx, log, *url, createStore, *from, false, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
-		log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
+		meter.Update(segmentsRead(ms))
 	})})
 	if err != nil {
 		return err
@@ -26,6 +28,7 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 	defer st.Close()
 	defer m.Close()
 	res, err := m.Import(ctx)
+	meter.Done()
 	if err == nil {
 		err = st.Flush(ctx) // a folder: or s3:// store's own blob store
 	}
@@ -35,5 +38,5 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		}
 		log.Info("restore done", "segments", res.Segments, "versions", res.Versions, "new", res.Stored)
 	}
-	return report(s, res, err)
+	return report(s, emptyLists(res), err)
 }

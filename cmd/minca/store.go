@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/node"
@@ -23,11 +22,6 @@ func storeSubverbs() []verb {
 // runStore dispatches `minca store SUBVERB`.
 func runStore(ctx context.Context, s *stdio, args []string) error {
 	return runSubverb(ctx, s, "store", storeSubverbs(), args)
-}
-
-// storeFlag adds --store to a subverb's flags.
-func storeFlag(fs *flag.FlagSet) *string {
-	return fs.String("store", "", "the store: "+storeURLHelp)
 }
 
 // defaultJudge is the node's judge with identity's note checker.

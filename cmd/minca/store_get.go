@@ -8,7 +8,7 @@ import (
 )
 
 func runStoreGet(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "store get", "store get --store URL SPACE KEY\n\nPrints the record's readable current version (02 §4.3, §9.5) as canonical JSON.\nExit 3 when the record is not held, or reads as not held.")
+	fs := newFlags(s, "store get", "store get [--store URL] SPACE KEY\n\nPrints the record's readable current version (02 §4.3, §9.5) as canonical JSON.\nExit 3 when the record is not held, or reads as not held.")
 	url := storeFlag(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err

@@ -5,7 +5,7 @@ import (
 )
 
 func runStoreStats(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "store stats", "store stats --store URL\n\nPrints, as JSON, what the store holds: spaces, versions, whole, stubs, waiting,\nbytes of bodies and envelopes, files, changes.")
+	fs := newFlags(s, "store stats", "store stats [--store URL]\n\nPrints, as JSON, what the store holds: spaces, versions, whole, stubs, waiting,\nbytes of bodies and envelopes, files, changes.")
 	url := storeFlag(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err

@@ -11,17 +11,26 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// CompactResult is what one compaction did.
+// CompactResult is what one compaction did. Its byte counts add up:
+// BytesAfter − BytesBefore = BytesChange = BytesWritten − BytesFreed.
 type CompactResult struct {
-	Rewrote  []string `json:"rewrote"`  // segments read and replaced
-	Wrote    []string `json:"wrote"`    // the segments replacing them
-	Versions int      `json:"versions"` // distinct versions kept
-	Stubs    int      `json:"stubs"`
-	Whole    int      `json:"whole"`
-	Before   int64    `json:"bytesBefore"`
-	After    int64    `json:"bytesAfter"`
-	Deleted  int      `json:"deleted"` // replaced segments deleted now (grace over)
-	Freed    int64    `json:"bytesFreed"`
+	Rewrote        []string `json:"rewrote"`        // segments read and replaced
+	Wrote          []string `json:"wrote"`          // the segments replacing them
+	Versions       int      `json:"versions"`       // distinct versions kept
+	Stubs          int      `json:"stubs"`          // of them, kept as stubs
+	Whole          int      `json:"whole"`          // of them, kept whole
+	BytesRewritten int64    `json:"bytesRewritten"` // size of the segments replaced
+	BytesWritten   int64    `json:"bytesWritten"`   // size of the segments replacing them
+	// BytesBefore and BytesAfter are the size of this writer's segments
+	// in the blob store, as listed before and after (replaced segments
+	// kept for DeleteGrace included).
+	BytesBefore int64 `json:"bytesBefore"`
+	BytesAfter  int64 `json:"bytesAfter"`
+	// BytesChange is BytesAfter − BytesBefore: negative when compaction
+	// gave space back.
+	BytesChange int64 `json:"bytesChange"`
+	Deleted     int   `json:"deleted"`    // replaced segments deleted now (grace over)
+	BytesFreed  int64 `json:"bytesFreed"` // their size: what was deleted
 }
 
 // Compact rewrites this writer's segments into as few as
@@ -44,8 +53,27 @@ func (m *Mirror) Compact(ctx context.Context) (CompactResult, error) {
 	}
 	after := m.Stats()
 	res.Deleted = int(after.Deleted - before.Deleted)
-	res.Freed = after.BytesFreed - before.BytesFreed
+	res.BytesFreed = after.BytesFreed - before.BytesFreed
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	listed, err := m.listAll(ctx, segment.WriterPrefix(m.w.ID), "")
+	if err != nil {
+		return res, err
+	}
+	res.BytesAfter = m.ownBytes(listed)
+	res.BytesChange = res.BytesAfter - res.BytesBefore
 	return res, nil
+}
+
+// ownBytes is the size of this writer's segments among listed.
+func (m *Mirror) ownBytes(listed []engine.BlobInfo) int64 {
+	var n int64
+	for _, b := range listed {
+		if in, ok := segment.ParseName(b.Name); ok && in.Writer == m.w.ID {
+			n += b.Size
+		}
+	}
+	return n
 }
 
 func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
@@ -62,6 +90,7 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 	if err != nil {
 		return err
 	}
+	res.BytesBefore = m.ownBytes(listed)
 	retiring := map[string]bool{}
 	for _, r := range m.w.Retired {
 		retiring[r.Name] = true
@@ -105,7 +134,7 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 		if base == 0 || seg.Base < base {
 			base = seg.Base
 		}
-		res.Before += int64(len(data))
+		res.BytesRewritten += int64(len(data))
 		rewrote = append(rewrote, b.Name)
 		for _, l := range seg.Lines {
 			v, err := record.Decode(l)
@@ -157,7 +186,7 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 			return err
 		}
 		res.Wrote = append(res.Wrote, t.Name())
-		res.After += int64(len(data))
+		res.BytesWritten += int64(len(data))
 		if last {
 			break
 		}

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/minca-go/minca/backends/folder"
@@ -116,13 +115,11 @@ func currents(t testing.TB, s *engine.Store, space string, keys []string) string
 
 // device is one engine with its own key, editing records of one space.
 type device struct {
-	t      testing.TB
-	s      *engine.Store
-	w      *enginetest.Writer
-	m      *mirror.Mirror
-	rng    *rand.Rand
-	mu     sync.Mutex
-	offset int
+	t   testing.TB
+	s   *engine.Store
+	w   *enginetest.Writer
+	m   *mirror.Mirror
+	rng *rand.Rand
 }
 
 func newDevice(t testing.TB, space string, b engine.Blobs, seed uint64, o *mirror.Options) *device {

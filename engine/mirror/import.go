@@ -239,6 +239,7 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 		}
 		todo = append(todo, b)
 	}
+	m.stats.SegmentsToRead += int64(len(todo))
 	changed := false
 	err = m.readSegments(ctx, todo, res, func(name string) error {
 		done[name], changed = true, true

@@ -137,6 +137,7 @@ type Stats struct {
 	SegmentsWritten int64 `json:"segmentsWritten"` // export and compaction
 	BytesWritten    int64 `json:"bytesWritten"`
 	SegmentsRead    int64 `json:"segmentsRead"`
+	SegmentsToRead  int64 `json:"segmentsToRead"` // listed to be read (SegmentsRead of them done): a progress line's total
 	BytesRead       int64 `json:"bytesRead"`
 	Admitted        int64 `json:"admitted"`    // versions handed to Admit
 	Stored          int64 `json:"stored"`      // of them, new to the store
