@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/minca-go/minca/engine"
 )
 
 func main() {
@@ -133,6 +135,9 @@ func exitCode(s *stdio, name string, err error) int {
 		return ee.code
 	}
 	fmt.Fprintf(s.err, "minca %s: %v\n", name, err)
+	if errors.Is(err, engine.ErrCorrupt) {
+		return exitFailed // a damaged store: a check failed
+	}
 	return exitUsage
 }
 

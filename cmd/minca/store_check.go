@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
 )
 
@@ -14,12 +16,17 @@ func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
+	var probs []string
 	st, err := openStore(*url, nil)
-	if err != nil {
+	if err == nil {
+		defer st.Close()
+		probs, err = st.Check(ctx, &record.Verifier{})
+	} else if !errors.Is(err, engine.ErrCorrupt) {
 		return err
 	}
-	defer st.Close()
-	probs, err := st.Check(ctx, &record.Verifier{})
+	if errors.Is(err, engine.ErrCorrupt) { // damage met opening or reading the store: a problem
+		probs, err = append(probs, err.Error()), nil
+	}
 	for _, p := range probs {
 		if werr := writeJSONLine(s.out, canonical.NewObject("problem", p)); werr != nil {
 			return werr
