@@ -128,12 +128,14 @@ func (l logger) Fatalf(format string, args ...any) {
 			break
 		}
 	}
-	err = l.f.set(err)
 	if guarded() {
-		panic(fatalPanic{err})
+		panic(fatalPanic{l.f.set(err)})
 	}
+	// Pebble's goroutine: no call returns the failure now, so it is logged;
+	// and the goroutine must not go on, nor can it unwind.
 	l.f.log.Error(err.Error(), "store", l.f.dir)
-	select {} // Pebble's goroutine: it must not go on, and cannot unwind
+	l.f.set(err)
+	select {}
 }
 
 func isDamage(err error) bool {

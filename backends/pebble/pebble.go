@@ -38,6 +38,8 @@ type Options struct {
 	// returns an error wrapping engine.ErrNoStore naming the path.
 	// Default false (Open creates the store).
 	MustExist bool
+
+	fs vfs.FS // the filesystem under Pebble (tests inject faults); nil is vfs.Default
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -124,6 +126,7 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 		EventListener:               s.fatal.listener(),
 		ReadOnly:                    o.ReadOnly,
 	}
+	po.FS = o.fs
 	if o.ReadOnly {
 		po.FS = readOnlyFS{vfs.Default}
 	}

@@ -3,6 +3,7 @@ package pebble
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -31,7 +32,10 @@ func (s *Store) VerifyFiles(ctx context.Context) (problems []string, err error) 
 			}
 			name := fmt.Sprintf("%s.sst", t.BackingSSTNum)
 			if err := verifyTable(ctx, s.dir, name); err != nil {
-				problems = append(problems, localstore.Corrupt("pebble", s.dir, name+": "+err.Error()).Error())
+				// The reader opened outside the store knows no file
+				// number, and says "file 000000": the name says which.
+				msg := strings.Replace(err.Error(), "file 000000: ", "", 1)
+				problems = append(problems, localstore.Corrupt("pebble", s.dir, name+": "+msg).Error())
 			}
 		}
 	}
@@ -46,7 +50,7 @@ func verifyTable(ctx context.Context, dir, name string) (err error) {
 	if err != nil {
 		return err
 	}
-	readable, err := objstorageprovider.NewFileReadable(f, fsys, nil, name)
+	readable, err := objstorageprovider.NewFileReadable(f, fsys, objstorageprovider.NewReadaheadConfig(), name)
 	if err != nil {
 		f.Close()
 		return err

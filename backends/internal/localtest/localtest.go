@@ -10,6 +10,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/node"
@@ -87,7 +88,7 @@ func ReadBack(t *testing.T, kv engine.KV, vs []*record.Version) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := w.First("app.todo.item", map[string]any{"text": "more"})
+	v, err := w.First("app.todo.item", canonical.NewObject("text", "more"))
 	if err != nil {
 		t.Fatal(err)
 	}
