@@ -94,7 +94,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 			return res, fmt.Errorf("bench: pebble import: %w", err)
 		}
 		s, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
-			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r)), nil)
+			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r), "store.db"), nil)
 		})
 		if err != nil {
 			return res, fmt.Errorf("bench: sqlite import: %w", err)

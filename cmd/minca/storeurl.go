@@ -11,7 +11,7 @@ import (
 )
 
 // storeURLHelp describes the store URLs openKV takes.
-const storeURLHelp = "pebble:PATH (the default: a PATH with no scheme is pebble), sqlite:PATH, memory:, folder:PATH, s3://BUCKET/PREFIX?…"
+const storeURLHelp = "pebble:PATH (the default: a PATH with no scheme is pebble), sqlite:FILE, memory:, folder:PATH, s3://BUCKET/PREFIX?…"
 
 // openKV opens the key-value store a URL names (DESIGN.md: a store is named
 // by a URL). The one switch from a URL to a backend's constructor.
