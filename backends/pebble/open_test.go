@@ -3,8 +3,10 @@ package pebble_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/minca-go/minca/backends/internal/localtest"
@@ -106,5 +108,34 @@ func TestReadOnlyLocks(t *testing.T) {
 	defer w.Close()
 	if _, err := pebble.Open(dir, ro); !errors.Is(err, engine.ErrLocked) {
 		t.Fatalf("a reader beside a writer: %v", err)
+	}
+}
+
+// A store owned by another user, in a directory this one cannot write: run
+// as user nobody (the tests run as root; as another user TestReadOnly's
+// write-protected directory is the same case), a read-only open reads it
+// all and writes nothing. The test run as nobody is this test itself.
+func TestReadOnlyAnotherUser(t *testing.T) {
+	if dir := localtest.OtherUserStore(); dir != "" {
+		kv, err := pebble.Open(dir, &pebble.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println(localtest.Summary(localtest.ReadOnly(t, kv)))
+		return
+	}
+	dir, bin, ok := localtest.OtherUserDir(t)
+	if !ok {
+		t.Skip("only root runs a process as another user; TestReadOnly covers this user")
+	}
+	for _, compact := range []bool{false, true} {
+		vs := fill(t, dir, compact)
+		before := localtest.List(t, dir)
+		out := localtest.ReadAsOtherUser(t, bin, "TestReadOnlyAnotherUser", dir)
+		if want := localtest.Summary(localtest.IDs(vs)); !strings.Contains(out, want) {
+			t.Fatalf("read as nobody:\n%s\nwant %s", out, want)
+		}
+		before.Same(t, localtest.List(t, dir))
+		os.RemoveAll(dir)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -219,5 +220,51 @@ func TestEarlierLayout(t *testing.T) {
 	}
 	if es, _ := os.ReadDir(dir); len(es) != 2 {
 		t.Fatalf("the earlier layout's directory holds %d files", len(es))
+	}
+}
+
+// A store owned by another user, in a directory this one cannot write: run
+// as user nobody (the tests run as root; as another user TestReadOnly's
+// write-protected directory is the same case), a read-only open reads it
+// all and writes nothing, closed cleanly or with a log left by a crash
+// (SQLite then keeps the log's index in memory: PATH-shm is not
+// writable). The test run as nobody is this test itself.
+func TestReadOnlyAnotherUser(t *testing.T) {
+	if path := localtest.OtherUserStore(); path != "" {
+		kv, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println(localtest.Summary(localtest.ReadOnly(t, kv)))
+		return
+	}
+	dir, bin, ok := localtest.OtherUserDir(t)
+	if !ok {
+		t.Skip("only root runs a process as another user; TestReadOnly covers this user")
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	clean := filepath.Join(dir, "clean.db")
+	crashed := filepath.Join(dir, "crashed.db")
+	vs := fill(t, clean, nil)
+	vs2 := fill(t, filepath.Join(dir, "live.db"), func() {
+		for _, suffix := range []string{"", "-wal", "-shm", sqlite.LockSuffix} {
+			b, err := os.ReadFile(filepath.Join(dir, "live.db") + suffix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(crashed+suffix, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	for path, vs := range map[string][]*record.Version{clean: vs, crashed: vs2} {
+		before := localtest.List(t, dir)
+		out := localtest.ReadAsOtherUser(t, bin, "TestReadOnlyAnotherUser", path)
+		if want := localtest.Summary(localtest.IDs(vs)); !strings.Contains(out, want) {
+			t.Fatalf("%s read as nobody:\n%s\nwant %s", path, out, want)
+		}
+		before.Same(t, localtest.List(t, dir))
 	}
 }
