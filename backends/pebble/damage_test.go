@@ -1,6 +1,7 @@
 package pebble_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -218,8 +219,41 @@ func TestDamagedFiles(t *testing.T) {
 			_, err = pebble.Open(d.dir, m.opts)
 			wantCorrupt(t, "open with the MANIFEST cut short", err, d.dir, filepath.Base(manifest), "cut short")
 			before.Same(t, listData(t, d.dir))
+
+			// A record damaged, good ones after it: found with or without
+			// the length minca.manifest keeps.
+			for _, record := range []bool{true, false} {
+				d = newDamaged(t)
+				if !record {
+					os.Remove(filepath.Join(d.dir, pebble.ManifestRecordName))
+				}
+				manifest := flipManifest(t, d.dir)
+				before = listData(t, d.dir)
+				_, err = pebble.Open(d.dir, m.opts)
+				wantCorrupt(t, "open with a MANIFEST record damaged", err, d.dir, filepath.Base(manifest), "damaged")
+				before.Same(t, listData(t, d.dir))
+			}
 		})
 	}
+}
+
+// flipManifest flips a byte in the first record of the store's MANIFEST
+// (the version it starts from) and returns its path.
+func flipManifest(t *testing.T, dir string) string {
+	t.Helper()
+	ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+	if len(ms) != 1 {
+		t.Fatalf("%d MANIFEST files", len(ms))
+	}
+	b, err := os.ReadFile(ms[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[10] ^= 0x01 // past the first chunk's 7-byte header
+	if err := os.WriteFile(ms[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ms[0]
 }
 
 // listData lists the store's files but the lock files, which an open for
@@ -269,11 +303,39 @@ func TestDamageOnTheCommandLine(t *testing.T) {
 			return d.tableName()
 		}},
 		{"cut MANIFEST", func(d *damaged) string { return filepath.Base(cutManifest(t, d.dir)) }},
+		{"damaged MANIFEST", func(d *damaged) string { return filepath.Base(flipManifest(t, d.dir)) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := newDamaged(t)
 			file := c.damage(d)
 			localtest.DamageReported(t, bin, "pebble:"+d.dir, space, "somekey", d.dir, file)
+		})
+	}
+}
+
+// What a crash mid-write leaves at the end of a MANIFEST — a record cut
+// short, or zeros — past what was synced, is not damage: the store opens
+// and holds everything.
+func TestManifestTornTail(t *testing.T) {
+	for name, tail := range map[string][]byte{
+		"torn record": append([]byte{1, 2, 3, 4, 100, 0, 1}, bytes.Repeat([]byte{7}, 20)...),
+		"zeros":       make([]byte, 50),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "db")
+			vs := fill(t, dir, true)
+			ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+			f, err := os.OpenFile(ms[0], os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write(tail)
+			f.Close()
+			kv, err := pebble.Open(dir, &pebble.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			localtest.ReadBack(t, kv, vs)
 		})
 	}
 }

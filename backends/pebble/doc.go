@@ -27,11 +27,17 @@
 // filter), and checks its checksum; the engine's Check calls it.
 //
 // Pebble reads a MANIFEST up to its first bad record and takes what it read
-// as the store's state, which is what a crash mid-write leaves; a MANIFEST
-// cut further back would open as an older store, silently missing what the
-// lost edits added. A MANIFEST only grows, so the store writes its name and
-// length to minca.manifest at each open and close, and a MANIFEST found
-// shorter than that is reported as damage before Pebble reads it.
+// as the store's state, which is right for the torn last record a crash
+// leaves; a MANIFEST damaged further back would open as an older store,
+// silently missing what the lost edits added (and a store opened to write
+// would then delete the tables they added). So the store reads the MANIFEST
+// first: a record that fails its checksum with good records after it is
+// damage. A MANIFEST only grows, and the store writes its name and length
+// to minca.manifest at each open and close: a MANIFEST shorter than that,
+// or ending in a torn record before that length, is damage too. (A store
+// never opened to write since minca.manifest was introduced has no length
+// to compare: a MANIFEST cut back to a record boundary there is read as
+// Pebble reads it.)
 //
 // Pebble calls its logger's Fatalf where it cannot go on (a MANIFEST write
 // that failed, an invariant broken) and expects the process to end. Here

@@ -266,7 +266,7 @@ func (s *Store) Close() (err error) {
 	if err := s.fatal.get(); err != nil {
 		return err
 	}
-	err = s.await(s.db.Close)
+	err = s.await(func() error { return s.wrap(s.db.Close()) })
 	if s.fatal.get() != nil {
 		return err
 	}
