@@ -29,8 +29,8 @@
 // Pebble reads a MANIFEST up to its first bad record and takes what it read
 // as the store's state, which is right for the torn last record a crash
 // leaves; a MANIFEST damaged further back would open as an older store,
-// silently missing what the lost edits added (and a store opened to write
-// would then delete the tables they added). So the store reads the MANIFEST
+// silently missing what the lost edits added (and, opened to write, it may
+// delete the tables they added as obsolete). So the store reads the MANIFEST
 // first: a record that fails its checksum with good records after it is
 // damage. A MANIFEST only grows, and the store writes its name and length
 // to minca.manifest at each open and close: a MANIFEST shorter than that,
