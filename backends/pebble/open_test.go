@@ -121,7 +121,7 @@ func TestReadOnlyAnotherUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Println(localtest.Summary(localtest.ReadOnly(t, kv)))
+		fmt.Println(localtest.Summary(localtest.ReadAll(t, kv)))
 		return
 	}
 	dir, bin, ok := localtest.OtherUserDir(t)

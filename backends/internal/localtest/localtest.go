@@ -62,15 +62,15 @@ func Fill(t *testing.T, kv engine.KV, before func(engine.KV)) []*record.Version 
 // engine.ErrReadOnly. It closes the store.
 func ReadBack(t *testing.T, kv engine.KV, vs []*record.Version) {
 	t.Helper()
-	if got, want := Summary(ReadOnly(t, kv)), Summary(IDs(vs)); got != want {
+	if got, want := Summary(ReadAll(t, kv)), Summary(IDs(vs)); got != want {
 		t.Fatalf("read back %s, wrote %s", got, want)
 	}
 }
 
-// ReadOnly opens the engine on a store opened read-only, requires it to
+// ReadAll opens the engine on a store opened read-only, requires it to
 // check clean and a write to fail with engine.ErrReadOnly, closes it, and
 // returns the ids of the versions it holds.
-func ReadOnly(t *testing.T, kv engine.KV) []string {
+func ReadAll(t *testing.T, kv engine.KV) []string {
 	t.Helper()
 	ctx := context.Background()
 	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})

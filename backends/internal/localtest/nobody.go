@@ -57,7 +57,7 @@ func OtherUserDir(t *testing.T) (dir, bin string, ok bool) {
 
 // ReadAsOtherUser runs bin's test named test as user nobody, with the
 // store path in the environment, and returns its output; the test, seeing
-// OtherUserStore, reads the store and prints ReadSummary of it.
+// OtherUserStore, reads the store and prints the Summary of what it read.
 func ReadAsOtherUser(t *testing.T, bin, test, store string) string {
 	t.Helper()
 	cmd := exec.Command(bin, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
