@@ -101,7 +101,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		}
 		steps.next(fmt.Sprintf("round %d of %d: SQLite import", r+1, cfg.Rounds))
 		s, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
-			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r)), nil)
+			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r), "store.db"), nil)
 		})
 		if err != nil {
 			return res, fmt.Errorf("bench: sqlite import: %w", err)

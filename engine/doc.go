@@ -1,9 +1,10 @@
 // Package engine is the version store of a Minca node (DESIGN.md, The
 // engine): it keeps what 02 §4.5 says a peer keeps, for many spaces, on an
 // ordered key-value store ([KV]) laid out once for every backend
-// (backends/pebble, backends/sqlite, backends/memory). It knows nothing of
-// notes, access histories or the network: a [Judge] decides what may be
-// kept, and the store applies its verdicts.
+// (backends/pebble, backends/sqlite, backends/memory; a KV that can verify
+// its own files whole is a [FileVerifier], which Check uses). It knows
+// nothing of notes, access histories or the network: a [Judge] decides
+// what may be kept, and the store applies its verdicts.
 //
 // # What it holds
 //

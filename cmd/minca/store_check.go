@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
 )
 
@@ -14,13 +16,17 @@ func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
+	var probs []string
 	sto, err := openStore(ctx, *url, readStore)
-	if err != nil {
+	if err == nil {
+		defer sto.Close()
+		probs, err = sto.Engine().Check(ctx, &record.Verifier{})
+	} else if !errors.Is(err, engine.ErrCorrupt) {
 		return err
 	}
-	defer sto.Close()
-	st := sto.Engine()
-	probs, err := st.Check(ctx, &record.Verifier{})
+	if errors.Is(err, engine.ErrCorrupt) { // damage met opening or reading the store: a problem
+		probs, err = append(probs, err.Error()), nil
+	}
 	for _, p := range probs {
 		if werr := writeJSONLine(s.out, canonical.NewObject("problem", p)); werr != nil {
 			return werr
@@ -32,7 +38,7 @@ func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 	if len(probs) > 0 {
 		return failed(fmt.Errorf("%d problems", len(probs)))
 	}
-	stats, _ := st.Stats(ctx)
+	stats, _ := sto.Engine().Stats(ctx)
 	fmt.Fprintf(s.err, "store %s is sound: %d versions, %d waiting\n", *url, stats.Versions, stats.Waiting)
 	return nil
 }
