@@ -69,7 +69,7 @@ func put(t *testing.T, s *Store, n int) error {
 	for i := range n {
 		b.Set(fmt.Appendf(nil, "k%06d", i), make([]byte, 100))
 	}
-	return b.Commit(true)
+	return b.Commit(engine.Sync)
 }
 
 // within fails t unless f returns within a few seconds: a call that

@@ -213,7 +213,7 @@ func TestEarlierLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Set([]byte("written"), []byte("there"))
-		if err := b.Commit(true); err != nil {
+		if err := b.Commit(engine.Sync); err != nil {
 			t.Fatal(err)
 		}
 		kv.Close()
