@@ -62,9 +62,10 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 	defer m.mu.Unlock()
 	res := ImportResult{Bad: []Problem{}}
 	full := m.rescan
-	if full && m.bound {
-		// Every full pass reads the markers again: a copy with a smaller
-		// id may have arrived, or another store taken this one's place.
+	if m.bound {
+		// Every pass reads the markers again (a few small files at the
+		// root): a copy with a smaller id may have arrived, or another
+		// store taken this one's place.
 		if err := m.bind(ctx); err != nil {
 			return res, err
 		}
@@ -236,7 +237,14 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 	}
 	after := ""
 	if !full {
-		after = maxDone // new segments sort after everything read (S8)
+		after = maxDone // new segments sort after everything read (S8)…
+		for name := range m.failed {
+			// …and those that did not read are listed again, to see
+			// whether they changed.
+			if n, ok := segment.ParseName(name); ok && n.Writer == w {
+				after = min(after, segment.NameSeqBound(w, n.Seq))
+			}
+		}
 	}
 	listed, err := m.listAll(ctx, segment.WriterPrefix(w), after)
 	if err != nil {
