@@ -10,6 +10,7 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "backup", "backup --store URL --to BLOBURL\n\nWrites every version the store took in since the last backup to the blob\nstore as this store's segments (stubs as stubs). Resumable: run it again\nafter an interruption. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
 	url := storeFlag(fs)
 	to := fs.String("to", "", "the blob store")
+	adopt := fs.Bool("adopt", false, "take the blob store as found when it is not the one this store mirrored to there before (a folder emptied or set up again) or lost segments; without it such a store is refused")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -17,7 +18,7 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 		return usageError("backup takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *to, true, nil, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
+	m, done, err := openMirror(ctx, log, *url, *to, true, nil, mirror.Options{Adopt: *adopt, Progress: everySecond(func(ms mirror.Stats) {
 		log.Info("backup", "segments", ms.SegmentsWritten, "versions", ms.Exported, "bytes", ms.BytesWritten)
 	})})
 	if err != nil {

@@ -16,6 +16,8 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	compactAt := fs.Int("compact-at", 16, "compact when this writer has this many segments (negative: never)")
 	every := fs.Duration("every", 30*time.Second, "full rescan interval when running")
 	grace := fs.Duration("grace", 10*time.Minute, "keep compacted-away segments this long for other devices still reading them")
+	goneGrace := fs.Duration("gone-grace", time.Hour, "when running, wait this long for a blob store that is gone (a folder unmounted) before exiting")
+	adopt := fs.Bool("adopt", false, "take the blob store as found when it is not the one this store mirrored to there before (a folder emptied or set up again) or lost segments; without it such a store is refused")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -23,7 +25,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		return usageError("mirror takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *to, true, defaultJudge(), mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace})
+	m, done, err := openMirror(ctx, log, *url, *to, true, defaultJudge(), mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace, GoneGrace: *goneGrace, Adopt: *adopt})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 func runRestore(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "restore", "restore --from BLOBURL --store URL\n\nAdmits every version of every writer's segments in the blob store into the\nstore, through the judge, as from a peer. Resumable: segments already read\nare not read again. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
 	from := fs.String("from", "", "the blob store")
+	adopt := fs.Bool("adopt", false, "take the blob store as found when it is not the one this store mirrored to there before (a folder emptied or set up again) or lost segments; without it such a store is refused")
 	url := storeFlag(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err
@@ -17,7 +18,7 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		return usageError("restore takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *from, false, defaultJudge(), mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
+	m, done, err := openMirror(ctx, log, *url, *from, false, defaultJudge(), mirror.Options{Adopt: *adopt, Progress: everySecond(func(ms mirror.Stats) {
 		log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
 	})})
 	if err != nil {
