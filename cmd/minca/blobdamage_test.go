@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
 
 // segmentFiles lists the segment files under a folder store, sorted.
@@ -123,5 +129,58 @@ func TestReplacedFolderCLI(t *testing.T) {
 	sameExport(t, a, b)
 	if out, errs, _ := minca(t, "", "mirror", "--help"); !strings.Contains(out+errs, "gone-grace") || !strings.Contains(out+errs, "adopt") {
 		t.Fatalf("mirror --help:\n%s%s", out, errs)
+	}
+}
+
+// Case 1 on S3: a segment object with a byte flipped is named by restore
+// (exit 1) and by store check of the s3: store.
+func TestCorruptSegmentS3CLI(t *testing.T) {
+	be := s3mem.New()
+	if err := be.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(be).Server())
+	defer srv.Close()
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	url := "s3://bkt/backups/a?region=us-east-1&path-style=true&endpoint=" + srv.URL
+	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
+	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 30, 4))
+	mustRun(t, "backup", "--store", a, "--to", url)
+	prefix := "backups/a/segments/"
+	list, err := be.ListBucket("bkt", &gofakes3.Prefix{Prefix: prefix, HasPrefix: true}, gofakes3.ListBucketPage{})
+	if err != nil || len(list.Contents) != 1 {
+		t.Fatalf("listing: %v %v", list, err)
+	}
+	key := list.Contents[0].Key
+	obj, err := be.GetObject("bkt", key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(obj.Contents)
+	obj.Contents.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x80
+	// Deleted and put again, so the server keeps no checksum of the old
+	// bytes: the damage is in what was stored, as a bit flip at rest.
+	if _, err := be.DeleteObject("bkt", key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := be.PutObject("bkt", key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(key, "backups/a/")
+	if _, errs, code := minca(t, "", "restore", "--from", url, "--store", b); code != 1 || !strings.Contains(errs, name) || !strings.Contains(errs, "segment/checksum") {
+		t.Fatalf("restore: exit %d\n%s", code, errs)
+	}
+	if out, errs, code := minca(t, "", "store", "check", "--store", url); code != 1 || !strings.Contains(out, `{"problem":"segment `+name) {
+		t.Fatalf("store check: exit %d\n%s%s", code, out, errs)
 	}
 }
