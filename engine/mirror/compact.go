@@ -62,23 +62,19 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 	if err != nil {
 		return err
 	}
-	retiring := map[string]bool{}
-	for _, r := range m.w.Retired {
-		retiring[r.Name] = true
+	// Old segments of ours a sync service brought back (F7) go again;
+	// what they hold is in the live ones.
+	if err := m.dropResurrected(ctx, listed); err != nil {
+		return err
 	}
-	// Ours and listed: live ones, and old ones a sync service brought back
-	// (F7), which go again.
+	// The inputs: our live segments, listed.
+	live := map[string]bool{}
+	for _, s := range m.w.Own {
+		live[s.Name] = true
+	}
 	var inputs []engine.BlobInfo
 	for _, b := range listed {
-		n, ok := segment.ParseName(b.Name)
-		if !ok || n.Writer != m.w.ID || retiring[b.Name] {
-			continue
-		}
-		ours, err := m.isOurs(ctx, n)
-		if err != nil {
-			return err
-		}
-		if ours {
+		if live[b.Name] {
 			inputs = append(inputs, b)
 		}
 	}

@@ -257,13 +257,17 @@ func (m *Mirror) StoreID() string {
 	return m.sid
 }
 
-// Round is one pass both ways: import, export, then compaction when this
-// writer has CompactAt segments or more, removal of copies of this
-// writer's segments and of the marker that a sync service made (tidy.go),
-// and deletion of what compaction replaced once its grace is over. Bad
-// segments ([ErrBadSegment]) stop nothing: the round does all of that and
-// returns their error last.
+// Round is one pass both ways: import (listing everything, so segments a
+// sync service delivered out of order are found), export, then compaction
+// when this writer has CompactAt segments or more, removal of what a sync
+// service duplicated or brought back of this writer's segments and of the
+// marker (tidy.go), and deletion of what compaction replaced once its
+// grace is over. Bad segments ([ErrBadSegment]) stop nothing: the round
+// does all of that and returns their error last.
 func (m *Mirror) Round(ctx context.Context) error {
+	m.mu.Lock()
+	m.rescan = true // a round lists everything: what arrived out of order too
+	m.mu.Unlock()
 	_, bad := m.Import(ctx)
 	if bad != nil && !errors.Is(bad, ErrBadSegment) {
 		return bad

@@ -46,9 +46,6 @@ func (m *Mirror) Run(ctx context.Context) error {
 		case <-hint:
 			_, err = m.Import(ctx)
 		case <-importTimer.C:
-			m.mu.Lock()
-			m.rescan = true
-			m.mu.Unlock()
 			err = m.Round(ctx)
 			importTimer.Reset(jitter(m.o.ImportEvery))
 		case <-exportTick.C:
@@ -96,9 +93,6 @@ func (m *Mirror) ride(ctx context.Context, err error) error {
 			return nil
 		case <-t.C:
 		}
-		m.mu.Lock()
-		m.rescan = true // everything again: the store may have come back otherwise
-		m.mu.Unlock()
 		err = m.Round(ctx)
 		if err == nil || errors.Is(err, ErrBadSegment) {
 			m.o.Logger.Info("mirror: the blob store is back", "after", m.o.Now().Sub(start).Round(time.Millisecond))

@@ -3,6 +3,7 @@ package mirror
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/minca-go/minca/engine"
@@ -38,7 +39,11 @@ func (m *Mirror) tidy(ctx context.Context) error {
 	st, ok1 := m.b.(engine.BlobStrays)
 	rm, ok2 := m.b.(engine.BlobStrayRemover)
 	if !ok1 || !ok2 {
-		return nil
+		own, err := m.listAll(ctx, segment.WriterPrefix(m.w.ID), "")
+		if err != nil {
+			return err
+		}
+		return m.dropResurrected(ctx, own)
 	}
 	strays, err := st.Strays(ctx, "")
 	if err != nil {
@@ -48,6 +53,9 @@ func (m *Mirror) tidy(ctx context.Context) error {
 	// whose decoration is in our grammar) are candidates too.
 	own, err := m.listAll(ctx, segment.WriterPrefix(m.w.ID), "")
 	if err != nil {
+		return err
+	}
+	if err := m.dropResurrected(ctx, own); err != nil {
 		return err
 	}
 	for _, b := range own {
@@ -143,4 +151,42 @@ func copyOf(name, writer string) (segment.NameInfo, bool) {
 		return segment.NameInfo{}, false
 	}
 	return n, true
+}
+
+// dropResurrected deletes segments of ours, among listed, that compaction
+// replaced and a sync service brought back (F7): published by this writer
+// (their hash is the one it recorded at their sequence), neither live nor
+// being published nor waiting out their grace. What they hold is in the
+// live segments that replaced them.
+func (m *Mirror) dropResurrected(ctx context.Context, listed []engine.BlobInfo) error {
+	keep := map[string]bool{}
+	for _, s := range m.w.Own {
+		keep[s.Name] = true
+	}
+	for _, r := range m.w.Retired {
+		keep[r.Name] = true
+	}
+	if m.w.Pending != nil {
+		keep[m.w.Pending.Name] = true
+	}
+	for _, b := range listed {
+		n, ok := segment.ParseName(b.Name)
+		if !ok || n.Writer != m.w.ID || keep[b.Name] {
+			continue
+		}
+		ours, err := m.isOurs(ctx, n)
+		if err != nil {
+			return err
+		}
+		if !ours {
+			continue // another writer's under our id: checkOwn's (F11)
+		}
+		if err := m.b.Delete(ctx, b.Name); err != nil {
+			return fmt.Errorf("minca/mirror: delete %s: %w", b.Name, err)
+		}
+		m.stats.Deleted++
+		m.stats.BytesFreed += b.Size
+		m.o.Logger.Info("mirror: deleted a compacted-away segment of ours that came back", "name", b.Name)
+	}
+	return nil
 }
