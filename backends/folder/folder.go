@@ -540,5 +540,10 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	if err := s.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &engine.BlobError{Op: "delete", Name: name, Err: err}
 	}
+	// An evicted file is its iCloud stub (F3): deleting it deletes that.
+	stub := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".icloud")
+	if err := s.fs.Remove(stub); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &engine.BlobError{Op: "delete", Name: name, Err: err}
+	}
 	return s.fs.SyncDir(filepath.Dir(p))
 }

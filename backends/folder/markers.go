@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -123,10 +124,12 @@ func (s *Store) StoreIDs(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// TidyMarkers implements [engine.BlobMarkers]. A copy is removed only if
-// its bytes are the marker's, read just before; a copy with other content
-// (another device's marker from a setup race) stays, and the rule above
-// keeps every device on one id while it does.
+// TidyMarkers implements [engine.BlobMarkers]. Copies with the same bytes
+// are one marker: the marker itself (or else the copy whose name sorts
+// first) stays, and every other is removed — each only if its bytes are
+// still those, read just before. Copies with other content (another
+// device's marker from a setup race) stay, and the rule above keeps every
+// device on one id while they do.
 func (s *Store) TidyMarkers(ctx context.Context) (removed, left []string, err error) {
 	if err := s.check("tidy", MarkerName); err != nil {
 		return nil, nil, err
@@ -135,25 +138,28 @@ func (s *Store) TidyMarkers(ctx context.Context) (removed, left []string, err er
 	if err != nil {
 		return nil, nil, err
 	}
-	var canon []byte
+	// The marker first, then the copies by name: the first of each
+	// content is kept.
+	sort.Slice(ms, func(i, j int) bool {
+		if (ms[i].name == MarkerName) != (ms[j].name == MarkerName) {
+			return ms[i].name == MarkerName
+		}
+		return ms[i].name < ms[j].name
+	})
+	var kept [][]byte
 	for _, m := range ms {
-		if m.name == MarkerName && m.id != "" {
-			canon = m.data
-		}
-	}
-	for _, m := range ms {
-		if m.name == MarkerName {
-			continue
-		}
-		if canon == nil || !bytes.Equal(m.data, canon) {
+		dup := m.id != "" && slices.ContainsFunc(kept, func(k []byte) bool { return bytes.Equal(k, m.data) })
+		switch {
+		case !dup && m.name == MarkerName:
+			kept = append(kept, m.data)
+		case !dup:
+			kept = append(kept, m.data)
 			left = append(left, m.name)
-			continue
-		}
-		if err := s.removeIfSame(m.name, canon); err != nil {
+		case s.removeIfSame(m.name, m.data) != nil:
 			left = append(left, m.name)
-			continue
+		default:
+			removed = append(removed, m.name)
 		}
-		removed = append(removed, m.name)
 	}
 	return removed, left, nil
 }

@@ -92,19 +92,6 @@ func (m *Mirror) bind(ctx context.Context) error {
 	for _, id := range ids {
 		seen[id] = true
 	}
-	// related: ids whose state may be moved here — those the markers show,
-	// and the ones they had before.
-	related := map[string]bool{}
-	for _, id := range ids {
-		related[id] = true
-		as, err := m.aliases(ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, a := range as {
-			related[a] = true
-		}
-	}
 	loc := ""
 	if l, ok := m.b.(engine.BlobLocator); ok {
 		loc = l.Locate()
@@ -114,6 +101,40 @@ func (m *Mirror) bind(ctx context.Context) error {
 		if _, err := m.loadJSON(ctx, placeKey(loc), &was); err != nil {
 			return err
 		}
+	}
+	// related: the ids of this blob store — those its markers show, the
+	// ones they had before, and a remembered id that had one of those as
+	// an alias (its marker copy may be gone or not here yet: a sync
+	// service removing a duplicate of it before bringing the other).
+	related := map[string]bool{}
+	add := func(id string) error {
+		if id == "" || related[id] {
+			return nil
+		}
+		related[id] = true
+		as, err := m.aliases(ctx, id)
+		for _, a := range as {
+			related[a] = true
+		}
+		return err
+	}
+	for _, id := range ids {
+		if err := add(id); err != nil {
+			return err
+		}
+	}
+	for _, id := range []string{was.ID, m.sid} {
+		as, err := m.aliases(ctx, id)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(as, func(a string) bool { return seen[a] }) {
+			if err := add(id); err != nil {
+				return err
+			}
+		}
+	}
+	if loc != "" {
 		if was.ID != "" && !related[was.ID] {
 			if !m.o.Adopt {
 				return &StoreChangedError{Location: loc, Remembered: was.ID, Found: sid, Empty: m.empty(ctx)}
