@@ -108,9 +108,9 @@ const (
 // flight is a delivery in progress on a device: what it wrote so far is
 // not the file yet.
 type flight struct {
-	kind flightKind
-	rev  int
-	data []byte // the whole file
+	kind  flightKind
+	rev   int
+	data  []byte // the whole file
 	wrote []byte // what is under the name now (nil for a stub)
 }
 
