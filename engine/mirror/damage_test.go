@@ -115,3 +115,42 @@ func TestCorruptSegmentEachRun(t *testing.T) {
 		t.Fatalf("verify codes %s", codes)
 	}
 }
+
+// A segment of the writer's own that is damaged where it is stored is
+// repaired by its next compaction: everything it exported is written
+// again from the store, and readers get every version back.
+func TestOwnSegmentRepaired(t *testing.T) {
+	m, b := sharedFolder(t)
+	space := enginetest.SpaceID("own damaged")
+	opts := &mirror.Options{CompactAt: -1, Reread: time.Millisecond}
+	a := newDevice(t, space, b, 1, opts)
+	writeAndExport(t, a, 0, 3)
+	bad := writeAndExport(t, a, 10, 4)
+	data, _ := b.Get(ctx, bad)
+	data[len(data)/2] ^= 0x20
+	m.WriteFile(root+bad, data)
+	c := newDevice(t, space, b, 2, opts)
+	if _, err := c.m.Import(ctx); !errors.Is(err, mirror.ErrBadSegment) {
+		t.Fatalf("import: %v", err)
+	}
+	a.create(30) // not exported yet: not for compaction to write
+	res, err := a.m.Compact(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rewrote) != 2 || len(res.Wrote) != 1 || res.Versions != 7 || res.Deleted != 2 {
+		t.Fatalf("compaction over a bad segment of ours: %+v", res)
+	}
+	if _, err := b.Get(ctx, bad); err == nil {
+		t.Fatal("the bad segment is still there")
+	}
+	if res, err := c.m.Import(ctx); err != nil || len(res.Bad) != 0 {
+		t.Fatalf("import after the repair: %+v %v", res, err)
+	}
+	if got := len(heldSet(t, c.s)); got != 7 {
+		t.Fatalf("the reader holds %d versions, want 7", got)
+	}
+	if exp, err := a.m.Export(ctx); err != nil || exp.Versions != 1 {
+		t.Fatalf("the unexported version: %+v %v", exp, err)
+	}
+}

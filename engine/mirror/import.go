@@ -284,17 +284,15 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 		}
 		todo = append(todo, b)
 	}
-	var live map[string]bool
-	if full {
-		// A bad segment no longer listed was deleted or compacted away.
-		live = make(map[string]bool, len(listed))
-		for _, b := range listed {
-			live[b.Name] = true
-		}
-		for name := range m.bad {
-			if n, ok := segment.ParseName(name); ok && n.Writer == w && !live[name] {
-				m.forget(name)
-			}
+	// A segment that failed and is no longer listed was deleted or
+	// compacted away (the listing starts before every one that failed).
+	live := make(map[string]bool, len(listed))
+	for _, b := range listed {
+		live[b.Name] = true
+	}
+	for name := range m.failed {
+		if n, ok := segment.ParseName(name); ok && n.Writer == w && !live[name] {
+			m.forget(name)
 		}
 	}
 	changed := false
