@@ -12,7 +12,7 @@
 // for every mirror of it, and still writes it to the other blob stores the
 // store mirrors to.
 //
-// Failures are loud and named (issue 12):
+// Failures are loud and named:
 //
 //   - A segment that fails its checks with the same bytes on two reads
 //     Options.Reread apart is bad: Import reads every other segment, then
