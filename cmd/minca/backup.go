@@ -10,7 +10,7 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "backup", "backup --store URL --to BLOBURL\n\nWrites every version the store took in since the last backup to the blob\nstore as this store's segments (stubs as stubs). Resumable: run it again\nafter an interruption. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
 	url := storeFlag(fs)
 	to := fs.String("to", "", "the blob store")
-	adopt := fs.Bool("adopt", false, "take the blob store as found when it is not the one this store mirrored to there before (a folder emptied or set up again) or lost segments; without it such a store is refused")
+	adopt := fs.Bool("adopt", false, adoptHelp)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 func runRestore(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "restore", "restore --from BLOBURL --store URL\n\nAdmits every version of every writer's segments in the blob store into the\nstore, through the judge, as from a peer. Resumable: segments already read\nare not read again. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
 	from := fs.String("from", "", "the blob store")
-	adopt := fs.Bool("adopt", false, "take the blob store as found when it is not the one this store mirrored to there before (a folder emptied or set up again) or lost segments; without it such a store is refused")
+	adopt := fs.Bool("adopt", false, adoptHelp)
 	url := storeFlag(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err

@@ -224,7 +224,7 @@ type suspect struct {
 	b      engine.BlobInfo
 }
 
-func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *ImportResult, again *[]suspect) (err error) {
+func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *ImportResult, again *[]suspect) error {
 	r, err := m.readState(ctx, w)
 	if err != nil {
 		return err

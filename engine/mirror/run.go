@@ -85,7 +85,7 @@ func (m *Mirror) ride(ctx context.Context, err error) error {
 		}
 		delay = min(delay, m.o.GoneGrace-waited)
 		m.o.Logger.Warn("mirror: the blob store is gone or lost segments; waiting for it, writing and deleting nothing",
-			"err", err, "attempt", attempt, "retryIn", delay, "waited", waited.Round(time.Millisecond), "gives up after", m.o.GoneGrace)
+			"err", err, "attempt", attempt, "retryIn", delay, "waited", waited.Round(time.Millisecond), "givesUpAfter", m.o.GoneGrace)
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():

@@ -10,8 +10,9 @@ import (
 	"github.com/minca-go/minca/engine/mirror/internal/segment"
 )
 
-// tidy removes what a sync service duplicated of this writer's and of the
-// store's (F1, F5): copies of this writer's segments under other names
+// tidy removes what a sync service duplicated or brought back of this
+// writer's and of the store's (F1, F5, F7): compacted-away segments of
+// ours that came back, copies of this writer's segments under other names
 // ("… (conflicted copy).seg", "… 2.seg", "segments 2/…"), once proven
 // byte-identical to the segment kept — or, for a segment compacted away,
 // to what this writer published at its sequence — and copies of the
@@ -36,21 +37,6 @@ func (m *Mirror) tidy(ctx context.Context) error {
 			m.tell(n, "mirror: a copy of the store marker with other content, left (the store's id is the smallest valid id among the markers)")
 		}
 	}
-	st, ok1 := m.b.(engine.BlobStrays)
-	rm, ok2 := m.b.(engine.BlobStrayRemover)
-	if !ok1 || !ok2 {
-		own, err := m.listAll(ctx, segment.WriterPrefix(m.w.ID), "")
-		if err != nil {
-			return err
-		}
-		return m.dropResurrected(ctx, own)
-	}
-	strays, err := st.Strays(ctx, "")
-	if err != nil {
-		return err
-	}
-	// Names of ours that are no segment's ("…-desktop-4f2.seg": a copy
-	// whose decoration is in our grammar) are candidates too.
 	own, err := m.listAll(ctx, segment.WriterPrefix(m.w.ID), "")
 	if err != nil {
 		return err
@@ -58,6 +44,17 @@ func (m *Mirror) tidy(ctx context.Context) error {
 	if err := m.dropResurrected(ctx, own); err != nil {
 		return err
 	}
+	st, ok1 := m.b.(engine.BlobStrays)
+	rm, ok2 := m.b.(engine.BlobStrayRemover)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	strays, err := st.Strays(ctx, "")
+	if err != nil {
+		return err
+	}
+	// Names of ours that are no segment's ("…-desktop-4f2.seg": a copy
+	// whose decoration is in our grammar) are candidates too.
 	for _, b := range own {
 		if _, ok := segment.ParseName(b.Name); !ok {
 			strays = append(strays, b)
