@@ -55,8 +55,12 @@ func (e *StoreChangedError) Error() string {
 	if e.Empty {
 		what = "a new, empty blob store (emptied or removed, and set up again?)"
 	}
+	where := e.Location
+	if where == "" {
+		where = "the blob store's location"
+	}
 	return fmt.Sprintf("minca/mirror: %s held blob store %s when this store last mirrored to it; it now holds %s, %s: refusing it (adopt it explicitly to mirror there anew)",
-		e.Location, e.Remembered, e.Found, what)
+		where, e.Remembered, e.Found, what)
 }
 
 // Unwrap makes errors.Is(err, ErrBlobStoreChanged) hold.
@@ -124,6 +128,9 @@ func (m *Mirror) bind(ctx context.Context) error {
 		}
 	}
 	for _, id := range []string{was.ID, m.sid} {
+		if id == "" {
+			continue
+		}
 		as, err := m.aliases(ctx, id)
 		if err != nil {
 			return err
@@ -170,8 +177,10 @@ func (m *Mirror) bind(ctx context.Context) error {
 			return err
 		}
 	}
-	if m.sid != sid {
+	if m.sid != sid && related[m.sid] {
 		m.o.Logger.Info("mirror: the blob store's markers converged on another id; this store's state follows it", "was", m.sid, "now", sid, "markers", ids)
+	}
+	if m.sid != sid {
 		// What was cached under the old id is reloaded under the new.
 		m.w, m.known, m.reads = nil, nil, map[string]*readState{}
 	}
