@@ -50,7 +50,7 @@ func (p Problem) String() string {
 	if p.Versions >= 0 {
 		held = fmt.Sprintf("%d versions by its trailer", p.Versions)
 	}
-	return fmt.Sprintf("%s (%s): %s: %s", p.Name, held, p.Code, p.Reason)
+	return fmt.Sprintf("%s: %s: %s; it held %s", p.Name, p.Code, p.Reason, held)
 }
 
 // BadSegmentsError names the bad segments one pass found ([ErrBadSegment]).
