@@ -10,6 +10,7 @@ import (
 
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/store"
 )
 
@@ -91,8 +92,9 @@ func exitCodeOf(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, engine.ErrCorrupt):
-		return exitFailed
+	case errors.Is(err, engine.ErrCorrupt), errors.Is(err, mirror.ErrBadSegment),
+		errors.Is(err, mirror.ErrBlobStoreChanged), errors.Is(err, mirror.ErrBlobStoreShrunk):
+		return exitFailed // damage, or a blob store that is not the one remembered
 	case errors.Is(err, engine.ErrNoStore), errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrBlobStoreGone):
 		return exitNotFound
 	case errors.Is(err, engine.ErrUnreachable):

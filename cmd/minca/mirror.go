@@ -7,6 +7,9 @@ import (
 	"github.com/minca-go/minca/engine/mirror"
 )
 
+// adoptHelp is the --adopt flag's help, on every verb that mirrors.
+const adoptHelp = "take the blob store as found when it is not the one this store mirrored to there before (a folder emptied or set up again) or lost segments; without it such a store is refused"
+
 func runMirror(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "mirror", "mirror --store URL --to BLOBURL [--once]\n\nCouples a store to a blob store both ways: exports new versions as this\nstore's segments, imports other writers' segments through the judge, and\ncompacts this writer's segments. Runs until interrupted, or one round with\n--once; prints what it did as JSON on stdout. BLOBURL: "+blobURLHelp)
 	url := storeFlag(fs)
@@ -16,6 +19,8 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	compactAt := fs.Int("compact-at", 16, "compact when this writer has `N` segments (negative: never)")
 	every := fs.Duration("every", 30*time.Second, "full rescan interval when running, a `DURATION`")
 	grace := fs.Duration("grace", 10*time.Minute, "keep compacted-away segments this `DURATION` for other devices still reading them")
+	goneGrace := fs.Duration("gone-grace", time.Hour, "when running, wait this `DURATION` for a blob store that is gone (a folder unmounted) before exiting")
+	adopt := fs.Bool("adopt", false, adoptHelp)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -25,7 +30,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	log := s.logger()
 	meter := newMeter(s, log, "mirror")
 	defer meter.Done()
-	m, st, err := openMirror(ctx, log, *url, createStore, *to, true, mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace,
+	m, st, err := openMirror(ctx, log, *url, createStore, *to, true, mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace, GoneGrace: *goneGrace, Adopt: *adopt,
 		Progress: everySecond(func(ms mirror.Stats) { meter.Update(mirrorStatus(ms)) })})
 	if err != nil {
 		return err

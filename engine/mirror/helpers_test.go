@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -33,9 +34,15 @@ func newStore(t testing.TB) *engine.Store {
 // sharedFolder is one synced folder, in memory, as every device sees it.
 func sharedFolder(t testing.TB) (*folder.MemFS, *folder.Store) {
 	t.Helper()
+	return folderAt(t, "/sync/minca")
+}
+
+// folderAt is a new folder store at path, on a filesystem of its own.
+func folderAt(t testing.TB, path string) (*folder.MemFS, *folder.Store) {
+	t.Helper()
 	m := folder.NewMemFS()
-	_ = m.MkdirAll("/sync")
-	b, err := folder.Open("/sync/minca", &folder.Options{FS: m, Create: true})
+	_ = m.MkdirAll(filepath.Dir(path))
+	b, err := folder.Open(path, &folder.Options{FS: m, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -417,8 +417,8 @@ func TestNoEchoAfterRestart(t *testing.T) {
 // mirror of a blob store imported, another mirror of the same blob store
 // does not export back either.
 func TestImportedGoesToOtherBlobStores(t *testing.T) {
-	_, fa := sharedFolder(t)
-	_, fb := sharedFolder(t)
+	_, fa := folderAt(t, "/sync/a")
+	_, fb := folderAt(t, "/backup/b")
 	if fa.StoreID() == fb.StoreID() {
 		t.Fatal("two folders share a store id")
 	}
