@@ -1,0 +1,625 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/minca-go/minca/engine"
+)
+
+// Entry is one record in a query's result: its readable current version
+// (02 §9.5) with what the index knows of its creation.
+type Entry struct {
+	Key string
+	ID  string
+	// CreatedAt and CreatedBy are @createdAt and @createdBy (zero and ""
+	// when not known: the record's first version is not held, or its
+	// createdAt does not parse).
+	CreatedAt time.Time
+	CreatedBy string
+	// JSON is the version as canonical JSON, whole (what
+	// engine.Store.CurrentJSON returns). It belongs to the caller.
+	JSON []byte
+}
+
+func (d *doc) entry() Entry {
+	e := Entry{Key: d.key, ID: d.id, CreatedBy: d.createdBy, JSON: d.json}
+	if ms, ok := d.createdAt(); ok {
+		e.CreatedAt = time.UnixMilli(ms).UTC()
+	}
+	if e.JSON == nil && d.v != nil {
+		e.JSON, _ = d.v.MarshalJSON()
+	}
+	return e
+}
+
+// Page is a page of a query's result, in the query's order.
+type Page struct {
+	Entries []Entry
+	// Next is the cursor of the page after this one, when this one is
+	// full (it may be empty); "" when this page is the last.
+	Next string
+}
+
+// Find answers a query in one space: the first page after q.Cursor of
+// the records whose readable current version (02 §9.5) is in
+// q.Collection, is not a delete, and passes q's filter, with "$me" standing
+// for account. docs/queries.md says what each operator means and how
+// entries are ordered. Each record is read as of a whole batch; a batch
+// committing while a page is read may be seen in part of it.
+func (ix *Index) Find(ctx context.Context, space string, q *Query, account string) (Page, error) {
+	st, err := ix.store()
+	if err != nil {
+		return Page{}, err
+	}
+	if space == "" {
+		return Page{}, refuse(CodeSpace, "", "a query is answered in one space, and none was named")
+	}
+	b, err := q.bind(account)
+	if err != nil {
+		return Page{}, err
+	}
+	var after []byte
+	if q.Cursor != "" {
+		fp, pos, err := decodeCursor(q.Cursor)
+		if err != nil {
+			return Page{}, refuse(CodeCursor, "cursor", err.Error())
+		}
+		if fp != b.fp {
+			return Page{}, refuse(CodeCursorQuery, "cursor", "the cursor is of another query (its collection, where, order or account differ)")
+		}
+		after = pos
+	}
+	r := &runner{ix: ix, kv: st.IndexReader(), space: space, q: b, after: after, parse: needsBody(b.where) || b.Order.attr.kind == attrField}
+	docs, err := r.run(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Entries: make([]Entry, len(docs))}
+	for i, d := range docs {
+		p.Entries[i] = d.entry()
+	}
+	if len(docs) == q.Limit {
+		p.Next = encodeCursor(b.fp, position(q.Order, docs[len(docs)-1]))
+	}
+	return p, nil
+}
+
+// needsBody reports whether a filter reads a body, links or tags.
+func needsBody(n *node) bool {
+	if n == nil {
+		return false
+	}
+	if n.kind == nodeCond {
+		return n.attr.kind == attrField || n.attr.multi()
+	}
+	for _, k := range n.kids {
+		if needsBody(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// runner answers one page.
+type runner struct {
+	ix    *Index
+	kv    engine.Reader
+	space string
+	q     *bound
+	after []byte // the cursor's position; nil for the first page
+	parse bool
+	pp    []byte // the collection's primary prefix
+}
+
+// stream is one range of an index table whose keys, past base bytes, are
+// positions in the order of what spc says.
+type stream struct {
+	table  byte
+	lo, hi []byte
+	base   int
+	spc    attr
+}
+
+func (r *runner) prefix(table byte) []byte { return prefixOf(table, r.space, r.q.Collection) }
+
+var (
+	createdAttr = attr{kind: attrCreatedAt, name: "@createdAt"}
+	keyAttr     = attr{kind: attrKey, name: "@key"}
+)
+
+// plan picks the streams a page reads, and whether their positions are
+// the query's order (then they are merged and read only as far as the
+// page needs; else every candidate is read and the page's entries kept by
+// a bounded heap).
+//
+// A condition on an indexed attribute that only some values pass — @key,
+// link:<rel>, @createdBy or @tags with $eq, $in or $contains, a declared
+// field with $eq or $in — among the filter's top-level conditions
+// narrows the read to those values' entries; without one, the order's
+// index is read (the primary for @createdAt, the locators for @key, a
+// declared field's entries), or all the primary entries.
+func (r *runner) plan() (ss []stream, ordered bool) {
+	conj := conjuncts(r.q.where, nil)
+	o := r.q.Order.attr
+	ss = r.points(conj)
+	if ss == nil {
+		switch {
+		case o.kind == attrKey:
+			ss = []stream{r.whole(tLocator, nil, o)}
+		case o.kind == attrField && r.declared(o) != nil:
+			ss = []stream{r.whole(tField, r.declared(o).tag, o)}
+		default:
+			ss = []stream{r.whole(tPrimary, nil, createdAttr)}
+		}
+	}
+	ordered = !r.q.Order.Desc
+	for i := range ss {
+		lo, hi := boundsOf(conj, ss[i].spc)
+		ss[i].narrow(lo, hi)
+		if !sameSpace(ss[i].spc, o) {
+			ordered = false
+		}
+	}
+	if ordered && r.after != nil {
+		for i := range ss {
+			ss[i].narrow(append(slices.Clone(r.after), 0), nil)
+		}
+	}
+	return ss, ordered
+}
+
+func sameSpace(a, b attr) bool { return a.kind == b.kind && a.name == b.name }
+
+// whole is a stream over a table's entries of the collection (with
+// extra after its prefix).
+func (r *runner) whole(table byte, extra []byte, spc attr) stream {
+	p := append(r.prefix(table), extra...)
+	return stream{table: table, lo: p, hi: prefixEnd(p), base: len(p), spc: spc}
+}
+
+// narrow limits a stream to positions in [lo, hi) (nil: open).
+func (s *stream) narrow(lo, hi []byte) {
+	base := s.lo[:s.base:s.base]
+	if lo != nil {
+		if l := cat(base, lo); bytes.Compare(l, s.lo) > 0 {
+			s.lo = l
+		}
+	}
+	if hi != nil {
+		if h := cat(base, hi); s.hi == nil || bytes.Compare(h, s.hi) < 0 {
+			s.hi = h
+		}
+	}
+}
+
+func (r *runner) declared(a attr) *declared {
+	for i, f := range r.ix.fields[r.q.Collection] {
+		if f.attr.name == a.name {
+			return &r.ix.fields[r.q.Collection][i]
+		}
+	}
+	return nil
+}
+
+// conjuncts lists the conditions every passing record meets: the
+// filter's top-level conditions, through $and.
+func conjuncts(n *node, out []*node) []*node {
+	if n == nil {
+		return out
+	}
+	switch n.kind {
+	case nodeCond:
+		return append(out, n)
+	case nodeAnd:
+		for _, k := range n.kids {
+			out = conjuncts(k, out)
+		}
+	}
+	return out
+}
+
+// points returns the streams of the first top-level condition on an
+// indexed attribute that only some values pass, or nil.
+func (r *runner) points(conj []*node) []stream {
+	rank := func(n *node) int {
+		switch {
+		case n.attr.kind == attrKey && (n.op == opEq || n.op == opIn):
+			return 1
+		case n.attr.kind == attrLink && (n.op == opEq || n.op == opIn || n.op == opContains):
+			return 2
+		case n.attr.kind == attrCreatedBy && (n.op == opEq || n.op == opIn):
+			return 3
+		case n.attr.kind == attrTags && (n.op == opEq || n.op == opIn || n.op == opContains):
+			return 4
+		case n.attr.kind == attrField && (n.op == opEq || n.op == opIn) && r.declared(n.attr) != nil:
+			return 5
+		}
+		return 0
+	}
+	var best *node
+	for _, n := range conj {
+		if k := rank(n); k > 0 && (best == nil || k < rank(best)) {
+			best = n
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	vals := []any{best.val}
+	if best.op == opIn {
+		vals = best.val.([]any)
+	}
+	ss := []stream{} // not nil: no value passes, nothing to read
+	o := r.q.Order.attr
+	created := createdAttr
+	for _, v := range vals {
+		if best.attr.kind == attrField {
+			f := r.declared(best.attr)
+			e := appendValue(nil, v, true)
+			if sameSpace(o, best.attr) { // positions are the value's then the suffix
+				s := r.whole(tField, f.tag, best.attr)
+				s.narrow(e, prefixEnd(e))
+				ss = append(ss, s)
+			} else {
+				ss = append(ss, r.whole(tField, cat(f.tag, e), created))
+			}
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			continue // only strings are keys, creators, link targets and tags
+		}
+		switch best.attr.kind {
+		case attrKey:
+			if !keyLike(s) {
+				continue
+			}
+			st := r.whole(tLocator, nil, keyAttr)
+			e := append([]byte(s), 0)
+			st.narrow(e, prefixEnd(e))
+			ss = append(ss, st)
+		case attrLink:
+			ss = append(ss, r.whole(tBacklink, cat(appendEsc(nil, best.attr.rel), appendEsc(nil, s)), created))
+		case attrCreatedBy:
+			ss = append(ss, r.whole(tCreator, appendEsc(nil, s), created))
+		case attrTags:
+			ss = append(ss, r.whole(tTag, appendEsc(nil, s), created))
+		}
+	}
+	return ss
+}
+
+// keyLike reports whether s could be a record key's text in a position:
+// no 0x00 (02 §4.1 keys have none).
+func keyLike(s string) bool { return s != "" && len(s) <= 255 && !bytes.ContainsRune([]byte(s), 0) }
+
+// boundsOf narrows the positions of what spc orders by, from the
+// top-level conditions on it: [lo, hi), nil where open. Bounds only ever
+// let more through than the conditions (each entry read is still matched
+// against the whole filter).
+func boundsOf(conj []*node, spc attr) (lo, hi []byte) {
+	up := func(l, h []byte) {
+		if l != nil && (lo == nil || bytes.Compare(l, lo) > 0) {
+			lo = l
+		}
+		if h != nil && (hi == nil || bytes.Compare(h, hi) < 0) {
+			hi = h
+		}
+	}
+	for _, n := range conj {
+		if !sameSpace(n.attr, spc) {
+			continue
+		}
+		if n.op == opExists {
+			if spc.kind == attrField {
+				if n.val.(bool) {
+					up([]byte{rankNull}, nil)
+				} else {
+					up([]byte{rankAbsent}, []byte{rankAbsent + 1})
+				}
+			} else if spc.kind == attrCreatedAt && n.val.(bool) {
+				up([]byte{1}, nil)
+			}
+			continue
+		}
+		enc := func(v any) ([]byte, bool) {
+			switch spc.kind {
+			case attrCreatedAt:
+				f, ok := v.(float64)
+				return appendCreated(nil, int64(f), true), ok
+			case attrKey:
+				s, ok := v.(string)
+				return append([]byte(s), 0), ok && keyLike(s)
+			}
+			if valueCut(v) {
+				return nil, false
+			}
+			return appendValue(nil, v, true), true
+		}
+		// typeRange: a field's range operators only pass values of the
+		// operand's type.
+		typeRange := func(e []byte) ([]byte, []byte) {
+			if spc.kind != attrField {
+				return nil, nil
+			}
+			return e[:1], []byte{e[0] + 1}
+		}
+		switch n.op {
+		case opEq:
+			if e, ok := enc(n.val); ok {
+				up(e, prefixEnd(e))
+			}
+		case opIn:
+			var l, h []byte
+			ok := true
+			for _, v := range n.val.([]any) {
+				e, good := enc(v)
+				if !good {
+					ok = false
+					break
+				}
+				if l == nil || bytes.Compare(e, l) < 0 {
+					l = e
+				}
+				if pe := prefixEnd(e); h == nil || bytes.Compare(pe, h) > 0 {
+					h = pe
+				}
+			}
+			if ok && l != nil {
+				up(l, h)
+			}
+		case opGt, opGte, opLt, opLte:
+			e, ok := enc(n.val)
+			if !ok {
+				continue
+			}
+			tl, th := typeRange(e)
+			switch n.op {
+			case opGt:
+				up(prefixEnd(e), th)
+			case opGte:
+				up(e, th)
+			case opLt:
+				up(tl, e)
+			case opLte:
+				up(tl, prefixEnd(e))
+			}
+		}
+	}
+	return lo, hi
+}
+
+// run reads the page.
+func (r *runner) run(ctx context.Context) ([]*doc, error) {
+	r.pp = r.prefix(tPrimary)
+	ss, ordered := r.plan()
+	if ordered {
+		return r.merged(ctx, ss)
+	}
+	return r.heaped(ctx, ss)
+}
+
+// cand is an entry read from a stream.
+type cand struct {
+	pos []byte // its position in the stream's order (ordered streams)
+	doc *doc
+}
+
+// fetch makes the doc of a stream's entry: read from a primary entry, or
+// looked up through a locator or a secondary entry. ok false when the
+// record has gone since the entry was read.
+func (r *runner) fetch(s *stream, k, v []byte) (*doc, bool, error) {
+	pp := r.pp
+	var pk []byte
+	switch s.table {
+	case tPrimary:
+		d, err := readPrimary(r.space, r.q.Collection, k[len(pp):], v, r.parse)
+		return d, err == nil, err
+	case tLocator:
+		if len(v) < createdLen {
+			return nil, false, errors.New("minca/index: corrupt locator entry")
+		}
+		key := k[s.base : len(k)-1]
+		pk = appendSuffix(pp, v[:createdLen], string(key))
+	default:
+		_, _, at, ok := splitSuffix(k)
+		if !ok {
+			return nil, false, errors.New("minca/index: corrupt index entry")
+		}
+		pk = cat(pp, k[at:])
+	}
+	pv, err := r.kv.Get(pk)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	d, err := readPrimary(r.space, r.q.Collection, pk[len(pp):], pv, r.parse)
+	return d, err == nil, err
+}
+
+// merged reads ordered streams together, in position order, until the
+// page is full.
+func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
+	its := make([]engine.Iterator, len(ss))
+	heads := make([]bool, len(ss))
+	defer func() {
+		for _, it := range its {
+			if it != nil {
+				it.Close()
+			}
+		}
+	}()
+	for i := range ss {
+		if ss[i].hi != nil && bytes.Compare(ss[i].lo, ss[i].hi) >= 0 {
+			continue
+		}
+		it, err := r.kv.NewIter(ss[i].lo, ss[i].hi)
+		if err != nil {
+			return nil, err
+		}
+		its[i], heads[i] = it, it.Next()
+	}
+	var out []*doc
+	var last []byte
+	for len(out) < r.q.Limit {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		best := -1
+		for i, it := range its {
+			if it != nil && heads[i] && (best < 0 || bytes.Compare(it.Key()[ss[i].base:], its[best].Key()[ss[best].base:]) < 0) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		it, s := its[best], &ss[best]
+		pos := it.Key()[s.base:]
+		if last == nil || !bytes.Equal(pos, last) {
+			last = append(last[:0], pos...)
+			d, ok, err := r.fetch(s, it.Key(), it.Value())
+			if err != nil {
+				return nil, err
+			}
+			if ok && match(r.q.where, d) && bytes.Equal(position(r.q.Order, d), last) {
+				out = append(out, d)
+			}
+		}
+		heads[best] = it.Next()
+	}
+	for _, it := range its {
+		if it != nil {
+			if err := it.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// heaped reads every entry of the streams and keeps the page's: the first
+// Limit after the cursor in the query's order.
+func (r *runner) heaped(ctx context.Context, ss []stream) ([]*doc, error) {
+	h := &pageHeap{o: r.q.Order, n: r.q.Limit, in: map[string]bool{}}
+	for i := range ss {
+		s := &ss[i]
+		if s.hi != nil && bytes.Compare(s.lo, s.hi) >= 0 {
+			continue
+		}
+		it, err := r.kv.NewIter(s.lo, s.hi)
+		if err != nil {
+			return nil, err
+		}
+		for it.Next() {
+			if err := ctx.Err(); err != nil {
+				it.Close()
+				return nil, err
+			}
+			d, ok, err := r.fetch(s, it.Key(), it.Value())
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			if !ok || !match(r.q.where, d) {
+				continue
+			}
+			p := position(r.q.Order, d)
+			if r.after != nil && !before(r.q.Order, r.after, p) {
+				continue
+			}
+			h.offer(p, d)
+		}
+		if err := errors.Join(it.Err(), it.Close()); err != nil {
+			return nil, err
+		}
+	}
+	return h.sorted(), nil
+}
+
+// pageHeap keeps the n first candidates in an order: a max-heap by it
+// (the worst kept on top), with the positions held, to drop a record read
+// twice.
+type pageHeap struct {
+	o    Order
+	n    int
+	pos  [][]byte
+	docs []*doc
+	in   map[string]bool
+}
+
+func (h *pageHeap) worse(i, j int) bool { return before(h.o, h.pos[j], h.pos[i]) }
+
+func (h *pageHeap) swap(i, j int) {
+	h.pos[i], h.pos[j] = h.pos[j], h.pos[i]
+	h.docs[i], h.docs[j] = h.docs[j], h.docs[i]
+}
+
+func (h *pageHeap) offer(p []byte, d *doc) {
+	if h.in[string(p)] {
+		return
+	}
+	if len(h.pos) == h.n {
+		if !before(h.o, p, h.pos[0]) {
+			return
+		}
+		delete(h.in, string(h.pos[0]))
+		h.pos[0], h.docs[0] = p, d
+		h.down(0)
+	} else {
+		h.pos, h.docs = append(h.pos, p), append(h.docs, d)
+		for i := len(h.pos) - 1; i > 0; {
+			up := (i - 1) / 2
+			if !h.worse(i, up) {
+				break
+			}
+			h.swap(i, up)
+			i = up
+		}
+	}
+	h.in[string(p)] = true
+}
+
+func (h *pageHeap) down(i int) {
+	for {
+		w := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(h.pos) && h.worse(c, w) {
+				w = c
+			}
+		}
+		if w == i {
+			return
+		}
+		h.swap(i, w)
+		i = w
+	}
+}
+
+// sorted returns the kept docs in order.
+func (h *pageHeap) sorted() []*doc {
+	idx := make([]int, len(h.pos))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if before(h.o, h.pos[a], h.pos[b]) {
+			return -1
+		}
+		if before(h.o, h.pos[b], h.pos[a]) {
+			return 1
+		}
+		return 0
+	})
+	out := make([]*doc, len(idx))
+	for i, j := range idx {
+		out[i] = h.docs[j]
+	}
+	return out
+}
