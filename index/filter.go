@@ -57,10 +57,10 @@ func (o op) ranged() bool { return o >= opGt && o <= opLte }
 type nodeKind uint8
 
 const (
-	nodeAnd nodeKind = iota // every kid holds (a filter object's members, $and)
-	nodeOr                  // some kid holds ($or)
-	nodeNot                 // its one kid does not hold ($not)
-	nodeCond                // a condition on an attribute
+	nodeAnd  nodeKind = iota // every kid holds (a filter object's members, $and)
+	nodeOr                   // some kid holds ($or)
+	nodeNot                  // its one kid does not hold ($not)
+	nodeCond                 // a condition on an attribute
 )
 
 // node is a parsed filter.

@@ -24,9 +24,9 @@ type Query struct {
 	// page's Next.
 	Cursor string
 
-	where   *node // nil: every record
-	whereV  any   // where as written, for the fingerprint
-	hasMe   bool
+	where  *node // nil: every record
+	whereV any   // where as written, for the fingerprint
+	hasMe  bool
 	paging []string // the paging members given, for a live query's refusal
 }
 
