@@ -61,7 +61,7 @@ type rec struct {
 // world is a space, a store with its index, and the records written, for
 // random operations and a reference evaluator.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	r     *rand.Rand
 	space string
 	ws    []*enginetest.Writer
@@ -71,7 +71,7 @@ type world struct {
 	kv    engine.KV
 }
 
-func newWorld(t *testing.T, seed uint64, kv engine.KV) *world {
+func newWorld(t testing.TB, seed uint64, kv engine.KV) *world {
 	t.Helper()
 	w := &world{t: t, r: rand.New(rand.NewPCG(seed, seed+7)), space: enginetest.SpaceID(fmt.Sprint("index ", seed)), kv: kv}
 	for range 3 {
