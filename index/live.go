@@ -55,8 +55,9 @@ var (
 
 // Live is a live query: the changes of its result as they are committed,
 // in commit order, each once. It holds no result: start it, then Find the
-// current result; a change committed between the two may be in both
-// (each carries its version's id).
+// current result. Every change committed after Watch returns is
+// delivered; one committed just before may be too, and one committed
+// between Watch and Find may be in both (each carries its version's id).
 type Live struct {
 	space string
 	q     *bound
@@ -82,7 +83,7 @@ func (l *Live) Close() { l.d.end(l, nil) }
 
 // Watch starts a live query in one space: q's collection and where (a
 // query with order, limit or cursor is refused), "$me" standing for
-// account. Changes committed after Watch returns are delivered.
+// account.
 func (ix *Index) Watch(space string, q *Query, account string) (*Live, error) {
 	if err := q.live(); err != nil {
 		return nil, err
