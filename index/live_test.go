@@ -53,8 +53,8 @@ func TestLiveQueryEnterChangeLeave(t *testing.T) {
 		t.Fatal(err)
 	}
 	type ev struct {
-		kind     index.LiveKind
-		key, id  string
+		kind    index.LiveKind
+		key, id string
 	}
 	var want []ev
 	before := w.inResult(where, account)
