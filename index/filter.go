@@ -90,8 +90,9 @@ const (
 const me = "$me"
 
 type filterParser struct {
-	conds int
-	hasMe bool
+	conds    int
+	hasMe    bool
+	proposal bool // 06 §2.11's attributes only: no @tags
 }
 
 // filter parses a filter object at path, nested depth deep (where is 1).
@@ -142,6 +143,9 @@ func (p *filterParser) filter(v any, path string, depth int) (*node, error) {
 			a, err := parseAttr(m.Name, at)
 			if err != nil {
 				return nil, err
+			}
+			if p.proposal && a.kind == attrTags {
+				return nil, refuse(CodeProposal, at, "a proposal's where names body fields, link:<rel>, @key, @collection, @createdBy or @createdAt (06 §2.11)")
 			}
 			conds, err := p.conditions(a, m.Value, at)
 			if err != nil {

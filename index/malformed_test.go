@@ -124,6 +124,7 @@ func TestProposalQueries(t *testing.T) {
 		{`{"collection":"sys.joined"}`, index.CodeNotProposal, "collection"},
 		{`{"collection":"Std.Message"}`, index.CodeCollection, "collection"},
 		{`{"collection":"message"}`, index.CodeCollection, "collection"},
+		{`{"collection":"std.message","where":{"$or":[{"@tags":"x"}]}}`, index.CodeProposal, "where.$or[0].@tags"},
 	} {
 		v, err := canonical.Parse([]byte(c.q))
 		if err != nil {

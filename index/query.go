@@ -75,7 +75,7 @@ func parseQuery(v any, proposal bool) (*Query, error) {
 		return nil, refuse(CodeJSON, "", "a query is a JSON object, not "+describe(v))
 	}
 	q := &Query{Limit: DefaultLimit, Order: Order{By: "@createdAt", attr: createdAttr}}
-	p := &filterParser{}
+	p := &filterParser{proposal: proposal}
 	seenCollection := false
 	for _, m := range o.Members {
 		at := member("", m.Name)
