@@ -133,16 +133,16 @@ func appendSuffix(b []byte, created []byte, key string) []byte {
 // splitSuffix finds the suffix at the end of an index key: the encoded
 // @createdAt, the record key, and where the suffix starts; ok false when k
 // does not end in one.
-func splitSuffix(k []byte) (created []byte, key string, at int, ok bool) {
+func splitSuffix(k []byte) (created, key []byte, at int, ok bool) {
 	if len(k) < createdLen+3 {
-		return nil, "", 0, false
+		return nil, nil, 0, false
 	}
 	n := int(k[len(k)-1])
 	at = len(k) - 2 - n - createdLen
 	if n == 0 || at < 0 || k[len(k)-2] != 0 {
-		return nil, "", 0, false
+		return nil, nil, 0, false
 	}
-	return k[at : at+createdLen], string(k[at+createdLen : len(k)-2]), at, true
+	return k[at : at+createdLen], k[at+createdLen : len(k)-2], at, true
 }
 
 // Tables of the index (the first byte of its keys). Every key then has

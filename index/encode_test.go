@@ -147,7 +147,7 @@ func TestCreatedAndSuffix(t *testing.T) {
 		created := appendCreated(nil, 1790000000123, true)
 		k := appendSuffix([]byte("prefix\x00\x61"), created, key)
 		c, got, at, ok := splitSuffix(k)
-		if !ok || got != key || !bytes.Equal(c, created) || at != len("prefix\x00\x61") {
+		if !ok || string(got) != key || !bytes.Equal(c, created) || at != len("prefix\x00\x61") {
 			t.Fatalf("%q: %q %v %d", key, got, ok, at)
 		}
 	}

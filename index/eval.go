@@ -13,12 +13,19 @@ type doc struct {
 	space, collection, key, id string
 	created                    []byte // encoded @createdAt (appendCreated)
 	createdBy                  string // "" when not known
-	body                       any
-	hasBody                    bool
-	links                      []record.Link
-	tags                       []string
 	json                       []byte // the version's canonical JSON
-	v                          *record.Version
+	// content is what a filter reads of the version besides the above;
+	// nil until read (only filters on bodies, links and tags need it).
+	*content
+}
+
+// content is a version's body, links and tags.
+type content struct {
+	body    any
+	hasBody bool
+	links   []record.Link
+	tags    []string
+	v       *record.Version // the version, when the doc was made from one
 }
 
 // createdAt is @createdAt in Unix milliseconds.
@@ -38,7 +45,7 @@ func (d *doc) get(a attr) (any, bool) {
 		ms, ok := d.createdAt()
 		return float64(ms), ok
 	case attrField:
-		if !d.hasBody {
+		if d.content == nil || !d.hasBody {
 			return nil, false
 		}
 		v := d.body
@@ -59,6 +66,9 @@ func (d *doc) get(a attr) (any, bool) {
 // set returns a set-valued attribute's members: the keys its links of the
 // role point at, or its tags.
 func (d *doc) set(a attr) []string {
+	if d.content == nil {
+		return nil
+	}
 	if a.kind == attrTags {
 		return d.tags
 	}

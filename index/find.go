@@ -30,7 +30,7 @@ func (d *doc) entry() Entry {
 	if ms, ok := d.createdAt(); ok {
 		e.CreatedAt = time.UnixMilli(ms).UTC()
 	}
-	if e.JSON == nil && d.v != nil {
+	if e.JSON == nil && d.content != nil && d.v != nil {
 		e.JSON, _ = d.v.MarshalJSON()
 	}
 	return e
@@ -113,6 +113,7 @@ type runner struct {
 	after []byte // the cursor's position; nil for the first page
 	parse bool
 	pp    []byte // the collection's primary prefix
+	arena arena
 }
 
 // stream is one range of an index table whose keys, past base bytes, are
@@ -417,7 +418,7 @@ func (r *runner) fetch(s *stream, k, v []byte) (*doc, bool, error) {
 	var pk []byte
 	switch s.table {
 	case tPrimary:
-		d, err := readPrimary(r.space, r.q.Collection, k[len(pp):], v, r.parse)
+		d, err := readPrimary(&r.arena, r.q.Limit, r.space, r.q.Collection, k[len(pp):], v, r.parse)
 		return d, err == nil, err
 	case tLocator:
 		if len(v) < createdLen {
@@ -439,7 +440,7 @@ func (r *runner) fetch(s *stream, k, v []byte) (*doc, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	d, err := readPrimary(r.space, r.q.Collection, pk[len(pp):], pv, r.parse)
+	d, err := readPrimary(&r.arena, r.q.Limit, r.space, r.q.Collection, pk[len(pp):], pv, r.parse)
 	return d, err == nil, err
 }
 
@@ -465,7 +466,7 @@ func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
 		}
 		its[i], heads[i] = it, it.Next()
 	}
-	var out []*doc
+	out := make([]*doc, 0, min(r.q.Limit, 128))
 	var last []byte
 	for len(out) < r.q.Limit {
 		if err := ctx.Err(); err != nil {
@@ -488,7 +489,9 @@ func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
 			if err != nil {
 				return nil, err
 			}
-			if ok && match(r.q.where, d) && bytes.Equal(position(r.q.Order, d), last) {
+			// An entry of a declared field may be older than the record
+			// read through it; other positions are the record's own key.
+			if ok && match(r.q.where, d) && (s.table != tField || bytes.Equal(position(r.q.Order, d), last)) {
 				out = append(out, d)
 			}
 		}

@@ -56,8 +56,8 @@ func (ix *Index) Current(b engine.IndexBatch, c engine.CurrentChange) (any, erro
 
 // docOf makes the doc of a whole version (json nil: made when needed).
 func docOf(space string, v *record.Version, json []byte) *doc {
-	return &doc{space: space, collection: v.Collection, key: v.Key, id: v.ID, body: v.Body, hasBody: v.HasBody,
-		links: v.Links, tags: v.Tags, json: json, v: v}
+	return &doc{space: space, collection: v.Collection, key: v.Key, id: v.ID, json: json,
+		content: &content{body: v.Body, hasBody: v.HasBody, links: v.Links, tags: v.Tags, v: v}}
 }
 
 // creation fills in @createdAt and @createdBy from the record's first
@@ -164,27 +164,66 @@ func primaryValue(d *doc) []byte {
 	return append(b, d.json...)
 }
 
+// arena hands out the docs of a page and the bytes they keep from a few
+// large allocations: a page of 100 records is then a handful of
+// allocations, not several each.
+type arena struct {
+	buf  []byte
+	docs []doc
+}
+
+// bytes returns a copy of the parts, together, from the arena; the first
+// allocation has room for about want of them.
+func (a *arena) bytes(want int, parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, min(want*n*5/4, 1<<20)))
+	}
+	start := len(a.buf)
+	for _, p := range parts {
+		a.buf = append(a.buf, p...)
+	}
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+func (a *arena) doc(want int) *doc {
+	if len(a.docs) == cap(a.docs) {
+		a.docs = make([]doc, 0, min(max(want, 8), 128))
+	}
+	a.docs = a.docs[:len(a.docs)+1]
+	return &a.docs[len(a.docs)-1]
+}
+
 // readPrimary makes the doc of a primary entry (key past its prefix, the
-// suffix; value as primaryValue wrote it), copying what it keeps. Body,
-// links and tags are read when parse is set.
-func readPrimary(space, collection string, suffix, val []byte, parse bool) (*doc, error) {
+// suffix; value as primaryValue wrote it), copying what it keeps into a.
+// Body, links and tags are read when parse is set.
+func readPrimary(a *arena, want int, space, collection string, suffix, val []byte, parse bool) (*doc, error) {
 	created, key, at, ok := splitSuffix(suffix)
 	bad := func() (*doc, error) { return nil, fmt.Errorf("%w: index: primary entry of %q", engine.ErrCorrupt, key) }
 	if !ok || at != 0 {
 		return bad()
 	}
-	d := &doc{space: space, collection: collection, key: key, created: append([]byte(nil), created...)}
 	n, w := binary.Uvarint(val)
 	if w <= 0 || n > uint64(len(val)-w) {
 		return bad()
 	}
-	d.id, val = string(val[w:w+int(n)]), val[w+int(n):]
+	id, val := val[w:w+int(n)], val[w+int(n):]
 	n, w = binary.Uvarint(val)
 	if w <= 0 || n > uint64(len(val)-w) {
 		return bad()
 	}
-	d.createdBy, val = string(val[w:w+int(n)]), val[w+int(n):]
-	d.json = append([]byte(nil), val...)
+	by, val := val[w:w+int(n)], val[w+int(n):]
+	// The entry's bytes are the iterator's only until it moves: one copy
+	// of the bytes, one string of the texts.
+	b := a.bytes(want, created, val)
+	var tmp [256]byte
+	texts := string(append(append(append(tmp[:0], key...), id...), by...))
+	d := a.doc(want)
+	*d = doc{space: space, collection: collection, key: texts[:len(key)], id: texts[len(key) : len(key)+len(id)],
+		createdBy: texts[len(key)+len(id):], created: b[:createdLen:createdLen], json: b[createdLen:]}
 	if parse {
 		if err := d.parse(); err != nil {
 			return nil, err
@@ -200,6 +239,7 @@ func (d *doc) parse() error {
 	if err != nil || !ok {
 		return fmt.Errorf("%w: index: the version of %q does not parse", engine.ErrCorrupt, d.key)
 	}
+	d.content = &content{}
 	d.body, d.hasBody = o.Get("body")
 	if lv, ok := o.Get("links"); ok {
 		if d.links, err = record.ParseLinks(lv); err != nil {
