@@ -241,5 +241,3 @@ func fillQueryStores(ctx context.Context, st *engine.Store, bare *pebble.Store, 
 	}
 	return nil
 }
-
-
