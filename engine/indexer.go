@@ -99,8 +99,14 @@ func (t *tx) indexCurrent(space, key string, oh, nh head, at *record.Version) (a
 
 // IndexReader reads the index table an [Indexer] keeps (keys as it wrote
 // them). Reads see whole batches; an iterator sees one consistent view
-// where the backend gives one (Pebble, SQLite).
-func (s *Store) IndexReader() Reader { return indexReader{s} }
+// where the backend gives one (Pebble, SQLite). It is a [ReverseReader]
+// when the store's KV is.
+func (s *Store) IndexReader() Reader {
+	if _, ok := s.kv.(ReverseReader); ok {
+		return reverseIndexReader{indexReader{s}}
+	}
+	return indexReader{s}
+}
 
 type indexReader struct{ s *Store }
 
@@ -115,15 +121,20 @@ func (r indexReader) NewIter(lower, upper []byte) (Iterator, error) {
 	if err := r.s.check(); err != nil {
 		return nil, err
 	}
-	hi := keys.PrefixEnd([]byte{keys.Index})
-	if upper != nil {
-		hi = keys.IndexKey(upper)
-	}
-	it, err := r.s.kv.NewIter(keys.IndexKey(lower), hi)
+	it, err := r.s.kv.NewIter(r.bounds(lower, upper))
 	if err != nil {
 		return nil, err
 	}
 	return indexIter{it}, nil
+}
+
+// bounds are the KV's keys of [lower, upper) in the index table.
+func (r indexReader) bounds(lower, upper []byte) (lo, hi []byte) {
+	hi = keys.PrefixEnd([]byte{keys.Index})
+	if upper != nil {
+		hi = keys.IndexKey(upper)
+	}
+	return keys.IndexKey(lower), hi
 }
 
 // indexIter strips the table's prefix from the keys it yields.

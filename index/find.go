@@ -134,8 +134,9 @@ var (
 
 // plan picks the streams a page reads, and whether their positions are
 // the query's order (then they are merged and read only as far as the
-// page needs; else every candidate is read and the page's entries kept by
-// a bounded heap).
+// page needs — backwards for a descending order, when the store can;
+// else every candidate is read and the page's entries kept by a bounded
+// heap).
 //
 // A condition on an indexed attribute that only some values pass — @key,
 // link:<rel>, @createdBy or @tags with $eq, $in or $contains, a declared
@@ -157,7 +158,8 @@ func (r *runner) plan() (ss []stream, ordered bool) {
 			ss = []stream{r.whole(tPrimary, nil, createdAttr)}
 		}
 	}
-	ordered = !r.q.Order.Desc
+	_, backwards := r.kv.(engine.ReverseReader)
+	ordered = !r.q.Order.Desc || backwards
 	for i := range ss {
 		lo, hi := boundsOf(conj, ss[i].spc)
 		ss[i].narrow(lo, hi)
@@ -167,7 +169,11 @@ func (r *runner) plan() (ss []stream, ordered bool) {
 	}
 	if ordered && r.after != nil {
 		for i := range ss {
-			ss[i].narrow(append(slices.Clone(r.after), 0), nil)
+			if r.q.Order.Desc {
+				ss[i].narrow(nil, r.after)
+			} else {
+				ss[i].narrow(append(slices.Clone(r.after), 0), nil)
+			}
 		}
 	}
 	return ss, ordered
@@ -447,6 +453,7 @@ func (r *runner) fetch(s *stream, k, v []byte) (*doc, bool, error) {
 // merged reads ordered streams together, in position order, until the
 // page is full.
 func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
+	desc := r.q.Order.Desc
 	its := make([]engine.Iterator, len(ss))
 	heads := make([]bool, len(ss))
 	defer func() {
@@ -460,7 +467,13 @@ func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
 		if ss[i].hi != nil && bytes.Compare(ss[i].lo, ss[i].hi) >= 0 {
 			continue
 		}
-		it, err := r.kv.NewIter(ss[i].lo, ss[i].hi)
+		var it engine.Iterator
+		var err error
+		if desc {
+			it, err = r.kv.(engine.ReverseReader).NewReverseIter(ss[i].lo, ss[i].hi)
+		} else {
+			it, err = r.kv.NewIter(ss[i].lo, ss[i].hi)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -474,7 +487,7 @@ func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
 		}
 		best := -1
 		for i, it := range its {
-			if it != nil && heads[i] && (best < 0 || bytes.Compare(it.Key()[ss[i].base:], its[best].Key()[ss[best].base:]) < 0) {
+			if it != nil && heads[i] && (best < 0 || before(r.q.Order, it.Key()[ss[i].base:], its[best].Key()[ss[best].base:])) {
 				best = i
 			}
 		}
