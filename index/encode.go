@@ -172,8 +172,12 @@ const longCollection = 128
 // or 0xFF ‖ SHA-256 of a long one (an escaped name never starts with 0xFF:
 // it is UTF-8).
 func prefixOf(table byte, space, collection string) []byte {
-	b := make([]byte, 0, 1+33+len(collection)+2)
-	b = append(b, table)
+	return withTable(table, placeOf(space, collection))
+}
+
+// placeOf is a prefix without its table byte.
+func placeOf(space, collection string) []byte {
+	b := make([]byte, 1, 1+33+len(collection)+2)
 	b = appendSpace(b, space)
 	if len(collection) > longCollection {
 		h := sha256.Sum256([]byte("minca/index/collection|" + collection))
@@ -182,11 +186,22 @@ func prefixOf(table byte, space, collection string) []byte {
 	return appendEsc(b, collection)
 }
 
+// withTable sets a place's table byte, in a copy with room to grow.
+func withTable(table byte, place []byte) []byte {
+	b := make([]byte, len(place), len(place)+64)
+	copy(b, place)
+	b[0] = table
+	return b
+}
+
 // appendSpace appends a space's 33-byte tag: 0x01 ‖ the digest of an id in
 // its canonical text, else 0x02 ‖ SHA-256 of the text.
 func appendSpace(b []byte, space string) []byte {
-	if id, err := canonical.ParseID(space); err == nil && id.String() == space {
-		return append(append(b, 1), id[:]...)
+	if id, err := canonical.ParseID(space); err == nil {
+		var text [canonical.IDLen]byte
+		if t, _ := id.AppendText(text[:0]); string(t) == space {
+			return append(append(b, 1), id[:]...)
+		}
 	}
 	h := sha256.Sum256([]byte("minca/index/space|" + space))
 	return append(append(b, 2), h[:]...)

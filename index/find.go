@@ -51,41 +51,58 @@ type Page struct {
 // entries are ordered. Each record is read as of a whole batch; a batch
 // committing while a page is read may be seen in part of it.
 func (ix *Index) Find(ctx context.Context, space string, q *Query, account string) (Page, error) {
+	var p Page
+	var a arena
+	next, err := ix.scan(ctx, space, q, account, func(d *doc) bool {
+		e := d.entry()
+		e.JSON = a.bytes(q.Limit, e.JSON)
+		p.Entries = append(p.Entries, e)
+		return true
+	})
+	p.Next = next
+	return p, err
+}
+
+// Scan is [Index.Find] handing each entry to fn as it is read, in order,
+// instead of gathering a page: an entry's JSON is valid only during the
+// call (a server writes it out from there without a copy). fn returns
+// false to stop; the page then ends there. It returns the page's next.
+func (ix *Index) Scan(ctx context.Context, space string, q *Query, account string, fn func(Entry) bool) (next string, err error) {
+	return ix.scan(ctx, space, q, account, func(d *doc) bool { return fn(d.entry()) })
+}
+
+func (ix *Index) scan(ctx context.Context, space string, q *Query, account string, emit func(*doc) bool) (string, error) {
 	st, err := ix.store()
 	if err != nil {
-		return Page{}, err
+		return "", err
 	}
 	if space == "" {
-		return Page{}, refuse(CodeSpace, "", "a query is answered in one space, and none was named")
+		return "", refuse(CodeSpace, "", "a query is answered in one space, and none was named")
 	}
 	b, err := q.bind(account)
 	if err != nil {
-		return Page{}, err
+		return "", err
 	}
 	var after []byte
 	if q.Cursor != "" {
 		fp, pos, err := decodeCursor(q.Cursor)
 		if err != nil {
-			return Page{}, refuse(CodeCursor, "cursor", err.Error())
+			return "", refuse(CodeCursor, "cursor", err.Error())
 		}
 		if fp != b.fp {
-			return Page{}, refuse(CodeCursorQuery, "cursor", "the cursor is of another query (its collection, where, order or account differ)")
+			return "", refuse(CodeCursorQuery, "cursor", "the cursor is of another query (its collection, where, order or account differ)")
 		}
 		after = pos
 	}
-	r := &runner{ix: ix, kv: st.IndexReader(), space: space, q: b, after: after, parse: needsBody(b.where) || b.Order.attr.kind == attrField}
-	docs, err := r.run(ctx)
-	if err != nil {
-		return Page{}, err
+	r := &runner{ix: ix, kv: st.IndexReader(), space: space, q: b, after: after, emit: emit,
+		parse: needsBody(b.where) || b.Order.attr.kind == attrField}
+	if err := r.run(ctx); err != nil {
+		return "", err
 	}
-	p := Page{Entries: make([]Entry, len(docs))}
-	for i, d := range docs {
-		p.Entries[i] = d.entry()
+	if r.n < q.Limit || r.stopped {
+		return "", nil
 	}
-	if len(docs) == q.Limit {
-		p.Next = encodeCursor(b.fp, position(q.Order, docs[len(docs)-1]))
-	}
-	return p, nil
+	return encodeCursor(b.fp, r.last), nil
 }
 
 // needsBody reports whether a filter reads a body, links or tags.
@@ -106,14 +123,35 @@ func needsBody(n *node) bool {
 
 // runner answers one page.
 type runner struct {
-	ix    *Index
-	kv    engine.Reader
-	space string
-	q     *bound
-	after []byte // the cursor's position; nil for the first page
-	parse bool
-	pp    []byte // the collection's primary prefix
-	arena arena
+	ix      *Index
+	kv      engine.Reader
+	space   string
+	q       *bound
+	after   []byte // the cursor's position; nil for the first page
+	parse   bool
+	place   []byte // the space's and collection's part of keys (placeOf)
+	pp      []byte // the collection's primary prefix
+	arena   arena
+	scratch doc
+	// emit takes each entry of the page in order; a doc's bytes may be
+	// the iterator's, valid only during the call.
+	emit    func(*doc) bool
+	n       int    // entries emitted
+	last    []byte // the position of the last entry emitted
+	stopped bool   // emit returned false
+}
+
+// give emits d at position pos; false when the page is done.
+func (r *runner) give(d *doc, pos []byte) bool {
+	r.n++
+	if r.n == r.q.Limit { // the page is full: its next starts after pos
+		r.last = append(r.last[:0], pos...)
+	}
+	if !r.emit(d) {
+		r.stopped = true
+		return false
+	}
+	return r.n < r.q.Limit
 }
 
 // stream is one range of an index table whose keys, past base bytes, are
@@ -125,7 +163,7 @@ type stream struct {
 	spc    attr
 }
 
-func (r *runner) prefix(table byte) []byte { return prefixOf(table, r.space, r.q.Collection) }
+func (r *runner) prefix(table byte) []byte { return withTable(table, r.place) }
 
 var (
 	createdAttr = attr{kind: attrCreatedAt, name: "@createdAt"}
@@ -401,7 +439,8 @@ func boundsOf(conj []*node, spc attr) (lo, hi []byte) {
 }
 
 // run reads the page.
-func (r *runner) run(ctx context.Context) ([]*doc, error) {
+func (r *runner) run(ctx context.Context) error {
+	r.place = placeOf(r.space, r.q.Collection)
 	r.pp = r.prefix(tPrimary)
 	ss, ordered := r.plan()
 	if ordered {
@@ -410,21 +449,21 @@ func (r *runner) run(ctx context.Context) ([]*doc, error) {
 	return r.heaped(ctx, ss)
 }
 
-// cand is an entry read from a stream.
-type cand struct {
-	pos []byte // its position in the stream's order (ordered streams)
-	doc *doc
-}
-
 // fetch makes the doc of a stream's entry: read from a primary entry, or
 // looked up through a locator or a secondary entry. ok false when the
-// record has gone since the entry was read.
-func (r *runner) fetch(s *stream, k, v []byte) (*doc, bool, error) {
+// record has gone since the entry was read. With own, the doc's bytes are
+// its own; else they may be the iterator's.
+func (r *runner) fetch(s *stream, k, v []byte, own bool) (*doc, bool, error) {
 	pp := r.pp
+	// A doc handed on at once (not own) is not kept: one does for all.
+	d := &r.scratch
+	if own {
+		d = r.arena.doc(r.q.Limit)
+	}
 	var pk []byte
 	switch s.table {
 	case tPrimary:
-		d, err := readPrimary(&r.arena, r.q.Limit, r.space, r.q.Collection, k[len(pp):], v, r.parse)
+		d, err := readPrimary(d, &r.arena, r.q.Limit, own, r.space, r.q.Collection, k[len(pp):], v, r.parse)
 		return d, err == nil, err
 	case tLocator:
 		if len(v) < createdLen {
@@ -446,13 +485,14 @@ func (r *runner) fetch(s *stream, k, v []byte) (*doc, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	d, err := readPrimary(&r.arena, r.q.Limit, r.space, r.q.Collection, pk[len(pp):], pv, r.parse)
+	// Get returned a copy: the doc may keep it.
+	d, err = readPrimary(d, &r.arena, r.q.Limit, false, r.space, r.q.Collection, pk[len(pp):], pv, r.parse)
 	return d, err == nil, err
 }
 
 // merged reads ordered streams together, in position order, until the
 // page is full.
-func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
+func (r *runner) merged(ctx context.Context, ss []stream) error {
 	desc := r.q.Order.Desc
 	its := make([]engine.Iterator, len(ss))
 	heads := make([]bool, len(ss))
@@ -475,15 +515,14 @@ func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
 			it, err = r.kv.NewIter(ss[i].lo, ss[i].hi)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		its[i], heads[i] = it, it.Next()
 	}
-	out := make([]*doc, 0, min(r.q.Limit, 128))
 	var last []byte
-	for len(out) < r.q.Limit {
+	for more := true; more; {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		best := -1
 		for i, it := range its {
@@ -495,17 +534,22 @@ func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
 			break
 		}
 		it, s := its[best], &ss[best]
-		pos := it.Key()[s.base:]
-		if last == nil || !bytes.Equal(pos, last) {
-			last = append(last[:0], pos...)
-			d, ok, err := r.fetch(s, it.Key(), it.Value())
+		k := it.Key()
+		pos := k[s.base:]
+		// A record read through two streams comes from both at once;
+		// one stream's positions only ever grow.
+		if len(its) == 1 || last == nil || !bytes.Equal(pos, last) {
+			if len(its) > 1 {
+				last = append(last[:0], pos...)
+			}
+			d, ok, err := r.fetch(s, k, it.Value(), false)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			// An entry of a declared field may be older than the record
 			// read through it; other positions are the record's own key.
-			if ok && match(r.q.where, d) && (s.table != tField || bytes.Equal(position(r.q.Order, d), last)) {
-				out = append(out, d)
+			if ok && match(r.q.where, d) && (s.table != tField || bytes.Equal(position(r.q.Order, d), pos)) {
+				more = r.give(d, pos)
 			}
 		}
 		heads[best] = it.Next()
@@ -513,16 +557,16 @@ func (r *runner) merged(ctx context.Context, ss []stream) ([]*doc, error) {
 	for _, it := range its {
 		if it != nil {
 			if err := it.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // heaped reads every entry of the streams and keeps the page's: the first
 // Limit after the cursor in the query's order.
-func (r *runner) heaped(ctx context.Context, ss []stream) ([]*doc, error) {
+func (r *runner) heaped(ctx context.Context, ss []stream) error {
 	h := &pageHeap{o: r.q.Order, n: r.q.Limit, in: map[string]bool{}}
 	for i := range ss {
 		s := &ss[i]
@@ -531,17 +575,17 @@ func (r *runner) heaped(ctx context.Context, ss []stream) ([]*doc, error) {
 		}
 		it, err := r.kv.NewIter(s.lo, s.hi)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for it.Next() {
 			if err := ctx.Err(); err != nil {
 				it.Close()
-				return nil, err
+				return err
 			}
-			d, ok, err := r.fetch(s, it.Key(), it.Value())
+			d, ok, err := r.fetch(s, it.Key(), it.Value(), true)
 			if err != nil {
 				it.Close()
-				return nil, err
+				return err
 			}
 			if !ok || !match(r.q.where, d) {
 				continue
@@ -553,10 +597,16 @@ func (r *runner) heaped(ctx context.Context, ss []stream) ([]*doc, error) {
 			h.offer(p, d)
 		}
 		if err := errors.Join(it.Err(), it.Close()); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return h.sorted(), nil
+	pos, docs := h.sorted()
+	for i, d := range docs {
+		if !r.give(d, pos[i]) {
+			break
+		}
+	}
+	return nil
 }
 
 // pageHeap keeps the n first candidates in an order: a max-heap by it
@@ -618,8 +668,8 @@ func (h *pageHeap) down(i int) {
 	}
 }
 
-// sorted returns the kept docs in order.
-func (h *pageHeap) sorted() []*doc {
+// sorted returns the kept positions and docs in order.
+func (h *pageHeap) sorted() ([][]byte, []*doc) {
 	idx := make([]int, len(h.pos))
 	for i := range idx {
 		idx[i] = i
@@ -633,9 +683,9 @@ func (h *pageHeap) sorted() []*doc {
 		}
 		return 0
 	})
-	out := make([]*doc, len(idx))
+	pos, out := make([][]byte, len(idx)), make([]*doc, len(idx))
 	for i, j := range idx {
-		out[i] = h.docs[j]
+		pos[i], out[i] = h.pos[j], h.docs[j]
 	}
-	return out
+	return pos, out
 }

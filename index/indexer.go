@@ -168,11 +168,12 @@ func primaryValue(d *doc) []byte {
 // large allocations: a page of 100 records is then a handful of
 // allocations, not several each.
 type arena struct {
-	buf  []byte
-	docs []doc
+	buf   []byte
+	docs  []doc
+	texts []byte // where a doc's texts are put together
 }
 
-// bytes returns a copy of the parts, together, from the arena; the first
+// bytes returns a copy of the parts, together, from the arena; an
 // allocation has room for about want of them.
 func (a *arena) bytes(want int, parts ...[]byte) []byte {
 	n := 0
@@ -197,10 +198,11 @@ func (a *arena) doc(want int) *doc {
 	return &a.docs[len(a.docs)-1]
 }
 
-// readPrimary makes the doc of a primary entry (key past its prefix, the
-// suffix; value as primaryValue wrote it), copying what it keeps into a.
-// Body, links and tags are read when parse is set.
-func readPrimary(a *arena, want int, space, collection string, suffix, val []byte, parse bool) (*doc, error) {
+// readPrimary makes d the doc of a primary entry (key past its prefix, the
+// suffix; value as primaryValue wrote it); with own, it copies the bytes
+// it keeps into a, else they are suffix's and val's. Body, links and tags
+// are read when parse is set.
+func readPrimary(d *doc, a *arena, want int, own bool, space, collection string, suffix, val []byte, parse bool) (*doc, error) {
 	created, key, at, ok := splitSuffix(suffix)
 	bad := func() (*doc, error) { return nil, fmt.Errorf("%w: index: primary entry of %q", engine.ErrCorrupt, key) }
 	if !ok || at != 0 {
@@ -216,14 +218,24 @@ func readPrimary(a *arena, want int, space, collection string, suffix, val []byt
 		return bad()
 	}
 	by, val := val[w:w+int(n)], val[w+int(n):]
-	// The entry's bytes are the iterator's only until it moves: one copy
-	// of the bytes, one string of the texts.
-	b := a.bytes(want, created, val)
-	var tmp [256]byte
-	texts := string(append(append(append(tmp[:0], key...), id...), by...))
-	d := a.doc(want)
-	*d = doc{space: space, collection: collection, key: texts[:len(key)], id: texts[len(key) : len(key)+len(id)],
-		createdBy: texts[len(key)+len(id):], created: b[:createdLen:createdLen], json: b[createdLen:]}
+	// An iterator's bytes are valid only until it moves: one copy of the
+	// bytes kept when they must outlive it, one string of the texts.
+	if own {
+		b := a.bytes(want, created, val)
+		created, val = b[:createdLen:createdLen], b[createdLen:]
+	}
+	a.texts = append(append(append(a.texts[:0], key...), id...), by...)
+	texts := string(a.texts)
+	// Field by field: a doc is reused through a page, and its space and
+	// collection stay.
+	if d.space != space || d.collection != collection {
+		d.space, d.collection = space, collection
+	}
+	d.key, d.id, d.createdBy = texts[:len(key)], texts[len(key):len(key)+len(id)], texts[len(key)+len(id):]
+	d.created, d.json = created, val
+	if d.content != nil {
+		d.content = nil
+	}
 	if parse {
 		if err := d.parse(); err != nil {
 			return nil, err

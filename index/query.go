@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
@@ -28,6 +29,10 @@ type Query struct {
 	whereV any   // where as written, for the fingerprint
 	hasMe  bool
 	paging []string // the paging members given, for a live query's refusal
+
+	fpOnce sync.Once // the fingerprint of a query without "$me", made once
+	fp     [16]byte
+	fpErr  error
 }
 
 // Order is a query's sort: by @createdAt (the default), @key or a body
@@ -208,7 +213,18 @@ func (q *Query) bind(account string) (*bound, error) {
 	if q.hasMe && account == "" {
 		return nil, refuse(CodeMe, "where", `"$me" stands for the account, and no account was given`)
 	}
-	b := &bound{Query: q, where: q.where.bind(account)}
+	if !q.hasMe {
+		q.fpOnce.Do(func() { q.fp, q.fpErr = q.fingerprint("") })
+		return &bound{Query: q, where: q.where, fp: q.fp}, q.fpErr
+	}
+	fp, err := q.fingerprint(account)
+	return &bound{Query: q, where: q.where.bind(account), fp: fp}, err
+}
+
+// fingerprint names the query's results for its cursors: collection,
+// where, order and, when "$me" is used, the account.
+func (q *Query) fingerprint(account string) ([16]byte, error) {
+	var fp [16]byte
 	h := sha256.New()
 	write := func(s string) {
 		h.Write([]byte(s))
@@ -219,7 +235,7 @@ func (q *Query) bind(account string) (*bound, error) {
 	if q.whereV != nil {
 		w, err := canonical.Marshal(q.whereV)
 		if err != nil {
-			return nil, err
+			return fp, err
 		}
 		write(string(w))
 	}
@@ -230,8 +246,8 @@ func (q *Query) bind(account string) (*bound, error) {
 	if q.hasMe {
 		write(account)
 	}
-	copy(b.fp[:], h.Sum(nil))
-	return b, nil
+	copy(fp[:], h.Sum(nil))
+	return fp, nil
 }
 
 // live refuses a query with paging members for a live query.
