@@ -15,7 +15,8 @@ import (
 // knows nothing of what it indexes, and gives it a table of keys of its own
 // (the 'i' table), which nothing else writes.
 type Indexer interface {
-	// Layout names the indexer's key layout and configuration. A store is
+	// Layout names the indexer's key layout and configuration (not
+	// empty). A store is
 	// reindexed at Open when the layout its index was kept under differs:
 	// when it is new, when the layout changed, and when a batch was
 	// written with no indexer (or another one) since.
@@ -239,6 +240,9 @@ func (s *Store) batched(ctx context.Context, lower, upper []byte, fn func(t *tx,
 func (s *Store) reindexIfNeeded(ctx context.Context) error {
 	if s.opts.Indexer == nil || s.st.index == s.opts.Indexer.Layout() {
 		return nil
+	}
+	if s.opts.Indexer.Layout() == "" {
+		return errors.New("minca/engine: Options.Indexer has no layout name")
 	}
 	return s.Reindex(ctx)
 }

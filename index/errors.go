@@ -9,35 +9,34 @@ import (
 // Reason codes of a malformed query ([*Error]). They are stable: programs
 // and the local API match on them.
 const (
-	CodeJSON        = "query/json"          // not JSON, or not an object
-	CodeTooLarge    = "query/too-large"     // the text is over MaxQueryBytes
-	CodeType        = "query/type"          // a member of the wrong JSON type
-	CodeUnknown     = "query/unknown"       // a member the format does not have
-	CodeMissing     = "query/missing"       // a required member is absent
-	CodeCollection  = "query/collection"    // not a collection name
-	CodePath        = "query/field-path"    // not a body field path, link:<rel> or @attribute
-	CodeOperator    = "query/operator"      // an unknown $operator, or one its attribute has not
-	CodeOperand     = "query/operand"       // an operand of the wrong kind for its operator
-	CodeMixed       = "query/mixed-object"  // an object mixing $operators and other members
-	CodeEmpty       = "query/empty"         // an empty list or operator object where one is needed
-	CodeDepth       = "query/depth"         // filters nested more than MaxDepth deep
-	CodeBounds      = "query/bounds"        // a list, a count or the limit out of bounds
-	CodeOrder       = "query/order"         // a malformed order
-	CodeCursor      = "query/cursor"        // a cursor that does not decode
-	CodeCursorQuery = "query/cursor-query"  // a cursor of another query
-	CodeMe          = "query/me"            // "$me" with no account to stand for
-	CodeLive        = "query/live"          // order, limit or cursor given to a live query
-	CodeProposal    = "query/proposal"      // more than { collection, where? } in a proposal (06 §2.11)
-	CodeNotProposal = "query/sys-proposal"  // a sys.* collection in a proposal (06 §2.11)
-	CodeSpace       = "query/space"         // no space named
-	CodeUnindexable = "query/field-indexes" // a malformed Options.Fields
+	CodeJSON        = "query/json"         // not JSON, or not an object
+	CodeTooLarge    = "query/too-large"    // the text is over MaxQueryBytes
+	CodeType        = "query/type"         // a member of the wrong JSON type
+	CodeUnknown     = "query/unknown"      // a member the format does not have
+	CodeMissing     = "query/missing"      // a required member is absent
+	CodeCollection  = "query/collection"   // not a collection name
+	CodePath        = "query/field-path"   // not a body field path, link:<rel> or @attribute
+	CodeOperator    = "query/operator"     // an unknown $operator, or one its attribute has not
+	CodeOperand     = "query/operand"      // an operand of the wrong kind for its operator
+	CodeMixed       = "query/mixed-object" // an object mixing $operators and other members
+	CodeEmpty       = "query/empty"        // an empty list or operator object where one is needed
+	CodeDepth       = "query/depth"        // filters nested more than MaxDepth deep
+	CodeBounds      = "query/bounds"       // a list, a count or the limit out of bounds
+	CodeOrder       = "query/order"        // a malformed order
+	CodeCursor      = "query/cursor"       // a cursor that does not decode
+	CodeCursorQuery = "query/cursor-query" // a cursor of another query
+	CodeMe          = "query/me"           // "$me" with no account to stand for
+	CodeLive        = "query/live"         // order, limit or cursor given to a live query
+	CodeProposal    = "query/proposal"     // more than { collection, where? } in a proposal (06 §2.11)
+	CodeNotProposal = "query/sys-proposal" // a sys.* collection in a proposal (06 §2.11)
+	CodeSpace       = "query/space"        // no space named
 )
 
 // Codes lists every reason code a malformed query is refused with.
 func Codes() []string {
 	return []string{CodeJSON, CodeTooLarge, CodeType, CodeUnknown, CodeMissing, CodeCollection, CodePath,
 		CodeOperator, CodeOperand, CodeMixed, CodeEmpty, CodeDepth, CodeBounds, CodeOrder, CodeCursor,
-		CodeCursorQuery, CodeMe, CodeLive, CodeProposal, CodeNotProposal, CodeSpace, CodeUnindexable}
+		CodeCursorQuery, CodeMe, CodeLive, CodeProposal, CodeNotProposal, CodeSpace}
 }
 
 // ErrMalformed is what every [*Error] is (errors.Is).

@@ -43,20 +43,16 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	out.Fields = make(map[string][]string, len(o.fieldsOrNil()))
 	for c, paths := range o.fieldsOrNil() {
-		if err := checkCollection(c, "Fields", false); err != nil {
-			return out, err
+		if c == "" || len(c) > collectionMax {
+			return out, fmt.Errorf("minca/index: Options.Fields: %q is not a collection's name (1 to 256 bytes)", c)
 		}
 		if len(paths) > maxFields {
-			return out, refuse(CodeUnindexable, "Fields["+c+"]", "at most 16 fields a collection")
+			return out, fmt.Errorf("minca/index: Options.Fields[%q]: at most %d fields a collection", c, maxFields)
 		}
 		for _, p := range paths {
-			a, err := parseAttr(p, "Fields["+c+"]")
-			if err != nil {
-				return out, err
-			}
-			if a.kind != attrField {
-				return out, refuse(CodeUnindexable, "Fields["+c+"]", p+" is not a body field path ("+
-					"links, tags, creators and times are indexed already)")
+			a, err := parseAttr(p, "")
+			if err != nil || a.kind != attrField {
+				return out, fmt.Errorf("minca/index: Options.Fields[%q]: %q is not a body field path (links, tags, creators and times are indexed already)", c, p)
 			}
 		}
 		ps := slices.Clone(paths)

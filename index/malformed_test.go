@@ -191,3 +191,22 @@ func TestRefusedWhenRun(t *testing.T) {
 		t.Fatalf("a live query with a limit: %v", err)
 	}
 }
+
+// Options that make no sense are refused.
+func TestOptionsChecked(t *testing.T) {
+	for _, o := range []*index.Options{
+		{Fields: map[string][]string{"app.item": {"a..b"}}},
+		{Fields: map[string][]string{"app.item": {"link:about"}}},
+		{Fields: map[string][]string{"": {"a"}}},
+		{Fields: map[string][]string{"app.item": strings.Split("a b c d e f g h i j k l m n o p q", " ")}},
+		{LiveBuffer: -1},
+		{EventBuffer: -5},
+	} {
+		if _, err := index.New(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	if _, err := index.New(nil); err != nil {
+		t.Fatal(err)
+	}
+}
