@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +26,8 @@ type QueryConfig struct {
 	// Rounds is how many times each query is measured; medians reported.
 	// Default 5.
 	Rounds int
-	// Dir is where the stores go; default a new temporary directory.
+	// Dir is where the stores go, kept for a later run with as many
+	// records; default a new temporary directory, removed after.
 	Dir string
 	// CacheSize is each Pebble store's block cache in bytes; default the
 	// backend's (64 MiB).
@@ -94,14 +97,22 @@ func RunQuery(ctx context.Context, cfg QueryConfig) (QueryResult, error) {
 	}
 	defer bare.Close()
 	space := enginetest.SpaceID("bench-query")
-	if err := fillQueryStores(ctx, st, bare, space, cfg.Records); err != nil {
-		return res, err
-	}
-	if err := kv.Compact(ctx); err != nil {
-		return res, err
-	}
-	if err := bare.Compact(ctx); err != nil {
-		return res, err
+	// A directory named by the caller keeps its stores: a later run with
+	// as many records measures them again without filling them.
+	filled := filepath.Join(dir, "filled")
+	if b, err := os.ReadFile(filled); err != nil || string(b) != strconv.Itoa(cfg.Records) {
+		if err := fillQueryStores(ctx, st, bare, space, cfg.Records); err != nil {
+			return res, err
+		}
+		if err := kv.Compact(ctx); err != nil {
+			return res, err
+		}
+		if err := bare.Compact(ctx); err != nil {
+			return res, err
+		}
+		if err := os.WriteFile(filled, []byte(strconv.Itoa(cfg.Records)), 0o644); err != nil {
+			return res, err
+		}
 	}
 	queries := map[string]*index.Query{}
 	for name, q := range map[string]string{

@@ -11,7 +11,7 @@ func runBenchQuery(ctx context.Context, s *stdio, args []string) error {
 	records := fs.Int("records", 1_000_000, "records in the collection")
 	rounds := fs.Int("rounds", 5, "rounds to take the median of")
 	cache := fs.Int64("cache", 0, "each Pebble store's block cache in bytes (default the backend's, 64 MiB)")
-	dir := fs.String("dir", "", "where the stores go (default a temporary directory)")
+	dir := fs.String("dir", "", "where the stores go, kept for a later run with as many records (default a temporary directory)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
