@@ -71,3 +71,66 @@ func BenchmarkFind(b *testing.B) {
 		})
 	}
 }
+
+// trustJudge lets every version stand, checking nothing: what remains of
+// admitting is the store's own work, with or without the index.
+type trustJudge struct{}
+
+func (trustJudge) Check(v *record.Version) (engine.Checked, error) {
+	return engine.Checked{Root: v.Author}, nil
+}
+
+func (trustJudge) Decide(engine.HeldReader, *record.Version, engine.Checked) (engine.Decision, error) {
+	return engine.Decision{Verdict: engine.Stands}, nil
+}
+
+// BenchmarkAdmit is the store's work a version (no signature checks),
+// without and with the index: what keeping the index costs a write.
+func BenchmarkAdmit(b *testing.B) {
+	sp := enginetest.SpaceID("admit")
+	var vs []*record.Version
+	if err := enginetest.Corpus(sp, enginetest.CorpusOptions{Versions: 20000, Seed: 4}, func(v *record.Version) error {
+		vs = append(vs, v)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	for _, withIndex := range []bool{false, true} {
+		name := "Bare"
+		if withIndex {
+			name = "Indexed"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				kv, err := pebble.Open(filepath.Join(b.TempDir(), "p"), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				o := &engine.Options{Judge: trustJudge{}}
+				if withIndex {
+					ix, err := index.New(nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					o.Indexer = ix
+				}
+				st, err := engine.Open(kv, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				for i := 0; i < len(vs); i += 1000 {
+					if _, err := st.Admit(ctx, "b", vs[i:min(i+1000, len(vs))]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				st.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(vs)), "ns/version")
+		})
+	}
+}

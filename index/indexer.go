@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
@@ -111,44 +112,48 @@ func locatorKey(space, collection, key string) []byte {
 }
 
 // entries lists d's keys in every table, with their values when values.
+// The keys share one buffer.
 func (ix *Index) entries(d *doc, values bool) []kv {
-	suffix := appendSuffix(nil, d.created, d.key)
-	out := make([]kv, 0, 4+len(d.links)+len(d.tags))
-	sec := func(table byte, parts ...[]byte) {
-		k := prefixOf(table, d.space, d.collection)
+	place := placeOf(d.space, d.collection)
+	fields := ix.fields[d.collection]
+	out := make([]kv, 0, 3+len(d.links)+len(d.tags)+len(fields))
+	buf := make([]byte, 0, (len(place)+createdLen+len(d.key)+2)*cap(out)+256)
+	// add puts table ‖ place ‖ parts ‖ the suffix in buf, as one key.
+	add := func(table byte, v []byte, parts ...[]byte) {
+		start := len(buf)
+		buf = append(append(buf, table), place[1:]...)
 		for _, p := range parts {
-			k = append(k, p...)
+			buf = append(buf, p...)
 		}
-		out = append(out, kv{k: append(k, suffix...), v: []byte{}})
+		buf = appendSuffix(buf, d.created, d.key)
+		out = append(out, kv{k: buf[start:len(buf):len(buf)], v: v})
 	}
 	var lv, pv []byte
+	empty := []byte{}
 	if values {
 		lv = append(append(make([]byte, 0, createdLen+len(d.createdBy)), d.created...), d.createdBy...)
 		pv = primaryValue(d)
 	}
-	out = append(out, kv{locatorKey(d.space, d.collection, d.key), lv})
-	out = append(out, kv{append(prefixOf(tPrimary, d.space, d.collection), suffix...), pv})
+	start := len(buf)
+	buf = append(append(append(append(buf, tLocator), place[1:]...), d.key...), 0)
+	out = append(out, kv{k: buf[start:len(buf):len(buf)], v: lv})
+	add(tPrimary, pv)
 	if d.createdBy != "" {
-		sec(tCreator, appendEsc(nil, d.createdBy))
+		add(tCreator, empty, appendEsc(nil, d.createdBy))
 	}
-	type link struct{ rel, to string }
-	seen := make(map[link]bool, len(d.links))
-	for _, l := range d.links {
-		if !seen[link{l.Rel, l.To}] {
-			seen[link{l.Rel, l.To}] = true
-			sec(tBacklink, appendEsc(nil, l.Rel), appendEsc(nil, l.To))
+	for i, l := range d.links {
+		if !slices.ContainsFunc(d.links[:i], func(m record.Link) bool { return m == l }) {
+			add(tBacklink, empty, appendEsc(appendEsc(nil, l.Rel), l.To))
 		}
 	}
-	tags := make(map[string]bool, len(d.tags))
-	for _, t := range d.tags {
-		if !tags[t] {
-			tags[t] = true
-			sec(tTag, appendEsc(nil, t))
+	for i, t := range d.tags {
+		if !slices.Contains(d.tags[:i], t) {
+			add(tTag, empty, appendEsc(nil, t))
 		}
 	}
-	for _, f := range ix.fields[d.collection] {
+	for _, f := range fields {
 		v, ok := d.get(f.attr)
-		sec(tField, f.tag, appendValue(nil, v, ok))
+		add(tField, empty, f.tag, appendValue(nil, v, ok))
 	}
 	return out
 }
