@@ -67,7 +67,8 @@ func (ix *Index) Find(ctx context.Context, space string, q *Query, account strin
 // Scan is [Index.Find] handing each entry to fn as it is read, in order,
 // instead of gathering a page: an entry's JSON is valid only during the
 // call (a server writes it out from there without a copy). fn returns
-// false to stop; the page then ends there. It returns the page's next.
+// false to stop: the page then ends there, with no next. It returns the
+// page's next.
 func (ix *Index) Scan(ctx context.Context, space string, q *Query, account string, fn func(Entry) bool) (next string, err error) {
 	return ix.scan(ctx, space, q, account, func(d *doc) bool { return fn(d.entry()) })
 }
