@@ -141,7 +141,7 @@ func RunQuery(ctx context.Context, cfg QueryConfig) (QueryResult, error) {
 		return func(b *testing.B) {
 			size := 0
 			for range b.N {
-				_, err := ix.Scan(ctx, space, queries[name], "", func(e index.Entry) bool { size += len(e.JSON); return true })
+				_, err := ix.Scan(ctx, space, queries[name], "", func(r index.Row) bool { size += len(r.JSON()); return true })
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}

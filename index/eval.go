@@ -14,6 +14,10 @@ type doc struct {
 	created                    []byte // encoded @createdAt (appendCreated)
 	createdBy                  string // "" when not known
 	json                       []byte // the version's canonical JSON
+	// raw holds key, id and createdBy as bytes until texts makes the
+	// strings: a page handed out as it is read needs none of them.
+	raw  [3][]byte
+	lazy bool
 	// content is what a filter reads of the version besides the above;
 	// nil until read (only filters on bodies, links and tags need it).
 	*content
@@ -28,12 +32,24 @@ type content struct {
 	v       *record.Version // the version, when the doc was made from one
 }
 
+// texts makes key, id and createdBy from raw, once (one allocation).
+func (d *doc) texts() {
+	if !d.lazy {
+		return
+	}
+	k, i, b := d.raw[0], d.raw[1], d.raw[2]
+	t := string(append(append(append(make([]byte, 0, len(k)+len(i)+len(b)), k...), i...), b...))
+	d.key, d.id, d.createdBy = t[:len(k)], t[len(k):len(k)+len(i)], t[len(k)+len(i):]
+	d.lazy = false
+}
+
 // createdAt is @createdAt in Unix milliseconds.
 func (d *doc) createdAt() (int64, bool) { return decodeCreated(d.created) }
 
 // get returns a single-valued attribute's value, and whether the record
 // has it.
 func (d *doc) get(a attr) (any, bool) {
+	d.texts()
 	switch a.kind {
 	case attrKey:
 		return d.key, true
@@ -273,6 +289,7 @@ func equal(a, b any) bool {
 // position is d's place in an order: the bytes its entries sort by
 // (docs/queries.md, "Order"), ascending.
 func position(o Order, d *doc) []byte {
+	d.texts()
 	switch o.attr.kind {
 	case attrKey:
 		return append([]byte(d.key), 0)

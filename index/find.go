@@ -26,6 +26,7 @@ type Entry struct {
 }
 
 func (d *doc) entry() Entry {
+	d.texts()
 	e := Entry{Key: d.key, ID: d.id, CreatedBy: d.createdBy, JSON: d.json}
 	if ms, ok := d.createdAt(); ok {
 		e.CreatedAt = time.UnixMilli(ms).UTC()
@@ -65,13 +66,23 @@ func (ix *Index) Find(ctx context.Context, space string, q *Query, account strin
 }
 
 // Scan is [Index.Find] handing each entry to fn as it is read, in order,
-// instead of gathering a page: an entry's JSON is valid only during the
-// call (a server writes it out from there without a copy). fn returns
-// false to stop: the page then ends there, with no next. It returns the
-// page's next.
-func (ix *Index) Scan(ctx context.Context, space string, q *Query, account string, fn func(Entry) bool) (next string, err error) {
-	return ix.scan(ctx, space, q, account, func(d *doc) bool { return fn(d.entry()) })
+// instead of gathering a page: a server writes a page out from there
+// without copying it. What fn is given is valid only during the call. fn
+// returns false to stop: the page then ends there, with no next. It
+// returns the page's next.
+func (ix *Index) Scan(ctx context.Context, space string, q *Query, account string, fn func(Row) bool) (next string, err error) {
+	return ix.scan(ctx, space, q, account, func(d *doc) bool { return fn(Row{d}) })
 }
+
+// Row is an entry of a page as [Index.Scan] hands it out: valid only
+// during the call.
+type Row struct{ d *doc }
+
+// JSON is the version as canonical JSON, valid only during the call.
+func (r Row) JSON() []byte { return r.d.json }
+
+// Entry is the entry; its JSON too is valid only during the call.
+func (r Row) Entry() Entry { return r.d.entry() }
 
 func (ix *Index) scan(ctx context.Context, space string, q *Query, account string, emit func(*doc) bool) (string, error) {
 	st, err := ix.store()

@@ -173,9 +173,8 @@ func primaryValue(d *doc) []byte {
 // large allocations: a page of 100 records is then a handful of
 // allocations, not several each.
 type arena struct {
-	buf   []byte
-	docs  []doc
-	texts []byte // where a doc's texts are put together
+	buf  []byte
+	docs []doc
 }
 
 // bytes returns a copy of the parts, together, from the arena; an
@@ -226,17 +225,19 @@ func readPrimary(d *doc, a *arena, want int, own bool, space, collection string,
 	// An iterator's bytes are valid only until it moves: one copy of the
 	// bytes kept when they must outlive it, one string of the texts.
 	if own {
-		b := a.bytes(want, created, val)
-		created, val = b[:createdLen:createdLen], b[createdLen:]
+		b := a.bytes(want, created, key, id, by, val)
+		created, b = b[:createdLen:createdLen], b[createdLen:]
+		key, b = b[:len(key):len(key)], b[len(key):]
+		id, b = b[:len(id):len(id)], b[len(id):]
+		by, val = b[:len(by):len(by)], b[len(by):]
 	}
-	a.texts = append(append(append(a.texts[:0], key...), id...), by...)
-	texts := string(a.texts)
 	// Field by field: a doc is reused through a page, and its space and
-	// collection stay.
+	// collection stay. Its texts are made when asked for (doc.texts).
 	if d.space != space || d.collection != collection {
 		d.space, d.collection = space, collection
 	}
-	d.key, d.id, d.createdBy = texts[:len(key)], texts[len(key):len(key)+len(id)], texts[len(key)+len(id):]
+	d.raw = [3][]byte{key, id, by}
+	d.key, d.id, d.createdBy, d.lazy = "", "", "", true
 	d.created, d.json = created, val
 	if d.content != nil {
 		d.content = nil
@@ -254,6 +255,7 @@ func (d *doc) parse() error {
 	v, err := canonical.Parse(d.json)
 	o, ok := v.(*canonical.Object)
 	if err != nil || !ok {
+		d.texts()
 		return fmt.Errorf("%w: index: the version of %q does not parse", engine.ErrCorrupt, d.key)
 	}
 	d.content = &content{}

@@ -168,6 +168,29 @@ func (w *world) page(q randomQuery, cursor, account string) index.Page {
 	if err != nil {
 		w.t.Fatalf("%s: %v", q.json(cursor), err)
 	}
+	// Scan hands out the same entries, and the same next.
+	var rows []index.Entry
+	next, err := w.ix.Scan(ctx, w.space, pq, account, func(r index.Row) bool {
+		e := r.Entry()
+		if string(e.JSON) != string(r.JSON()) {
+			w.t.Fatal("a row's JSON is not its entry's")
+		}
+		e.JSON = slices.Clone(e.JSON)
+		rows = append(rows, e)
+		return true
+	})
+	if err != nil || next != p.Next || !slices.EqualFunc(rows, p.Entries, func(a, b index.Entry) bool {
+		return a.Key == b.Key && a.ID == b.ID && a.CreatedBy == b.CreatedBy && a.CreatedAt.Equal(b.CreatedAt) && string(a.JSON) == string(b.JSON)
+	}) {
+		w.t.Fatalf("%s: Scan differs from Find (%v)", q.json(cursor), err)
+	}
+	if len(p.Entries) > 1 {
+		n := 0
+		next, err := w.ix.Scan(ctx, w.space, pq, account, func(index.Row) bool { n++; return false })
+		if err != nil || n != 1 || next != "" {
+			w.t.Fatalf("a Scan stopped at once: %d rows, next %q, %v", n, next, err)
+		}
+	}
 	return p
 }
 
