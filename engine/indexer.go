@@ -100,8 +100,8 @@ func (t *tx) indexCurrent(space, key string, oh, nh head, at *record.Version) (a
 
 // IndexReader reads the index table an [Indexer] keeps (keys as it wrote
 // them). Reads see whole batches; an iterator sees one consistent view
-// where the backend gives one (Pebble, SQLite). It is a [ReverseReader]
-// when the store's KV is.
+// where the backend gives one (Pebble, SQLite). It also has GetMany (as
+// KV's), and is a [ReverseReader] when the store's KV is.
 func (s *Store) IndexReader() Reader {
 	if _, ok := s.kv.(ReverseReader); ok {
 		return reverseIndexReader{indexReader{s}}
@@ -127,6 +127,20 @@ func (r indexReader) NewIter(lower, upper []byte) (Iterator, error) {
 		return nil, err
 	}
 	return indexIter{it}, nil
+}
+
+// GetMany looks keys of the index table up, given in ascending order
+// without repeats, in one pass (KV.GetMany); value is valid only during
+// the call.
+func (r indexReader) GetMany(ks [][]byte, found func(i int, value []byte)) error {
+	if err := r.s.check(); err != nil {
+		return err
+	}
+	full := make([][]byte, len(ks))
+	for i, k := range ks {
+		full[i] = keys.IndexKey(k)
+	}
+	return r.s.kv.GetMany(full, found)
 }
 
 // bounds are the KV's keys of [lower, upper) in the index table.

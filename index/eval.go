@@ -18,6 +18,8 @@ type doc struct {
 	// strings: a page handed out as it is read needs none of them.
 	raw  [3][]byte
 	lazy bool
+	// bad is why json did not parse, when a filter needed its content.
+	bad error
 	// content is what a filter reads of the version besides the above;
 	// nil until read (only filters on bodies, links and tags need it).
 	*content
@@ -61,7 +63,8 @@ func (d *doc) get(a attr) (any, bool) {
 		ms, ok := d.createdAt()
 		return float64(ms), ok
 	case attrField:
-		if d.content == nil || !d.hasBody {
+		d.load()
+		if !d.hasBody {
 			return nil, false
 		}
 		v := d.body
@@ -82,9 +85,7 @@ func (d *doc) get(a attr) (any, bool) {
 // set returns a set-valued attribute's members: the keys its links of the
 // role point at, or its tags.
 func (d *doc) set(a attr) []string {
-	if d.content == nil {
-		return nil
-	}
+	d.load()
 	if a.kind == attrTags {
 		return d.tags
 	}

@@ -107,8 +107,12 @@ func (ix *Index) scan(ctx context.Context, space string, q *Query, account strin
 		}
 		after = pos
 	}
-	r := &runner{ix: ix, kv: st.IndexReader(), space: space, q: b, after: after, emit: emit,
-		parse: needsBody(b.where) || b.Order.attr.kind == attrField}
+	kv := st.IndexReader()
+	g, ok := kv.(manyGetter)
+	if !ok {
+		return "", errors.New("minca/index: the store's index reader cannot look keys up in a sorted run")
+	}
+	r := &runner{ix: ix, kv: kv, g: g, space: space, q: b, after: after, emit: emit}
 	if err := r.run(ctx); err != nil {
 		return "", err
 	}
@@ -136,12 +140,16 @@ func needsBody(n *node) bool {
 
 // runner answers one page.
 type runner struct {
-	ix      *Index
-	kv      engine.Reader
+	ix *Index
+	kv engine.Reader
+	g  manyGetter // kv's sorted look-ups
+	// rest is the filter but for the condition the streams read only the
+	// records of (a point condition); an entry of those streams whose
+	// version is still the record's is matched against rest alone.
+	rest    *node
 	space   string
 	q       *bound
 	after   []byte // the cursor's position; nil for the first page
-	parse   bool
 	place   []byte // the space's and collection's part of keys (placeOf)
 	pp      []byte // the collection's primary prefix
 	arena   arena
@@ -307,6 +315,7 @@ func (r *runner) points(conj []*node) []stream {
 	if best == nil {
 		return nil
 	}
+	r.rest = without(r.q.where, best)
 	vals := []any{best.val}
 	if best.op == opIn {
 		vals = best.val.([]any)
@@ -318,6 +327,9 @@ func (r *runner) points(conj []*node) []stream {
 		if best.attr.kind == attrField {
 			f := r.declared(best.attr)
 			e := appendValue(nil, v, true)
+			if valueCut(v) { // its entries stand for other values too
+				r.rest = r.q.where
+			}
 			if sameSpace(o, best.attr) { // positions are the value's then the suffix
 				s := r.whole(tField, f.tag, best.attr)
 				s.narrow(e, prefixEnd(e))
@@ -349,6 +361,37 @@ func (r *runner) points(conj []*node) []stream {
 		}
 	}
 	return ss
+}
+
+// without is the filter n with the condition c (a top-level one) taken
+// out.
+func without(n, c *node) *node {
+	if n == c {
+		return &node{kind: nodeAnd}
+	}
+	if n == nil || n.kind != nodeAnd {
+		return n
+	}
+	out := *n
+	out.kids = make([]*node, len(n.kids))
+	for i, k := range n.kids {
+		out.kids[i] = without(k, c)
+	}
+	return &out
+}
+
+// passes matches d, read through an entry of stream s holding tag, against
+// the filter: against rest alone when s is a point condition's stream and
+// d is the version the entry was written for (a locator's record is its
+// key's, whatever its version). Its error is a version that does not
+// parse.
+func (r *runner) passes(s *stream, tag []byte, d *doc) (bool, error) {
+	f := r.q.where
+	if r.rest != nil && s.table != tPrimary && (s.table == tLocator || bytes.Equal(tag, d.tagOf())) {
+		f = r.rest
+	}
+	ok := match(f, d)
+	return ok, d.bad
 }
 
 // keyLike reports whether s could be a record key's text in a position:
@@ -473,23 +516,13 @@ func (r *runner) fetch(s *stream, k, v []byte, own bool) (*doc, bool, error) {
 	if own {
 		d = r.arena.doc(r.q.Limit)
 	}
-	var pk []byte
-	switch s.table {
-	case tPrimary:
-		d, err := readPrimary(d, &r.arena, r.q.Limit, own, r.space, r.q.Collection, k[len(pp):], v, r.parse)
+	if s.table == tPrimary {
+		d, err := readPrimary(d, &r.arena, r.q.Limit, own, r.space, r.q.Collection, k[len(pp):], v)
 		return d, err == nil, err
-	case tLocator:
-		if len(v) < createdLen {
-			return nil, false, errors.New("minca/index: corrupt locator entry")
-		}
-		key := k[s.base : len(k)-1]
-		pk = appendSuffix(pp, v[:createdLen], string(key))
-	default:
-		_, _, at, ok := splitSuffix(k)
-		if !ok {
-			return nil, false, errors.New("minca/index: corrupt index entry")
-		}
-		pk = cat(pp, k[at:])
+	}
+	pk, err := r.primaryKey(s, k, v)
+	if err != nil {
+		return nil, false, err
 	}
 	pv, err := r.kv.Get(pk)
 	if errors.Is(err, engine.ErrNotFound) {
@@ -499,8 +532,82 @@ func (r *runner) fetch(s *stream, k, v []byte, own bool) (*doc, bool, error) {
 		return nil, false, err
 	}
 	// Get returned a copy: the doc may keep it.
-	d, err = readPrimary(d, &r.arena, r.q.Limit, false, r.space, r.q.Collection, pk[len(pp):], pv, r.parse)
+	d, err = readPrimary(d, &r.arena, r.q.Limit, false, r.space, r.q.Collection, pk[len(pp):], pv)
 	return d, err == nil, err
+}
+
+// primaryKey is the key of the primary entry a locator or a secondary
+// entry (k, v) leads to.
+func (r *runner) primaryKey(s *stream, k, v []byte) ([]byte, error) {
+	if s.table == tLocator {
+		if len(v) < createdLen {
+			return nil, errors.New("minca/index: corrupt locator entry")
+		}
+		return appendSuffix(slices.Clone(r.pp), v[:createdLen], string(k[s.base:len(k)-1])), nil
+	}
+	_, _, at, ok := splitSuffix(k)
+	if !ok {
+		return nil, errors.New("minca/index: corrupt index entry")
+	}
+	return cat(r.pp, k[at:]), nil
+}
+
+// manyGetter is a reader that looks up a sorted run of keys in one pass
+// (engine.KV.GetMany, through the store's index reader).
+type manyGetter interface {
+	GetMany(keys [][]byte, found func(i int, value []byte)) error
+}
+
+// lookup is an entry of a secondary stream waiting for its primary entry.
+type lookup struct {
+	s            *stream
+	pos, pk, tag []byte
+}
+
+// lookups reads the primary entries of ls in one sorted pass and gives
+// those that pass, in order; false when the page is done.
+func (r *runner) lookups(ls []lookup) (bool, error) {
+	order := make([]int, len(ls))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(ls[a].pk, ls[b].pk) })
+	keys := make([][]byte, 0, len(ls))
+	at := make([]int, 0, len(ls)) // keys[j] is ls[at[j]]'s
+	for _, i := range order {
+		if len(keys) > 0 && bytes.Equal(keys[len(keys)-1], ls[i].pk) {
+			continue
+		}
+		keys, at = append(keys, ls[i].pk), append(at, i)
+	}
+	vals := make([][]byte, len(ls))
+	if err := r.g.GetMany(keys, func(j int, v []byte) { vals[at[j]] = r.arena.bytes(r.q.Limit, v) }); err != nil {
+		return false, err
+	}
+	for i, l := range ls {
+		if vals[i] == nil {
+			continue // gone since its entry was read
+		}
+		d, err := readPrimary(&r.scratch, &r.arena, r.q.Limit, false, r.space, r.q.Collection, l.pk[len(r.pp):], vals[i])
+		if err != nil {
+			return false, err
+		}
+		ok, err := r.passes(l.s, l.tag, d)
+		if err != nil {
+			return false, err
+		}
+		// An entry of a declared field may be older than the record read
+		// through it; other positions are the record's own key.
+		if ok && (l.s.table != tField || bytes.Equal(l.tag, d.tagOf()) || bytes.Equal(position(r.q.Order, d), l.pos)) {
+			if !r.give(d, l.pos) {
+				return false, nil
+			}
+		}
+		if d.bad != nil {
+			return false, d.bad
+		}
+	}
+	return true, nil
 }
 
 // merged reads ordered streams together, in position order, until the
@@ -533,9 +640,21 @@ func (r *runner) merged(ctx context.Context, ss []stream) error {
 		its[i], heads[i] = it, it.Next()
 	}
 	var last []byte
-	for more := true; more; {
+	// Entries of secondary streams wait in pending, as many as the page
+	// may still take, and their primary entries are read in one pass.
+	var pending []lookup
+	more := true
+	for more {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if len(pending) > 0 && len(pending) >= r.q.Limit-r.n {
+			ok, err := r.lookups(pending)
+			if err != nil {
+				return err
+			}
+			pending, more = pending[:0], ok
+			continue
 		}
 		best := -1
 		for i, it := range its {
@@ -555,17 +674,35 @@ func (r *runner) merged(ctx context.Context, ss []stream) error {
 			if len(its) > 1 {
 				last = append(last[:0], pos...)
 			}
-			d, ok, err := r.fetch(s, k, it.Value(), false)
+			if s.table != tPrimary {
+				pk, err := r.primaryKey(s, k, it.Value())
+				if err != nil {
+					return err
+				}
+				pending = append(pending, lookup{s: s, pos: slices.Clone(pos), pk: pk, tag: slices.Clone(it.Value())})
+				heads[best] = it.Next()
+				continue
+			}
+			d, ok, err := r.fetch(s, k, it.Value(), false) // the primary entry itself
 			if err != nil {
 				return err
 			}
-			// An entry of a declared field may be older than the record
-			// read through it; other positions are the record's own key.
-			if ok && match(r.q.where, d) && (s.table != tField || bytes.Equal(position(r.q.Order, d), pos)) {
-				more = r.give(d, pos)
+			if ok {
+				pass, err := r.passes(s, nil, d)
+				if err != nil {
+					return err
+				}
+				if pass {
+					more = r.give(d, pos)
+				}
 			}
 		}
 		heads[best] = it.Next()
+	}
+	if more && len(pending) > 0 {
+		if _, err := r.lookups(pending); err != nil {
+			return err
+		}
 	}
 	for _, it := range its {
 		if it != nil {
@@ -596,14 +733,21 @@ func (r *runner) heaped(ctx context.Context, ss []stream) error {
 				return err
 			}
 			d, ok, err := r.fetch(s, it.Key(), it.Value(), true)
+			if err == nil && ok {
+				ok, err = r.passes(s, it.Value(), d)
+			}
 			if err != nil {
 				it.Close()
 				return err
 			}
-			if !ok || !match(r.q.where, d) {
+			if !ok {
 				continue
 			}
 			p := position(r.q.Order, d)
+			if d.bad != nil {
+				it.Close()
+				return d.bad
+			}
 			if r.after != nil && !before(r.q.Order, r.after, p) {
 				continue
 			}

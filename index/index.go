@@ -34,7 +34,7 @@ const maxFields = 16
 
 // layoutVersion names this package's key layout (encode.go); a store kept
 // under another is reindexed.
-const layoutVersion = "minca/index/1"
+const layoutVersion = "minca/index/2"
 
 func (o *Options) withDefaults() (Options, error) {
 	var out Options

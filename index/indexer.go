@@ -129,7 +129,7 @@ func (ix *Index) entries(d *doc, values bool) []kv {
 		out = append(out, kv{k: buf[start:len(buf):len(buf)], v: v})
 	}
 	var lv, pv []byte
-	empty := []byte{}
+	tag := idTag(d.id) // what each secondary entry holds
 	if values {
 		lv = append(append(make([]byte, 0, createdLen+len(d.createdBy)), d.created...), d.createdBy...)
 		pv = primaryValue(d)
@@ -139,23 +139,38 @@ func (ix *Index) entries(d *doc, values bool) []kv {
 	out = append(out, kv{k: buf[start:len(buf):len(buf)], v: lv})
 	add(tPrimary, pv)
 	if d.createdBy != "" {
-		add(tCreator, empty, appendEsc(nil, d.createdBy))
+		add(tCreator, tag, appendEsc(nil, d.createdBy))
 	}
 	for i, l := range d.links {
 		if !slices.ContainsFunc(d.links[:i], func(m record.Link) bool { return m == l }) {
-			add(tBacklink, empty, appendEsc(appendEsc(nil, l.Rel), l.To))
+			add(tBacklink, tag, appendEsc(appendEsc(nil, l.Rel), l.To))
 		}
 	}
 	for i, t := range d.tags {
 		if !slices.Contains(d.tags[:i], t) {
-			add(tTag, empty, appendEsc(nil, t))
+			add(tTag, tag, appendEsc(nil, t))
 		}
 	}
 	for _, f := range fields {
 		v, ok := d.get(f.attr)
-		add(tField, empty, f.tag, appendValue(nil, v, ok))
+		add(tField, tag, f.tag, appendValue(nil, v, ok))
 	}
 	return out
+}
+
+// idTag is what a secondary entry holds: the first 16 characters (75
+// bits) of its record's version id, so a reader finds whether the version
+// it reads through the entry is the one the entry was written for.
+func idTag(id string) []byte { return []byte(id[:min(len(id), tagLen)]) }
+
+const tagLen = 16
+
+// tagOf is the id tag of a doc read from a primary entry.
+func (d *doc) tagOf() []byte {
+	if d.lazy {
+		return d.raw[1][:min(len(d.raw[1]), tagLen)]
+	}
+	return idTag(d.id)
 }
 
 // primaryValue is a primary entry's value: the id, @createdBy, then the
@@ -205,8 +220,8 @@ func (a *arena) doc(want int) *doc {
 // readPrimary makes d the doc of a primary entry (key past its prefix, the
 // suffix; value as primaryValue wrote it); with own, it copies the bytes
 // it keeps into a, else they are suffix's and val's. Body, links and tags
-// are read when parse is set.
-func readPrimary(d *doc, a *arena, want int, own bool, space, collection string, suffix, val []byte, parse bool) (*doc, error) {
+// are read when first asked for (doc.load).
+func readPrimary(d *doc, a *arena, want int, own bool, space, collection string, suffix, val []byte) (*doc, error) {
 	created, key, at, ok := splitSuffix(suffix)
 	bad := func() (*doc, error) { return nil, fmt.Errorf("%w: index: primary entry of %q", engine.ErrCorrupt, key) }
 	if !ok || at != 0 {
@@ -238,27 +253,28 @@ func readPrimary(d *doc, a *arena, want int, own bool, space, collection string,
 	}
 	d.raw = [3][]byte{key, id, by}
 	d.key, d.id, d.createdBy, d.lazy = "", "", "", true
-	d.created, d.json = created, val
+	d.created, d.json, d.bad = created, val, nil
 	if d.content != nil {
 		d.content = nil
-	}
-	if parse {
-		if err := d.parse(); err != nil {
-			return nil, err
-		}
 	}
 	return d, nil
 }
 
-// parse reads body, links and tags from d.json.
-func (d *doc) parse() error {
+// load reads body, links and tags from d.json, once, when a filter or an
+// order first asks for them; a version that does not parse has none, and
+// d.bad says why.
+func (d *doc) load() {
+	if d.content != nil {
+		return
+	}
+	d.content = &content{}
 	v, err := canonical.Parse(d.json)
 	o, ok := v.(*canonical.Object)
 	if err != nil || !ok {
 		d.texts()
-		return fmt.Errorf("%w: index: the version of %q does not parse", engine.ErrCorrupt, d.key)
+		d.bad = fmt.Errorf("%w: index: the version of %q does not parse", engine.ErrCorrupt, d.key)
+		return
 	}
-	d.content = &content{}
 	d.body, d.hasBody = o.Get("body")
 	if lv, ok := o.Get("links"); ok {
 		if d.links, err = record.ParseLinks(lv); err != nil {
@@ -273,5 +289,4 @@ func (d *doc) parse() error {
 			}
 		}
 	}
-	return nil
 }
