@@ -84,6 +84,7 @@ func (r Row) JSON() []byte { return r.d.json }
 // Entry is the entry; its JSON too is valid only during the call.
 func (r Row) Entry() Entry { return r.d.entry() }
 
+// scan runs a page, handing each entry to emit.
 func (ix *Index) scan(ctx context.Context, space string, q *Query, account string, emit func(*doc) bool) (string, error) {
 	st, err := ix.store()
 	if err != nil {
