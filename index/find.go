@@ -289,8 +289,9 @@ func conjuncts(n *node, out []*node) []*node {
 	return out
 }
 
-// points returns the streams of the first top-level condition on an
-// indexed attribute that only some values pass, or nil.
+// points returns the streams of the top-level condition on an indexed
+// attribute that only some values pass, or nil; of several, one on @key,
+// else link:<rel>, @createdBy, @tags, a declared field, in that order.
 func (r *runner) points(conj []*node) []stream {
 	rank := func(n *node) int {
 		switch {
@@ -508,17 +509,13 @@ func (r *runner) run(ctx context.Context) error {
 
 // fetch makes the doc of a stream's entry: read from a primary entry, or
 // looked up through a locator or a secondary entry. ok false when the
-// record has gone since the entry was read. With own, the doc's bytes are
-// its own; else they may be the iterator's.
-func (r *runner) fetch(s *stream, k, v []byte, own bool) (*doc, bool, error) {
+// record has gone since the entry was read. The doc is reused by the next
+// fetch, and its bytes may be the iterator's ([runner.keep] copies it).
+func (r *runner) fetch(s *stream, k, v []byte) (*doc, bool, error) {
 	pp := r.pp
-	// A doc handed on at once (not own) is not kept: one does for all.
 	d := &r.scratch
-	if own {
-		d = r.arena.doc(r.q.Limit)
-	}
 	if s.table == tPrimary {
-		d, err := readPrimary(d, &r.arena, r.q.Limit, own, r.space, r.q.Collection, k[len(pp):], v)
+		d, err := readPrimary(d, r.space, r.q.Collection, k[len(pp):], v)
 		return d, err == nil, err
 	}
 	pk, err := r.primaryKey(s, k, v)
@@ -533,7 +530,7 @@ func (r *runner) fetch(s *stream, k, v []byte, own bool) (*doc, bool, error) {
 		return nil, false, err
 	}
 	// Get returned a copy: the doc may keep it.
-	d, err = readPrimary(d, &r.arena, r.q.Limit, false, r.space, r.q.Collection, pk[len(pp):], pv)
+	d, err = readPrimary(d, r.space, r.q.Collection, pk[len(pp):], pv)
 	return d, err == nil, err
 }
 
@@ -589,7 +586,7 @@ func (r *runner) lookups(ls []lookup) (bool, error) {
 		if vals[i] == nil {
 			continue // gone since its entry was read
 		}
-		d, err := readPrimary(&r.scratch, &r.arena, r.q.Limit, false, r.space, r.q.Collection, l.pk[len(r.pp):], vals[i])
+		d, err := readPrimary(&r.scratch, r.space, r.q.Collection, l.pk[len(r.pp):], vals[i])
 		if err != nil {
 			return false, err
 		}
@@ -684,7 +681,7 @@ func (r *runner) merged(ctx context.Context, ss []stream) error {
 				heads[best] = it.Next()
 				continue
 			}
-			d, ok, err := r.fetch(s, k, it.Value(), false) // the primary entry itself
+			d, ok, err := r.fetch(s, k, it.Value()) // the primary entry itself
 			if err != nil {
 				return err
 			}
@@ -733,7 +730,7 @@ func (r *runner) heaped(ctx context.Context, ss []stream) error {
 				it.Close()
 				return err
 			}
-			d, ok, err := r.fetch(s, it.Key(), it.Value(), true)
+			d, ok, err := r.fetch(s, it.Key(), it.Value())
 			if err == nil && ok {
 				ok, err = r.passes(s, it.Value(), d)
 			}
@@ -749,10 +746,10 @@ func (r *runner) heaped(ctx context.Context, ss []stream) error {
 				it.Close()
 				return d.bad
 			}
-			if r.after != nil && !before(r.q.Order, r.after, p) {
+			if r.after != nil && !before(r.q.Order, r.after, p) || !h.wants(p) {
 				continue
 			}
-			h.offer(p, d)
+			h.offer(p, r.keep(d))
 		}
 		if err := errors.Join(it.Err(), it.Close()); err != nil {
 			return err
@@ -765,6 +762,52 @@ func (r *runner) heaped(ctx context.Context, ss []stream) error {
 		}
 	}
 	return nil
+}
+
+// keep returns a copy of a doc read from an iterator (its bytes the
+// iterator's, the doc itself reused) that outlives both.
+func (r *runner) keep(d *doc) *doc {
+	c := r.arena.doc(r.q.Limit)
+	*c = *d
+	b := r.arena.bytes(r.q.Limit, d.created, d.json, d.raw[0], d.raw[1], d.raw[2])
+	c.created, b = b[:len(d.created):len(d.created)], b[len(d.created):]
+	c.json, b = b[:len(d.json):len(d.json)], b[len(d.json):]
+	for i, t := range d.raw {
+		c.raw[i], b = b[:len(t):len(t)], b[len(t):]
+	}
+	return c
+}
+
+// arena hands out the docs a page keeps and their bytes from a few large
+// allocations, not several a doc.
+type arena struct {
+	buf  []byte
+	docs []doc
+}
+
+// bytes returns a copy of the parts, together, from the arena; an
+// allocation has room for about want of them.
+func (a *arena) bytes(want int, parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, min(want*n*5/4, 1<<20)))
+	}
+	start := len(a.buf)
+	for _, p := range parts {
+		a.buf = append(a.buf, p...)
+	}
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
+func (a *arena) doc(want int) *doc {
+	if len(a.docs) == cap(a.docs) {
+		a.docs = make([]doc, 0, min(max(want, 8), 128))
+	}
+	a.docs = a.docs[:len(a.docs)+1]
+	return &a.docs[len(a.docs)-1]
 }
 
 // pageHeap keeps the n first candidates in an order: a max-heap by it
@@ -785,14 +828,17 @@ func (h *pageHeap) swap(i, j int) {
 	h.docs[i], h.docs[j] = h.docs[j], h.docs[i]
 }
 
+// wants reports whether a candidate at p would be kept.
+func (h *pageHeap) wants(p []byte) bool {
+	return !h.in[string(p)] && (len(h.pos) < h.n || before(h.o, p, h.pos[0]))
+}
+
+// offer keeps d at p if the heap wants it.
 func (h *pageHeap) offer(p []byte, d *doc) {
-	if h.in[string(p)] {
+	if !h.wants(p) {
 		return
 	}
 	if len(h.pos) == h.n {
-		if !before(h.o, p, h.pos[0]) {
-			return
-		}
 		delete(h.in, string(h.pos[0]))
 		h.pos[0], h.docs[0] = p, d
 		h.down(0)

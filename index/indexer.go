@@ -184,44 +184,10 @@ func primaryValue(d *doc) []byte {
 	return append(b, d.json...)
 }
 
-// arena hands out the docs of a page and the bytes they keep from a few
-// large allocations: a page of 100 records is then a handful of
-// allocations, not several each.
-type arena struct {
-	buf  []byte
-	docs []doc
-}
-
-// bytes returns a copy of the parts, together, from the arena; an
-// allocation has room for about want of them.
-func (a *arena) bytes(want int, parts ...[]byte) []byte {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]byte, 0, max(n, min(want*n*5/4, 1<<20)))
-	}
-	start := len(a.buf)
-	for _, p := range parts {
-		a.buf = append(a.buf, p...)
-	}
-	return a.buf[start:len(a.buf):len(a.buf)]
-}
-
-func (a *arena) doc(want int) *doc {
-	if len(a.docs) == cap(a.docs) {
-		a.docs = make([]doc, 0, min(max(want, 8), 128))
-	}
-	a.docs = a.docs[:len(a.docs)+1]
-	return &a.docs[len(a.docs)-1]
-}
-
 // readPrimary makes d the doc of a primary entry (key past its prefix, the
-// suffix; value as primaryValue wrote it); with own, it copies the bytes
-// it keeps into a, else they are suffix's and val's. Body, links and tags
-// are read when first asked for (doc.load).
-func readPrimary(d *doc, a *arena, want int, own bool, space, collection string, suffix, val []byte) (*doc, error) {
+// suffix; value as primaryValue wrote it); its bytes are suffix's and
+// val's. Body, links and tags are read when first asked for (doc.load).
+func readPrimary(d *doc, space, collection string, suffix, val []byte) (*doc, error) {
 	created, key, at, ok := splitSuffix(suffix)
 	bad := func() (*doc, error) { return nil, fmt.Errorf("%w: index: primary entry of %q", engine.ErrCorrupt, key) }
 	if !ok || at != 0 {
@@ -237,15 +203,6 @@ func readPrimary(d *doc, a *arena, want int, own bool, space, collection string,
 		return bad()
 	}
 	by, val := val[w:w+int(n)], val[w+int(n):]
-	// An iterator's bytes are valid only until it moves: one copy of the
-	// bytes kept when they must outlive it, one string of the texts.
-	if own {
-		b := a.bytes(want, created, key, id, by, val)
-		created, b = b[:createdLen:createdLen], b[createdLen:]
-		key, b = b[:len(key):len(key)], b[len(key):]
-		id, b = b[:len(id):len(id)], b[len(id):]
-		by, val = b[:len(by):len(by)], b[len(by):]
-	}
 	// Field by field: a doc is reused through a page, and its space and
 	// collection stay. Its texts are made when asked for (doc.texts).
 	if d.space != space || d.collection != collection {

@@ -3,7 +3,6 @@ package index
 import (
 	"crypto/sha256"
 	"errors"
-	"strings"
 	"sync"
 
 	"github.com/minca-go/minca/canonical"
@@ -256,16 +255,4 @@ func (q *Query) live() error {
 		return refuse(CodeLive, q.paging[0], "a live query is { collection, where? }: it has no order, limit or cursor")
 	}
 	return nil
-}
-
-// String is the query's collection and filter, for logs.
-func (q *Query) String() string {
-	var b strings.Builder
-	b.WriteString(q.Collection)
-	if q.whereV != nil {
-		w, _ := canonical.Marshal(q.whereV)
-		b.WriteByte(' ')
-		b.Write(w)
-	}
-	return b.String()
 }
