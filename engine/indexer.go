@@ -46,8 +46,9 @@ type CurrentChange struct {
 }
 
 // IndexBatch is what an [Indexer] reads and writes inside a batch. Keys are
-// the indexer's own, in its table; values passed to Set are kept until the
-// batch commits and must not be changed.
+// the indexer's own, in its table, and are copied; values passed to Set
+// are kept until the batch commits, and values Get returns may be the
+// batch's: neither may be changed.
 type IndexBatch interface {
 	// HeldReader reads held versions (a record's first version, say) as
 	// the batch sees them.
