@@ -64,8 +64,19 @@
 //	(*Store).PutFile(ctx, hash string, data []byte) error; File; HasFile
 //	(*Store).Meta(ctx, name string) ([]byte, bool, error); SetMeta
 //	(*Store).Subscribe(space string, buffer int) *Subscription
+//	(*Store).IndexReader() Reader; (*Store).Reindex(ctx) error          // an Indexer's table
 //	(*Store).Stats(ctx) (Stats, error)
 //	(*Store).Check(ctx, vf *record.Verifier) ([]string, error)
+//
+// # Indexes of current versions
+//
+// Options.Indexer (package index implements it) is called inside every
+// batch that changes a record's readable current version, with the old and
+// new one, and writes its own keys (the 'i' table) in the same batch; what
+// it returns rides on the EventCurrent of the change. A store is
+// reindexed at Open when its index was kept under another layout, or a
+// batch was written without the indexer since. A KV may also iterate
+// backwards ([ReverseReader], found by type assertion).
 //
 // # Blob stores (02 §4.9)
 //

@@ -64,7 +64,9 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 		t.set(keys.HeadKey(rec), nh.encode())
 	}
 	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to})
-	t.noteCurrent(v.Space, v.Key, oh, nh)
+	if err := t.noteCurrent(v.Space, v.Key, oh, nh, nil); err != nil {
+		return err
+	}
 	delete(t.stored, d)
 	return s.commit(t)
 }

@@ -34,6 +34,9 @@ type Options struct {
 	// CacheSize is how many recently stored envelopes admission keeps in
 	// memory for the judge's chain checks. Default 8,192.
 	CacheSize int
+	// Indexer, when set, keeps indexes of records' readable current
+	// versions in the same batches (indexer.go). Default none.
+	Indexer Indexer
 }
 
 func (o *Options) withDefaults() Options {
@@ -90,6 +93,9 @@ type counters struct {
 	// vseq is the last version stored's place in 'v'.
 	vseq  uint64
 	stats Stats
+	// index is the layout of the Indexer the index table was kept under
+	// by every batch since it was built; "" when none (indexer.go).
+	index string
 }
 
 const stateName = "state"
@@ -114,7 +120,8 @@ func (c *counters) encode() []byte {
 		b = binary.AppendVarint(b, n)
 	}
 	b = binary.AppendUvarint(b, c.logPrev)
-	return binary.AppendUvarint(b, c.vseq)
+	b = binary.AppendUvarint(b, c.vseq)
+	return append(binary.AppendUvarint(b, uint64(len(c.index))), c.index...)
 }
 
 func decodeCounters(b []byte) (counters, error) {
@@ -148,6 +155,9 @@ func decodeCounters(b []byte) (counters, error) {
 	c.logPrev = next()
 	c.vseq = next()
 	c.stats.Changes = int64(c.changeSeq)
+	if n := next(); n > 0 && n <= uint64(len(b)) { // absent before indexers: no index
+		c.index = string(b[:n])
+	}
 	return c, nil
 }
 
@@ -166,6 +176,11 @@ func Open(kv KV, opts *Options) (*Store, error) {
 	case errors.Is(err, ErrNotFound):
 	default:
 		return nil, fmt.Errorf("minca/engine: open: %w", err)
+	}
+	if s.opts.Indexer == nil {
+		s.st.index = "" // the next batch leaves any index table behind
+	} else if err := s.reindexIfNeeded(context.Background()); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

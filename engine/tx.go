@@ -357,6 +357,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	}
 	t.set(keys.VersionKey(vseq), versionValue(env, body))
 	if isFirst || h.top == d {
+		oh := h
 		hold := holding{whole: true, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}
 		if h.top == d {
 			h.topH = hold
@@ -365,8 +366,8 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 			h.firstH, h.firstBody = hold, body
 		}
 		t.set(keys.HeadKey(rec), h.encode())
-		if isFirst {
-			t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
+		if err := t.noteCurrent(v.Space, v.Key, oh, h, v); err != nil {
+			return err
 		}
 	}
 	t.st.stats.Stubs--

@@ -18,6 +18,7 @@ func benchSuites() []verb {
 		{"mirror", "back up and restore through segments: bytes and requests per version, restore against a file import, listing", runBenchMirror},
 		{"engine-import", "import through full admission on Pebble and SQLite, against the bare verify rate", runBenchEngineImport},
 		{"engine-read", "read a record's current version, against a bare Pebble point read", runBenchEngineRead},
+		{"query", "queries on a collection of a million records, against a bare Pebble range scan of 100 keys", runBenchQuery},
 		{"negentropy", "reconcile two sets of a million items at 0.1%, 1% and 10% difference: round trips, bytes, time", runBenchNegentropy},
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
 	}

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("FilesAndMeta", h.testFilesAndMeta)
 	t.Run("CheckFindsDamage", h.testCheckFindsDamage)
 	t.Run("KV", h.testKV)
+	t.Run("Reverse", h.testReverse)
 	t.Run("ChangesAcrossBatches", h.testChangesAcrossBatches)
 	t.Run("ChangeSources", h.testChangeSources)
 	if c.openPath != nil {
