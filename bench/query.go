@@ -14,8 +14,8 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/index"
+	"github.com/minca-go/minca/internal/corpus"
 	"github.com/minca-go/minca/node"
 )
 
@@ -96,7 +96,7 @@ func RunQuery(ctx context.Context, cfg QueryConfig) (QueryResult, error) {
 		return res, err
 	}
 	defer bare.Close()
-	space := enginetest.SpaceID("bench-query")
+	space := corpus.SpaceID("bench-query")
 	// A directory named by the caller keeps its stores: a later run with
 	// as many records measures them again without filling them.
 	filled := filepath.Join(dir, "filled")
@@ -205,9 +205,9 @@ func RunQuery(ctx context.Context, cfg QueryConfig) (QueryResult, error) {
 // writes the same JSON under 16-byte keys into the bare store, in order.
 func fillQueryStores(ctx context.Context, st *engine.Store, bare *pebble.Store, space string, n int) error {
 	const writers, chunk = 4, 20_000
-	ws := make([]*enginetest.Writer, writers)
+	ws := make([]*corpus.Writer, writers)
 	for i := range ws {
-		w, err := enginetest.NewWriter(space)
+		w, err := corpus.NewWriter(space)
 		if err != nil {
 			return err
 		}

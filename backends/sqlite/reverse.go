@@ -16,7 +16,7 @@ func (s *Store) NewReverseIter(lower, upper []byte) (engine.Iterator, error) {
 	}
 	rows, err := s.db.Query(q, args...)
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
-	return &iter{rows: rows}, nil
+	return &iter{s: s, rows: rows}, nil
 }
