@@ -62,6 +62,7 @@ var (
 	_ engine.Blobs       = (*Store)(nil)
 	_ engine.BlobDirs    = (*Store)(nil)
 	_ engine.BlobStoreID = (*Store)(nil)
+	_ engine.BlobLocator = (*Store)(nil)
 )
 
 // Open connects to the store at url (see [Location]) and reads its
@@ -107,6 +108,9 @@ func (s *Store) Counts() *Counts { return &s.counts }
 
 // Location is where the store is.
 func (s *Store) Location() Location { return s.loc }
+
+// Locate implements [engine.BlobLocator]: [Location.Locate].
+func (s *Store) Locate() string { return s.loc.Locate() }
 
 func (s *Store) key(name string) string { return s.loc.Prefix + name }
 
