@@ -7,9 +7,10 @@
 //
 //	Open(ctx, url string, opts *Options) (*Store, error)
 //	OpenBlobs(ctx, url string, opts *Options) (engine.Blobs, error)
+//	OpenBlobsFor(ctx, s *engine.Store, url string, opts *Options) (engine.Blobs, error)
 //	(*Store).Engine() *engine.Store; Blobs() engine.Blobs; Mirror() *mirror.Mirror; URL() string
 //	(*Store).Flush(ctx) error; Close() error
-//	Options{Judge, Logger, Create, ReadOnly, CacheDir, S3, Progress}
+//	Options{Judge, Logger, Create, ReadOnly, Adopt, CacheDir, S3, Progress}
 //	ErrBadURL; URLForms, BlobURLForms (help texts)
 //
 // URLs: pebble:PATH or a bare PATH (a Pebble directory), sqlite:PATH (the
@@ -29,6 +30,10 @@
 //     file or log, a write through the engine fails with
 //     [engine.ErrReadOnly], and for folder: and s3:// nothing is written to
 //     the folder or bucket (their index, a cache, is brought up to date).
+//   - A blob store a store mirrored to and finds gone or emptied is not
+//     set up anew: OpenBlobsFor, and the opening of a folder: or s3://
+//     store, refuse it before anything is created there
+//     ([mirror.ErrBlobStoreChanged]) unless Options.Adopt.
 //   - Close never does network work and never exports: a caller that wrote
 //     to a folder: or s3:// store calls Flush, which returns once what the
 //     store took in is durable in the blob store. What an interrupted Flush

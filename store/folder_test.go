@@ -228,3 +228,72 @@ func TestOpenBlobsFolder(t *testing.T) {
 		}
 	}
 }
+
+// OpenBlobsFor (case 7, F10): where a store remembers a blob store and the
+// folder is emptied or removed, a create is refused naming the id it held,
+// and nothing is made there; with Adopt it is set up anew. A folder the
+// store never mirrored to is set up without ceremony.
+func TestOpenBlobsForRemembered(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "b")
+	url := "folder:" + root
+	st := open(t, "memory:", judged("", nil))
+	defer st.Close()
+	admit(t, st, versions(t, "remembered", 10, 12))
+	create := &store.Options{Create: true}
+	b, err := store.OpenBlobsFor(ctx, st.Engine(), url, create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := b.(engine.BlobStoreID).StoreID()
+	m, err := mirror.New(st.Engine(), b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if _, err := store.OpenBlobsFor(ctx, st.Engine(), url, create); err != nil {
+		t.Fatalf("the folder it remembers: %v", err)
+	}
+
+	for _, emptied := range []bool{false, true} {
+		if err := os.RemoveAll(root); err != nil {
+			t.Fatal(err)
+		}
+		if emptied {
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := store.OpenBlobsFor(ctx, st.Engine(), url, create)
+		var ce *mirror.StoreChangedError
+		if !errors.As(err, &ce) || ce.Remembered != was || ce.Found != "" || ce.Location != root || !strings.Contains(err.Error(), was) {
+			t.Fatalf("emptied %v: %v", emptied, err)
+		}
+		if emptied {
+			if es, _ := os.ReadDir(root); len(es) != 0 {
+				t.Fatalf("a refused open wrote %v", es)
+			}
+		} else {
+			missing(t, root)
+		}
+	}
+	// Without Create it is what it is: no store.
+	_, err = store.OpenBlobsFor(ctx, st.Engine(), url, nil)
+	wantNoStore(t, err, url)
+	// Another store that never mirrored there, and Adopt, set it up.
+	other := open(t, "memory:", judged("", nil))
+	defer other.Close()
+	if _, err := store.OpenBlobsFor(ctx, other.Engine(), "folder:"+filepath.Join(dir, "c"), create); err != nil {
+		t.Fatalf("a new folder: %v", err)
+	}
+	b, err = store.OpenBlobsFor(ctx, st.Engine(), url, &store.Options{Create: true, Adopt: true})
+	if err != nil {
+		t.Fatalf("adopt: %v", err)
+	}
+	if b.(engine.BlobStoreID).StoreID() == was {
+		t.Fatal("the same id twice")
+	}
+}

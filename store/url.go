@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/minca-go/minca/backends/folder"
 	"github.com/minca-go/minca/backends/s3"
 )
 
@@ -67,6 +68,19 @@ func parseURL(url string) (location, error) {
 		return l, fmt.Errorf("%w: %q: unknown scheme %q (want %s)", ErrBadURL, url, scheme, URLForms)
 	}
 	return l, nil
+}
+
+// locate is where a folder: or s3:// location's blob store is, as its
+// backend's Locate says ([engine.BlobLocator]), without opening it.
+func (l location) locate() string {
+	if l.scheme == schemeFolder {
+		return folder.Locate(l.path)
+	}
+	s, err := s3.ParseURL(l.url)
+	if err != nil { // parseURL checked it
+		return ""
+	}
+	return s.Locate()
 }
 
 // blobBacked reports whether the store's durable copy is a blob store.

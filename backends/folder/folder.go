@@ -118,11 +118,7 @@ func Open(root string, opts *Options) (*Store, error) {
 	if o.Rand == nil {
 		o.Rand = rand.Reader
 	}
-	s := &Store{fs: o.FS, root: filepath.Clean(root), maxOb: o.MaxObject, rand: o.Rand}
-	s.abs = s.root
-	if a, err := filepath.Abs(s.root); err == nil {
-		s.abs = a
-	}
+	s := &Store{fs: o.FS, root: filepath.Clean(root), abs: Locate(root), maxOb: o.MaxObject, rand: o.Rand}
 	ids, err := s.readIDs()
 	if err == nil {
 		s.id = ids[0]
@@ -184,6 +180,15 @@ func (s *Store) Root() string { return s.root }
 
 // Locate implements [engine.BlobLocator]: the folder's absolute path.
 func (s *Store) Locate() string { return s.abs }
+
+// Locate is where the folder store at root is, as [Store.Locate] says,
+// without opening it: root made absolute and clean.
+func Locate(root string) string {
+	if a, err := filepath.Abs(root); err == nil {
+		return a
+	}
+	return filepath.Clean(root)
+}
 
 // check fails when the marker is gone: the folder was removed, emptied or
 // unmounted since Open. A copy of the marker alone still counts (a sync

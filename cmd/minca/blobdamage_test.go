@@ -3,8 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
-	"net/http/httptest"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
 
 // segmentFiles lists the segment files under a folder store, sorted.
@@ -102,8 +102,10 @@ func TestCorruptSegmentCLI(t *testing.T) {
 	mustRun(t, "store", "check", "--store", "folder:"+synced)
 }
 
-// Case 7 (issue 12): a folder a store backed up to, removed and set up
-// again, is refused by backup naming both store ids, unless --adopt.
+// Case 7 (issue 12): a folder a store backed up to, removed or emptied,
+// is refused by backup and mirror naming the store id it held, before
+// anything is created there (no new marker), unless --adopt; set up again
+// by another store, it is refused naming both ids.
 func TestReplacedFolderCLI(t *testing.T) {
 	dir := t.TempDir()
 	a := "pebble:" + filepath.Join(dir, "a")
@@ -116,9 +118,25 @@ func TestReplacedFolderCLI(t *testing.T) {
 	if err := os.RemoveAll(synced); err != nil {
 		t.Fatal(err)
 	}
-	_, errs, code := minca(t, "", "backup", "--store", a, "--to", "folder:"+synced)
-	if code == 0 || !strings.Contains(errs, m.ID) || !strings.Contains(errs, "refusing") {
-		t.Fatalf("backup to a replaced folder: exit %d\n%s", code, errs)
+	for _, emptied := range []bool{false, true} {
+		if emptied {
+			if err := os.Mkdir(synced, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, args := range [][]string{
+			{"backup", "--store", a, "--to", "folder:" + synced},
+			{"mirror", "--once", "--store", a, "--to", "folder:" + synced},
+		} {
+			_, errs, code := minca(t, "", args...)
+			if code != exitFailed || !strings.Contains(errs, m.ID) || !strings.Contains(errs, "refusing") {
+				t.Fatalf("%s to a removed (%v) or emptied (%v) folder: exit %d\n%s", args[0], !emptied, emptied, code, errs)
+			}
+			es, err := os.ReadDir(synced)
+			if emptied && (err != nil || len(es) != 0) || !emptied && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("a refused %s wrote to the folder: %v %v", args[0], es, err)
+			}
+		}
 	}
 	out := mustRun(t, "backup", "--store", a, "--to", "folder:"+synced, "--adopt")
 	if field(t, out, "versions") == 0 {
@@ -127,6 +145,22 @@ func TestReplacedFolderCLI(t *testing.T) {
 	b := "pebble:" + filepath.Join(dir, "b")
 	mustRun(t, "restore", "--from", "folder:"+synced, "--store", b)
 	sameExport(t, a, b)
+	marker, _ = os.ReadFile(filepath.Join(synced, "minca-store.json"))
+	_ = json.Unmarshal(marker, &m)
+
+	// Another store set up in its place: refused, naming both.
+	if err := os.RemoveAll(synced); err != nil {
+		t.Fatal(err)
+	}
+	c := "pebble:" + filepath.Join(dir, "c")
+	mustRun(t, "store", "import", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 4))
+	mustRun(t, "backup", "--store", c, "--to", "folder:"+synced)
+	var other struct{ ID string }
+	marker, _ = os.ReadFile(filepath.Join(synced, "minca-store.json"))
+	_ = json.Unmarshal(marker, &other)
+	if _, errs, code := minca(t, "", "backup", "--store", a, "--to", "folder:"+synced); code != exitFailed || !strings.Contains(errs, m.ID) || !strings.Contains(errs, other.ID) {
+		t.Fatalf("backup to another store in its place: exit %d\n%s", code, errs)
+	}
 	if out, errs, _ := minca(t, "", "mirror", "--help"); !strings.Contains(out+errs, "gone-grace") || !strings.Contains(out+errs, "adopt") {
 		t.Fatalf("mirror --help:\n%s%s", out, errs)
 	}
@@ -135,20 +169,11 @@ func TestReplacedFolderCLI(t *testing.T) {
 // Case 1 on S3: a segment object with a byte flipped is named by restore
 // (exit 1) and by store check of the s3: store.
 func TestCorruptSegmentS3CLI(t *testing.T) {
-	be := s3mem.New()
-	if err := be.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	defer srv.Close()
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	url := "s3://bkt/backups/a?region=us-east-1&path-style=true&endpoint=" + srv.URL
+	f := newFakeS3(t, nil)
+	be := f.be
+	url := f.url("backups/a")
 	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
 	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 30, 4))
 	mustRun(t, "backup", "--store", a, "--to", url)
@@ -182,5 +207,62 @@ func TestCorruptSegmentS3CLI(t *testing.T) {
 	}
 	if out, errs, code := minca(t, "", "store", "check", "--store", url); code != 1 || !strings.Contains(out, `{"problem":"segment `+name) {
 		t.Fatalf("store check: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// Case 7 (issue 12) on S3: a prefix a store backed up to, emptied, is
+// refused by backup and mirror naming the store id it held, and nothing is
+// written there; --adopt takes it. Another store set up there is refused
+// naming both ids.
+func TestReplacedPrefixS3CLI(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	f := newFakeS3(t, nil)
+	url := f.url("backups/a")
+	a := "pebble:" + filepath.Join(dir, "a")
+	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 5))
+	mustRun(t, "backup", "--store", a, "--to", url)
+	markerID := func() string {
+		obj, err := f.be.GetObject("bkt", "backups/a/minca-store.json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer obj.Contents.Close()
+		var m struct{ ID string }
+		if err := json.NewDecoder(obj.Contents).Decode(&m); err != nil || m.ID == "" {
+			t.Fatalf("marker: %v", err)
+		}
+		return m.ID
+	}
+	was := markerID()
+	f.empty(t, "backups/a/")
+	for _, args := range [][]string{
+		{"backup", "--store", a, "--to", url},
+		{"mirror", "--once", "--store", a, "--to", url},
+	} {
+		_, errs, code := minca(t, "", args...)
+		if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, "refusing") {
+			t.Fatalf("%s to an emptied prefix: exit %d\n%s", args[0], code, errs)
+		}
+		if keys := f.keys(t, "backups/a/"); len(keys) != 0 {
+			t.Fatalf("a refused %s wrote %v", args[0], keys)
+		}
+	}
+	out := mustRun(t, "backup", "--store", a, "--to", url, "--adopt")
+	if field(t, out, "versions") == 0 {
+		t.Fatalf("adopting wrote nothing: %s", out)
+	}
+	b := "pebble:" + filepath.Join(dir, "b")
+	mustRun(t, "restore", "--from", url, "--store", b)
+	sameExport(t, a, b)
+	adopted := markerID()
+
+	f.empty(t, "backups/a/")
+	c := "pebble:" + filepath.Join(dir, "c")
+	mustRun(t, "store", "import", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 6))
+	mustRun(t, "backup", "--store", c, "--to", url)
+	other := markerID()
+	if _, errs, code := minca(t, "", "backup", "--store", a, "--to", url); code != exitFailed || !strings.Contains(errs, adopted) || !strings.Contains(errs, other) {
+		t.Fatalf("backup to another store in its place: exit %d\n%s", code, errs)
 	}
 }

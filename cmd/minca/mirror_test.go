@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -166,22 +167,72 @@ func TestFolderAsStore(t *testing.T) {
 // backup to S3 (gofakes3 on loopback) and restore from it, with credentials
 // from the environment as a user would give them.
 func TestBackupRestoreS3(t *testing.T) {
-	be := s3mem.New()
-	if err := be.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	defer srv.Close()
 	dir := t.TempDir()
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	url := "s3://bkt/backups/a?region=us-east-1&path-style=true&endpoint=" + srv.URL
+	f := newFakeS3(t, nil)
+	url := f.url("backups/a")
 	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
 	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
 	mustRun(t, "backup", "--store", a, "--to", url)
 	mustRun(t, "restore", "--from", url, "--store", b)
 	sameExport(t, a, b)
+}
+
+// fakeS3 is gofakes3 on loopback with bucket "bkt", and credentials in
+// the environment as a user would give them (no ~/.aws, no instance
+// metadata service).
+type fakeS3 struct {
+	be  *s3mem.Backend
+	srv *httptest.Server
+}
+
+// newFakeS3 starts the server; wrap, if set, sees each request first and
+// passes it on (or not) to gofakes3.
+func newFakeS3(t *testing.T, wrap func(next http.Handler) http.Handler) *fakeS3 {
+	t.Helper()
+	f := &fakeS3{be: s3mem.New()}
+	if err := f.be.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = gofakes3.New(f.be).Server()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	f.srv = httptest.NewServer(h)
+	t.Cleanup(f.srv.Close)
+	none := filepath.Join(t.TempDir(), "none")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_CONFIG_FILE", none)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", none)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	return f
+}
+
+// url is the s3:// URL of a prefix of the bucket.
+func (f *fakeS3) url(prefix string) string {
+	return "s3://bkt/" + prefix + "?region=us-east-1&path-style=true&endpoint=" + f.srv.URL
+}
+
+// keys lists the keys under prefix.
+func (f *fakeS3) keys(t *testing.T, prefix string) []string {
+	t.Helper()
+	l, err := f.be.ListBucket("bkt", &gofakes3.Prefix{Prefix: prefix, HasPrefix: true}, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, o := range l.Contents {
+		out = append(out, o.Key)
+	}
+	return out
+}
+
+// empty deletes every object under prefix.
+func (f *fakeS3) empty(t *testing.T, prefix string) {
+	t.Helper()
+	for _, k := range f.keys(t, prefix) {
+		if _, err := f.be.DeleteObject("bkt", k); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -13,9 +14,11 @@ import (
 
 // openMirror opens the store at storeURL (as a says), the blob store at
 // blobURL (created when createBlobs) and a mirror between them, logging to
-// log. What must exist is opened first, so a typo in it creates nothing.
-// The caller closes the mirror, then the store, and flushes the store
-// first when it wrote to it.
+// log. What must exist is opened first, so a typo in it creates nothing,
+// and a blob store is created only once the store is open and remembers
+// none at its location (store.OpenBlobsFor: an emptied folder is refused
+// unless o.Adopt). The caller closes the mirror, then the store, and
+// flushes the store first when it wrote to it.
 func openMirror(ctx context.Context, log *slog.Logger, storeURL string, a storeAccess, blobURL string, createBlobs bool, o mirror.Options) (*mirror.Mirror, *store.Store, error) {
 	var st *store.Store
 	var b engine.Blobs
@@ -24,15 +27,20 @@ func openMirror(ctx context.Context, log *slog.Logger, storeURL string, a storeA
 		if st, err = openStore(ctx, storeURL, a); err != nil {
 			return nil, nil, err
 		}
-	}
-	if b, err = openBlobs(ctx, blobURL, createBlobs, log); err != nil {
-		if st != nil {
-			st.Close()
+	} else {
+		// The store is made below: first the blob store, if it is there
+		// (a typo in its URL, or an unreachable bucket, makes no store).
+		b, err = openBlobs(ctx, nil, blobURL, false, o.Adopt, log)
+		if err != nil && !(createBlobs && errors.Is(err, engine.ErrNoStore)) {
+			return nil, nil, err
 		}
-		return nil, nil, err
-	}
-	if st == nil {
 		if st, err = openStore(ctx, storeURL, a); err != nil {
+			return nil, nil, err
+		}
+	}
+	if b == nil {
+		if b, err = openBlobs(ctx, st.Engine(), blobURL, createBlobs, o.Adopt, log); err != nil {
+			st.Close()
 			return nil, nil, err
 		}
 	}

@@ -65,7 +65,7 @@ func verifyBlobStore(ctx context.Context, s *stdio, url string) ([]string, error
 	if !strings.HasPrefix(url, "folder:") && !strings.HasPrefix(url, "s3://") {
 		return nil, nil
 	}
-	b, err := openBlobs(ctx, url, false, s.logger())
+	b, err := openBlobs(ctx, nil, url, false, false, s.logger())
 	if err != nil {
 		return nil, err
 	}

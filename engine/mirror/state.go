@@ -71,7 +71,12 @@ func (m *Mirror) metaKey(parts ...string) string {
 }
 
 func (m *Mirror) loadJSON(ctx context.Context, key string, v any) (bool, error) {
-	b, ok, err := m.s.Meta(ctx, key)
+	return loadJSON(ctx, m.s, key, v)
+}
+
+// loadJSON reads the meta value key of s into v; false when there is none.
+func loadJSON(ctx context.Context, s *engine.Store, key string, v any) (bool, error) {
+	b, ok, err := s.Meta(ctx, key)
 	if err != nil || !ok {
 		return false, err
 	}
