@@ -56,6 +56,11 @@ func OpenBlobsFor(ctx context.Context, s *engine.Store, url string, opts *Option
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("blob store %s: %w", url, err)
 	}
+	return openBlobsFor(ctx, s, l, o)
+}
+
+// openBlobsFor is OpenBlobsFor of a parsed location.
+func openBlobsFor(ctx context.Context, s *engine.Store, l location, o Options) (engine.Blobs, error) {
 	if s != nil && o.Create && !o.Adopt {
 		return openRemembered(ctx, s, l, o)
 	}

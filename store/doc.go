@@ -16,9 +16,13 @@
 // URLs: pebble:PATH or a bare PATH (a Pebble directory), sqlite:PATH (the
 // database file itself), memory:, folder:PATH, s3://BUCKET/PREFIX?endpoint=…
 // &region=…&path-style=…&checksum=…. A folder: or s3:// store is a local
-// Pebble index under Options.CacheDir (index-<store id>: a cache, removable
-// at any time) with the blob store durable (DESIGN, Segments, mirrors and
-// compaction).
+// Pebble index under Options.CacheDir with the blob store durable (DESIGN,
+// Segments, mirrors and compaction). The index is named by where the blob
+// store is (index-<hash of its location>), so it remembers the blob store
+// it found there even when the folder is emptied; an index named by the
+// store id (index-<store id>, as made before) is moved into place, since
+// it may hold what a Flush has not exported yet. Deleted, an index is
+// rebuilt from the blob store, losing only that.
 //
 // Guarantees:
 //   - Only an opener that asks for it (Options.Create) creates a store.

@@ -297,3 +297,107 @@ func TestOpenBlobsForRemembered(t *testing.T) {
 		t.Fatal("the same id twice")
 	}
 }
+
+// Case 7 through a folder: store: its index is kept by the folder's
+// location, so a folder emptied or removed is refused by an open that
+// would create it, before a new marker is made, and another store put
+// there is refused by the mirror, naming both; Adopt takes it and exports
+// everything there again.
+func TestFolderStoreRemembers(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "synced")
+	url := "folder:" + root
+	cache := filepath.Join(dir, "cache1")
+	create := func(o *store.Options) { o.Create = true }
+	vs := versions(t, "folder remembers", 30, 13)
+	st := open(t, url, judged(cache, create))
+	admit(t, st, vs[:20])
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	was := st.Blobs().(engine.BlobStoreID).StoreID()
+	st.Close()
+
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Open(ctx, url, judged(cache, create))
+	var ce *mirror.StoreChangedError
+	if !errors.As(err, &ce) || ce.Remembered != was || ce.Found != "" || !strings.Contains(err.Error(), was) {
+		t.Fatalf("create on an emptied folder: %v", err)
+	}
+	if es, _ := os.ReadDir(root); len(es) != 0 {
+		t.Fatalf("a refused open wrote %v", es)
+	}
+	_, err = store.Open(ctx, url, judged(cache, func(o *store.Options) { o.ReadOnly = true }))
+	wantNoStore(t, err, url)
+
+	// Another device sets up a new store there: refused, naming both.
+	st2 := open(t, url, judged(filepath.Join(dir, "cache2"), create))
+	admit(t, st2, vs[20:])
+	if err := st2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := st2.Blobs().(engine.BlobStoreID).StoreID()
+	st2.Close()
+	for _, f := range []func(*store.Options){create, nil, func(o *store.Options) { o.ReadOnly = true }} {
+		_, err = store.Open(ctx, url, judged(cache, f))
+		if !errors.As(err, &ce) || ce.Remembered != was || ce.Found != now || ce.Empty {
+			t.Fatalf("a store replaced by another: %v", err)
+		}
+	}
+
+	// Adopted: what this device held goes there again, beside the other's.
+	st = open(t, url, judged(cache, func(o *store.Options) { o.Adopt = true }))
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := holds(t, st, vs); n != len(vs) {
+		t.Fatalf("adopted: %d of %d versions", n, len(vs))
+	}
+	st.Close()
+	other := open(t, url, judged(filepath.Join(dir, "cache3"), nil))
+	defer other.Close()
+	if n := holds(t, other, vs); n != len(vs) {
+		t.Fatalf("a third device reads %d of %d versions", n, len(vs))
+	}
+}
+
+// An index kept by the blob store's id (as made before indexes were kept
+// by location) is moved into place, with what it held that no Flush had
+// exported.
+func TestOldIndexMoved(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "synced")
+	url := "folder:" + root
+	cache := filepath.Join(dir, "cache")
+	vs := versions(t, "old index", 20, 14)
+	st := open(t, url, judged(cache, func(o *store.Options) { o.Create = true }))
+	admit(t, st, vs)
+	id := st.Blobs().(engine.BlobStoreID).StoreID()
+	st.Close() // not flushed: the versions are in the index alone
+	es, err := os.ReadDir(cache)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("cache %v %v", es, err)
+	}
+	if err := os.Rename(filepath.Join(cache, es[0].Name()), filepath.Join(cache, "index-"+id)); err != nil {
+		t.Fatal(err)
+	}
+	st = open(t, url, judged(cache, nil))
+	if n := holds(t, st, vs); n != len(vs) {
+		t.Fatalf("the old index: %d of %d versions", n, len(vs))
+	}
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	missing(t, filepath.Join(cache, "index-"+id))
+	other := open(t, url, judged(filepath.Join(dir, "cache2"), nil))
+	defer other.Close()
+	if n := holds(t, other, vs); n != len(vs) {
+		t.Fatalf("flushed from the old index: %d of %d versions", n, len(vs))
+	}
+}

@@ -45,8 +45,8 @@ type Options struct {
 	// there. Default false.
 	Adopt bool
 	// CacheDir is where the local indexes of folder: and s3:// stores are
-	// kept, one directory index-<store id> each, so that two blob stores
-	// never share one. Default os.UserCacheDir()/minca.
+	// kept, one directory index-<hash of the blob store's location> each
+	// (see the package doc). Default os.UserCacheDir()/minca.
 	CacheDir string
 	// S3 is passed to s3.Open for s3:// stores (credentials, HTTP client,
 	// attempts, backoff, timeouts, request limits); its Create is set from

@@ -164,6 +164,69 @@ func TestFolderAsStore(t *testing.T) {
 	}
 }
 
+// Case 7 through --store folder: (issue 12): the store's index remembers
+// the folder, so an emptied folder is refused by import (exit 1, naming
+// the store it held, nothing written there), as is another store set up
+// there (naming both); store import --adopt takes it and exports
+// everything there again.
+func TestFolderStoreEmptiedCLI(t *testing.T) {
+	dir := t.TempDir()
+	synced := filepath.Join(dir, "synced")
+	folder := "folder:" + synced
+	markerID := func() string {
+		b, err := os.ReadFile(filepath.Join(synced, "minca-store.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct{ ID string }
+		if err := json.Unmarshal(b, &m); err != nil || m.ID == "" {
+			t.Fatalf("marker %s: %v", b, err)
+		}
+		return m.ID
+	}
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
+	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v1.jsonl", 40, 7))
+	held := exported(t, folder)
+	was := markerID()
+	es, _ := os.ReadDir(synced)
+	for _, e := range es {
+		if err := os.RemoveAll(filepath.Join(synced, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2 := versionsFile(t, dir, "v2.jsonl", 10, 8)
+	_, errs, code := minca(t, "", "store", "import", "--store", folder, v2)
+	if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, "refusing") {
+		t.Fatalf("import into an emptied folder store: exit %d\n%s", code, errs)
+	}
+	if es, _ := os.ReadDir(synced); len(es) != 0 {
+		t.Fatalf("a refused import wrote %v", es)
+	}
+
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache2")) // another device sets it up anew
+	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v3.jsonl", 5, 9))
+	now := markerID()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
+	for _, args := range [][]string{
+		{"store", "import", "--store", folder, v2},
+		{"store", "stats", "--store", folder},
+	} {
+		_, errs, code := minca(t, "", args...)
+		if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, now) {
+			t.Fatalf("%s on a folder store replaced by another: exit %d\n%s", args[1], code, errs)
+		}
+	}
+	mustRun(t, "store", "import", "--adopt", "--store", folder, v2)
+	all := exported(t, folder)
+	if len(all) <= len(held) {
+		t.Fatalf("after adopting: %d versions, held %d before", len(all), len(held))
+	}
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache3")) // a third device reads it all there
+	if got := exported(t, folder); strings.Join(got, "\n") != strings.Join(all, "\n") {
+		t.Fatalf("the third device reads %d versions, the first %d", len(got), len(all))
+	}
+}
+
 // backup to S3 (gofakes3 on loopback) and restore from it, with credentials
 // from the environment as a user would give them.
 func TestBackupRestoreS3(t *testing.T) {

@@ -15,17 +15,17 @@ import (
 
 func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "store check", "store check --store URL\n\nRe-verifies every version (id, signature, body hash: 02 §3.3) and every index\nagainst the versions. Prints each problem as a JSON line {\"problem\"}; exit 1\nwhen there is any.")
-	url := storeFlag(fs)
+	sp := storeFlags(fs, false)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
 	// A folder: or s3: store's durable copy is its segments: each is
 	// verified before the local index is opened (which reads them).
-	probs, err := verifyBlobStore(ctx, s, *url)
+	probs, err := verifyBlobStore(ctx, s, sp)
 	if err != nil {
 		return err
 	}
-	sto, err := openStore(ctx, *url, readStore)
+	sto, err := sp.open(ctx, readStore)
 	switch {
 	case err == nil:
 		defer sto.Close()
@@ -54,18 +54,19 @@ func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 		return failed(fmt.Errorf("%d problems", len(probs)))
 	}
 	stats, _ := sto.Engine().Stats(ctx)
-	fmt.Fprintf(s.err, "store %s is sound: %d versions, %d waiting\n", *url, stats.Versions, stats.Waiting)
+	fmt.Fprintf(s.err, "store %s is sound: %d versions, %d waiting\n", sp.url, stats.Versions, stats.Waiting)
 	return nil
 }
 
 // verifyBlobStore verifies every segment of the blob store a folder: or
 // s3: store URL names (mirror.Verify) and returns each problem; for other
 // stores, nothing.
-func verifyBlobStore(ctx context.Context, s *stdio, url string) ([]string, error) {
+func verifyBlobStore(ctx context.Context, s *stdio, sp *storeSpec) ([]string, error) {
+	url := sp.url
 	if !strings.HasPrefix(url, "folder:") && !strings.HasPrefix(url, "s3://") {
 		return nil, nil
 	}
-	b, err := openBlobs(ctx, nil, url, false, false, s.logger())
+	b, err := sp.openBlobs(ctx, nil, url, false)
 	if err != nil {
 		return nil, err
 	}

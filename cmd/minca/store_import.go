@@ -33,7 +33,7 @@ input line is JSON or the input cannot be read. Interrupted (SIGINT, exit
 130; SIGTERM, exit 143), it prints the line of every version committed,
 then "interrupted after N of M lines; run again to continue": importing
 again skips what is held.`)
-	url := storeFlag(fs)
+	sp := storeFlags(fs, true)
 	from := fs.String("from", "import", "the source `NAME` in remembered refusals")
 	if done, err := parseFlags(fs, args); done {
 		return err
@@ -55,7 +55,7 @@ again skips what is held.`)
 		}
 		ins = append(ins, in)
 	}
-	sto, err := openStore(ctx, *url, createStore)
+	sto, err := sp.open(ctx, createStore)
 	if err != nil {
 		return err
 	}

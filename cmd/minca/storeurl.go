@@ -3,12 +3,21 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/store"
 )
 
-// storeURLHelp describes the store URLs openStore takes.
-const storeURLHelp = store.URLForms
+// storeURLHelp describes the store URLs a verb's --store takes, and
+// blobURLHelp the blob store URLs of --to, --from and --blobs.
+const (
+	storeURLHelp = store.URLForms
+	blobURLHelp  = store.BlobURLForms
+)
+
+// adoptHelp is the --adopt flag's help, on every verb that writes.
+const adoptHelp = "take a blob store as found when it is not the one this store mirrored to there before (a folder emptied, removed or set up again) or lost segments; without it such a store is refused. It applies to BLOBURL and to a folder: or s3:// store's own"
 
 // storeAccess is how a verb opens its store: only a verb that writes
 // creates one, and a verb that only reads opens it read-only.
@@ -20,15 +29,50 @@ const (
 	createStore                    // made where there is none (import, restore --store, mirror)
 )
 
-// openStore opens the store a URL names (store.Open), with the node's
-// judge. A missing store is an error wrapping engine.ErrNoStore (exit 3);
-// a bad URL is bad usage.
-func openStore(ctx context.Context, url string, a storeAccess) (*store.Store, error) {
-	if url == "" {
+// storeSpec is how a verb opens its store and blob stores, from its flags:
+// the one place every verb gets --store and what goes with it.
+type storeSpec struct {
+	s     *stdio
+	url   string
+	adopt bool
+}
+
+// storeFlags adds to a verb's flags --store (its default is $MINCA_STORE)
+// and, when the verb writes (adopt), --adopt.
+func storeFlags(fs *flags, adopt bool) *storeSpec {
+	sp := &storeSpec{s: fs.s}
+	fs.StringVar(&sp.url, "store", os.Getenv("MINCA_STORE"), "the store `URL` (default $MINCA_STORE): "+storeURLHelp)
+	if adopt {
+		fs.BoolVar(&sp.adopt, "adopt", false, adoptHelp)
+	}
+	return sp
+}
+
+// options are the store.Options of an open with these flags.
+func (sp *storeSpec) options(create, readOnly bool) *store.Options {
+	return &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt}
+}
+
+// open opens the store (store.Open), with the node's judge. A missing
+// store is an error wrapping engine.ErrNoStore (exit 3); a bad URL is bad
+// usage.
+func (sp *storeSpec) open(ctx context.Context, a storeAccess) (*store.Store, error) {
+	if sp.url == "" {
 		return nil, usageError("--store URL is required (%s)", storeURLHelp)
 	}
-	st, err := store.Open(ctx, url, &store.Options{Judge: defaultJudge(), Create: a == createStore, ReadOnly: a == readStore})
+	st, err := store.Open(ctx, sp.url, sp.options(a == createStore, a == readStore))
 	return st, usageIfBadURL(err)
+}
+
+// openBlobs opens the blob store a URL names (store.OpenBlobsFor) for the
+// store s to mirror to (nil: for no store). create makes a new store (its
+// marker) where there is none, unless s remembers another there and not
+// --adopt; without it a missing one is an error wrapping engine.ErrNoStore
+// (exit 3). A folder or prefix holding segments but no marker is never
+// adopted.
+func (sp *storeSpec) openBlobs(ctx context.Context, s *engine.Store, url string, create bool) (engine.Blobs, error) {
+	b, err := store.OpenBlobsFor(ctx, s, url, sp.options(create, false))
+	return b, usageIfBadURL(err)
 }
 
 // usageIfBadURL makes a bad store URL a usage error (exit 2).
