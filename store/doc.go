@@ -8,7 +8,7 @@
 //	Open(ctx, url string, opts *Options) (*Store, error)
 //	OpenBlobs(ctx, url string, opts *Options) (engine.Blobs, error)
 //	OpenBlobsFor(ctx, s *engine.Store, url string, opts *Options) (engine.Blobs, error)
-//	(*Store).Engine() *engine.Store; Blobs() engine.Blobs; Mirror() *mirror.Mirror; URL() string
+//	(*Store).Engine() *engine.Store; Blobs() engine.Blobs; Mirror() *mirror.Mirror; URL() string; Damage() error
 //	(*Store).Flush(ctx) error; Close() error
 //	Options{Judge, Logger, Create, ReadOnly, Adopt, CacheDir, S3, Progress}
 //	ErrBadURL; URLForms, BlobURLForms (help texts)
@@ -34,6 +34,9 @@
 //     file or log, a write through the engine fails with
 //     [engine.ErrReadOnly], and for folder: and s3:// nothing is written to
 //     the folder or bucket (their index, a cache, is brought up to date).
+//   - A folder: or s3:// store whose blob store holds bad segments opens
+//     with everything else, and says which (Store.Damage); a damaged
+//     Pebble or SQLite store does not open ([engine.ErrCorrupt]).
 //   - A blob store a store mirrored to and finds gone or emptied is not
 //     set up anew: OpenBlobsFor, and the opening of a folder: or s3://
 //     store, refuse it before anything is created there

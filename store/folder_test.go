@@ -6,12 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/store"
 )
 
@@ -399,5 +401,46 @@ func TestOldIndexMoved(t *testing.T) {
 	defer other.Close()
 	if n := holds(t, other, vs); n != len(vs) {
 		t.Fatalf("flushed from the old index: %d of %d versions", n, len(vs))
+	}
+}
+
+// A folder store with a bad segment opens with everything else, and
+// Damage names the segment; without one, Damage is nil.
+func TestFolderStoreDamage(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "synced")
+	url := "folder:" + root
+	vs := versions(t, "folder damage", 40, 15)
+	st := open(t, url, judged(filepath.Join(dir, "cache1"), func(o *store.Options) { o.Create = true }))
+	for _, part := range [][]*record.Version{vs[:20], vs[20:]} {
+		admit(t, st, part)
+		if err := st.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st.Damage() != nil {
+		t.Fatalf("damage: %v", st.Damage())
+	}
+	st.Close()
+	segs := segments(t, root)
+	sort.Strings(segs)
+	data, err := os.ReadFile(segs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(segs[1], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ro := range []bool{false, true} {
+		st := open(t, url, judged(t.TempDir(), func(o *store.Options) { o.ReadOnly = ro }))
+		var bad *mirror.BadSegmentsError
+		if err := st.Damage(); !errors.As(err, &bad) || len(bad.Segments) != 1 || !strings.HasSuffix(segs[1], filepath.FromSlash(bad.Segments[0].Name)) || bad.Segments[0].Versions != 20 {
+			t.Fatalf("read-only %v: damage %v", ro, err)
+		}
+		if n := holds(t, st, vs[:20]); n != 20 {
+			t.Fatalf("read-only %v: %d of the 20 versions in the good segment", ro, n)
+		}
+		st.Close()
 	}
 }

@@ -61,13 +61,19 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", l.url, err)
 	}
+	// Bad segments stop nothing: the import read every other one, and the
+	// store is opened with what it holds, its damage named (Store.Damage).
+	var damage error
 	if _, err := m.Import(ctx); err != nil {
-		m.Close()
-		return nil, fmt.Errorf("store %s: %w", l.url, withCtx(ctx, err))
+		if !errors.Is(err, mirror.ErrBadSegment) || ctx.Err() != nil {
+			m.Close()
+			return nil, fmt.Errorf("store %s: %w", l.url, withCtx(ctx, err))
+		}
+		damage = fmt.Errorf("store %s: %w", l.url, err)
 	}
 	if !o.ReadOnly {
 		ix.kept = true
-		return &Store{url: l.url, eng: ix.eng, blobs: b, mir: m}, nil
+		return &Store{url: l.url, eng: ix.eng, blobs: b, mir: m, damage: damage}, nil
 	}
 	m.Close()
 	// Opened ReadOnly, the import ran on an engine lent the index; the
@@ -79,7 +85,7 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 		return nil, fmt.Errorf("store %s: index %s: %w", l.url, ix.dir, err)
 	}
 	ix.kept = true
-	return &Store{url: l.url, eng: ro, blobs: b}, nil
+	return &Store{url: l.url, eng: ro, blobs: b, damage: damage}, nil
 }
 
 // indexName is the directory, under the cache directory, of the index of

@@ -26,6 +26,9 @@ type Store struct {
 	eng   *engine.Store
 	blobs engine.Blobs   // folder: and s3:// only
 	mir   *mirror.Mirror // folder: and s3:// opened to write only
+	// damage is what opening found bad in a folder: or s3:// store's blob
+	// store (Damage).
+	damage error
 
 	closeOnce sync.Once
 	closeErr  error
@@ -125,6 +128,17 @@ func (s *Store) Blobs() engine.Blobs { return s.blobs }
 // (Run, Round) uses this one, never a second mirror of the same blob
 // store on the same engine.
 func (s *Store) Mirror() *mirror.Mirror { return s.mir }
+
+// Damage is what opening a folder: or s3:// store found damaged in its
+// blob store: an error wrapping a [*mirror.BadSegmentsError]
+// ([mirror.ErrBadSegment]) naming each segment that could not be read and
+// how many versions its trailer held. Those versions are missing from the
+// store unless another segment held them; everything else is there. nil
+// when nothing was found damaged, and for the other stores (a damaged
+// Pebble or SQLite store does not open: [engine.ErrCorrupt]). A caller
+// that reads the store says so, so that a partial answer is never taken
+// for a whole one.
+func (s *Store) Damage() error { return s.damage }
 
 // URL is the store's URL as given to Open.
 func (s *Store) URL() string { return s.url }

@@ -266,3 +266,73 @@ func TestReplacedPrefixS3CLI(t *testing.T) {
 		t.Fatalf("backup to another store in its place: exit %d\n%s", code, errs)
 	}
 }
+
+// Case 1 through --store folder: (issue 12): a bad segment in a folder
+// store's folder does not stop the verbs that read it or write to it.
+// Each does its work with what could be read, then names the segment on
+// stderr and exits 1: a partial answer never passes for a whole one.
+// store check lists it once, as a problem line.
+func TestBadSegmentInFolderStoreCLI(t *testing.T) {
+	dir := t.TempDir()
+	synced := filepath.Join(dir, "synced")
+	folder := "folder:" + synced
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
+	v1 := versionsFile(t, dir, "v1.jsonl", 30, 11)
+	mustRun(t, "store", "import", "--store", folder, v1)
+	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v2.jsonl", 30, 12))
+	all := exported(t, folder)
+	segs := segmentFiles(t, synced)
+	if len(segs) != 2 {
+		t.Fatalf("segments %v", segs)
+	}
+	data, err := os.ReadFile(segs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x10
+	if err := os.WriteFile(segs[1], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name := "segments/" + filepath.Base(filepath.Dir(segs[1])) + "/" + filepath.Base(segs[1])
+	first, _, _ := strings.Cut(mustReadFile(t, v1), "\n")
+	var rec struct{ Space, Key string }
+	if err := json.Unmarshal([]byte(first), &rec); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache2")) // another device reads it
+	for _, args := range [][]string{
+		{"store", "get", "--store", folder, rec.Space, rec.Key},
+		{"store", "history", "--store", folder, rec.Space, rec.Key},
+		{"store", "export", "--store", folder},
+		{"store", "stats", "--store", folder},
+		{"store", "import", "--store", folder, versionsFile(t, dir, "v3.jsonl", 3, 13)},
+	} {
+		out, errs, code := minca(t, "", args...)
+		if code != exitFailed || out == "" {
+			t.Fatalf("%s on a folder store with a bad segment: exit %d, stdout %q\n%s", args[1], code, out, errs)
+		}
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "minca "+strings.Join(args[:2], " ")+": ") || !strings.Contains(last, name) || !strings.Contains(last, "versions by its trailer") {
+			t.Fatalf("%s: the last line on stderr does not name the bad segment:\n%s", args[1], errs)
+		}
+		if args[1] == "export" {
+			if n := len(strings.Split(strings.TrimSpace(out), "\n")); n == 0 || n >= len(all) {
+				t.Fatalf("export printed %d of %d versions", n, len(all))
+			}
+		}
+	}
+	out, errs, code := minca(t, "", "store", "check", "--store", folder)
+	if code != exitFailed || strings.Count(out, `{"problem":"segment `+name) != 1 || strings.Contains(errs, "missing from this answer") {
+		t.Fatalf("store check: exit %d\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+func mustReadFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -35,6 +35,9 @@ type storeSpec struct {
 	s     *stdio
 	url   string
 	adopt bool
+	// listsDamage: the verb reports what the store lacks itself (store
+	// check, as problem lines); otherwise open leaves it to exitCode.
+	listsDamage bool
 }
 
 // storeFlags adds to a verb's flags --store (its default is $MINCA_STORE)
@@ -55,13 +58,21 @@ func (sp *storeSpec) options(create, readOnly bool) *store.Options {
 
 // open opens the store (store.Open), with the node's judge. A missing
 // store is an error wrapping engine.ErrNoStore (exit 3); a bad URL is bad
-// usage.
+// usage. A folder: or s3:// store with bad segments opens with everything
+// else: the verb does its work with what is there, and exitCode names the
+// bad segments last and exits 1 (a read never passes for a whole one).
 func (sp *storeSpec) open(ctx context.Context, a storeAccess) (*store.Store, error) {
 	if sp.url == "" {
 		return nil, usageError("--store URL is required (%s)", storeURLHelp)
 	}
 	st, err := store.Open(ctx, sp.url, sp.options(a == createStore, a == readStore))
-	return st, usageIfBadURL(err)
+	if err != nil {
+		return nil, usageIfBadURL(err)
+	}
+	if d := st.Damage(); d != nil && !sp.listsDamage {
+		sp.s.damage = append(sp.s.damage, d)
+	}
+	return st, nil
 }
 
 // openBlobs opens the blob store a URL names (store.OpenBlobsFor) for the
