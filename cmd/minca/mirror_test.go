@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -297,5 +298,56 @@ func (f *fakeS3) empty(t *testing.T, prefix string) {
 		if _, err := f.be.DeleteObject("bkt", k); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// --timeout and --connect-timeout (issue 12, cases 5 and 13) reach the S3
+// backend on every verb that may open S3: against a server that takes
+// connections and never answers, each verb gives up within a few seconds
+// (the defaults would take 30), says on stderr that it is retrying and
+// where, and exits 4, creating nothing.
+func TestS3TimeoutFlags(t *testing.T) {
+	quit := make(chan struct{})
+	f := newFakeS3(t, func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select { // a stalled server
+			case <-r.Context().Done():
+			case <-quit:
+			}
+		})
+	})
+	t.Cleanup(func() { close(quit) })
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	url := f.url("p")
+	a := "pebble:" + filepath.Join(dir, "a")
+	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 5, 10))
+	host := strings.TrimPrefix(f.srv.URL, "http://")
+	for _, args := range [][]string{
+		{"store", "stats", "--store", url},
+		{"store", "import", "--store", url, filepath.Join(dir, "v.jsonl")},
+		{"store", "check", "--store", url},
+		{"restore", "--from", url, "--store", "pebble:" + filepath.Join(dir, "b")},
+		{"backup", "--store", a, "--to", url},
+		{"mirror", "--once", "--store", a, "--to", url},
+		{"compact", "--store", a, "--blobs", url},
+		{"bench", "mirror", "--versions", "40", "--segments", "5", "--rounds", "1", "--dir", filepath.Join(dir, "bench"), "--s3", url},
+	} {
+		args = append(args, "--timeout", "200ms", "--connect-timeout", "1s")
+		start := time.Now()
+		_, errs, code := minca(t, "", args...)
+		took := time.Since(start)
+		if code != exitUnreachable || took > 8*time.Second {
+			t.Fatalf("minca %s: exit %d after %v\n%s", strings.Join(args, " "), code, took, errs)
+		}
+		if !strings.Contains(errs, "retry") || !strings.Contains(errs, host) {
+			t.Fatalf("minca %s: no retry line naming the endpoint on stderr:\n%s", strings.Join(args, " "), errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b")); err == nil {
+		t.Fatal("a restore from an unreachable bucket made its store")
+	}
+	if _, _, code := minca(t, "", "store", "stats", "--store", url, "--timeout", "-1s"); code != exitUsage {
+		t.Fatalf("--timeout -1s: exit %d", code)
 	}
 }

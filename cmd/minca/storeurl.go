@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"time"
 
+	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/store"
 )
@@ -35,25 +38,63 @@ type storeSpec struct {
 	s     *stdio
 	url   string
 	adopt bool
+	s3    *s3Flags
 	// listsDamage: the verb reports what the store lacks itself (store
 	// check, as problem lines); otherwise open leaves it to exitCode.
 	listsDamage bool
 }
 
-// storeFlags adds to a verb's flags --store (its default is $MINCA_STORE)
-// and, when the verb writes (adopt), --adopt.
+// storeFlags adds to a verb's flags --store (its default is
+// $MINCA_STORE), --timeout and --connect-timeout (for S3, wherever the
+// store or a blob store may be one) and, when the verb writes (adopt),
+// --adopt.
 func storeFlags(fs *flags, adopt bool) *storeSpec {
 	sp := &storeSpec{s: fs.s}
 	fs.StringVar(&sp.url, "store", os.Getenv("MINCA_STORE"), "the store `URL` (default $MINCA_STORE): "+storeURLHelp)
+	sp.s3 = addS3Flags(fs)
 	if adopt {
 		fs.BoolVar(&sp.adopt, "adopt", false, adoptHelp)
 	}
 	return sp
 }
 
+// s3Flags are --timeout and --connect-timeout: how long S3 requests may
+// stall, and opening a bucket may take. 0 leaves the URL's timeout= and
+// connect-timeout=, else the s3 package's defaults (30 s each).
+type s3Flags struct {
+	timeout, connectTimeout time.Duration
+}
+
+// addS3Flags adds --timeout and --connect-timeout to a verb that may open
+// an S3 store.
+func addS3Flags(fs *flags) *s3Flags {
+	f := &s3Flags{}
+	fs.Func("timeout", "S3: give up a request that makes no progress for this `DURATION` and retry it (default 30s, or the URL's timeout=)", durationFlag(&f.timeout))
+	fs.Func("connect-timeout", "S3: give up opening a bucket, retries included, after this `DURATION`: exit 4 (default 30s, or the URL's connect-timeout=)", durationFlag(&f.connectTimeout))
+	return f
+}
+
+// options are the s3.Options these flags set.
+func (f *s3Flags) options() *s3.Options {
+	return &s3.Options{Timeout: f.timeout, ConnectTimeout: f.connectTimeout}
+}
+
+// durationFlag parses a positive Go duration into d.
+func durationFlag(d *time.Duration) func(string) error {
+	return func(v string) error {
+		x, err := time.ParseDuration(v)
+		if err != nil || x <= 0 {
+			return fmt.Errorf("%q: want a positive duration such as 30s or 500ms", v)
+		}
+		*d = x
+		return nil
+	}
+}
+
 // options are the store.Options of an open with these flags.
 func (sp *storeSpec) options(create, readOnly bool) *store.Options {
-	return &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt}
+	return &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt,
+		S3: sp.s3.options()}
 }
 
 // open opens the store (store.Open), with the node's judge. A missing
