@@ -44,17 +44,18 @@ func OpenBlobsFor(ctx context.Context, s *engine.Store, url string, opts *Option
 		return nil, err
 	}
 	if url == "" {
-		return nil, fmt.Errorf("%w: a blob store URL is required (%s)", ErrBadURL, BlobURLForms)
+		return nil, engine.Errorf(ErrBadURL, "a blob store URL is required (%s)", BlobURLForms)
 	}
 	l, err := parseURL(url)
 	if err != nil {
 		return nil, err
 	}
+	l.blob = true
 	if !l.blobBacked() {
-		return nil, fmt.Errorf("%w: %q is not a blob store (want %s)", ErrBadURL, url, BlobURLForms)
+		return nil, engine.Errorf(ErrBadURL, "%q is not a blob store URL (want %s)", url, BlobURLForms)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("blob store %s: %w", url, err)
+		return nil, named("blob store", url, err)
 	}
 	return openBlobsFor(ctx, s, l, o)
 }
@@ -73,7 +74,7 @@ func openRemembered(ctx context.Context, s *engine.Store, l location, o Options)
 	loc := l.locate()
 	was, err := mirror.Remembered(ctx, s, loc)
 	if err != nil {
-		return nil, fmt.Errorf("blob store %s: %w", l.url, err)
+		return nil, named(l.what(), l.url, err)
 	}
 	if was == "" {
 		return openBlobs(ctx, l, o)
@@ -81,7 +82,7 @@ func openRemembered(ctx context.Context, s *engine.Store, l location, o Options)
 	o.Create = false
 	b, err := openBlobs(ctx, l, o)
 	if errors.Is(err, engine.ErrNoStore) {
-		return nil, fmt.Errorf("blob store %s: %w", l.url, &mirror.StoreChangedError{Location: loc, Remembered: was, Empty: true})
+		return nil, named(l.what(), l.url, &mirror.StoreChangedError{Location: loc, Remembered: was, Empty: true})
 	}
 	return b, err
 }
@@ -97,7 +98,7 @@ func openBlobs(ctx context.Context, l location, o Options) (engine.Blobs, error)
 			if !o.Create && errors.Is(err, engine.ErrBlobStoreGone) && holdsNothingOfOurs(l.path) {
 				return nil, &noStoreError{url: l.url, cause: err}
 			}
-			return nil, fmt.Errorf("blob store %s: %w", l.url, err)
+			return nil, named(l.what(), l.url, err)
 		}
 		return b, nil
 	}
@@ -112,7 +113,7 @@ func openBlobs(ctx context.Context, l location, o Options) (engine.Blobs, error)
 		if !o.Create && errors.Is(err, engine.ErrBlobStoreGone) {
 			return nil, &noStoreError{url: l.url, cause: err, say: true}
 		}
-		return nil, fmt.Errorf("blob store %s: %w", l.url, err)
+		return nil, named(l.what(), l.url, err)
 	}
 	return b, nil
 }

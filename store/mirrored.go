@@ -27,7 +27,7 @@ import (
 // replaced by another store is refused by the mirror, naming both.
 func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 	if o.Judge == nil {
-		return nil, fmt.Errorf("store %s: a folder: or s3:// store is opened with a judge (its index admits what the blob store holds)", l.url)
+		return nil, about("store", l.url, errors.New("a folder: or s3:// store is opened with a judge (its index admits what the blob store holds)"))
 	}
 	cache, err := o.cacheDir()
 	if err != nil {
@@ -59,7 +59,7 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 	}
 	m, err := mirror.New(ix.eng, b, &mirror.Options{CompactAt: -1, Adopt: o.Adopt, Logger: o.Logger, Progress: o.Progress})
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", l.url, err)
+		return nil, about("store", l.url, err)
 	}
 	// Bad segments stop nothing: the import read every other one, and the
 	// store is opened with what it holds, its damage named (Store.Damage).
@@ -67,9 +67,9 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 	if _, err := m.Import(ctx); err != nil {
 		if !errors.Is(err, mirror.ErrBadSegment) || ctx.Err() != nil {
 			m.Close()
-			return nil, fmt.Errorf("store %s: %w", l.url, withCtx(ctx, err))
+			return nil, about("store", l.url, withCtx(ctx, err))
 		}
-		damage = fmt.Errorf("store %s: %w", l.url, err)
+		damage = about("store", l.url, err)
 	}
 	if !o.ReadOnly {
 		ix.kept = true
@@ -82,7 +82,7 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 	ix.eng = nil
 	ro, err := engine.Open(readOnlyKV{KV: ix.kv, url: l.url}, &engine.Options{Judge: o.Judge})
 	if err != nil {
-		return nil, fmt.Errorf("store %s: index %s: %w", l.url, ix.dir, err)
+		return nil, ix.error(err)
 	}
 	ix.kept = true
 	return &Store{url: l.url, eng: ro, blobs: b, damage: damage}, nil
@@ -112,7 +112,7 @@ type index struct {
 func (ix *index) open() error {
 	kv, err := pebble.Open(ix.dir, &pebble.Options{Logger: ix.o.Logger})
 	if err != nil {
-		return fmt.Errorf("store %s: index %s: %w", ix.url, ix.dir, err)
+		return ix.error(err)
 	}
 	ix.kv = kv
 	var ikv engine.KV = kv
@@ -120,7 +120,7 @@ func (ix *index) open() error {
 		ikv = keepOpen{kv}
 	}
 	if ix.eng, err = engine.Open(ikv, &engine.Options{Judge: ix.o.Judge}); err != nil {
-		return fmt.Errorf("store %s: index %s: %w", ix.url, ix.dir, err)
+		return ix.error(err)
 	}
 	return nil
 }
@@ -132,16 +132,22 @@ func (ix *index) open() error {
 func (ix *index) adoptOld(b engine.Blobs) error {
 	idb, ok := b.(engine.BlobStoreID)
 	if !ok || !engine.ValidBlobComponent(idb.StoreID()) {
-		return fmt.Errorf("store %s: the blob store has no store id", ix.url)
+		return about("store", ix.url, errors.New("the blob store has no store id"))
 	}
 	old := filepath.Join(filepath.Dir(ix.dir), "index-"+idb.StoreID())
 	if _, err := os.Stat(old); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err := os.Rename(old, ix.dir); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("store %s: index %s: move it to %s: %w", ix.url, old, ix.dir, err)
+		return about("store", ix.url, fmt.Errorf("its index %s: move it to %s: %w", old, ix.dir, err))
 	}
 	return nil
+}
+
+// error is an error opening the index: said as the index's (a cache the
+// blob store rebuilds), not the blob store's.
+func (ix *index) error(err error) error {
+	return about("store", ix.url, fmt.Errorf("its index (a cache: remove %s to rebuild it from the blob store): %w", ix.dir, err))
 }
 
 // closeUnlessKept closes what open opened unless a Store took it.

@@ -138,12 +138,12 @@ func Open(root string, opts *Options) (*Store, error) {
 // folder could hide that it was emptied or swapped).
 func (s *Store) create() error {
 	if _, err := s.fs.Stat(filepath.Dir(s.root)); err != nil {
-		return fmt.Errorf("%w: the parent of %s is not there (unmounted?): %v", engine.ErrBlobStoreGone, s.root, err)
+		return engine.Errorf(engine.ErrBlobStoreGone, "the parent of %s is not there (unmounted?): %v", s.root, err)
 	}
 	if es, err := s.fs.ReadDir(s.root); err == nil {
 		for _, e := range es {
 			if engine.ValidBlobComponent(e.Name) {
-				return fmt.Errorf("%w: %s holds %q but no marker; not adopting it", engine.ErrBlobStoreGone, s.root, e.Name)
+				return engine.Errorf(engine.ErrBlobStoreGone, "%s holds %q but no marker; not adopting it", s.root, e.Name)
 			}
 		}
 	}
@@ -199,7 +199,7 @@ func (s *Store) check(op, name string) error {
 		if _, rerr := s.readIDs(); rerr == nil {
 			return nil
 		}
-		return &engine.BlobError{Op: op, Name: name, Err: fmt.Errorf("%w: %s vanished from %s", engine.ErrBlobStoreGone, MarkerName, s.root)}
+		return &engine.BlobError{Op: op, Name: name, Err: engine.Errorf(engine.ErrBlobStoreGone, "%s vanished from %s", MarkerName, s.root)}
 	}
 	if err != nil {
 		return &engine.BlobError{Op: op, Name: name, Err: err}

@@ -34,5 +34,5 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 	if err == nil {
 		log.Info("backup done", "segments", len(res.Segments), "versions", res.Versions, "bytes", res.Bytes)
 	}
-	return report(s, emptyLists(res), err)
+	return report(s, *to, emptyLists(res), err)
 }

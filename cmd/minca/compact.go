@@ -33,5 +33,5 @@ func runCompact(ctx context.Context, s *stdio, args []string) error {
 	defer m.Close()
 	res, err := m.Compact(ctx)
 	meter.Done()
-	return report(s, emptyLists(res), err)
+	return report(s, *blobs, emptyLists(res), err)
 }

@@ -35,7 +35,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	defer m.Close()
 	w, err := m.Writer(ctx)
 	if err != nil {
-		return failed(err)
+		return blobFailed(*to, err)
 	}
 	log.Info("mirror", "store", sp.url, "to", *to, "writer", w)
 	if *once {
@@ -56,5 +56,5 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 		Writer string `json:"writer"`
 		mirror.Stats
 	}{w, m.Stats()}
-	return report(s, emptyLists(out), err)
+	return report(s, *to, emptyLists(out), err)
 }

@@ -74,11 +74,20 @@ func everySecond(f func(mirror.Stats)) func(mirror.Stats) {
 
 // report prints a mirror step's result on stdout, also when the step
 // failed part way (what it did is still worth knowing), and turns the
-// step's error into exit 1.
-func report(s *stdio, res any, err error) error {
+// step's error into exit 1 (blobFailed).
+func report(s *stdio, blobURL string, res any, err error) error {
 	_ = json.NewEncoder(s.out).Encode(res)
-	if err != nil {
-		return failed(err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	return blobFailed(blobURL, err)
+}
+
+// blobFailed is failed(err) for a mirror step's error: named as the blob
+// store's, by its URL, where err names no store of its own.
+func blobFailed(blobURL string, err error) error {
+	if engine.Subject(err) == "" {
+		err = &engine.StoreError{Subject: "blob store " + store.ShortURL(blobURL), Msg: err.Error(), Err: err}
+	}
+	return failed(err)
 }

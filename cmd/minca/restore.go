@@ -38,5 +38,5 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		}
 		log.Info("restore done", "segments", res.Segments, "versions", res.Versions, "new", res.Stored)
 	}
-	return report(s, emptyLists(res), err)
+	return report(s, *from, emptyLists(res), err)
 }

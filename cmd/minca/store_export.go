@@ -27,7 +27,7 @@ func runStoreExport(ctx context.Context, s *stdio, args []string) error {
 	// more than one space holds when --space picks one.
 	stats, err := st.Stats(ctx)
 	if err != nil {
-		return failed(err)
+		return sp.failed(err)
 	}
 	meter := newMeter(s, s.logger(), "store export")
 	defer meter.Done()
@@ -36,7 +36,7 @@ func runStoreExport(ctx context.Context, s *stdio, args []string) error {
 	for raw, err := range st.ExportJSON(ctx, *space) {
 		if err != nil {
 			w.Flush()
-			return failed(err)
+			return sp.failed(err)
 		}
 		if _, err := w.Write(append(raw, '\n')); err != nil {
 			return err

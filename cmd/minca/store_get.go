@@ -27,7 +27,7 @@ func runStoreGet(ctx context.Context, s *stdio, args []string) error {
 		return notFound("record %s in space %s is not held", fs.Arg(1), fs.Arg(0))
 	}
 	if err != nil {
-		return failed(err)
+		return sp.failed(err)
 	}
 	_, err = s.out.Write(append(raw, '\n'))
 	return err

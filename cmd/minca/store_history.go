@@ -23,7 +23,7 @@ func runStoreHistory(ctx context.Context, s *stdio, args []string) error {
 	st := sto.Engine()
 	hs, err := st.History(ctx, fs.Arg(0), fs.Arg(1))
 	if err != nil {
-		return failed(err)
+		return sp.failed(err)
 	}
 	if len(hs) == 0 {
 		return notFound("record %s in space %s is not held", fs.Arg(1), fs.Arg(0))

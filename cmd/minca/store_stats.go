@@ -18,7 +18,7 @@ func runStoreStats(ctx context.Context, s *stdio, args []string) error {
 	st := sto.Engine()
 	stats, err := st.Stats(ctx)
 	if err != nil {
-		return failed(err)
+		return sp.failed(err)
 	}
 	return writeJSON(s, stats)
 }

@@ -127,6 +127,16 @@ func (sp *storeSpec) openBlobs(ctx context.Context, s *engine.Store, url string,
 	return b, usageIfBadURL(err)
 }
 
+// failed is failed(err) for an error met reading or writing the store:
+// named as the store's, by its URL, where err names no store of its own
+// (an engine's error, where a backend's names its files).
+func (sp *storeSpec) failed(err error) error {
+	if engine.Subject(err) == "" {
+		err = &engine.StoreError{Subject: "store " + store.ShortURL(sp.url), Msg: err.Error(), Err: err}
+	}
+	return failed(err)
+}
+
 // usageIfBadURL makes a bad store URL a usage error (exit 2).
 func usageIfBadURL(err error) error {
 	if errors.Is(err, store.ErrBadURL) {

@@ -81,7 +81,7 @@ func loadJSON(ctx context.Context, s *engine.Store, key string, v any) (bool, er
 		return false, err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("%w: meta %s: %v", engine.ErrCorrupt, key, err)
+		return false, engine.Errorf(engine.ErrCorrupt, "damaged: meta %s: %v", key, err)
 	}
 	return true, nil
 }
