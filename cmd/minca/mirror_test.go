@@ -333,7 +333,7 @@ func TestS3TimeoutFlags(t *testing.T) {
 		{"compact", "--store", a, "--blobs", url},
 		{"bench", "mirror", "--versions", "40", "--segments", "5", "--rounds", "1", "--dir", filepath.Join(dir, "bench"), "--s3", url},
 	} {
-		args = append(args, "--timeout", "200ms", "--connect-timeout", "1s")
+		args = append(args, "--timeout", "200ms", "--connect-timeout", "2s")
 		start := time.Now()
 		_, errs, code := minca(t, "", args...)
 		took := time.Since(start)
