@@ -86,8 +86,5 @@ func report(s *stdio, blobURL string, res any, err error) error {
 // blobFailed is failed(err) for a mirror step's error: named as the blob
 // store's, by its URL, where err names no store of its own.
 func blobFailed(blobURL string, err error) error {
-	if engine.Subject(err) == "" {
-		err = &engine.StoreError{Subject: "blob store " + store.ShortURL(blobURL), Msg: err.Error(), Err: err}
-	}
-	return failed(err)
+	return failed(namedAs("blob store "+store.ShortURL(blobURL), err))
 }

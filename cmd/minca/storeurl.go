@@ -131,10 +131,16 @@ func (sp *storeSpec) openBlobs(ctx context.Context, s *engine.Store, url string,
 // named as the store's, by its URL, where err names no store of its own
 // (an engine's error, where a backend's names its files).
 func (sp *storeSpec) failed(err error) error {
-	if engine.Subject(err) == "" {
-		err = &engine.StoreError{Subject: "store " + store.ShortURL(sp.url), Msg: err.Error(), Err: err}
+	return failed(namedAs("store "+store.ShortURL(sp.url), err))
+}
+
+// namedAs is err said as about subject ("store URL") where it names no
+// store of its own (engine.Subject), so the store is named once.
+func namedAs(subject string, err error) error {
+	if engine.Subject(err) != "" {
+		return err
 	}
-	return failed(err)
+	return &engine.StoreError{Subject: subject, Msg: err.Error(), Err: err}
 }
 
 // usageIfBadURL makes a bad store URL a usage error (exit 2).

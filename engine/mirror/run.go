@@ -85,7 +85,7 @@ func (m *Mirror) ride(ctx context.Context, err error) error {
 			if waited < time.Second {
 				shown = waited.Round(time.Millisecond)
 			}
-			return fmt.Errorf("gave up after waiting %v (the grace given) for the blob store to come back: %w", shown, err)
+			return fmt.Errorf("gave up after waiting %v for the blob store to come back: %w", shown, err)
 		}
 		delay = min(delay, m.o.GoneGrace-waited)
 		m.o.Logger.Warn("mirror: the blob store is gone or lost segments; waiting for it, writing and deleting nothing",
