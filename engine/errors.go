@@ -16,7 +16,7 @@ import "fmt"
 type StoreError struct {
 	Subject string
 	Msg     string
-	Kind    error // a sentinel of this package's, or nil
+	Kind    error // a sentinel (this package's or a caller's), or nil
 	Err     error // the cause, or nil
 }
 

@@ -37,8 +37,9 @@ type stdio struct {
 	// terminal; 0 means the default, 5 s. Tests shorten it.
 	progressEvery time.Duration
 	// damage is what the verb's stores were found to lack (bad segments
-	// of a folder: or s3:// store, Store.Damage): said last on stderr,
-	// and the exit is 1 however the verb ended.
+	// of a folder: or s3:// store, Store.Damage): said at the end on
+	// stderr (before the verb's own error, if any), and the exit is 1
+	// where it would have been 0 or 3.
 	damage []error
 }
 
