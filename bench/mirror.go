@@ -42,6 +42,9 @@ type MirrorConfig struct {
 	// leaves the S3 figures out. The suite starts no S3 server of its own,
 	// so the minca binary links no fake one; its test runs one in process.
 	S3 string
+	// S3Options open the S3 store (timeouts, a logger for retries); Create
+	// is set. Default nil: the s3 package's defaults.
+	S3Options *s3.Options
 	// Progress, if set, is told of each step as it starts.
 	Progress Progress
 }
@@ -137,7 +140,7 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 	// Backup to and restore from S3, counting requests.
 	if cfg.S3 != "" {
 		steps.next("backup to and restore from S3")
-		if err := s3Requests(ctx, src, cfg.S3, &res); err != nil {
+		if err := s3Requests(ctx, src, cfg.S3, cfg.S3Options, &res); err != nil {
 			return res, err
 		}
 	}
@@ -277,8 +280,13 @@ func timed(f func() error) (float64, error) {
 	return time.Since(start).Seconds(), err
 }
 
-func s3Requests(ctx context.Context, src *engine.Store, url string, res *MirrorResult) error {
-	b, err := s3.Open(ctx, url, &s3.Options{Create: true})
+func s3Requests(ctx context.Context, src *engine.Store, url string, opts *s3.Options, res *MirrorResult) error {
+	var o s3.Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Create = true
+	b, err := s3.Open(ctx, url, &o)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}

@@ -98,5 +98,8 @@
 // belong to the caller.
 //
 // Errors: [ErrNotFound], [ErrLocked], [ErrClosed], [ErrCorrupt], [ErrLayout] (test with
-// errors.Is); refusals are *record.Refusal in [Outcome].
+// errors.Is); refusals are *record.Refusal in [Outcome]. What a person reads
+// is one line that names the store once and says what is wrong without
+// repeating a sentinel's text: a [*StoreError] ("pebble store db: damaged:
+// 000123.sst: …"; [Errorf], [Reason], [Subject]).
 package engine

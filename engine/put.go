@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
 	"github.com/minca-go/minca/record"
@@ -114,7 +112,7 @@ func (t *tx) demote(d canonical.ID, vseq uint64, hold holding, env []byte) error
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("%w: version %s has no value at %d", ErrCorrupt, d, vseq)
+			return Errorf(ErrCorrupt, "damaged: version %s has no value at %d", d, vseq)
 		}
 		if env, _, err = splitVersion(vb); err != nil {
 			return err

@@ -139,7 +139,7 @@ func decodeCounters(b []byte) (counters, error) {
 		if l >= 1 && l < layout {
 			return c, fmt.Errorf("%w: layout %d, written by an earlier minca; this one reads layout %d", ErrLayout, l, layout)
 		}
-		return c, fmt.Errorf("%w: engine state has an unknown layout", ErrCorrupt)
+		return c, Errorf(ErrCorrupt, "damaged: engine state has an unknown layout")
 	}
 	c.changeSeq = next()
 	c.waitSeq = next()
@@ -147,7 +147,7 @@ func decodeCounters(b []byte) (counters, error) {
 	for _, p := range []*int64{&s.Spaces, &s.Versions, &s.Whole, &s.Stubs, &s.Waiting, &s.BodyBytes, &s.EnvelopeBytes, &s.Files, &s.FileBytes} {
 		v, n := binary.Varint(b)
 		if n <= 0 {
-			return c, fmt.Errorf("%w: engine state is short", ErrCorrupt)
+			return c, Errorf(ErrCorrupt, "damaged: engine state is short")
 		}
 		*p = v
 		b = b[n:]
@@ -174,6 +174,8 @@ func Open(kv KV, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	case errors.Is(err, ErrNotFound):
+	case named(err) != nil:
+		return nil, err // the backend's error names the store and what is wrong
 	default:
 		return nil, fmt.Errorf("minca/engine: open: %w", err)
 	}
@@ -238,7 +240,7 @@ func (s *Store) Version(ctx context.Context, id string) (*record.Version, error)
 	}
 	v, err := record.Decode(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: stored version %s: %v", ErrCorrupt, id, err)
+		return nil, Errorf(ErrCorrupt, "damaged: stored version %s: %v", id, err)
 	}
 	return v, nil
 }
@@ -279,7 +281,7 @@ func readVersion(r Reader, d canonical.ID, id string) (uint64, []byte, []byte, e
 	}
 	vb, err := r.Get(keys.VersionKey(vseq))
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("%w: version %s has no value at %d: %v", ErrCorrupt, id, vseq, err)
+		return 0, nil, nil, Errorf(ErrCorrupt, "damaged: version %s has no value at %d: %v", id, vseq, err)
 	}
 	env, body, err := splitVersion(vb)
 	return vseq, env, body, err
@@ -298,7 +300,7 @@ func (s *Store) Current(ctx context.Context, space, key string) (*record.Version
 	}
 	v, err := record.Decode(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: stored version of %s: %v", ErrCorrupt, key, err)
+		return nil, Errorf(ErrCorrupt, "damaged: stored version of %s: %v", key, err)
 	}
 	return v, nil
 }
@@ -390,7 +392,7 @@ func (s *Store) Standing(ctx context.Context, id string) (Verdict, Storage, erro
 	}
 	hb, err := s.kv.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
 	if err != nil {
-		return Refused, None, fmt.Errorf("%w: version %s has no history entry: %v", ErrCorrupt, id, err)
+		return Refused, None, Errorf(ErrCorrupt, "damaged: version %s has no history entry: %v", id, err)
 	}
 	e, err := decodeHist(hb)
 	if err != nil {

@@ -107,7 +107,7 @@ func (t *tx) version(d canonical.ID) (vseq uint64, env, body []byte, ok bool, er
 		return 0, nil, nil, false, err
 	}
 	if !ok {
-		return 0, nil, nil, false, fmt.Errorf("%w: version %s has no value at %d", ErrCorrupt, d, vseq)
+		return 0, nil, nil, false, Errorf(ErrCorrupt, "damaged: version %s has no value at %d", d, vseq)
 	}
 	env, body, err = splitVersion(vb)
 	return vseq, env, body, err == nil, err
@@ -119,7 +119,7 @@ func (t *tx) histEntry(v *record.Version) (histEntry, error) {
 		return histEntry{}, err
 	}
 	if !ok {
-		return histEntry{}, fmt.Errorf("%w: version %s has no history entry", ErrCorrupt, v.ID)
+		return histEntry{}, Errorf(ErrCorrupt, "damaged: version %s has no history entry", v.ID)
 	}
 	return decodeHist(hb)
 }
@@ -136,7 +136,7 @@ func (t *tx) holding(d canonical.ID, v *record.Version) (histEntry, holding, err
 		return e, holding{}, err
 	}
 	if !ok {
-		return e, holding{}, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, d)
+		return e, holding{}, Errorf(ErrCorrupt, "damaged: version %s in a history is not held", d)
 	}
 	return e, holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}, nil
 }
@@ -353,7 +353,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w: version %s is not held", ErrCorrupt, d)
+		return Errorf(ErrCorrupt, "damaged: version %s is not held", d)
 	}
 	t.set(keys.VersionKey(vseq), versionValue(env, body))
 	if isFirst || h.top == d {

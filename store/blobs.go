@@ -11,6 +11,7 @@ import (
 	"github.com/minca-go/minca/backends/folder"
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 )
 
 // OpenBlobs opens the blob store a URL names: folder:PATH (a directory,
@@ -22,25 +23,68 @@ import (
 // whose text begins "no store at URL"; one holding segments but no marker
 // is never adopted, with or without Create ([engine.ErrBlobStoreGone]).
 // ctx bounds the requests made in opening.
+//
+// A caller that will mirror a store to the blob store opens it with
+// [OpenBlobsFor] instead, so that an emptied folder is not set up anew.
 func OpenBlobs(ctx context.Context, url string, opts *Options) (engine.Blobs, error) {
+	return OpenBlobsFor(ctx, nil, url, opts)
+}
+
+// OpenBlobsFor is [OpenBlobs] for a blob store that the store s mirrors
+// to (F10). With Options.Create, where s remembers a blob store at the
+// URL's location ([mirror.Remembered]) and there is none there now — the
+// folder or prefix emptied or removed — it refuses with a
+// [*mirror.StoreChangedError] (Found "") before anything is created,
+// unless Options.Adopt: a new marker there would hide that the backup s
+// made is gone. Another store found there is refused later, by the
+// mirror, naming both. s nil is OpenBlobs.
+func OpenBlobsFor(ctx context.Context, s *engine.Store, url string, opts *Options) (engine.Blobs, error) {
 	o, err := opts.resolve()
 	if err != nil {
 		return nil, err
 	}
 	if url == "" {
-		return nil, fmt.Errorf("%w: a blob store URL is required (%s)", ErrBadURL, BlobURLForms)
+		return nil, engine.Errorf(ErrBadURL, "a blob store URL is required (%s)", BlobURLForms)
 	}
 	l, err := parseURL(url)
 	if err != nil {
 		return nil, err
 	}
+	l.blob = true
 	if !l.blobBacked() {
-		return nil, fmt.Errorf("%w: %q is not a blob store (want %s)", ErrBadURL, url, BlobURLForms)
+		return nil, engine.Errorf(ErrBadURL, "%q is not a blob store URL (want %s)", url, BlobURLForms)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("blob store %s: %w", url, err)
+		return nil, named("blob store", url, err)
+	}
+	return openBlobsFor(ctx, s, l, o)
+}
+
+// openBlobsFor is OpenBlobsFor of a parsed location.
+func openBlobsFor(ctx context.Context, s *engine.Store, l location, o Options) (engine.Blobs, error) {
+	if s != nil && o.Create && !o.Adopt {
+		return openRemembered(ctx, s, l, o)
 	}
 	return openBlobs(ctx, l, o)
+}
+
+// openRemembered opens a blob store to create it where s remembers none
+// at its location, and to open it only where s remembers one.
+func openRemembered(ctx context.Context, s *engine.Store, l location, o Options) (engine.Blobs, error) {
+	loc := l.locate()
+	was, err := mirror.Remembered(ctx, s, loc)
+	if err != nil {
+		return nil, named(l.what(), l.url, err)
+	}
+	if was == "" {
+		return openBlobs(ctx, l, o)
+	}
+	o.Create = false
+	b, err := openBlobs(ctx, l, o)
+	if errors.Is(err, engine.ErrNoStore) {
+		return nil, named(l.what(), l.url, &mirror.StoreChangedError{Location: loc, Remembered: was, Empty: true})
+	}
+	return b, err
 }
 
 // openBlobs opens a parsed folder: or s3:// location.
@@ -54,11 +98,13 @@ func openBlobs(ctx context.Context, l location, o Options) (engine.Blobs, error)
 			if !o.Create && errors.Is(err, engine.ErrBlobStoreGone) && holdsNothingOfOurs(l.path) {
 				return nil, &noStoreError{url: l.url, cause: err}
 			}
-			return nil, fmt.Errorf("blob store %s: %w", l.url, err)
+			return nil, named(l.what(), l.url, err)
 		}
 		return b, nil
 	}
-	b, err := s3.Open(ctx, l.url, o.S3)
+	so := *o.S3
+	so.Create = o.Create
+	b, err := s3.Open(ctx, l.url, &so)
 	if err != nil {
 		err = withCtx(ctx, err)
 		// Without Create the s3 backend reads the marker and stops there:
@@ -67,7 +113,7 @@ func openBlobs(ctx context.Context, l location, o Options) (engine.Blobs, error)
 		if !o.Create && errors.Is(err, engine.ErrBlobStoreGone) {
 			return nil, &noStoreError{url: l.url, cause: err, say: true}
 		}
-		return nil, fmt.Errorf("blob store %s: %w", l.url, err)
+		return nil, named(l.what(), l.url, err)
 	}
 	return b, nil
 }

@@ -7,17 +7,22 @@
 //
 //	Open(ctx, url string, opts *Options) (*Store, error)
 //	OpenBlobs(ctx, url string, opts *Options) (engine.Blobs, error)
-//	(*Store).Engine() *engine.Store; Blobs() engine.Blobs; Mirror() *mirror.Mirror; URL() string
+//	OpenBlobsFor(ctx, s *engine.Store, url string, opts *Options) (engine.Blobs, error)
+//	(*Store).Engine() *engine.Store; Blobs() engine.Blobs; Mirror() *mirror.Mirror; URL() string; Damage() error
 //	(*Store).Flush(ctx) error; Close() error
-//	Options{Judge, Logger, Create, ReadOnly, CacheDir, S3, Progress}
+//	Options{Judge, Logger, Create, ReadOnly, Adopt, CacheDir, S3, Progress}
 //	ErrBadURL; URLForms, BlobURLForms (help texts)
 //
 // URLs: pebble:PATH or a bare PATH (a Pebble directory), sqlite:PATH (the
 // database file itself), memory:, folder:PATH, s3://BUCKET/PREFIX?endpoint=…
 // &region=…&path-style=…&checksum=…. A folder: or s3:// store is a local
-// Pebble index under Options.CacheDir (index-<store id>: a cache, removable
-// at any time) with the blob store durable (DESIGN, Segments, mirrors and
-// compaction).
+// Pebble index under Options.CacheDir with the blob store durable (DESIGN,
+// Segments, mirrors and compaction). The index is named by where the blob
+// store is (index-<hash of its location>), so it remembers the blob store
+// it found there even when the folder is emptied; an index named by the
+// store id (index-<store id>, as made before) is moved into place, since
+// it may hold what a Flush has not exported yet. Deleted, an index is
+// rebuilt from the blob store, losing only that.
 //
 // Guarantees:
 //   - Only an opener that asks for it (Options.Create) creates a store.
@@ -29,6 +34,13 @@
 //     file or log, a write through the engine fails with
 //     [engine.ErrReadOnly], and for folder: and s3:// nothing is written to
 //     the folder or bucket (their index, a cache, is brought up to date).
+//   - A folder: or s3:// store whose blob store holds bad segments opens
+//     with everything else, and says which (Store.Damage); a damaged
+//     Pebble or SQLite store does not open ([engine.ErrCorrupt]).
+//   - A blob store a store mirrored to and finds gone or emptied is not
+//     set up anew: OpenBlobsFor, and the opening of a folder: or s3://
+//     store, refuse it before anything is created there
+//     ([mirror.ErrBlobStoreChanged]) unless Options.Adopt.
 //   - Close never does network work and never exports: a caller that wrote
 //     to a folder: or s3:// store calls Flush, which returns once what the
 //     store took in is durable in the blob store. What an interrupted Flush

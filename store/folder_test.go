@@ -6,12 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/store"
 )
 
@@ -226,5 +228,219 @@ func TestOpenBlobsFolder(t *testing.T) {
 		if !errors.Is(err, engine.ErrBlobStoreGone) || errors.Is(err, engine.ErrNoStore) {
 			t.Fatalf("create %v: a folder with segments and no marker: %v", create, err)
 		}
+	}
+}
+
+// OpenBlobsFor (case 7, F10): where a store remembers a blob store and the
+// folder is emptied or removed, a create is refused naming the id it held,
+// and nothing is made there; with Adopt it is set up anew. A folder the
+// store never mirrored to is set up without ceremony.
+func TestOpenBlobsForRemembered(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "b")
+	url := "folder:" + root
+	st := open(t, "memory:", judged("", nil))
+	defer st.Close()
+	admit(t, st, versions(t, "remembered", 10, 12))
+	create := &store.Options{Create: true}
+	b, err := store.OpenBlobsFor(ctx, st.Engine(), url, create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := b.(engine.BlobStoreID).StoreID()
+	m, err := mirror.New(st.Engine(), b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if _, err := store.OpenBlobsFor(ctx, st.Engine(), url, create); err != nil {
+		t.Fatalf("the folder it remembers: %v", err)
+	}
+
+	for _, emptied := range []bool{false, true} {
+		if err := os.RemoveAll(root); err != nil {
+			t.Fatal(err)
+		}
+		if emptied {
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := store.OpenBlobsFor(ctx, st.Engine(), url, create)
+		var ce *mirror.StoreChangedError
+		if !errors.As(err, &ce) || ce.Remembered != was || ce.Found != "" || ce.Location != root || !strings.Contains(err.Error(), was) {
+			t.Fatalf("emptied %v: %v", emptied, err)
+		}
+		if emptied {
+			if es, _ := os.ReadDir(root); len(es) != 0 {
+				t.Fatalf("a refused open wrote %v", es)
+			}
+		} else {
+			missing(t, root)
+		}
+	}
+	// Without Create it is what it is: no store.
+	_, err = store.OpenBlobsFor(ctx, st.Engine(), url, nil)
+	wantNoStore(t, err, url)
+	// Another store that never mirrored there, and Adopt, set it up.
+	other := open(t, "memory:", judged("", nil))
+	defer other.Close()
+	if _, err := store.OpenBlobsFor(ctx, other.Engine(), "folder:"+filepath.Join(dir, "c"), create); err != nil {
+		t.Fatalf("a new folder: %v", err)
+	}
+	b, err = store.OpenBlobsFor(ctx, st.Engine(), url, &store.Options{Create: true, Adopt: true})
+	if err != nil {
+		t.Fatalf("adopt: %v", err)
+	}
+	if b.(engine.BlobStoreID).StoreID() == was {
+		t.Fatal("the same id twice")
+	}
+}
+
+// Case 7 through a folder: store: its index is kept by the folder's
+// location, so a folder emptied or removed is refused by an open that
+// would create it, before a new marker is made, and another store put
+// there is refused by the mirror, naming both; Adopt takes it and exports
+// everything there again.
+func TestFolderStoreRemembers(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "synced")
+	url := "folder:" + root
+	cache := filepath.Join(dir, "cache1")
+	create := func(o *store.Options) { o.Create = true }
+	vs := versions(t, "folder remembers", 30, 13)
+	st := open(t, url, judged(cache, create))
+	admit(t, st, vs[:20])
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	was := st.Blobs().(engine.BlobStoreID).StoreID()
+	st.Close()
+
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Open(ctx, url, judged(cache, create))
+	var ce *mirror.StoreChangedError
+	if !errors.As(err, &ce) || ce.Remembered != was || ce.Found != "" || !strings.Contains(err.Error(), was) {
+		t.Fatalf("create on an emptied folder: %v", err)
+	}
+	if es, _ := os.ReadDir(root); len(es) != 0 {
+		t.Fatalf("a refused open wrote %v", es)
+	}
+	_, err = store.Open(ctx, url, judged(cache, func(o *store.Options) { o.ReadOnly = true }))
+	wantNoStore(t, err, url)
+
+	// Another device sets up a new store there: refused, naming both.
+	st2 := open(t, url, judged(filepath.Join(dir, "cache2"), create))
+	admit(t, st2, vs[20:])
+	if err := st2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := st2.Blobs().(engine.BlobStoreID).StoreID()
+	st2.Close()
+	for _, f := range []func(*store.Options){create, nil, func(o *store.Options) { o.ReadOnly = true }} {
+		_, err = store.Open(ctx, url, judged(cache, f))
+		if !errors.As(err, &ce) || ce.Remembered != was || ce.Found != now || ce.Empty {
+			t.Fatalf("a store replaced by another: %v", err)
+		}
+	}
+
+	// Adopted: what this device held goes there again, beside the other's.
+	st = open(t, url, judged(cache, func(o *store.Options) { o.Adopt = true }))
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := holds(t, st, vs); n != len(vs) {
+		t.Fatalf("adopted: %d of %d versions", n, len(vs))
+	}
+	st.Close()
+	other := open(t, url, judged(filepath.Join(dir, "cache3"), nil))
+	defer other.Close()
+	if n := holds(t, other, vs); n != len(vs) {
+		t.Fatalf("a third device reads %d of %d versions", n, len(vs))
+	}
+}
+
+// An index kept by the blob store's id (as made before indexes were kept
+// by location) is moved into place, with what it held that no Flush had
+// exported.
+func TestOldIndexMoved(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "synced")
+	url := "folder:" + root
+	cache := filepath.Join(dir, "cache")
+	vs := versions(t, "old index", 20, 14)
+	st := open(t, url, judged(cache, func(o *store.Options) { o.Create = true }))
+	admit(t, st, vs)
+	id := st.Blobs().(engine.BlobStoreID).StoreID()
+	st.Close() // not flushed: the versions are in the index alone
+	es, err := os.ReadDir(cache)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("cache %v %v", es, err)
+	}
+	if err := os.Rename(filepath.Join(cache, es[0].Name()), filepath.Join(cache, "index-"+id)); err != nil {
+		t.Fatal(err)
+	}
+	st = open(t, url, judged(cache, nil))
+	if n := holds(t, st, vs); n != len(vs) {
+		t.Fatalf("the old index: %d of %d versions", n, len(vs))
+	}
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	missing(t, filepath.Join(cache, "index-"+id))
+	other := open(t, url, judged(filepath.Join(dir, "cache2"), nil))
+	defer other.Close()
+	if n := holds(t, other, vs); n != len(vs) {
+		t.Fatalf("flushed from the old index: %d of %d versions", n, len(vs))
+	}
+}
+
+// A folder store with a bad segment opens with everything else, and
+// Damage names the segment; without one, Damage is nil.
+func TestFolderStoreDamage(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "synced")
+	url := "folder:" + root
+	vs := versions(t, "folder damage", 40, 15)
+	st := open(t, url, judged(filepath.Join(dir, "cache1"), func(o *store.Options) { o.Create = true }))
+	for _, part := range [][]*record.Version{vs[:20], vs[20:]} {
+		admit(t, st, part)
+		if err := st.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st.Damage() != nil {
+		t.Fatalf("damage: %v", st.Damage())
+	}
+	st.Close()
+	segs := segments(t, root)
+	sort.Strings(segs)
+	data, err := os.ReadFile(segs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(segs[1], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ro := range []bool{false, true} {
+		st := open(t, url, judged(t.TempDir(), func(o *store.Options) { o.ReadOnly = ro }))
+		var bad *mirror.BadSegmentsError
+		if err := st.Damage(); !errors.As(err, &bad) || len(bad.Segments) != 1 || !strings.HasSuffix(segs[1], filepath.FromSlash(bad.Segments[0].Name)) || bad.Segments[0].Versions != 20 {
+			t.Fatalf("read-only %v: damage %v", ro, err)
+		}
+		if n := holds(t, st, vs[:20]); n != 20 {
+			t.Fatalf("read-only %v: %d of the 20 versions in the good segment", ro, n)
+		}
+		st.Close()
 	}
 }

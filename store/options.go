@@ -37,13 +37,21 @@ type Options struct {
 	// local index, a cache, is still brought up to date. Not with Create.
 	// Default false.
 	ReadOnly bool
+	// Adopt takes a blob store that is not the one the store found at its
+	// location before — the folder or prefix emptied or removed, or another
+	// store put there (F10) — where it would be refused with
+	// [mirror.ErrBlobStoreChanged]: by the mirror of a folder: or s3://
+	// store, and by [OpenBlobsFor] before it sets up a new blob store
+	// there. Default false.
+	Adopt bool
 	// CacheDir is where the local indexes of folder: and s3:// stores are
-	// kept, one directory index-<store id> each, so that two blob stores
-	// never share one. Default os.UserCacheDir()/minca.
+	// kept, one directory index-<hash of the blob store's location> each
+	// (see the package doc). Default os.UserCacheDir()/minca.
 	CacheDir string
 	// S3 is passed to s3.Open for s3:// stores (credentials, HTTP client,
-	// attempts, backoff, request limits); its Create and Logger are set
-	// from these Options. Default nil (the s3 package's defaults).
+	// attempts, backoff, timeouts, request limits); its Create is set from
+	// these Options, and its Logger when nil. Default nil (the s3
+	// package's defaults).
 	S3 *s3.Options
 	// Progress, if set, is called as the mirror of a folder: or s3://
 	// store reads segments (opening) and writes them ([Store.Flush]), from
@@ -66,7 +74,6 @@ func (o *Options) resolve() (Options, error) {
 	} else {
 		out.S3 = &s3.Options{}
 	}
-	out.S3.Create = out.Create
 	if out.S3.Logger == nil {
 		out.S3.Logger = out.Logger
 	}

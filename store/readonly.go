@@ -1,10 +1,6 @@
 package store
 
-import (
-	"fmt"
-
-	"github.com/minca-go/minca/engine"
-)
+import "github.com/minca-go/minca/engine"
 
 // readOnlyKV is a KV opened to read: every batch is refused with
 // [engine.ErrReadOnly], whatever the backend would allow, so a store
@@ -16,7 +12,7 @@ type readOnlyKV struct {
 }
 
 func (k readOnlyKV) NewBatch() (engine.Batch, error) {
-	return nil, fmt.Errorf("%w: %s", engine.ErrReadOnly, k.url)
+	return nil, engine.Errorf(engine.ErrReadOnly, "store %s is open read-only", k.url)
 }
 
 // keepOpen lends a KV to an engine that must not close it.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/store"
 )
 
@@ -191,5 +193,51 @@ func TestS3Cancel(t *testing.T) {
 	f.stall.Store(false)
 	if err := st.Flush(ctx); err != nil {
 		t.Fatalf("flush after the interruption: %v", err)
+	}
+}
+
+// Case 7 through an s3:// store: its index, kept by the prefix's location,
+// remembers the store there; the prefix emptied, an open that would create
+// it is refused before anything is written, naming the id it held; Adopt
+// sets it up anew and exports everything there.
+func TestS3StoreEmptiedRefused(t *testing.T) {
+	f := newS3(t)
+	cache := t.TempDir()
+	url := f.url("p")
+	vs := versions(t, "s3 emptied", 20, 16)
+	st := open(t, url, s3Opts(cache, func(o *store.Options) { o.Create = true }))
+	admit(t, st, vs)
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	was := st.Blobs().(engine.BlobStoreID).StoreID()
+	st.Close()
+	l, err := f.be.ListBucket("bkt", &gofakes3.Prefix{}, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range l.Contents {
+		if _, err := f.be.DeleteObject("bkt", o.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := f.writes.Load()
+	_, err = store.Open(ctx, url, s3Opts(cache, func(o *store.Options) { o.Create = true }))
+	var ce *mirror.StoreChangedError
+	if !errors.As(err, &ce) || ce.Remembered != was || ce.Found != "" || !strings.Contains(err.Error(), was) {
+		t.Fatalf("create on an emptied prefix: %v", err)
+	}
+	if n := f.writes.Load() - w; n != 0 || f.objects(t) != 0 {
+		t.Fatalf("a refused open made %d requests that write", n)
+	}
+	st = open(t, url, s3Opts(cache, func(o *store.Options) { o.Create, o.Adopt = true, true }))
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	other := open(t, url, s3Opts(t.TempDir(), nil))
+	defer other.Close()
+	if n := holds(t, other, vs); n != len(vs) {
+		t.Fatalf("adopted: another device reads %d of %d versions", n, len(vs))
 	}
 }

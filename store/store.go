@@ -26,6 +26,9 @@ type Store struct {
 	eng   *engine.Store
 	blobs engine.Blobs   // folder: and s3:// only
 	mir   *mirror.Mirror // folder: and s3:// opened to write only
+	// damage is what opening found bad in a folder: or s3:// store's blob
+	// store (Damage).
+	damage error
 
 	closeOnce sync.Once
 	closeErr  error
@@ -59,7 +62,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("store %s: %w", url, err)
+		return nil, named("store", url, err)
 	}
 	if l.blobBacked() {
 		return openMirrored(ctx, l, o)
@@ -74,7 +77,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	eng, err := engine.Open(kv, &engine.Options{Judge: o.Judge})
 	if err != nil {
 		kv.Close()
-		return nil, fmt.Errorf("store %s: %w", url, err)
+		return nil, named("store", url, err)
 	}
 	return &Store{url: url, eng: eng}, nil
 }
@@ -107,7 +110,7 @@ func openLocal(l location, o Options) (engine.KV, error) {
 	case errors.Is(err, engine.ErrNoStore):
 		return nil, &noStoreError{url: l.url, cause: err}
 	case err != nil:
-		return nil, fmt.Errorf("store %s: %w", l.url, err)
+		return nil, named("store", l.url, err)
 	}
 	return kv, nil
 }
@@ -126,6 +129,17 @@ func (s *Store) Blobs() engine.Blobs { return s.blobs }
 // store on the same engine.
 func (s *Store) Mirror() *mirror.Mirror { return s.mir }
 
+// Damage is what opening a folder: or s3:// store found damaged in its
+// blob store: an error wrapping a [*mirror.BadSegmentsError]
+// ([mirror.ErrBadSegment]) naming each segment that could not be read and
+// how many versions its trailer held. Those versions are missing from the
+// store unless another segment held them; everything else is there. nil
+// when nothing was found damaged, and for the other stores (a damaged
+// Pebble or SQLite store does not open: [engine.ErrCorrupt]). A caller
+// that reads the store says so, so that a partial answer is never taken
+// for a whole one.
+func (s *Store) Damage() error { return s.damage }
+
 // URL is the store's URL as given to Open.
 func (s *Store) URL() string { return s.url }
 
@@ -142,10 +156,10 @@ func (s *Store) Flush(ctx context.Context) error {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("store %s: flush: %w", s.url, err)
+		return about("store", s.url, fmt.Errorf("flush: %w", err))
 	}
 	if _, err := s.mir.Export(ctx); err != nil {
-		return fmt.Errorf("store %s: flush: %w", s.url, err)
+		return about("store", s.url, fmt.Errorf("flush: %w", err))
 	}
 	return nil
 }
@@ -161,28 +175,4 @@ func (s *Store) Close() error {
 		s.closeErr = s.eng.Close()
 	})
 	return s.closeErr
-}
-
-// noStoreError is a store that must exist and does not. Its text is
-// "no store at URL", the URL as given: the backend's own words (a path
-// resolved, a marker missing) add nothing a user typing a path needs,
-// unless the absence is not proven (say) and the cause is part of the text.
-type noStoreError struct {
-	url   string
-	cause error // the backend's error, if any
-	say   bool  // the cause is part of the text
-}
-
-func (e *noStoreError) Error() string {
-	if e.say && e.cause != nil {
-		return "no store at " + e.url + ": " + e.cause.Error()
-	}
-	return "no store at " + e.url
-}
-
-func (e *noStoreError) Unwrap() []error {
-	if e.cause == nil {
-		return []error{engine.ErrNoStore}
-	}
-	return []error{engine.ErrNoStore, e.cause}
 }

@@ -2,10 +2,11 @@ package store
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
+	"github.com/minca-go/minca/backends/folder"
 	"github.com/minca-go/minca/backends/s3"
+	"github.com/minca-go/minca/engine"
 )
 
 // ErrBadURL: a store URL that names no store this package opens (an
@@ -34,6 +35,15 @@ type location struct {
 	url    string // as given
 	scheme string
 	path   string
+	blob   bool // opened as a blob store (OpenBlobs), not a store
+}
+
+// what is what errors call it: "store" or "blob store".
+func (l location) what() string {
+	if l.blob {
+		return "blob store"
+	}
+	return "store"
 }
 
 // parseURL reads a store URL (DESIGN.md: a store is named by a URL). A
@@ -41,7 +51,7 @@ type location struct {
 // with a colon further on) is a Pebble path.
 func parseURL(url string) (location, error) {
 	if url == "" {
-		return location{}, fmt.Errorf("%w: a store URL is required (%s)", ErrBadURL, URLForms)
+		return location{}, engine.Errorf(ErrBadURL, "a store URL is required (%s)", URLForms)
 	}
 	l := location{url: url}
 	scheme, rest, ok := strings.Cut(url, ":")
@@ -52,21 +62,34 @@ func parseURL(url string) (location, error) {
 	switch scheme {
 	case schemePebble, schemeSQLite, schemeFolder:
 		if rest == "" {
-			return l, fmt.Errorf("%w: %q: %s:PATH needs a path", ErrBadURL, url, scheme)
+			return l, engine.Errorf(ErrBadURL, "bad store URL %q: %s:PATH needs a path", url, scheme)
 		}
 	case schemeMemory:
 		if rest != "" {
-			return l, fmt.Errorf("%w: %q: memory: takes no path", ErrBadURL, url)
+			return l, engine.Errorf(ErrBadURL, "bad store URL %q: memory: takes no path", url)
 		}
 	case schemeS3:
 		if _, err := s3.ParseURL(url); err != nil {
-			return l, fmt.Errorf("%w: %v", ErrBadURL, err)
+			return l, engine.Errorf(ErrBadURL, "bad store URL %s", strings.TrimPrefix(err.Error(), "minca/s3: ")) // the URL, then what is wrong
 		}
 		l.path = ""
 	default:
-		return l, fmt.Errorf("%w: %q: unknown scheme %q (want %s)", ErrBadURL, url, scheme, URLForms)
+		return l, engine.Errorf(ErrBadURL, "bad store URL %q: unknown scheme %q (want %s)", url, scheme, URLForms)
 	}
 	return l, nil
+}
+
+// locate is where a folder: or s3:// location's blob store is, as its
+// backend's Locate says ([engine.BlobLocator]), without opening it.
+func (l location) locate() string {
+	if l.scheme == schemeFolder {
+		return folder.Locate(l.path)
+	}
+	s, err := s3.ParseURL(l.url)
+	if err != nil { // parseURL checked it
+		return ""
+	}
+	return s.Locate()
 }
 
 // blobBacked reports whether the store's durable copy is a blob store.

@@ -118,11 +118,7 @@ func Open(root string, opts *Options) (*Store, error) {
 	if o.Rand == nil {
 		o.Rand = rand.Reader
 	}
-	s := &Store{fs: o.FS, root: filepath.Clean(root), maxOb: o.MaxObject, rand: o.Rand}
-	s.abs = s.root
-	if a, err := filepath.Abs(s.root); err == nil {
-		s.abs = a
-	}
+	s := &Store{fs: o.FS, root: filepath.Clean(root), abs: Locate(root), maxOb: o.MaxObject, rand: o.Rand}
 	ids, err := s.readIDs()
 	if err == nil {
 		s.id = ids[0]
@@ -142,12 +138,12 @@ func Open(root string, opts *Options) (*Store, error) {
 // folder could hide that it was emptied or swapped).
 func (s *Store) create() error {
 	if _, err := s.fs.Stat(filepath.Dir(s.root)); err != nil {
-		return fmt.Errorf("%w: the parent of %s is not there (unmounted?): %v", engine.ErrBlobStoreGone, s.root, err)
+		return engine.Errorf(engine.ErrBlobStoreGone, "the parent of %s is not there (unmounted?): %v", s.root, err)
 	}
 	if es, err := s.fs.ReadDir(s.root); err == nil {
 		for _, e := range es {
 			if engine.ValidBlobComponent(e.Name) {
-				return fmt.Errorf("%w: %s holds %q but no marker; not adopting it", engine.ErrBlobStoreGone, s.root, e.Name)
+				return engine.Errorf(engine.ErrBlobStoreGone, "%s holds %q but no marker; not adopting it", s.root, e.Name)
 			}
 		}
 	}
@@ -185,6 +181,15 @@ func (s *Store) Root() string { return s.root }
 // Locate implements [engine.BlobLocator]: the folder's absolute path.
 func (s *Store) Locate() string { return s.abs }
 
+// Locate is where the folder store at root is, as [Store.Locate] says,
+// without opening it: root made absolute and clean.
+func Locate(root string) string {
+	if a, err := filepath.Abs(root); err == nil {
+		return a
+	}
+	return filepath.Clean(root)
+}
+
 // check fails when the marker is gone: the folder was removed, emptied or
 // unmounted since Open. A copy of the marker alone still counts (a sync
 // service renamed the marker and has not yet brought the other).
@@ -194,7 +199,7 @@ func (s *Store) check(op, name string) error {
 		if _, rerr := s.readIDs(); rerr == nil {
 			return nil
 		}
-		return &engine.BlobError{Op: op, Name: name, Err: fmt.Errorf("%w: %s vanished from %s", engine.ErrBlobStoreGone, MarkerName, s.root)}
+		return &engine.BlobError{Op: op, Name: name, Err: engine.Errorf(engine.ErrBlobStoreGone, "%s vanished from %s", MarkerName, s.root)}
 	}
 	if err != nil {
 		return &engine.BlobError{Op: op, Name: name, Err: err}

@@ -53,7 +53,7 @@ func (s *Store) readMarkers() ([]markerFile, error) {
 	es, err := s.fs.ReadDir(s.root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s is not there", engine.ErrBlobStoreGone, s.root)
+			return nil, engine.Errorf(engine.ErrBlobStoreGone, "%s is not there", s.root)
 		}
 		return nil, fmt.Errorf("minca/folder: marker: %w", err)
 	}
@@ -102,9 +102,9 @@ func (s *Store) readIDs() ([]string, error) {
 	ids := markerIDs(ms)
 	if len(ids) == 0 {
 		if len(ms) > 0 {
-			return nil, fmt.Errorf("%w: %s in %s is not a Minca store marker", engine.ErrBlobStoreGone, ms[0].name, s.root)
+			return nil, engine.Errorf(engine.ErrBlobStoreGone, "%s in %s is not a Minca store marker", ms[0].name, s.root)
 		}
-		return nil, fmt.Errorf("%w: no %s in %s", engine.ErrBlobStoreGone, MarkerName, s.root)
+		return nil, engine.Errorf(engine.ErrBlobStoreGone, "no %s in %s", MarkerName, s.root)
 	}
 	return ids, nil
 }

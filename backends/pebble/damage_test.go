@@ -164,7 +164,7 @@ func checkReports(t *testing.T, kv engine.KV, dir string, names ...string) {
 	if len(probs) != 1 {
 		t.Fatalf("check: %d problems, want 1: %q", len(probs), probs)
 	}
-	if !strings.HasPrefix(probs[0], engine.ErrCorrupt.Error()) || strings.Contains(probs[0], "\n") {
+	if !strings.Contains(probs[0], ": damaged: ") || strings.Contains(probs[0], "\n") {
 		t.Fatalf("check: %q is not one line saying it is damage", probs[0])
 	}
 	for _, n := range append([]string{dir}, names...) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -98,7 +99,7 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pebble: store %s: %w", dir, err)
 	}
-	lock, err := localstore.LockFile(filepath.Join(dir, LockName), dir, o.ReadOnly)
+	lock, err := localstore.LockFile(filepath.Join(dir, LockName), localstore.Subject("pebble", dir), o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +253,7 @@ func (s *Store) NewBatch() (engine.Batch, error) {
 }
 
 func (s *Store) errReadOnly() error {
-	return fmt.Errorf("%w: pebble store %s", engine.ErrReadOnly, s.dir)
+	return &engine.StoreError{Subject: localstore.Subject("pebble", s.dir), Msg: "open read-only", Kind: engine.ErrReadOnly}
 }
 
 // retainBatch is the largest batch buffer kept for reuse, in bytes.
@@ -299,7 +300,7 @@ func (s *Store) wrap(err error) error {
 		return nil
 	}
 	if pebble.IsCorruptionError(err) || errors.Is(err, fs.ErrNotExist) {
-		what := localstore.OneLine(err.Error())
+		what := strings.TrimPrefix(localstore.OneLine(err.Error()), "pebble: ") // the store's kind is said already
 		if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
 			what = filepath.Base(info.Path) + ": " + what
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/minca-go/minca/engine"
 )
 
@@ -74,6 +76,31 @@ func TestMissingCredentials(t *testing.T) {
 			}
 			t.Logf("no credentials found in %v", took)
 		})
+	}
+}
+
+// A credential service that does not answer before ConnectTimeout (a
+// slow instance metadata service, a machine too busy) is unreachable, not
+// missing credentials: exit 4, try again, rather than exit 2, fix it.
+func TestCredentialsTimeOut(t *testing.T) {
+	_, ep := fakeS3(t)
+	slow := aws.CredentialsProviderFunc(func(ctx context.Context) (aws.Credentials, error) {
+		<-ctx.Done()
+		return aws.Credentials{}, ctx.Err()
+	})
+	start := time.Now()
+	_, err := Open(context.Background(), fakeURL(ep, "x", ""), &Options{Credentials: slow, ConnectTimeout: 300 * time.Millisecond})
+	if !errors.Is(err, engine.ErrUnreachable) || errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "connect-timeout") {
+		t.Fatalf("credentials not found in time: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	// Cancelled is only that.
+	cctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if _, err := Open(cctx, fakeURL(ep, "x", ""), &Options{Credentials: slow}); !errors.Is(err, context.Canceled) || errors.Is(err, engine.ErrUnreachable) || errors.Is(err, ErrConfig) {
+		t.Fatalf("cancelled while finding credentials: %v", err)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/logging"
+
+	"github.com/minca-go/minca/engine"
 )
 
 // noCredentials is what to say when the chain finds nothing.
@@ -47,6 +49,9 @@ func client(ctx context.Context, loc Location, o *Options) (*s3.Client, error) {
 			config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenSupported))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
+	if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.Canceled) {
+		return nil, &problem{msg: "the AWS configuration was not loaded within the time to connect (connect-timeout): " + describe(err), kind: engine.ErrUnreachable, err: err}
+	}
 	if err != nil {
 		var pe config.SharedConfigProfileNotExistError
 		if errors.As(err, &pe) {
@@ -63,6 +68,12 @@ func client(ctx context.Context, loc Location, o *Options) (*s3.Client, error) {
 	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
 		if errors.Is(context.Cause(ctx), context.Canceled) {
 			return nil, context.Cause(ctx)
+		}
+		if ctx.Err() != nil {
+			// Out of time (ConnectTimeout) while the chain looked: a
+			// credential service that did not answer, or a machine too
+			// busy; not proof that there are none.
+			return nil, &problem{msg: "no AWS credentials found within the time to connect (connect-timeout): " + describe(err), kind: engine.ErrUnreachable, err: err}
 		}
 		msg := noCredentials
 		if p := profile(); p != "" {

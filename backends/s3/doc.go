@@ -55,6 +55,11 @@
 //   - A marker object (minca-store.json) under the prefix holds the store's
 //     id; without it every operation is [engine.ErrBlobStoreGone] (checked
 //     at most every 10 s).
+//   - Locate ([engine.BlobLocator]) names the bucket and prefix, and the
+//     endpoint of an S3-compatible server, in one canonical form without
+//     credentials, region or timeouts: a store that mirrors here remembers
+//     the marker's id under it, and refuses another store found in its
+//     place (the prefix emptied and set up again) unless told to adopt it.
 //   - Nothing is ordered by LastModified (probe sweeping aside, which
 //     waits far longer than any clock skew SigV4 accepts).
 //

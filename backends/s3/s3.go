@@ -62,6 +62,7 @@ var (
 	_ engine.Blobs       = (*Store)(nil)
 	_ engine.BlobDirs    = (*Store)(nil)
 	_ engine.BlobStoreID = (*Store)(nil)
+	_ engine.BlobLocator = (*Store)(nil)
 )
 
 // Open connects to the store at url (see [Location]) and reads its
@@ -83,16 +84,23 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	defer cancel()
 	c, err := client(ctx, loc, &o)
 	if err != nil {
-		return nil, fmt.Errorf("minca/s3: %s: %w", loc.name(), err)
+		return nil, openError(loc, err)
 	}
 	s := &Store{c: c, loc: loc, o: o, endpoint: loc.Endpoint}
 	if s.endpoint == "" {
 		s.endpoint = "https://s3." + c.Options().Region + ".amazonaws.com"
 	}
 	if err := s.openMarker(ctx); err != nil {
-		return nil, fmt.Errorf("minca/s3: %s: %w", loc.name(), err)
+		return nil, openError(loc, err)
 	}
 	return s, nil
+}
+
+// openError is an error of Open: it names the store by bucket and prefix
+// ([engine.StoreError]), so that an opener naming it by its URL says so
+// once.
+func openError(loc Location, err error) error {
+	return &engine.StoreError{Subject: loc.name(), Msg: err.Error(), Err: err}
 }
 
 // StoreID is the id in the store's marker.
@@ -107,6 +115,9 @@ func (s *Store) Counts() *Counts { return &s.counts }
 
 // Location is where the store is.
 func (s *Store) Location() Location { return s.loc }
+
+// Locate implements [engine.BlobLocator]: [Location.Locate].
+func (s *Store) Locate() string { return s.loc.Locate() }
 
 func (s *Store) key(name string) string { return s.loc.Prefix + name }
 
@@ -124,27 +135,27 @@ func (s *Store) openMarker(ctx context.Context) error {
 		}
 		var m marker
 		if err := json.Unmarshal(b, &m); err != nil || m.Minca != "blobs" || m.V != 1 || !engine.ValidBlobComponent(m.ID) {
-			return fmt.Errorf("%w: %s under %s is not a Minca store marker", engine.ErrBlobStoreGone, MarkerName, s.loc)
+			return engine.Errorf(engine.ErrBlobStoreGone, "%s there is not a Minca store marker", MarkerName)
 		}
 		s.id = m.ID
 		return nil
 	}
 	err := read()
 	if apiCode(err) == "NoSuchBucket" {
-		return fmt.Errorf("%w: there is no bucket %s", engine.ErrBlobStoreGone, s.loc.Bucket)
+		return engine.Errorf(engine.ErrBlobStoreGone, "there is no bucket %s", s.loc.Bucket)
 	}
 	if !errors.Is(err, engine.ErrBlobNotFound) {
 		return err
 	}
 	if !s.o.Create {
-		return fmt.Errorf("%w: no %s under %s", engine.ErrBlobStoreGone, MarkerName, s.loc)
+		return engine.Errorf(engine.ErrBlobStoreGone, "no %s there", MarkerName)
 	}
 	l, err := s.list(ctx, "segments/", "", 1)
 	if err != nil {
 		return err
 	}
 	if len(l) > 0 {
-		return fmt.Errorf("%w: %s holds segments but no marker; not adopting it", engine.ErrBlobStoreGone, s.loc)
+		return engine.Errorf(engine.ErrBlobStoreGone, "the prefix holds segments but no %s; not adopting it", MarkerName)
 	}
 	if err := s.writable(ctx); err != nil {
 		return err
@@ -175,7 +186,7 @@ func (s *Store) check(ctx context.Context, op, name string) error {
 	})
 	if status(err) == http.StatusNotFound {
 		s.markerSeen.Store(0)
-		return &engine.BlobError{Op: op, Name: name, Err: fmt.Errorf("%w: %s vanished from %s", engine.ErrBlobStoreGone, MarkerName, s.loc)}
+		return &engine.BlobError{Op: op, Name: name, Err: engine.Errorf(engine.ErrBlobStoreGone, "%s vanished from %s", MarkerName, s.loc.name())}
 	}
 	if err != nil {
 		return err

@@ -34,6 +34,70 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
+// Locate names the objects, not how they are reached: one string for
+// every URL of one bucket and prefix on one server, another for another.
+func TestLocate(t *testing.T) {
+	same := []string{
+		"s3://bkt/a/b?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true",
+		"s3://bkt/a/b/?endpoint=HTTP://127.0.0.1:9000/&checksum=when_required&timeout=5s&connect-timeout=1m",
+		"s3://bkt//a/b?endpoint=http://key:secret@127.0.0.1:9000",
+	}
+	want := "s3://bkt/a/b?endpoint=http://127.0.0.1:9000"
+	for _, u := range same {
+		l, err := ParseURL(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.Locate(); got != want {
+			t.Errorf("%s: Locate %q, want %q", u, got, want)
+		}
+		if strings.Contains(l.Locate(), "secret") {
+			t.Errorf("%s: Locate holds the credentials", u)
+		}
+	}
+	seen := map[string]string{}
+	for _, u := range []string{
+		"s3://bkt/a/b?endpoint=http://127.0.0.1:9000",
+		"s3://bkt/a/c?endpoint=http://127.0.0.1:9000",
+		"s3://bkt/a?endpoint=http://127.0.0.1:9000",
+		"s3://other/a/b?endpoint=http://127.0.0.1:9000",
+		"s3://bkt/a/b?endpoint=http://127.0.0.1:9001",
+		"s3://bkt/a/b?endpoint=https://127.0.0.1:9000",
+		"s3://bkt/a/b?endpoint=http://[::1]:9000",
+		"s3://bkt/a/b?endpoint=http://[::1]",
+		"s3://bkt/a/b?endpoint=http://minio.local/s3",
+		"s3://bkt/a/b",
+	} {
+		l, err := ParseURL(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, ok := seen[l.Locate()]; ok {
+			t.Errorf("%s and %s: one Locate %q", u, other, l.Locate())
+		}
+		seen[l.Locate()] = u
+		if _, err := ParseURL(l.Locate()); err != nil {
+			t.Errorf("%s: Locate %q is not a URL ParseURL takes: %v", u, l.Locate(), err)
+		}
+	}
+	for u, want := range map[string]string{
+		"s3://bkt/a?endpoint=https://s3.example.com:443/": "s3://bkt/a?endpoint=https://s3.example.com",
+		"s3://bkt?region=us-west-2":                       "s3://bkt/",
+	} {
+		l, _ := ParseURL(u)
+		if got := l.Locate(); got != want {
+			t.Errorf("%s: Locate %q, want %q", u, got, want)
+		}
+	}
+	// An open store says the same, as an engine.BlobLocator.
+	_, ep := fakeS3(t)
+	s := openFake(t, ep, "minca/p", "", true)
+	var loc engine.BlobLocator = s
+	if l, _ := ParseURL(fakeURL(ep, "minca/p", "")); loc.Locate() != l.Locate() || !strings.HasPrefix(loc.Locate(), "s3://") {
+		t.Fatalf("Store.Locate %q, want %q", loc.Locate(), l.Locate())
+	}
+}
+
 // The Blobs contract in both checksum modes, through throttling, 500s,
 // connection resets and bodies cut off mid-way, with pages of 7 keys.
 func TestContractThroughFaults(t *testing.T) {

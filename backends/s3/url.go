@@ -2,6 +2,7 @@ package s3
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -112,6 +113,38 @@ func (l Location) String() string {
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Locate is where the store is, in one canonical form, for a store that
+// mirrors to it to remember which blob store it found there
+// ([engine.BlobLocator]): s3://BUCKET/PREFIX, followed by ?endpoint=URL
+// for an S3-compatible server. Two URLs that reach the same objects give
+// the same string; what changes how they are reached and not which objects
+// they are — region, path-style, checksum, timeouts, credentials in the
+// endpoint, the endpoint's default port, letter case or trailing slash —
+// is left out. (On AWS a bucket name is global: the region is not part of
+// where a bucket is.)
+func (l Location) Locate() string {
+	s := l.name()
+	if l.Endpoint == "" {
+		return s
+	}
+	u, err := url.Parse(l.Endpoint)
+	if err != nil { // ParseURL accepted it; keep it as given
+		return s + "?endpoint=" + l.Endpoint
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
+		port = ""
+	}
+	ep := &url.URL{Scheme: scheme, Host: host, Path: strings.TrimRight(u.Path, "/")}
+	switch {
+	case port != "":
+		ep.Host = net.JoinHostPort(host, port)
+	case strings.Contains(host, ":"): // an IPv6 address
+		ep.Host = "[" + host + "]"
+	}
+	return s + "?endpoint=" + ep.String()
 }
 
 // name is the bucket and prefix alone: what errors name the store by

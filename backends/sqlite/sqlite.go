@@ -123,7 +123,7 @@ func Open(path string, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	if s.lock, err = localstore.LockFile(lockPath, path, o.ReadOnly); err != nil {
+	if s.lock, err = localstore.LockFile(lockPath, localstore.Subject("sqlite", path), o.ReadOnly); err != nil {
 		return nil, err
 	}
 	if err := s.open(o); err != nil {
@@ -226,7 +226,7 @@ func (s *Store) probe() error {
 		return s.wrap(err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %s is a SQLite database without minca's table", engine.ErrNoStore, s.path)
+		return engine.Errorf(engine.ErrNoStore, "%s is a SQLite database without minca's table", s.path)
 	}
 	return nil
 }
@@ -290,10 +290,10 @@ func (s *Store) wrap(err error) error {
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-			return localstore.Corrupt("sqlite", s.path, filepath.Base(s.file)+": "+err.Error())
+			return localstore.Corrupt("sqlite", s.path, s.inFile(err.Error()))
 		}
 		if se.Code() == sqlite3.SQLITE_IOERR_SHORT_READ {
-			return localstore.Corrupt("sqlite", s.path, filepath.Base(s.file)+" is cut short: "+err.Error())
+			return localstore.Corrupt("sqlite", s.path, s.inFile("cut short: "+err.Error()))
 		}
 	}
 	return localstore.Wrap("sqlite", s.path, err)
@@ -401,7 +401,7 @@ func (s *Store) newIter(tx *sql.Tx, lower, upper []byte) (engine.Iterator, error
 // decides. On a store opened read-only it fails with engine.ErrReadOnly.
 func (s *Store) NewBatch() (engine.Batch, error) {
 	if s.readOnly {
-		return nil, fmt.Errorf("%w: sqlite store %s", engine.ErrReadOnly, s.path)
+		return nil, &engine.StoreError{Subject: localstore.Subject("sqlite", s.path), Msg: "open read-only", Kind: engine.ErrReadOnly}
 	}
 	return &batch{s: s}, nil
 }
@@ -543,4 +543,14 @@ func (b *batch) Close() error {
 	b.done = true
 	b.ws = nil
 	return nil
+}
+
+// inFile is what, said of the database file: prefixed by its name where
+// the store's path is a directory (the old layout), else as it is (the
+// path, which the error names already, is the file).
+func (s *Store) inFile(what string) string {
+	if filepath.Clean(s.file) == filepath.Clean(s.path) {
+		return what
+	}
+	return filepath.Base(s.file) + ": " + what
 }

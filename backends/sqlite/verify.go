@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"path/filepath"
 
 	"github.com/minca-go/minca/backends/internal/localstore"
 	"github.com/minca-go/minca/engine"
@@ -29,7 +28,7 @@ func (s *Store) VerifyFiles(ctx context.Context) ([]string, error) {
 			return s.damage(err)
 		}
 		if msg != "ok" {
-			problems = append(problems, localstore.Corrupt("sqlite", s.path, filepath.Base(s.file)+": "+msg).Error())
+			problems = append(problems, localstore.Corrupt("sqlite", s.path, s.inFile(msg)).Error())
 		}
 	}
 	if err := rows.Err(); err != nil {

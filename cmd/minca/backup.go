@@ -10,9 +10,8 @@ import (
 
 func runBackup(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "backup", "backup --store URL --to BLOBURL\n\nWrites every version the store took in since the last backup to the blob\nstore as this store's segments (stubs as stubs). Resumable: run it again\nafter an interruption. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
-	url := storeFlag(fs)
+	sp := storeFlags(fs, true)
 	to := fs.String("to", "", "the blob store `BLOBURL`")
-	adopt := fs.Bool("adopt", false, adoptHelp)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -22,7 +21,7 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 	log := s.logger()
 	meter := newMeter(s, log, "backup")
 	defer meter.Done()
-	m, st, err := openMirror(ctx, log, *url, useStore, *to, true, mirror.Options{Adopt: *adopt, Progress: everySecond(func(ms mirror.Stats) {
+	m, st, err := openMirror(ctx, log, sp, useStore, *to, true, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
 		meter.Update(progress.Status{Text: fmt.Sprintf("%s versions in %s segments, %s", progress.Count(ms.Exported), progress.Count(ms.SegmentsWritten), bytesText(ms.BytesWritten))})
 	})})
 	if err != nil {
@@ -35,5 +34,5 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 	if err == nil {
 		log.Info("backup done", "segments", len(res.Segments), "versions", res.Versions, "bytes", res.Bytes)
 	}
-	return report(s, emptyLists(res), err)
+	return report(s, *to, emptyLists(res), err)
 }

@@ -14,9 +14,12 @@ func runBenchMirror(ctx context.Context, s *stdio, args []string) error {
 	fs.IntVar(&cfg.Rounds, "rounds", 3, "`N` rounds to take the medians of")
 	fs.StringVar(&cfg.Dir, "dir", "", "working `DIR` (default: a temporary one, removed)")
 	fs.StringVar(&cfg.S3, "s3", "", "an S3 store `URL` with an empty prefix to measure requests against (default: none, the S3 figures left out)")
+	s3f := addS3Flags(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
+	cfg.S3Options = s3f.options()
+	cfg.S3Options.Logger = s.logger()
 	p, done := benchProgress(s, "bench mirror")
 	cfg.Progress = p
 	r, err := bench.RunMirror(ctx, cfg)

@@ -10,9 +10,8 @@ import (
 
 func runCompact(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "compact", "compact --store URL --blobs BLOBURL\n\nRewrites this store's own segments in the blob store into as few as\npossible, superseded bodies as stubs (02 §4.5, §4.9), then deletes the old\nones (only this writer's, only once the new one is durable). Prints what it\nrewrote and freed as JSON. BLOBURL: "+blobURLHelp)
-	url := storeFlag(fs)
+	sp := storeFlags(fs, true)
 	blobs := fs.String("blobs", "", "the blob store `BLOBURL`")
-	adopt := fs.Bool("adopt", false, adoptHelp)
 	grace := fs.Duration("grace", 0, "keep the replaced segments this `DURATION` (e.g. 10m) for readers that listed them; a later compact or mirror deletes them")
 	if done, err := parseFlags(fs, args); done {
 		return err
@@ -23,7 +22,7 @@ func runCompact(ctx context.Context, s *stdio, args []string) error {
 	log := s.logger()
 	meter := newMeter(s, log, "compact")
 	defer meter.Done()
-	m, st, err := openMirror(ctx, log, *url, useStore, *blobs, false, mirror.Options{DeleteGrace: *grace, CompactAt: -1, Adopt: *adopt,
+	m, st, err := openMirror(ctx, log, sp, useStore, *blobs, false, mirror.Options{DeleteGrace: *grace, CompactAt: -1,
 		Progress: everySecond(func(ms mirror.Stats) {
 			meter.Update(progress.Status{Text: fmt.Sprintf("%s segments written, %s", progress.Count(ms.SegmentsWritten), bytesText(ms.BytesWritten))})
 		})})
@@ -34,5 +33,5 @@ func runCompact(ctx context.Context, s *stdio, args []string) error {
 	defer m.Close()
 	res, err := m.Compact(ctx)
 	meter.Done()
-	return report(s, emptyLists(res), err)
+	return report(s, *blobs, emptyLists(res), err)
 }

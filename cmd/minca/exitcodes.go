@@ -112,8 +112,18 @@ func exitCodeOf(err error) int {
 // exitCode prints a verb's error on stderr and returns its exit code. A
 // run cut short by SIGINT or SIGTERM exits 130 or 143 whatever the verb
 // returned: what it finished is kept, and running it again goes on.
+//
+// What the verb's stores lack (s.damage) is said first, and makes the exit
+// 1 where it would have been 0 or 3 (what was not found may have been in a
+// bad segment).
 func exitCode(ctx context.Context, s *stdio, name string, err error) int {
 	code := exitCodeOf(err)
+	for _, d := range s.damage {
+		if code == exitOK || code == exitNotFound {
+			code = exitFailed
+		}
+		s.printError(name, fmt.Errorf("%w (what it held is missing from this answer)", d), code)
+	}
 	var in *interrupted
 	if errors.As(context.Cause(ctx), &in) {
 		code = in.code()

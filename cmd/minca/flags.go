@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -98,9 +97,4 @@ func parseFlags(fs *flags, args []string) (done bool, err error) {
 func isBoolFlag(fl *flag.Flag) bool {
 	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
-}
-
-// storeFlag adds --store to a verb's flags; its default is $MINCA_STORE.
-func storeFlag(fs *flags) *string {
-	return fs.String("store", os.Getenv("MINCA_STORE"), "the store `URL` (default $MINCA_STORE): "+storeURLHelp)
 }

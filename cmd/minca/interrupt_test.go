@@ -181,3 +181,92 @@ func countLines(t *testing.T, path string) int {
 	}
 	return n
 }
+
+// Case 9 (issue 12): a running mirror whose folder is renamed away for a
+// few seconds waits for it, saying so on stderr, goes on when it is back,
+// and stops when asked (SIGINT: exit 130); with the folder gone for longer
+// than --gone-grace it stops by itself, exit 3, naming the blob store.
+func TestMirrorWaitsForFolder(t *testing.T) {
+	dir := t.TempDir()
+	a := "pebble:" + filepath.Join(dir, "a")
+	synced := filepath.Join(dir, "synced")
+	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 14))
+	mustRun(t, "backup", "--store", a, "--to", "folder:"+synced)
+	start := func(grace string) (*exec.Cmd, <-chan string) {
+		path, env := mincaCommand(t)
+		cmd := exec.Command(path, "mirror", "--store", a, "--to", "folder:"+synced, "--every", "1s", "--gone-grace", grace)
+		cmd.Env = append(env, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 100)
+		go func() {
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		t.Cleanup(func() { cmd.Process.Kill() })
+		return cmd, lines
+	}
+	await := func(lines <-chan string, what string) string {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("stderr ended before %q", what)
+				}
+				if strings.Contains(l, what) {
+					return l
+				}
+			case <-deadline:
+				t.Fatalf("no %q on stderr", what)
+			}
+		}
+	}
+	exitOf := func(cmd *exec.Cmd) int {
+		var ee *exec.ExitError
+		if err := cmd.Wait(); errors.As(err, &ee) {
+			return ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	}
+
+	cmd, lines := start("1m")
+	await(lines, `msg=mirror `)
+	if err := os.Rename(synced, synced+".away"); err != nil {
+		t.Fatal(err)
+	}
+	await(lines, "waiting for it")
+	time.Sleep(2 * time.Second)
+	if err := os.Rename(synced+".away", synced); err != nil {
+		t.Fatal(err)
+	}
+	await(lines, "the blob store is back")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitOf(cmd); code != exitSIGINT {
+		t.Fatalf("mirror after SIGINT: exit %d", code)
+	}
+
+	cmd, lines = start("2s")
+	await(lines, `msg=mirror `)
+	if err := os.Rename(synced, synced+".away"); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	last := await(lines, "minca mirror: ")
+	if code := exitOf(cmd); code != exitNotFound || time.Since(began) > 15*time.Second || !strings.Contains(last, "blob store folder:"+synced+": gave up after waiting") {
+		t.Fatalf("mirror with its folder gone past --gone-grace: exit %d after %v: %s", code, time.Since(began), last)
+	}
+}

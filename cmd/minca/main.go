@@ -36,6 +36,11 @@ type stdio struct {
 	// progressEvery is how often progress is logged when stderr is not a
 	// terminal; 0 means the default, 5 s. Tests shorten it.
 	progressEvery time.Duration
+	// damage is what the verb's stores were found to lack (bad segments
+	// of a folder: or s3:// store, Store.Damage): said at the end on
+	// stderr (before the verb's own error, if any), and the exit is 1
+	// where it would have been 0 or 3.
+	damage []error
 }
 
 // logger is the verbs' structured log on stderr (log/slog): text, or JSON

@@ -7,12 +7,9 @@ import (
 	"github.com/minca-go/minca/engine/mirror"
 )
 
-// adoptHelp is the --adopt flag's help, on every verb that mirrors.
-const adoptHelp = "take the blob store as found when it is not the one this store mirrored to there before (a folder emptied or set up again) or lost segments; without it such a store is refused"
-
 func runMirror(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "mirror", "mirror --store URL --to BLOBURL [--once]\n\nCouples a store to a blob store both ways: exports new versions as this\nstore's segments, imports other writers' segments through the judge, and\ncompacts this writer's segments. Runs until interrupted, or one round with\n--once; prints what it did as JSON on stdout. BLOBURL: "+blobURLHelp)
-	url := storeFlag(fs)
+	sp := storeFlags(fs, true)
 	to := fs.String("to", "", "the blob store `BLOBURL`")
 	once := fs.Bool("once", false, "one round (import, export, compact if due), then exit")
 	salvage := fs.Bool("salvage", false, "also read conflict copies a sync service made of segments, when their content checks out")
@@ -20,7 +17,6 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	every := fs.Duration("every", 30*time.Second, "full rescan interval when running, a `DURATION`")
 	grace := fs.Duration("grace", 10*time.Minute, "keep compacted-away segments this `DURATION` for other devices still reading them")
 	goneGrace := fs.Duration("gone-grace", time.Hour, "when running, wait this `DURATION` for a blob store that is gone (a folder unmounted) before exiting")
-	adopt := fs.Bool("adopt", false, adoptHelp)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -30,7 +26,7 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	log := s.logger()
 	meter := newMeter(s, log, "mirror")
 	defer meter.Done()
-	m, st, err := openMirror(ctx, log, *url, createStore, *to, true, mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace, GoneGrace: *goneGrace, Adopt: *adopt,
+	m, st, err := openMirror(ctx, log, sp, createStore, *to, true, mirror.Options{CompactAt: *compactAt, Salvage: *salvage, ImportEvery: *every, DeleteGrace: *grace, GoneGrace: *goneGrace,
 		Progress: everySecond(func(ms mirror.Stats) { meter.Update(mirrorStatus(ms)) })})
 	if err != nil {
 		return err
@@ -39,9 +35,9 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	defer m.Close()
 	w, err := m.Writer(ctx)
 	if err != nil {
-		return failed(err)
+		return blobFailed(*to, err)
 	}
-	log.Info("mirror", "store", *url, "to", *to, "writer", w)
+	log.Info("mirror", "store", sp.url, "to", *to, "writer", w)
 	if *once {
 		err = m.Round(ctx)
 	} else {
@@ -54,11 +50,11 @@ func runMirror(ctx context.Context, s *stdio, args []string) error {
 	if err == nil && ctx.Err() == nil {
 		err = st.Flush(ctx)
 	} else if err == nil && st.Blobs() != nil {
-		log.Warn("stopped before flushing to the store's own blob store; the next verb that writes to the store exports it", "store", *url)
+		log.Warn("stopped before flushing to the store's own blob store; the next verb that writes to the store exports it", "store", sp.url)
 	}
 	out := struct {
 		Writer string `json:"writer"`
 		mirror.Stats
 	}{w, m.Stats()}
-	return report(s, emptyLists(out), err)
+	return report(s, *to, emptyLists(out), err)
 }

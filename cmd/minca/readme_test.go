@@ -193,7 +193,8 @@ func TestDocLinks(t *testing.T) {
 }
 
 // The README lists every verb and subverb with an example, the exit codes,
-// MINCA_STORE, and how to install.
+// MINCA_STORE, how to install, which verbs create a store, the S3 URL's
+// parameters, and every flag of the verbs that open stores.
 func TestReadmeListsEveryVerb(t *testing.T) {
 	b, err := os.ReadFile(readmePath)
 	if err != nil {
@@ -218,10 +219,25 @@ func TestReadmeListsEveryVerb(t *testing.T) {
 	for _, s := range []string{
 		"go install github.com/minca-go/minca/cmd/minca@latest",
 		"MINCA_STORE", "--log-format json",
-		"| 0 | ok |", "| 2 | bad usage or unreadable input |", "| 3 | not found", "| 4 | unreachable", "130, 143",
+		"| 0 | ok |", "| 1 | a check failed", "| 2 | bad usage or unreadable input |", "| 3 | not found", "| 4 | unreachable", "130, 143",
+		"sqlite:FILE", "timeout=", "connect-timeout=", "Only verbs that write make a store", "[LICENSE](LICENSE)",
 	} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the README does not say %q", s)
+		}
+	}
+	// Every flag of the verbs that open stores and blob stores is there.
+	for _, v := range [][]string{{"mirror"}, {"backup"}, {"restore"}, {"compact"}, {"bench", "mirror"},
+		{"store", "import"}, {"store", "get"}, {"store", "history"}, {"store", "export"}, {"store", "stats"}, {"store", "check"}} {
+		help, _, _ := minca(t, "", append(v, "--help")...)
+		for _, l := range strings.Split(help, "\n") {
+			if !strings.HasPrefix(l, "  --") {
+				continue
+			}
+			flag := strings.Fields(l)[0]
+			if !regexp.MustCompile(regexp.QuoteMeta(flag) + "[ `=]").MatchString(text) {
+				t.Errorf("the README does not document %s of minca %s", flag, strings.Join(v, " "))
+			}
 		}
 	}
 }

@@ -9,8 +9,7 @@ import (
 func runRestore(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "restore", "restore --from BLOBURL --store URL\n\nAdmits every version of every writer's segments in the blob store into the\nstore, through the judge, as from a peer. Resumable: segments already read\nare not read again. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
 	from := fs.String("from", "", "the blob store `BLOBURL`")
-	adopt := fs.Bool("adopt", false, adoptHelp)
-	url := storeFlag(fs)
+	sp := storeFlags(fs, true)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -20,7 +19,7 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 	log := s.logger()
 	meter := newMeter(s, log, "restore")
 	defer meter.Done()
-	m, st, err := openMirror(ctx, log, *url, createStore, *from, false, mirror.Options{Adopt: *adopt, Progress: everySecond(func(ms mirror.Stats) {
+	m, st, err := openMirror(ctx, log, sp, createStore, *from, false, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
 		meter.Update(segmentsRead(ms))
 	})})
 	if err != nil {
@@ -39,5 +38,5 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		}
 		log.Info("restore done", "segments", res.Segments, "versions", res.Versions, "new", res.Stored)
 	}
-	return report(s, emptyLists(res), err)
+	return report(s, *from, emptyLists(res), err)
 }

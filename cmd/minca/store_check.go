@@ -15,27 +15,27 @@ import (
 
 func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "store check", "store check --store URL\n\nRe-verifies every version (id, signature, body hash: 02 §3.3) and every index\nagainst the versions. Prints each problem as a JSON line {\"problem\"}; exit 1\nwhen there is any.")
-	url := storeFlag(fs)
+	sp := storeFlags(fs, false)
+	sp.listsDamage = true // verifyBlobStore lists each bad segment
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
 	// A folder: or s3: store's durable copy is its segments: each is
 	// verified before the local index is opened (which reads them).
-	probs, err := verifyBlobStore(ctx, s, *url)
+	probs, err := verifyBlobStore(ctx, s, sp)
 	if err != nil {
 		return err
 	}
-	sto, err := openStore(ctx, *url, readStore)
+	sto, err := sp.open(ctx, readStore)
 	switch {
 	case err == nil:
 		defer sto.Close()
+		if d := sto.Damage(); d != nil && len(probs) == 0 { // gone bad since verified
+			probs = append(probs, d.Error())
+		}
 		var more []string
 		more, err = sto.Engine().Check(ctx, &record.Verifier{})
 		probs = append(probs, more...)
-	case errors.Is(err, mirror.ErrBadSegment) && len(probs) > 0:
-		// Named by Verify; the index does not open past a bad segment,
-		// so only the segments were checked.
-		err = nil
 	case !errors.Is(err, engine.ErrCorrupt):
 		return err
 	}
@@ -51,21 +51,22 @@ func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 		return failed(err)
 	}
 	if len(probs) > 0 {
-		return failed(fmt.Errorf("%d problems", len(probs)))
+		return failed(fmt.Errorf("%d %s", len(probs), plural(len(probs), "problem", "problems")))
 	}
 	stats, _ := sto.Engine().Stats(ctx)
-	fmt.Fprintf(s.err, "store %s is sound: %d versions, %d waiting\n", *url, stats.Versions, stats.Waiting)
+	fmt.Fprintf(s.err, "store %s is sound: %d versions, %d waiting\n", sp.url, stats.Versions, stats.Waiting)
 	return nil
 }
 
 // verifyBlobStore verifies every segment of the blob store a folder: or
 // s3: store URL names (mirror.Verify) and returns each problem; for other
 // stores, nothing.
-func verifyBlobStore(ctx context.Context, s *stdio, url string) ([]string, error) {
+func verifyBlobStore(ctx context.Context, s *stdio, sp *storeSpec) ([]string, error) {
+	url := sp.url
 	if !strings.HasPrefix(url, "folder:") && !strings.HasPrefix(url, "s3://") {
 		return nil, nil
 	}
-	b, err := openBlobs(ctx, url, false, s.logger())
+	b, err := sp.openBlobs(ctx, nil, url, false)
 	if err != nil {
 		return nil, err
 	}
@@ -83,4 +84,12 @@ func verifyBlobStore(ctx context.Context, s *stdio, url string) ([]string, error
 		out[i] = "segment " + p.String()
 	}
 	return out, nil
+}
+
+// plural is one or many, as n says.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

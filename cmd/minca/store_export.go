@@ -9,7 +9,7 @@ import (
 
 func runStoreExport(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "store export", "store export [--store URL] [--space ID]\n\nPrints everything held, as it travels (stubs as stubs), as JSON lines in sync\norder (createdAt, then id digest), space by space.")
-	url := storeFlag(fs)
+	sp := storeFlags(fs, false)
 	space := fs.String("space", "", "export only this space `ID`")
 	if done, err := parseFlags(fs, args); done {
 		return err
@@ -17,7 +17,7 @@ func runStoreExport(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() != 0 {
 		return usageError("store export takes no arguments")
 	}
-	sto, err := openStore(ctx, *url, readStore)
+	sto, err := sp.open(ctx, readStore)
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func runStoreExport(ctx context.Context, s *stdio, args []string) error {
 	// more than one space holds when --space picks one.
 	stats, err := st.Stats(ctx)
 	if err != nil {
-		return failed(err)
+		return sp.failed(err)
 	}
 	meter := newMeter(s, s.logger(), "store export")
 	defer meter.Done()
@@ -36,7 +36,7 @@ func runStoreExport(ctx context.Context, s *stdio, args []string) error {
 	for raw, err := range st.ExportJSON(ctx, *space) {
 		if err != nil {
 			w.Flush()
-			return failed(err)
+			return sp.failed(err)
 		}
 		if _, err := w.Write(append(raw, '\n')); err != nil {
 			return err

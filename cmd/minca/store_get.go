@@ -9,14 +9,14 @@ import (
 
 func runStoreGet(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "store get", "store get [--store URL] SPACE KEY\n\nPrints the record's readable current version (02 §4.3, §9.5) as canonical JSON.\nExit 3 when the record is not held, or reads as not held.")
-	url := storeFlag(fs)
+	sp := storeFlags(fs, false)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
 	if fs.NArg() != 2 {
 		return usageError("store get takes SPACE and KEY")
 	}
-	sto, err := openStore(ctx, *url, readStore)
+	sto, err := sp.open(ctx, readStore)
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func runStoreGet(ctx context.Context, s *stdio, args []string) error {
 		return notFound("record %s in space %s is not held", fs.Arg(1), fs.Arg(0))
 	}
 	if err != nil {
-		return failed(err)
+		return sp.failed(err)
 	}
 	_, err = s.out.Write(append(raw, '\n'))
 	return err

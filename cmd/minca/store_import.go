@@ -33,7 +33,7 @@ input line is JSON or the input cannot be read. Interrupted (SIGINT, exit
 130; SIGTERM, exit 143), it prints the line of every version committed,
 then "interrupted after N of M lines; run again to continue": importing
 again skips what is held.`)
-	url := storeFlag(fs)
+	sp := storeFlags(fs, true)
 	from := fs.String("from", "import", "the source `NAME` in remembered refusals")
 	if done, err := parseFlags(fs, args); done {
 		return err
@@ -55,13 +55,13 @@ again skips what is held.`)
 		}
 		ins = append(ins, in)
 	}
-	sto, err := openStore(ctx, *url, createStore)
+	sto, err := sp.open(ctx, createStore)
 	if err != nil {
 		return err
 	}
 	defer sto.Close()
 	log := s.logger()
-	imp := &importer{s: s, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}}
+	imp := &importer{s: s, sp: sp, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}}
 	imp.meter = newMeter(s, log, "store import")
 	err = imp.run(ctx, ins)
 	imp.meter.Done()
@@ -76,6 +76,7 @@ again skips what is held.`)
 // importer is one run of store import.
 type importer struct {
 	s      *stdio
+	sp     *storeSpec
 	log    *slog.Logger
 	st     *engine.Store
 	from   string
@@ -357,7 +358,7 @@ func (imp *importer) finish(ctx context.Context, err error) error {
 		if errors.As(err, &ee) {
 			return err
 		}
-		return failed(err)
+		return imp.sp.failed(err)
 	}
 	switch {
 	case imp.n > 0 && imp.values == 0:

@@ -61,9 +61,9 @@ type BadSegmentsError struct {
 func (e *BadSegmentsError) Error() string {
 	var b strings.Builder
 	if len(e.Segments) == 1 {
-		b.WriteString("minca/mirror: bad segment ")
+		b.WriteString("bad segment ")
 	} else {
-		fmt.Fprintf(&b, "minca/mirror: %d bad segments: ", len(e.Segments))
+		fmt.Fprintf(&b, "%d bad segments: ", len(e.Segments))
 	}
 	for i, p := range e.Segments {
 		if i > 0 {

@@ -46,25 +46,44 @@ var ErrBlobStoreChanged = errors.New("minca/mirror: another blob store where thi
 type StoreChangedError struct {
 	Location   string // where, as the blob store says ([engine.BlobLocator])
 	Remembered string // the store id this store found there before
-	Found      string // the store id there now
+	Found      string // the store id there now; "" when there is none
 	Empty      bool   // the one there now holds no segments
 }
 
 func (e *StoreChangedError) Error() string {
-	what := "another blob store"
-	if e.Empty {
-		what = "a new, empty blob store (emptied or removed, and set up again?)"
-	}
 	where := e.Location
 	if where == "" {
 		where = "the blob store's location"
 	}
-	return fmt.Sprintf("minca/mirror: %s held blob store %s when this store last mirrored to it; it now holds %s, %s: refusing it (adopt it explicitly to mirror there anew)",
+	if e.Found == "" {
+		return fmt.Sprintf("%s held blob store %s when this store last mirrored to it; it now holds none (emptied or removed?): refusing to set up another there (adopt it explicitly to mirror there anew)",
+			where, e.Remembered)
+	}
+	what := "another blob store"
+	if e.Empty {
+		what = "a new, empty blob store (emptied or removed, and set up again?)"
+	}
+	return fmt.Sprintf("%s held blob store %s when this store last mirrored to it; it now holds %s, %s: refusing it (adopt it explicitly to mirror there anew)",
 		where, e.Remembered, e.Found, what)
 }
 
 // Unwrap makes errors.Is(err, ErrBlobStoreChanged) hold.
 func (e *StoreChangedError) Unwrap() error { return ErrBlobStoreChanged }
+
+// Remembered returns the id of the blob store s found at a location
+// ([engine.BlobLocator]) when a mirror of it last ran there, or "" when it
+// never mirrored there. It reads s and writes nothing, so an opener can
+// refuse to set up a new blob store where s remembers another — the
+// folder emptied or removed — before creating anything: return a
+// [*StoreChangedError] with Found "" unless told to adopt.
+func Remembered(ctx context.Context, s *engine.Store, location string) (string, error) {
+	if location == "" {
+		return "", nil
+	}
+	var p place
+	_, err := loadJSON(ctx, s, placeKey(location), &p)
+	return p.ID, err
+}
 
 // place is what this store found at a location.
 type place struct {

@@ -84,6 +84,34 @@ func TestFolderReplacedRefused(t *testing.T) {
 	}
 }
 
+// Remembered reads, and only reads, the id a store found at a location:
+// none before it mirrored there, the marker's after, none elsewhere. An
+// opener refuses with it before it sets up anything; the refusal, with
+// nothing found there, names the one remembered.
+func TestRemembered(t *testing.T) {
+	_, b := sharedFolder(t)
+	a := newDevice(t, enginetest.SpaceID("remembered"), b, 1, nil)
+	if id, err := mirror.Remembered(ctx, a.s, b.Locate()); err != nil || id != "" {
+		t.Fatalf("before mirroring: %q %v", id, err)
+	}
+	a.create(1)
+	if err := a.m.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := mirror.Remembered(ctx, a.s, b.Locate()); err != nil || id != b.StoreID() {
+		t.Fatalf("after mirroring: %q %v, want %s", id, err, b.StoreID())
+	}
+	for _, loc := range []string{"/elsewhere/minca", ""} {
+		if id, err := mirror.Remembered(ctx, a.s, loc); err != nil || id != "" {
+			t.Fatalf("%q: %q %v", loc, id, err)
+		}
+	}
+	err := &mirror.StoreChangedError{Location: b.Locate(), Remembered: b.StoreID(), Empty: true}
+	if msg := err.Error(); !strings.Contains(msg, b.StoreID()) || !strings.Contains(msg, "holds none") || !errors.Is(err, mirror.ErrBlobStoreChanged) {
+		t.Fatalf("nothing found: %q", msg)
+	}
+}
+
 // Another store put where this one mirrored (not empty) is refused too,
 // and says it is not empty.
 func TestFolderSwappedRefused(t *testing.T) {

@@ -259,7 +259,7 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 	}
 	if full && m.maxSeq[w] > 0 && top < m.maxSeq[w] {
 		if !m.o.Adopt {
-			return fmt.Errorf("%w: writer %s listed up to segment %d, now %d", ErrBlobStoreShrunk, w, m.maxSeq[w], top)
+			return engine.Errorf(ErrBlobStoreShrunk, "the blob store lost segments: writer %s listed up to segment %d, now %d", w, m.maxSeq[w], top)
 		}
 		m.o.Logger.Warn("mirror: adopting a blob store that lost segments (Options.Adopt)", "writer", w, "listed", m.maxSeq[w], "now", top)
 		m.maxSeq[w] = top
@@ -528,7 +528,7 @@ func (m *Mirror) checkOwn(ctx context.Context) error {
 		return nil
 	}
 	if !m.o.Adopt {
-		return fmt.Errorf("%w: our segment %s is gone", ErrBlobStoreShrunk, gone[0])
+		return engine.Errorf(ErrBlobStoreShrunk, "the blob store lost segments: our segment %s is gone", gone[0])
 	}
 	// Adopting the store as it is: what it lost of ours is written again,
 	// everything from the first change; compaction merges the repeats.

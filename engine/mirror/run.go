@@ -81,7 +81,11 @@ func (m *Mirror) ride(ctx context.Context, err error) error {
 	for attempt := 1; ; attempt++ {
 		waited := m.o.Now().Sub(start)
 		if waited >= m.o.GoneGrace {
-			return fmt.Errorf("minca/mirror: gave up after waiting %v for the blob store (Options.GoneGrace): %w", waited.Round(time.Second), err)
+			shown := waited.Round(time.Second)
+			if waited < time.Second {
+				shown = waited.Round(time.Millisecond)
+			}
+			return fmt.Errorf("gave up after waiting %v for the blob store to come back: %w", shown, err)
 		}
 		delay = min(delay, m.o.GoneGrace-waited)
 		m.o.Logger.Warn("mirror: the blob store is gone or lost segments; waiting for it, writing and deleting nothing",

@@ -104,7 +104,7 @@ func TestRunWaitsForFolder(t *testing.T) {
 	m.RemoveAll("/sync/minca")
 	select {
 	case err := <-done:
-		if !errors.Is(err, engine.ErrBlobStoreGone) || !strings.Contains(err.Error(), "GoneGrace") {
+		if !errors.Is(err, engine.ErrBlobStoreGone) || !strings.Contains(err.Error(), "gave up after waiting 3") {
 			t.Fatalf("Run after the grace: %v", err)
 		}
 	case <-time.After(10 * time.Second):

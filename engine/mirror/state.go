@@ -71,12 +71,17 @@ func (m *Mirror) metaKey(parts ...string) string {
 }
 
 func (m *Mirror) loadJSON(ctx context.Context, key string, v any) (bool, error) {
-	b, ok, err := m.s.Meta(ctx, key)
+	return loadJSON(ctx, m.s, key, v)
+}
+
+// loadJSON reads the meta value key of s into v; false when there is none.
+func loadJSON(ctx context.Context, s *engine.Store, key string, v any) (bool, error) {
+	b, ok, err := s.Meta(ctx, key)
 	if err != nil || !ok {
 		return false, err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("%w: meta %s: %v", engine.ErrCorrupt, key, err)
+		return false, engine.Errorf(engine.ErrCorrupt, "damaged: meta %s: %v", key, err)
 	}
 	return true, nil
 }

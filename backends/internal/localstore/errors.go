@@ -1,7 +1,6 @@
 package localstore
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/minca-go/minca/engine"
@@ -20,10 +19,14 @@ func NoStore(path string) error { return noStore{path} }
 
 // Corrupt is the error of damage found in a store: it wraps
 // engine.ErrCorrupt and names the backend's kind, the store's path and
-// what is damaged, on one line.
+// what is damaged, on one line: "pebble store db: damaged: what"
+// (an [engine.StoreError], so an opener can name the store its own way).
 func Corrupt(kind, store, what string) error {
-	return fmt.Errorf("%w: %s store %s: %s", engine.ErrCorrupt, kind, store, OneLine(what))
+	return &engine.StoreError{Subject: Subject(kind, store), Msg: "damaged: " + OneLine(what), Kind: engine.ErrCorrupt}
 }
+
+// Subject is how errors name a store of a backend: "pebble store PATH".
+func Subject(kind, store string) string { return kind + " store " + store }
 
 // OneLine is s up to its first line break: errors from the storage
 // libraries may carry details or stack traces on further lines, and an
@@ -39,13 +42,5 @@ func Wrap(kind, store string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &wrapped{msg: fmt.Sprintf("%s store %s: %s", kind, store, OneLine(err.Error())), err: err}
+	return &engine.StoreError{Subject: Subject(kind, store), Msg: OneLine(err.Error()), Err: err}
 }
-
-type wrapped struct {
-	msg string
-	err error
-}
-
-func (e *wrapped) Error() string { return e.msg }
-func (e *wrapped) Unwrap() error { return e.err }

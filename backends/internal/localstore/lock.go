@@ -1,7 +1,6 @@
 package localstore
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/gofrs/flock"
@@ -14,15 +13,15 @@ type Lock struct {
 	f *flock.Flock // nil: nothing held (a read-only open that could not take it)
 }
 
-// LockFile takes the lock file at path for the store named store (its path
-// as given, for messages). For writing, it creates the file (0644, so other
+// LockFile takes the lock file at path for the store errors name subject
+// ([Subject]). For writing, it creates the file (0644, so other
 // users can share it for reading) and takes it exclusively. Read-only, it
 // writes nothing: it takes an existing lock file shared, so readers exclude
 // a writer but not each other; where there is no lock file or it cannot be
 // opened for reading (a read-only filesystem, another user's store), it
 // holds nothing and the read goes on. A lock held by another opener is an
 // error wrapping engine.ErrLocked.
-func LockFile(path, store string, readOnly bool) (*Lock, error) {
+func LockFile(path, subject string, readOnly bool) (*Lock, error) {
 	var f *flock.Flock
 	var ok bool
 	var err error
@@ -37,12 +36,12 @@ func LockFile(path, store string, readOnly bool) (*Lock, error) {
 		f = flock.New(path, flock.SetPermissions(0o644))
 		ok, err = f.TryLock()
 		if err != nil {
-			return nil, fmt.Errorf("store %s: lock %s: %w", store, path, err)
+			return nil, &engine.StoreError{Subject: subject, Msg: "lock " + path + ": " + OneLine(err.Error()), Err: err}
 		}
 	}
 	if !ok {
 		f.Close()
-		return nil, fmt.Errorf("%w: %s is open in another process (or another Open in this one)", engine.ErrLocked, store)
+		return nil, &engine.StoreError{Subject: subject, Msg: "locked: open in another process (or another Open in this one)", Kind: engine.ErrLocked}
 	}
 	return &Lock{f: f}, nil
 }
