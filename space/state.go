@@ -306,3 +306,13 @@ func (h *History) JudgeStored(r Request, seen []string) *record.Refusal {
 	}
 	return rf
 }
+
+// Counts reports whether the change with this id is in the state's set,
+// and whether it counts there.
+func (s *State) Counts(id string) (counts, in bool) {
+	n, ok := s.h.byID[id]
+	if !ok || !s.v.in(n) {
+		return false, false
+	}
+	return s.v.counting(n), true
+}

@@ -82,7 +82,7 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	a, b, c := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b"), "pebble:"+filepath.Join(dir, "c")
 	folder := "folder:" + filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v1.jsonl", 300, 1))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v1.jsonl", 300, 1))
 
 	out := mustRun(t, "backup", "--store", a, "--to", folder)
 	if field(t, out, "versions") == 0 {
@@ -98,7 +98,7 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 	sameExport(t, a, b)
 
 	// More versions, another segment, then compaction of the two.
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v2.jsonl", 200, 2))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v2.jsonl", 200, 2))
 	mustRun(t, "backup", "--store", a, "--to", folder)
 	out = mustRun(t, "compact", "--store", a, "--blobs", folder)
 	if field(t, out, "rewrote") != 2 || field(t, out, "wrote") != 1 || field(t, out, "deleted") != 2 || field(t, out, "bytesFreed") == 0 {
@@ -133,7 +133,7 @@ func TestFolderAsStore(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
 	folder := "folder:" + filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v.jsonl", 120, 3))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v.jsonl", 120, 3))
 	first := exported(t, folder)
 	if len(first) < 100 {
 		t.Fatalf("folder store holds %d versions", len(first))
@@ -164,7 +164,7 @@ func TestBackupRestoreS3(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	url := "s3://bkt/backups/a?region=us-east-1&path-style=true&endpoint=" + srv.URL
 	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
 	mustRun(t, "backup", "--store", a, "--to", url)
 	mustRun(t, "restore", "--from", url, "--store", b)
 	sameExport(t, a, b)

@@ -30,5 +30,24 @@ func storeFlag(fs *flag.FlagSet) *string {
 	return fs.String("store", "", "the store: "+storeURLHelp)
 }
 
-// defaultJudge is the node's judge with identity's note checker.
+// defaultJudge is the judge of versions alone and their chains, with
+// identity's note checker: every root may write. Mirrors, backups and
+// restores admit with it; store import and check take --judge.
 func defaultJudge() engine.Judge { return &node.Judge{Notes: noteChecker()} }
+
+// judgeFlag adds --judge to a subverb's flags.
+func judgeFlag(fs *flag.FlagSet) *string {
+	return fs.String("judge", "full", `the judge: "full", the space's access history (docs/spaces.md), or "roots", versions alone and their chains (every root may write)`)
+}
+
+// openWithJudge opens a store with the judge --judge names.
+func openWithJudge(url, which string) (*engine.Store, error) {
+	switch which {
+	case "full":
+		st, _, err := openJudged(url)
+		return st, err
+	case "roots":
+		return openStore(url, defaultJudge())
+	}
+	return nil, usageError("--judge %q: full or roots", which)
+}

@@ -17,9 +17,10 @@ import (
 const importBatch = 1000
 
 func runStoreImport(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "store import", "store import --store URL [FILE|-]\n\nAdmits versions (JSON lines, or one JSON value) through the node's judge, in\natomic synced batches. Prints one line per version:\n{\"id\",\"outcome\":\"stands|withdrawn|later|refused\",\"stored\":\"whole|stub|-\",\"reason\"?,\"message\"?}\nand a summary on stderr.")
+	fs := newFlags(s, "store import", "store import --store URL [FILE|-]\n\nAdmits versions (JSON lines, or one JSON value) through the node's judge — by\ndefault the full judge, which needs each space's genesis (minca space join) —\nin atomic synced batches. Prints one line per version:\n{\"id\",\"outcome\":\"stands|withdrawn|later|refused\",\"stored\":\"whole|stub|-\",\"reason\"?,\"message\"?}\nand a summary on stderr.")
 	url := storeFlag(fs)
 	from := fs.String("from", "import", "the source named in remembered refusals")
+	which := judgeFlag(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -31,7 +32,7 @@ func runStoreImport(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	defer closeIn()
-	st, err := openStore(*url, defaultJudge())
+	st, err := openWithJudge(*url, *which)
 	if err != nil {
 		return err
 	}

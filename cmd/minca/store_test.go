@@ -41,7 +41,7 @@ func TestStoreVerbs(t *testing.T) {
 	for _, scheme := range []string{"pebble:", "sqlite:", ""} {
 		t.Run(scheme, func(t *testing.T) {
 			url := scheme + filepath.Join(t.TempDir(), "store")
-			out, errOut, code := minca(t, "", "store", "import", "--store", url, file)
+			out, errOut, code := minca(t, "", "store", "import", "--judge", "roots", "--store", url, file)
 			if code != 0 {
 				t.Fatalf("import: %d %s", code, errOut)
 			}
@@ -79,7 +79,7 @@ func TestStoreVerbs(t *testing.T) {
 			if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Versions != len(vs) || st.Spaces != 1 || st.Whole+st.Stubs != len(vs) {
 				t.Fatalf("stats: %d %s", code, out)
 			}
-			if out, errOut, code = minca(t, "", "store", "check", "--store", url); code != 0 || out != "" {
+			if out, errOut, code = minca(t, "", "store", "check", "--judge", "roots", "--store", url); code != 0 || out != "" {
 				t.Fatalf("check: %d %s %s", code, out, errOut)
 			}
 		})
@@ -89,7 +89,7 @@ func TestStoreVerbs(t *testing.T) {
 func TestStoreCheckFindsProblems(t *testing.T) {
 	file, _, _ := corpusFile(t)
 	dir := filepath.Join(t.TempDir(), "store")
-	if _, e, code := minca(t, "", "store", "import", "--store", "sqlite:"+dir, file); code != 0 {
+	if _, e, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "sqlite:"+dir, file); code != 0 {
 		t.Fatal(e)
 	}
 	// Damage the store behind the engine's back: drop the sync order.
@@ -111,7 +111,7 @@ func TestStoreCheckFindsProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	kv.Close()
-	out, _, code := minca(t, "", "store", "check", "--store", "sqlite:"+dir)
+	out, _, code := minca(t, "", "store", "check", "--judge", "roots", "--store", "sqlite:"+dir)
 	if code != 1 || !strings.Contains(out, "missing from the sync order") {
 		t.Fatalf("check of a damaged store: %d %s", code, out)
 	}
