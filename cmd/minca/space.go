@@ -338,4 +338,3 @@ func runSpaceHistory(ctx context.Context, s *stdio, args []string) error {
 	}
 	return nil
 }
-
