@@ -26,6 +26,9 @@ type Member struct {
 	Roles   []string
 }
 
+// IsNow reports whether the state is the one with every change held.
+func (s *State) IsNow() bool { return s.v == s.h.now }
+
 // IsMember reports whether root is a member: a founder, or assigned and
 // not removed.
 func (s *State) IsMember(root string) bool { return s.v.founder(root) || s.v.member(root).present }

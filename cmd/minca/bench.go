@@ -19,6 +19,7 @@ func benchSuites() []verb {
 		{"engine-read", "read a record's current version, against a bare Pebble point read", runBenchEngineRead},
 		{"negentropy", "reconcile two sets of a million items at 0.1%, 1% and 10% difference: round trips, bytes, time", runBenchNegentropy},
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
+		{"spaces", "a large space under the full judge: replay, judging and import against today's judge", runBenchSpaces},
 	}
 }
 
