@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -476,15 +477,7 @@ func (j *SpaceJudge) Restand(hr engine.HeldReader, v *record.Version, verdict en
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b engine.Restanding) int {
-		if a.ID < b.ID {
-			return -1
-		}
-		if a.ID > b.ID {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b engine.Restanding) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 

@@ -156,9 +156,8 @@ type Change struct {
 	// Keep: what a removal, a change of roles or of a role keeps of the
 	// versions it may take away: per key, per collection, the last log
 	// place its writer had seen (docs/spaces.md, What a change keeps).
-	Keep     map[string]map[string]int64
-	body     any
-	hasProof bool
+	Keep map[string]map[string]int64
+	body any
 }
 
 // Body is the change's body as written (nil on a delete).
@@ -186,7 +185,7 @@ func ReadChange(g *Genesis, v *record.Version, root string, env Env) (*Change, e
 		return nil, refuse(CodeAccessBody, "collection", v.Collection+" is not an access collection (02 §4.5)")
 	}
 	c := &Change{ID: v.ID, Author: v.Author, Root: root, Collection: v.Collection, Kind: kind, Key: v.Key,
-		Seen: v.Seen, Deleted: v.Deleted, body: v.Body, hasProof: v.Proof != nil}
+		Seen: v.Seen, Deleted: v.Deleted, body: v.Body}
 	if v.Log != nil {
 		c.LogN = v.Log.N
 	}
