@@ -289,3 +289,36 @@ func TestSpec_7_1ByCreatorOwnedAndShared(t *testing.T) {
 }
 
 var _ = canonical.NewObject
+
+// Re-judging goes both ways, in the batch of the change that causes it: a
+// removal withdraws its member's versions; a concurrent removal of its
+// author, arriving later, strikes it, and they stand again.
+func TestRestandBothWays(t *testing.T) {
+	founder, alice, bob, carol := newAccount(t, "founder", true), newAccount(t, "alice", true), newAccount(t, "bob", true), newAccount(t, "carol", true)
+	s := newScene(t, []*account{founder}, writerRoles)
+	a := s.assign(founder, alice, nil, "writer")
+	b := s.assign(founder, bob, ids(a), "admin")
+	c := s.assign(founder, carol, ids(b), "admin")
+	note := s.note(alice, "app.notes", obj("t", "x"), ids(c), retained)
+	bobRemovesAlice := s.remove(bob, alice, ids(c))
+	carolRemovesBob := s.remove(carol, bob, ids(c))
+	p := newPeer(t, s.g)
+	p.admit(a, b, c, note)
+	if p.current(s.g.ID, note.Key) != note.ID {
+		t.Fatal("the note reads")
+	}
+	p.expect(bobRemovesAlice, engine.Stands, "")
+	if p.standing(note.ID) != engine.Withdrawn || p.current(s.g.ID, note.Key) != "" {
+		t.Fatal("the removal withdraws the note, and the record no longer reads")
+	}
+	p.expect(carolRemovesBob, engine.Stands, "")
+	if p.standing(bobRemovesAlice.ID) != engine.Withdrawn {
+		t.Fatal("Bob's removal, concurrent with his own, is struck")
+	}
+	if p.standing(note.ID) != engine.Stands || p.current(s.g.ID, note.Key) != note.ID {
+		t.Fatal("the removal struck, the note stands and reads again")
+	}
+	if !p.history(s.g.ID).Now().IsMember(alice.did) {
+		t.Fatal("alice is a member again")
+	}
+}
