@@ -73,6 +73,10 @@ type SpacesResult struct {
 	ImportBasePerSec float64 `json:"importBasePerSec"`
 	ImportFullPerSec float64 `json:"importFullPerSec"`
 	ImportRatio      float64 `json:"importRatio"`
+
+	// Each round's ratios, for the spread behind the medians.
+	JudgeRatios  []float64 `json:"judgeRatios"`
+	ImportRatios []float64 `json:"importRatios"`
 }
 
 func (c *SpacesConfig) fill() {
@@ -372,6 +376,7 @@ func RunSpaces(ctx context.Context, cfg SpacesConfig) (SpacesResult, error) {
 		}
 		basePS, fullPS, ratios = append(basePS, b), append(fullPS, f), append(ratios, f/b)
 	}
+	res.ImportRatios = append([]float64(nil), ratios...)
 	res.ImportBasePerSec, res.ImportFullPerSec, res.ImportRatio = median(basePS), median(fullPS), median(ratios)
 	return res, nil
 }
@@ -592,6 +597,7 @@ func measureJudge(ctx context.Context, sc *spaceCorpus, cfg SpacesConfig, full *
 		bd, fd = append(bd, float64(b2.Nanoseconds())/n/1000), append(fd, float64(f2.Nanoseconds())/n/1000)
 		wr, dr = append(wr, float64(f1)/float64(b1)), append(dr, float64(f2)/float64(b2))
 	}
+	res.JudgeRatios = append([]float64(nil), wr...)
 	res.JudgeBaseUs, res.JudgeFullUs, res.JudgeRatio = median(bw), median(fw), median(wr)
 	res.DecideBaseUs, res.DecideFullUs, res.DecideRatio = median(bd), median(fd), median(dr)
 	return nil

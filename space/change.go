@@ -1,6 +1,9 @@
 package space
 
 import (
+	"strings"
+
+	"github.com/minca-go/minca/canonical"
 
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/identity"
@@ -149,11 +152,23 @@ type Change struct {
 	// versions it may take away: per key, per collection, the last log
 	// place its writer had seen (docs/spaces.md, What a change keeps).
 	Keep map[string]map[string]int64
-	body any
+	// body is the body's canonical JSON (nil on a delete), read again when
+	// a policy needs it: a history keeps its changes as long as it holds
+	// the space, and a body read from a version keeps all of it alive.
+	body []byte
 }
 
 // Body is the change's body as written (nil on a delete).
-func (c *Change) Body() any { return c.body }
+func (c *Change) Body() any {
+	if c.body == nil {
+		return nil
+	}
+	v, err := canonical.Parse(c.body)
+	if err != nil {
+		return nil // it was written from a value: it parses
+	}
+	return v
+}
 
 // Env is what reading and judging changes needs besides the genesis.
 type Env struct {
@@ -177,7 +192,14 @@ func ReadChange(g *Genesis, v *record.Version, root string, env Env) (*Change, e
 		return nil, refuse(CodeAccessBody, "collection", v.Collection+" is not an access collection (02 §4.5)")
 	}
 	c := &Change{ID: v.ID, Author: v.Author, Root: root, Collection: v.Collection, Kind: kind, Key: v.Key,
-		Seen: v.Seen, Deleted: v.Deleted, body: v.Body}
+		Seen: v.Seen, Deleted: v.Deleted}
+	if !v.Deleted {
+		b, err := canonical.Marshal(v.Body)
+		if err != nil {
+			return nil, refuse(CodeAccessBody, "body", "the body has no canonical form: "+err.Error())
+		}
+		c.body = b
+	}
 	if v.Log != nil {
 		c.LogN = v.Log.N
 	}
@@ -234,7 +256,77 @@ func ReadChange(g *Genesis, v *record.Version, root string, env Env) (*Change, e
 			return nil, noteRefusal(err)
 		}
 	}
+	if err := c.compact(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// compact makes the change keep nothing of the version it was read from:
+// strings read from a version's JSON are cut from one copy of it, and keep
+// the whole of it alive for as long as the history holds the change.
+func (c *Change) compact() error {
+	cl := strings.Clone
+	author := cl(c.Author)
+	root := author
+	if c.Root != c.Author {
+		root = cl(c.Root)
+	}
+	c.ID, c.Author, c.Root, c.Key, c.Collection = cl(c.ID), author, root, cl(c.Key), c.Kind.Collection()
+	c.Register, c.Target, c.Via, c.RoleName, c.RevokedRoot = cl(c.Register), cl(c.Target), cl(c.Via), cl(c.RoleName), cl(c.RevokedRoot)
+	c.ForkAuthor, c.ForkCollection, c.DefName, c.KeyID = cl(c.ForkAuthor), cl(c.ForkCollection), cl(c.DefName), cl(c.KeyID)
+	cloneAll := func(l []string) []string {
+		if l == nil {
+			return nil
+		}
+		out := make([]string, len(l))
+		for i, s := range l {
+			out[i] = cl(s)
+		}
+		return out
+	}
+	c.Seen, c.Roles, c.Relays, c.ForkRoots = cloneAll(c.Seen), cloneAll(c.Roles), cloneAll(c.Relays), cloneAll(c.ForkRoots)
+	for i, k := range c.Keepers {
+		c.Keepers[i] = Keeper{DID: cl(k.DID), Name: cl(k.Name)}
+	}
+	if c.Cutoffs != nil {
+		m := make(map[string]int64, len(c.Cutoffs))
+		for k, n := range c.Cutoffs {
+			m[cl(k)] = n
+		}
+		c.Cutoffs = m
+	}
+	if c.Keep != nil {
+		m := make(map[string]map[string]int64, len(c.Keep))
+		for k, places := range c.Keep {
+			pm := make(map[string]int64, len(places))
+			for coll, n := range places {
+				pm[cl(coll)] = n
+			}
+			m[cl(k)] = pm
+		}
+		c.Keep = m
+	}
+	for i, g := range c.Grants {
+		v, err := canonical.Parse([]byte(g.key))
+		if err != nil {
+			return err
+		}
+		if c.Grants[i], err = readGrant(v, "grant", CodeAccessBody); err != nil {
+			return err
+		}
+	}
+	if c.Def != nil {
+		v, err := canonical.Parse([]byte(c.DefCanon))
+		if err != nil {
+			return err
+		}
+		if c.Def, err = collection.ParseDefinition(v); err != nil {
+			return err
+		}
+	}
+	c.DefCanon = cl(c.DefCanon)
+	return nil
 }
 
 // invocation is what the change asks of its author's grants and note:
@@ -246,7 +338,7 @@ func (c *Change) invocation(space string) *identity.Invocation {
 		inv.Collection = c.DefName
 	}
 	if !c.Deleted {
-		inv.HasBody, inv.Body = true, c.body
+		inv.HasBody, inv.Body = true, c.Body()
 	}
 	return inv
 }
@@ -260,4 +352,3 @@ func noteRefusal(err error) *record.Refusal {
 	}
 	return refuse(record.CodeNoteError, "proof", "the note could not be judged: "+err.Error())
 }
-
