@@ -359,21 +359,26 @@ func RunSpaces(ctx context.Context, cfg SpacesConfig) (SpacesResult, error) {
 		if err != nil {
 			return res, err
 		}
-		// Alternate which goes first, so neither always gets the warmer
-		// machine.
-		var b, f float64
-		if r%2 == 0 {
-			if b, err = rate(ctx, baseSt, lines, cfg.Batch); err == nil {
-				f, err = rate(ctx, fullSt, lines, cfg.Batch)
-			}
-		} else {
-			if f, err = rate(ctx, fullSt, lines, cfg.Batch); err == nil {
-				b, err = rate(ctx, baseSt, lines, cfg.Batch)
+		// In chunks of ten batches, alternating which store goes first, so
+		// both imports see the same machine: it is shared, and its load
+		// moves.
+		var tb, tf time.Duration
+		chunk := 10 * cfg.Batch
+		for i := 0; i < len(lines); i += chunk {
+			part := lines[i:min(i+chunk, len(lines))]
+			for k := range 2 {
+				st, t := baseSt, &tb
+				if (i/chunk+k)%2 == 1 {
+					st, t = fullSt, &tf
+				}
+				start := time.Now()
+				if err := importAll(ctx, st, part, cfg.Batch, len(part)); err != nil {
+					return res, err
+				}
+				*t += time.Since(start)
 			}
 		}
-		if err != nil {
-			return res, err
-		}
+		b, f := float64(len(lines))/tb.Seconds(), float64(len(lines))/tf.Seconds()
 		basePS, fullPS, ratios = append(basePS, b), append(fullPS, f), append(ratios, f/b)
 	}
 	res.ImportRatios = append([]float64(nil), ratios...)
@@ -416,14 +421,6 @@ func importAll(ctx context.Context, st *engine.Store, lines [][]byte, batch, wan
 		return fmt.Errorf("%d of %d stood", n, want)
 	}
 	return nil
-}
-
-func rate(ctx context.Context, st *engine.Store, lines [][]byte, batch int) (float64, error) {
-	start := time.Now()
-	if err := importAll(ctx, st, lines, batch, len(lines)); err != nil {
-		return 0, err
-	}
-	return float64(len(lines)) / time.Since(start).Seconds(), nil
 }
 
 // measureReplay replays the history in memory from its JSON lines, against
@@ -546,31 +543,24 @@ func measureJudge(ctx context.Context, sc *spaceCorpus, cfg SpacesConfig, full *
 		}
 		return out, nil
 	}
-	one := func(j judge) (time.Duration, time.Duration, error) {
-		cp, err := fresh()
+	// judgeOne judges one version; it returns the time of Check and Decide,
+	// and of Decide alone.
+	judgeOne := func(j judge, v *record.Version) (time.Duration, time.Duration, error) {
+		t0 := time.Now()
+		c, err := j.Check(v)
 		if err != nil {
 			return 0, 0, err
 		}
-		var whole, dec time.Duration
-		for _, v := range cp {
-			t0 := time.Now()
-			c, err := j.Check(v)
-			if err != nil {
-				return 0, 0, err
-			}
-			t1 := time.Now()
-			d, err := j.Decide(nothingHeld{}, v, c)
-			t2 := time.Now()
-			if err != nil {
-				return 0, 0, err
-			}
-			if d.Verdict != engine.Stands {
-				return 0, 0, fmt.Errorf("bench: a judged version is %v: %v", d.Verdict, d.Refusal)
-			}
-			whole += t2.Sub(t0)
-			dec += t2.Sub(t1)
+		t1 := time.Now()
+		d, err := j.Decide(nothingHeld{}, v, c)
+		t2 := time.Now()
+		if err != nil {
+			return 0, 0, err
 		}
-		return whole, dec, nil
+		if d.Verdict != engine.Stands {
+			return 0, 0, fmt.Errorf("bench: a judged version is %v: %v", d.Verdict, d.Refusal)
+		}
+		return t2.Sub(t0), t2.Sub(t1), nil
 	}
 	var bw, fw, bd, fd, wr, dr []float64
 	n := float64(len(vs))
@@ -579,19 +569,31 @@ func measureJudge(ctx context.Context, sc *spaceCorpus, cfg SpacesConfig, full *
 		if _, ok, err := fullRound.History(ctx, sc.g.ID); err != nil || !ok {
 			return fmt.Errorf("bench: loading the space: %v %v", ok, err)
 		}
-		// Alternate which goes first, so neither always gets the warmer
-		// machine.
-		var b1, b2, f1, f2 time.Duration
-		var err error
-		if len(bw)%2 == 0 {
-			if b1, b2, err = one(&node.Judge{Notes: notes}); err == nil {
-				f1, f2, err = one(fullRound)
-			}
-		} else if f1, f2, err = one(fullRound); err == nil {
-			b1, b2, err = one(&node.Judge{Notes: notes})
-		}
+		baseRound := &node.Judge{Notes: notes}
+		forBase, err := fresh()
 		if err != nil {
 			return err
+		}
+		forFull, err := fresh()
+		if err != nil {
+			return err
+		}
+		// Version by version, alternating which judge goes first, so both
+		// see the same machine: it is shared, and its load moves.
+		var b1, b2, f1, f2 time.Duration
+		for i := range forBase {
+			for k := range 2 {
+				j, v, w, d := judge(baseRound), forBase[i], &b1, &b2
+				if (i+k)%2 == 1 {
+					j, v, w, d = fullRound, forFull[i], &f1, &f2
+				}
+				x, y, err := judgeOne(j, v)
+				if err != nil {
+					return err
+				}
+				*w += x
+				*d += y
+			}
 		}
 		bw, fw = append(bw, float64(b1.Microseconds())/n), append(fw, float64(f1.Microseconds())/n)
 		bd, fd = append(bd, float64(b2.Nanoseconds())/n/1000), append(fd, float64(f2.Nanoseconds())/n/1000)
