@@ -8,13 +8,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
@@ -86,7 +84,10 @@ func docExamples(t *testing.T) (*space.Genesis, []example) {
 	cyIn := add("sys.assign", s.write(A, "sys.assign", "member:"+record.OwnerPart(cy.DID()), obj("member", cy.DID(), "roles", []any{"moderator", "writer"}), ids(join)), "stands", "")
 	chat := add("sys.collection", s.define(A, obj("name", "app.chat", "version", float64(1), "schema", obj("type", "object",
 		"properties", obj("text", obj("type", "string"), "channel", obj("type", "string"))), "topics", []any{"channel"}), ids(cyIn)), "stands", "")
-	tag, _ := collection_tag(g.ID, "app.chat", "channel", "fiction")
+	tag, err := collectionTag(g.ID, "app.chat", "channel", "fiction")
+	if err != nil {
+		t.Fatal(err)
+	}
 	benSays := add("record", s.note(B, "app.chat", obj("channel", "fiction", "text", "Chapter 3 tonight?"), ids(chat), withTags(tag)), "stands", "")
 	relays := add("sys.relays", s.write(A, "sys.relays", "relays", obj("relays", []any{"wss://relay.example.org"}), ids(chat)), "stands", "")
 	keepers := add("sys.keepers", s.write(A, "sys.keepers", "keepers", obj("keepers", []any{obj("did", keeper.DID(), "name", "Ada's carrier")}), ids(relays)), "stands", "")
@@ -102,16 +103,11 @@ func docExamples(t *testing.T) (*space.Genesis, []example) {
 	fork := add("sys.fork", s.write(B, "sys.fork", "fork:"+space.LineTag(cy.DID(), "app.chat"), obj("proof", proof.Value()), ids(revoke)), "stands", "")
 	remove := add("sys.remove", s.write(A, "sys.remove", "remove:"+record.OwnerPart(ben.DID()), obj("member", ben.DID(),
 		"keep", obj(ben.DID(), obj("app.chat", float64(benSays.Log.N)))), ids(fork)), "stands", "")
-	benLate := add("record-late", s.note(B, "app.chat", obj("channel", "fiction", "text", "Wait for me"), ids(fork), withTags(tag)), "withdrawn", space.CodeWithdrawnMember)
+	add("record-late", s.note(B, "app.chat", obj("channel", "fiction", "text", "Wait for me"), ids(fork), withTags(tag)), "withdrawn", space.CodeWithdrawnMember)
 	succeed := add("sys.succeed", s.write(A, "sys.succeed", "succeed:"+record.OwnerPart(cy.DID()), obj("founder", cy.DID()), ids(remove)), "stands", "")
 	add("sys.stepdown", s.write(A, "sys.stepdown", "stepdown:"+record.OwnerPart(ada.DID()), obj("founder", ada.DID()), ids(succeed)), "stands", "")
 	add("sys.key", s.write(C, "sys.key", "key:bkey0000000000000000000000000000000000000000000000000a", obj("keyId", "bkey0000000000000000000000000000000000000000000000000a"), ids(succeed)), "refused", space.CodeAccessPublic)
-	_ = benLate
 	return g, out
-}
-
-func collection_tag(spaceID, coll, topic string, value any) (string, error) {
-	return collectionTag(spaceID, coll, topic, value)
 }
 
 // TestDocsSpacesExamples replays docs/spaces.md's worked examples through
@@ -212,6 +208,4 @@ func TestDocsSpacesExamples(t *testing.T) {
 			t.Fatalf("%s ends %v, the document says %v", name, p.standing(v.ID), w)
 		}
 	}
-	_ = canonical.NewObject
-	_ = fmt.Sprint
 }
