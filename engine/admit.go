@@ -123,6 +123,9 @@ func (t *tx) decide(from string, p *Prepared) error {
 				if st, ok := t.final[d]; ok {
 					outs[i].Stored = st
 				}
+				if to, ok := t.restood[d]; ok && to != v {
+					outs[i].Verdict, outs[i].Refusal = to, nil
+				}
 			}
 		}
 		if outs[i].Verdict == Refused {

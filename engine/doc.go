@@ -34,6 +34,12 @@
 //   - A local change log — each version stored and each body added, with
 //     the source it came from — and meta values for mirrors.
 //
+// A judge may also implement [Restander] — asked, in the batch, after each
+// version it lets in is stored, which held versions' standing to change —
+// and [Forgetter], told when a batch it decided is not written. The
+// HeldReader it is given also implements [Lister]: held versions by the
+// root Check gave them, and versions as held.
+//
 // Whatever order the same versions arrive in, the held state (ids, whole or
 // stub, standing) and the current versions are the same, provided the
 // judge's Decide depends only on the version and what is held.
@@ -48,6 +54,7 @@
 //	(*Store).Submit(ctx, from, p) (*Admission, error)   // AdmitPrepared in two steps: decide now,
 //	(*Admission).Wait() ([]Outcome, error)              // durable then; decide the next meanwhile
 //	(*Store).SetStanding(ctx, id string, to Verdict) error
+//	(*Store).Wake(ctx, id string) error                  // re-judge what waits for a non-version (a genesis)
 //	(*Store).Version(ctx, id string) (*record.Version, error)          // + VersionJSON
 //	(*Store).Current(ctx, space, key string) (*record.Version, error)  // + CurrentJSON
 //	(*Store).History(ctx, space, key string) ([]Held, error)

@@ -40,7 +40,8 @@ type Decision struct {
 	// Waits names the ids a Later version waits for; it is re-judged when
 	// any of them is stored. Required when Later.
 	Waits []string
-	// Refusal says why, when Refused.
+	// Refusal says why, when Refused; when Withdrawn, it may say what took
+	// the version away, and the Outcome carries it.
 	Refusal *record.Refusal
 }
 

@@ -52,6 +52,7 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 	}
 	t := s.begin(j, len(p.vs))
 	if err := t.decide(from, p); err != nil {
+		unwritten(j)
 		return nil, err
 	}
 	t.seal()
@@ -87,10 +88,13 @@ func (s *Store) commitAfter(t, prev *tx) {
 		<-prev.done
 		if prev.err != nil {
 			t.err = fmt.Errorf("minca/engine: commit: the batch before this one failed, this one is not written: %w", prev.err)
+			unwritten(t.j)
 			return
 		}
 	}
-	t.err = s.write(t)
+	if t.err = s.write(t); t.err != nil {
+		unwritten(t.j)
+	}
 }
 
 // commit seals and writes a batch made while holding Store.mu with no
@@ -98,6 +102,9 @@ func (s *Store) commitAfter(t, prev *tx) {
 func (s *Store) commit(t *tx) error {
 	t.seal()
 	err := s.write(t)
+	if err != nil {
+		unwritten(t.j)
+	}
 	t.err = err
 	close(t.done)
 	return err

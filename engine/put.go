@@ -10,8 +10,8 @@ import (
 // its envelope forever; its body when it is the record's top version, the
 // first that stands, retained, or a delete (02 §4.5); and demotes to a stub,
 // in the same batch, what it displaces. from is where it came from, for the
-// change log.
-func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded, from string) (Storage, error) {
+// change log; root is the root the judge's Check gave it.
+func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded, from, root string) (Storage, error) {
 	rec := e.rec
 	oh, hasHead, err := t.head(rec)
 	if err != nil {
@@ -75,6 +75,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	if err := t.index(d, v); err != nil {
 		return None, err
 	}
+	t.indexRoot(d, v, root)
 	t.stored[d] = v
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: verdict})
 	if err := t.noteCurrent(v.Space, v.Key, oh, nh, v); err != nil {

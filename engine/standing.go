@@ -30,45 +30,56 @@ func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
 	defer s.mu.Unlock()
 	s.settle()
 	t := s.begin(s.opts.Judge, 1)
-	v, ok, err := t.envelope(d)
-	if err != nil {
+	changed, err := t.setStanding(d, to)
+	if err != nil || !changed {
 		return err
 	}
+	delete(t.stored, d)
+	return s.commit(t)
+}
+
+// setStanding changes a held version's standing in the batch, with its
+// record's head, a demotion and the events; changed is false when it
+// stood so already.
+func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
+	v, ok, err := t.envelope(d)
+	if err != nil {
+		return false, err
+	}
 	if !ok {
-		return fmt.Errorf("%w: version %s", ErrNotFound, id)
+		return false, fmt.Errorf("%w: version %s", ErrNotFound, d)
 	}
 	e, err := t.histEntry(v)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if e.verdict == to {
-		return nil
+		return false, nil
 	}
 	rec := keys.Rec(v.Space, v.Key)
 	e.verdict = to
 	t.set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode())
 	oh, _, err := t.head(rec)
 	if err != nil {
-		return err
+		return false, err
 	}
 	nh, err := t.firstStanding(rec, oh)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !nh.equal(oh) {
 		if oh.hasFirst && oh.first != nh.top && !(nh.hasFirst && oh.first == nh.first) {
 			if err := t.demote(oh.first, oh.firstV, oh.firstH, oh.firstEnv); err != nil {
-				return err
+				return false, err
 			}
 		}
 		t.set(keys.HeadKey(rec), nh.encode())
 	}
 	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to})
 	if err := t.noteCurrent(v.Space, v.Key, oh, nh, nil); err != nil {
-		return err
+		return false, err
 	}
-	delete(t.stored, d)
-	return s.commit(t)
+	return true, nil
 }
 
 // firstStanding recomputes a record's head from its history: the top is

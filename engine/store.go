@@ -104,8 +104,9 @@ const stateName = "state"
 // kept in the counters. A store in an earlier layout is refused with
 // ErrLayout: 1 kept whether a version is whole in its history entry and
 // one change log entry per change; 2 kept record heads under 'c'; 3 kept
-// versions by id, bodies apart; 4 kept no change's source.
-const layout = 5
+// versions by id, bodies apart; 4 kept no change's source; 5 kept no
+// versions by root.
+const layout = 6
 
 // ErrLayout: the store was written in a key layout this engine does not
 // read (export it with the minca that wrote it and import it again).

@@ -42,6 +42,9 @@ type tx struct {
 	final map[canonical.ID]Storage
 	// spaces registered (or found registered) in this batch.
 	spaces map[string]bool
+	// restood is the standing a Restander judge changed versions to in
+	// this batch (rejudge.go), so their outcomes report it.
+	restood map[canonical.ID]Verdict
 }
 
 // begin starts a batch of about n versions; Store.mu is held. It builds on
@@ -236,16 +239,23 @@ func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, e *encod
 			}
 			e = &enc
 		}
-		st, err := t.put(d, v, dec.Verdict, e, from)
+		st, err := t.put(d, v, dec.Verdict, e, from, c.Root)
 		if err != nil {
 			return err
 		}
-		t.outcome(i, Outcome{Verdict: dec.Verdict, Stored: st})
+		var why *record.Refusal
+		if dec.Verdict == Withdrawn {
+			why = dec.Refusal
+		}
+		t.outcome(i, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why})
 		for _, j := range t.pending[d] {
-			t.outcome(j, Outcome{Verdict: dec.Verdict, Stored: st})
+			t.outcome(j, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why})
 		}
 		delete(t.pending, d)
 		t.queue = append(t.queue, d)
+		if err := t.restand(v, dec.Verdict); err != nil {
+			return err
+		}
 	case Later:
 		if len(dec.Waits) == 0 {
 			return fmt.Errorf("minca/engine: the judge said later for %s without naming what it waits for", v.ID)

@@ -58,7 +58,7 @@ type Outcome struct {
 	ID      string
 	Verdict Verdict
 	Stored  Storage
-	Refusal *record.Refusal // when Refused
+	Refusal *record.Refusal // when Refused; when Withdrawn, what took it away, if the judge said
 }
 
 // Held is one held version of a record with how it is held, as

@@ -5,6 +5,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/space"
 )
 
 // Refusal codes of the judge's own checks (beside record's).
@@ -15,27 +16,19 @@ const (
 	CodeRetainRequired = "retain/required"
 )
 
-// accessCollections are the access-history collections, whose versions a
-// peer MUST refuse without retain (02 §4.5).
-var accessCollections = map[string]bool{
-	"sys.role": true, "sys.assign": true, "sys.remove": true, "sys.invite": true,
-	"sys.revoke": true, "sys.collection": true, "sys.key": true, "sys.relays": true,
-	"sys.keepers": true, "sys.fork": true, "sys.stepdown": true, "sys.succeed": true,
-}
-
 // IsAccessCollection reports whether a collection is one of the access
-// history's (02 §4.5).
-func IsAccessCollection(c string) bool { return accessCollections[c] }
+// history's (02 §4.5), whose versions a peer MUST refuse without retain.
+func IsAccessCollection(c string) bool { return space.IsAccessCollection(c) }
 
-// Judge is the node's judge of 02 §9 for versions of spaces, as far as it
-// goes without the access history: every root may write. Check runs what
-// needs the version alone — shape (§4.6), the crypto gate (§3.3), the
-// capability gate (§9.3), retain on the access collections and on a stub
-// (§4.5) — and is safe for concurrent use; Decide runs the checks against
-// what is held — the chain (§4.7) and first version (§4.6 bullets), *later*
-// when the version they name is not held, and whose a first version's key
-// is (§4.1). Membership, grants and the rules in force (§9.4 steps 2–5)
-// arrive with the spaces issue.
+// Judge is the part of 02 §9 that needs no access history: every root may
+// write. Check runs what needs the version alone — shape (§4.6), the crypto
+// gate (§3.3), the capability gate (§9.3), retain on the access collections
+// and on a stub (§4.5) — and is safe for concurrent use; Decide runs the
+// checks against what is held — the chain (§4.7) and first version (§4.6
+// bullets), *later* when the version they name is not held, and whose a
+// first version's key is (§4.1). [SpaceJudge] builds the full judge on it
+// (membership, grants and the rules in force, §9.4 steps 2–5); alone it is
+// the bound the full judge is measured against, and the engine's tests'.
 type Judge struct {
 	// Verifier runs the crypto gate; nil uses one of the Judge's own with a
 	// VerdictCache of passing verdicts (§3.2).

@@ -110,3 +110,10 @@ func isScheme(s string) bool {
 	}
 	return true
 }
+
+// IsBlobURL reports whether url names a store whose durable copy is a
+// blob store (folder:PATH, s3://…): it opens as a local index of it.
+func IsBlobURL(url string) bool {
+	l, err := parseURL(url)
+	return err == nil && l.blobBacked()
+}

@@ -21,6 +21,7 @@ func benchSuites() []verb {
 		{"query", "queries on a collection of a million records, against a bare Pebble range scan of 100 keys", runBenchQuery},
 		{"negentropy", "reconcile two sets of a million items at 0.1%, 1% and 10% difference: round trips, bytes, time", runBenchNegentropy},
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
+		{"spaces", "a large space under the full judge: replay, judging and import against today's judge", runBenchSpaces},
 	}
 }
 

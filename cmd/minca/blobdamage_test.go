@@ -42,9 +42,9 @@ func TestCorruptSegmentCLI(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	a, b, c := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b"), "pebble:"+filepath.Join(dir, "c")
 	synced := filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v1.jsonl", 40, 1))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v1.jsonl", 40, 1))
 	mustRun(t, "backup", "--store", a, "--to", "folder:"+synced)
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v2.jsonl", 30, 2))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v2.jsonl", 30, 2))
 	out := mustRun(t, "backup", "--store", a, "--to", "folder:"+synced)
 	held := field(t, out, "versions")
 	segs := segmentFiles(t, synced)
@@ -110,7 +110,7 @@ func TestReplacedFolderCLI(t *testing.T) {
 	dir := t.TempDir()
 	a := "pebble:" + filepath.Join(dir, "a")
 	synced := filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 3))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 3))
 	mustRun(t, "backup", "--store", a, "--to", "folder:"+synced)
 	marker, _ := os.ReadFile(filepath.Join(synced, "minca-store.json"))
 	var m struct{ ID string }
@@ -153,7 +153,7 @@ func TestReplacedFolderCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := "pebble:" + filepath.Join(dir, "c")
-	mustRun(t, "store", "import", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 4))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 4))
 	mustRun(t, "backup", "--store", c, "--to", "folder:"+synced)
 	var other struct{ ID string }
 	marker, _ = os.ReadFile(filepath.Join(synced, "minca-store.json"))
@@ -175,7 +175,7 @@ func TestCorruptSegmentS3CLI(t *testing.T) {
 	be := f.be
 	url := f.url("backups/a")
 	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 30, 4))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 30, 4))
 	mustRun(t, "backup", "--store", a, "--to", url)
 	prefix := "backups/a/segments/"
 	list, err := be.ListBucket("bkt", &gofakes3.Prefix{Prefix: prefix, HasPrefix: true}, gofakes3.ListBucketPage{})
@@ -220,7 +220,7 @@ func TestReplacedPrefixS3CLI(t *testing.T) {
 	f := newFakeS3(t, nil)
 	url := f.url("backups/a")
 	a := "pebble:" + filepath.Join(dir, "a")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 5))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 5))
 	mustRun(t, "backup", "--store", a, "--to", url)
 	markerID := func() string {
 		obj, err := f.be.GetObject("bkt", "backups/a/minca-store.json", nil)
@@ -259,7 +259,7 @@ func TestReplacedPrefixS3CLI(t *testing.T) {
 
 	f.empty(t, "backups/a/")
 	c := "pebble:" + filepath.Join(dir, "c")
-	mustRun(t, "store", "import", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 6))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 6))
 	mustRun(t, "backup", "--store", c, "--to", url)
 	other := markerID()
 	if _, errs, code := minca(t, "", "backup", "--store", a, "--to", url); code != exitFailed || !strings.Contains(errs, adopted) || !strings.Contains(errs, other) {
@@ -278,8 +278,8 @@ func TestBadSegmentInFolderStoreCLI(t *testing.T) {
 	folder := "folder:" + synced
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
 	v1 := versionsFile(t, dir, "v1.jsonl", 30, 11)
-	mustRun(t, "store", "import", "--store", folder, v1)
-	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v2.jsonl", 30, 12))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, v1)
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v2.jsonl", 30, 12))
 	all := exported(t, folder)
 	segs := segmentFiles(t, synced)
 	if len(segs) != 2 {
@@ -306,7 +306,7 @@ func TestBadSegmentInFolderStoreCLI(t *testing.T) {
 		{"store", "history", "--store", folder, rec.Space, rec.Key},
 		{"store", "export", "--store", folder},
 		{"store", "stats", "--store", folder},
-		{"store", "import", "--store", folder, versionsFile(t, dir, "v3.jsonl", 3, 13)},
+		{"store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v3.jsonl", 3, 13)},
 	} {
 		out, errs, code := minca(t, "", args...)
 		if code != exitFailed || out == "" {

@@ -24,7 +24,7 @@ func TestErrorLines(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	v := versionsFile(t, dir, "v.jsonl", 30, 1)
 	for _, u := range []string{"pebble:p", "pebble:p2", "pebble:pm", "sqlite:sq.db", "folder:fs"} {
-		mustRun(t, "store", "import", "--store", u, v)
+		mustRun(t, "store", "import", "--judge", "roots", "--store", u, v)
 	}
 	// Damage: a MANIFEST cut short, a SQLite page overwritten, a segment
 	// with a byte flipped.
@@ -101,11 +101,11 @@ func TestErrorLines(t *testing.T) {
 		{[]string{"store", "get", "--store", "pm", "s", "k"}, exitFailed, manifest},
 		{[]string{"store", "history", "--store", "pm", "s", "k"}, exitFailed, manifest},
 		{[]string{"store", "export", "--store", "pm"}, exitFailed, manifest},
-		{[]string{"store", "import", "--store", "pm", v}, exitFailed, manifest},
+		{[]string{"store", "import", "--judge", "roots", "--store", "pm", v}, exitFailed, manifest},
 		{[]string{"backup", "--store", "pm", "--to", "folder:b"}, exitFailed, manifest},
 		{[]string{"store", "stats", "--store", "sqlite:sq.db"}, exitFailed, sqliteDamage},
 		{[]string{"store", "export", "--store", "sqlite:sq.db"}, exitFailed, sqliteDamage},
-		{[]string{"store", "import", "--store", "sqlite:sq.db", v}, exitFailed, sqliteDamage},
+		{[]string{"store", "import", "--judge", "roots", "--store", "sqlite:sq.db", v}, exitFailed, sqliteDamage},
 
 		{[]string{"restore", "--from", "folder:synced", "--store", "r"}, exitFailed, `blob store folder:synced: bad segment ` + seg},
 		{[]string{"store", "stats", "--store", "folder:fs"}, exitFailed, `store folder:fs: bad segment ` + fsSeg + ` \(what it held is missing from this answer\)`},
@@ -113,7 +113,7 @@ func TestErrorLines(t *testing.T) {
 		{[]string{"store", "stats", "--store", down, "--connect-timeout", "2s"}, exitUnreachable, unreachable},
 		{[]string{"backup", "--store", "pebble:p2", "--to", down, "--connect-timeout", "2s"}, exitUnreachable, "blob " + unreachable},
 
-		{[]string{"store", "import", "--store", "pebble:p", v}, exitFailed, `store pebble:p: locked: open in another process \(or another Open in this one\)`},
+		{[]string{"store", "import", "--judge", "roots", "--store", "pebble:p", v}, exitFailed, `store pebble:p: locked: open in another process \(or another Open in this one\)`},
 		{[]string{"store", "get", "--store", "pebble:p", "s", "k"}, exitFailed, `store pebble:p: locked: open in another process \(or another Open in this one\)`},
 		{[]string{"backup", "--store", "pebble:p", "--to", "folder:b"}, exitFailed, `store pebble:p: locked: open in another process \(or another Open in this one\)`},
 	} {

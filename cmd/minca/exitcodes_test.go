@@ -75,7 +75,7 @@ func makeFixtures(t *testing.T) fixtures {
 	f.notJSON = write("notjson.txt", "{")
 	f.def = write("def.json", `{"name":"app.todo.item","schema":{"type":"object","properties":{"text":{"type":"string"}}},"version":1,"topics":["text"]}`)
 	f.store = filepath.Join(dir, "db")
-	if _, errs, code := minca(t, "", "store", "import", "--store", f.store, f.signed); code != 0 {
+	if _, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", f.store, f.signed); code != 0 {
 		t.Fatal(errs)
 	}
 	return f
@@ -152,14 +152,14 @@ func TestVerbExitCodes(t *testing.T) {
 		{"", []string{"note", "check"}, exitUsage}, // no note at all
 
 		// store import: refused versions fail the check; garbage is unreadable.
-		{"", []string{"store", "import", "--store", "memory:", f.signed}, exitOK},
-		{"", []string{"store", "import", f.signed, "--store", "memory:"}, exitOK},
-		{"", []string{"store", "import", "--store", "memory:", f.tampered}, exitFailed},
-		{"", []string{"store", "import", "--store", "memory:", f.signed, f.tampered}, exitFailed},
-		{"", []string{"store", "import", "--store", "memory:", f.garbage}, exitUsage},
-		{"", []string{"store", "import", "--store", "memory:", missing}, exitUsage},
-		{"", []string{"store", "import", f.signed}, exitUsage}, // no --store
-		{"", []string{"store", "import", "--store", "nosuch://x", f.signed}, exitUsage},
+		{"", []string{"store", "import", "--judge", "roots", "--store", "memory:", f.signed}, exitOK},
+		{"", []string{"store", "import", "--judge", "roots", f.signed, "--store", "memory:"}, exitOK},
+		{"", []string{"store", "import", "--judge", "roots", "--store", "memory:", f.tampered}, exitFailed},
+		{"", []string{"store", "import", "--judge", "roots", "--store", "memory:", f.signed, f.tampered}, exitFailed},
+		{"", []string{"store", "import", "--judge", "roots", "--store", "memory:", f.garbage}, exitUsage},
+		{"", []string{"store", "import", "--judge", "roots", "--store", "memory:", missing}, exitUsage},
+		{"", []string{"store", "import", "--judge", "roots", f.signed}, exitUsage}, // no --store
+		{"", []string{"store", "import", "--judge", "roots", "--store", "nosuch://x", f.signed}, exitUsage},
 
 		// store reads: a record not held is not found.
 		{"", []string{"store", "get", "--store", f.store, f.space, f.recordKey}, exitOK},
@@ -171,7 +171,7 @@ func TestVerbExitCodes(t *testing.T) {
 		{"", []string{"store", "export", "--store", f.store}, exitOK},
 		{"", []string{"store", "export", "--store", f.store, "extra"}, exitUsage},
 		{"", []string{"store", "stats", "--store", f.store}, exitOK},
-		{"", []string{"store", "check", "--store", f.store}, exitOK},
+		{"", []string{"store", "check", "--judge", "roots", "--store", f.store}, exitOK},
 
 		// blob stores: usage.
 		{"", []string{"backup", "--store", f.store}, exitUsage},
@@ -238,7 +238,7 @@ func TestHelpEverywhere(t *testing.T) {
 	if code != 0 || errs != "" || !strings.Contains(out, "Exit codes:") || !strings.Contains(out, "MINCA_STORE") {
 		t.Errorf("minca --help: exit %d %q %q", code, out, errs)
 	}
-	if out, _, _ := minca(t, "", "store", "import", "--help"); !strings.Contains(out, "--store URL") || !strings.Contains(out, "$MINCA_STORE") || !strings.Contains(out, "130") || !strings.Contains(out, "143") {
+	if out, _, _ := minca(t, "", "store", "import", "--judge", "roots", "--help"); !strings.Contains(out, "--store URL") || !strings.Contains(out, "$MINCA_STORE") || !strings.Contains(out, "130") || !strings.Contains(out, "143") {
 		t.Errorf("store import --help:\n%s", out)
 	}
 }
@@ -301,17 +301,17 @@ func TestLogFormat(t *testing.T) {
 			}
 		}
 	}
-	_, errs, code := minca(t, "", "store", "import", "--store", "memory:", f.signed, "--log-format", "json")
+	_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed, "--log-format", "json")
 	if code != 0 || !strings.Contains(errs, `"msg":"imported 1 versions`) {
 		t.Fatalf("--log-format json: %d %s", code, errs)
 	}
 	check(errs, true)
-	_, errs, _ = minca(t, "", "--log-format=json", "store", "import", "--store", "memory:", f.tampered)
+	_, errs, _ = minca(t, "", "--log-format=json", "store", "import", "--judge", "roots", "--store", "memory:", f.tampered)
 	check(errs, true)
 	t.Setenv("MINCA_LOG_FORMAT", "json")
-	_, errs, _ = minca(t, "", "store", "import", "--store", "memory:", f.signed)
+	_, errs, _ = minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed)
 	check(errs, true)
-	_, errs, _ = minca(t, "", "store", "import", "--store", "memory:", f.signed, "--log-format", "text")
+	_, errs, _ = minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed, "--log-format", "text")
 	check(errs, false)
 	// An error is a JSON record too.
 	_, errs, code = minca(t, "", "store", "get", "--store", f.store, f.space, "nokey")

@@ -40,7 +40,7 @@ func TestImportInterrupted(t *testing.T) {
 			store := filepath.Join(t.TempDir(), "db")
 			path, env := mincaCommand(t)
 			// Flags after the file, as a user may type them.
-			cmd := exec.Command(path, "store", "import", file, "--store", store)
+			cmd := exec.Command(path, "store", "import", "--judge", "roots", file, "--store", store)
 			cmd.Env = env
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
@@ -115,7 +115,7 @@ func TestImportInterrupted(t *testing.T) {
 			}
 			st.Close()
 			// Run again: it goes on to the end.
-			out, errs, code := minca(t, "", "store", "import", "--store", store, file)
+			out, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", store, file)
 			if code != 0 || strings.Count(out, "\n") != total {
 				t.Fatalf("the second run: exit %d, %d lines\n%s", code, strings.Count(out, "\n"), errs)
 			}
@@ -190,7 +190,7 @@ func TestMirrorWaitsForFolder(t *testing.T) {
 	dir := t.TempDir()
 	a := "pebble:" + filepath.Join(dir, "a")
 	synced := filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 14))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 14))
 	mustRun(t, "backup", "--store", a, "--to", "folder:"+synced)
 	start := func(grace string) (*exec.Cmd, <-chan string) {
 		path, env := mincaCommand(t)

@@ -95,7 +95,7 @@ func TestOutputStyle(t *testing.T) {
 	store := "pebble:" + filepath.Join(dir, "a")
 	folder := "folder:" + filepath.Join(dir, "synced")
 	file := versionsFile(t, dir, "v.jsonl", 200, 5)
-	out, _, _ := minca(t, "", "store", "import", "--store", store, file)
+	out, _, _ := minca(t, "", "store", "import", "--judge", "roots", "--store", store, file)
 	checkStyle(t, "store import", out)
 	checkStyle(t, "store stats", mustRun(t, "store", "stats", "--store", store))
 	checkStyle(t, "backup", mustRun(t, "backup", "--store", store, "--to", folder))
@@ -162,7 +162,7 @@ func TestProgressLines(t *testing.T) {
 		return rs
 	}
 	store := "pebble:" + filepath.Join(dir, "a")
-	rs := records(run("store", "import", "--store", store, file), "store import")
+	rs := records(run("store", "import", "--judge", "roots", "--store", store, file), "store import")
 	if len(rs) < 3 {
 		t.Fatalf("store import: %d progress records", len(rs))
 	}
@@ -180,7 +180,7 @@ func TestProgressLines(t *testing.T) {
 	folder := "folder:" + filepath.Join(dir, "f")
 	// Small segments, so a backup writes several and a restore reads them.
 	for i := range 3 {
-		mustRun(t, "store", "import", "--store", store, versionsFile(t, dir, fmt.Sprint("more", i), 200, uint64(10+i)))
+		mustRun(t, "store", "import", "--judge", "roots", "--store", store, versionsFile(t, dir, fmt.Sprint("more", i), 200, uint64(10+i)))
 		if rs := records(run("backup", "--store", store, "--to", folder), "backup"); len(rs) == 0 || !strings.Contains(rs[0]["progress"].(string), "segments") {
 			t.Fatalf("backup: %v", rs)
 		}

@@ -97,6 +97,7 @@ func verbs() []verb {
 		{"backup", "write a store's new versions to a folder or S3 as segments (resumable)", runBackup},
 		{"restore", "admit every version in a folder's or bucket's segments into a store (resumable)", runRestore},
 		{"compact", "rewrite this store's segments in a folder or S3 into fewer, stubs for superseded bodies", runCompact},
+		{"space", "spaces: make a genesis, keep one with a store, show a space's state (docs/spaces.md)", runSpace},
 		{"store", "version stores: import, get, history, export, stats, check (pebble:, sqlite:, memory:, folder:, s3://)", runStore},
 	}
 	sort.Slice(v, func(i, j int) bool { return v[i].name < v[j].name })

@@ -84,7 +84,7 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	a, b, c := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b"), "pebble:"+filepath.Join(dir, "c")
 	folder := "folder:" + filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v1.jsonl", 300, 1))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v1.jsonl", 300, 1))
 
 	out := mustRun(t, "backup", "--store", a, "--to", folder)
 	if field(t, out, "versions") == 0 {
@@ -100,7 +100,7 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 	sameExport(t, a, b)
 
 	// More versions, another segment, then compaction of the two.
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v2.jsonl", 200, 2))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v2.jsonl", 200, 2))
 	mustRun(t, "backup", "--store", a, "--to", folder)
 	out = mustRun(t, "compact", "--store", a, "--blobs", folder)
 	if field(t, out, "rewrote") != 2 || field(t, out, "wrote") != 1 || field(t, out, "deleted") != 2 || field(t, out, "bytesFreed") == 0 {
@@ -139,7 +139,7 @@ func TestFolderAsStore(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
 	folder := "folder:" + filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v.jsonl", 120, 3))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v.jsonl", 120, 3))
 	first := exported(t, folder)
 	if len(first) < 100 {
 		t.Fatalf("folder store holds %d versions", len(first))
@@ -186,7 +186,7 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 		return m.ID
 	}
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
-	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v1.jsonl", 40, 7))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v1.jsonl", 40, 7))
 	held := exported(t, folder)
 	was := markerID()
 	es, _ := os.ReadDir(synced)
@@ -196,7 +196,7 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 		}
 	}
 	v2 := versionsFile(t, dir, "v2.jsonl", 10, 8)
-	_, errs, code := minca(t, "", "store", "import", "--store", folder, v2)
+	_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", folder, v2)
 	if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, "refusing") {
 		t.Fatalf("import into an emptied folder store: exit %d\n%s", code, errs)
 	}
@@ -205,11 +205,11 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 	}
 
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache2")) // another device sets it up anew
-	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v3.jsonl", 5, 9))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v3.jsonl", 5, 9))
 	now := markerID()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
 	for _, args := range [][]string{
-		{"store", "import", "--store", folder, v2},
+		{"store", "import", "--judge", "roots", "--store", folder, v2},
 		{"store", "stats", "--store", folder},
 	} {
 		_, errs, code := minca(t, "", args...)
@@ -217,7 +217,7 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 			t.Fatalf("%s on a folder store replaced by another: exit %d\n%s", args[1], code, errs)
 		}
 	}
-	mustRun(t, "store", "import", "--adopt", "--store", folder, v2)
+	mustRun(t, "store", "import", "--judge", "roots", "--adopt", "--store", folder, v2)
 	all := exported(t, folder)
 	if len(all) <= len(held) {
 		t.Fatalf("after adopting: %d versions, held %d before", len(all), len(held))
@@ -235,7 +235,7 @@ func TestBackupRestoreS3(t *testing.T) {
 	f := newFakeS3(t, nil)
 	url := f.url("backups/a")
 	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
 	mustRun(t, "backup", "--store", a, "--to", url)
 	mustRun(t, "restore", "--from", url, "--store", b)
 	sameExport(t, a, b)
@@ -321,12 +321,12 @@ func TestS3TimeoutFlags(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	url := f.url("p")
 	a := "pebble:" + filepath.Join(dir, "a")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 5, 10))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 5, 10))
 	host := strings.TrimPrefix(f.srv.URL, "http://")
 	for _, args := range [][]string{
 		{"store", "stats", "--store", url},
-		{"store", "import", "--store", url, filepath.Join(dir, "v.jsonl")},
-		{"store", "check", "--store", url},
+		{"store", "import", "--judge", "roots", "--store", url, filepath.Join(dir, "v.jsonl")},
+		{"store", "check", "--judge", "roots", "--store", url},
 		{"restore", "--from", url, "--store", "pebble:" + filepath.Join(dir, "b")},
 		{"backup", "--store", a, "--to", url},
 		{"mirror", "--once", "--store", a, "--to", url},

@@ -10,13 +10,15 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/internal/progress"
+	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
 func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "store check", "store check --store URL\n\nRe-verifies every version (id, signature, body hash: 02 §3.3) and every index\nagainst the versions. Prints each problem as a JSON line {\"problem\"}; exit 1\nwhen there is any.")
+	fs := newFlags(s, "store check", "store check --store URL [--judge full|roots]\n\nRe-verifies every version (id, signature, body hash: 02 §3.3) and every index\nagainst the versions; with the full judge (the default), also judges every\nversion again against the replay of its space's access history and names each\nwhose standing differs. Prints each problem as a JSON line {\"problem\"}; exit 1\nwhen there is any.")
 	sp := storeFlags(fs, false)
 	sp.listsDamage = true // verifyBlobStore lists each bad segment
+	judgeFlag(fs, sp)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -36,6 +38,9 @@ func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 		var more []string
 		more, err = sto.Engine().Check(ctx, &record.Verifier{})
 		probs = append(probs, more...)
+		if err == nil && len(probs) == 0 && sp.judge == "full" {
+			probs, err = node.Recheck(ctx, sto.Engine(), noteChecker())
+		}
 	case !errors.Is(err, engine.ErrCorrupt):
 		return err
 	}

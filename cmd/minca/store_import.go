@@ -20,11 +20,12 @@ import (
 const importBatch = 1000
 
 func runStoreImport(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "store import", `store import [--store URL] [FILE…]
+	fs := newFlags(s, "store import", `store import [--store URL] [--judge full|roots] [FILE…]
 
 Admits versions (JSON lines, or one JSON value) from each FILE in turn, or
-stdin, through the node's judge, in atomic synced batches. Prints one line
-per version once its batch is durable:
+stdin, through the node's judge — by default the full judge, which needs each
+space's genesis (minca space join) — in atomic synced batches. Prints one
+line per version once its batch is durable:
 {"id","outcome":"stands|withdrawn|later|refused","stored":"whole|stub|-"},
 and for a refused one also "reason", "message" and "line" (its line in the
 input; "file" too when there are several). Progress and a summary go to
@@ -35,6 +36,7 @@ then "interrupted after N of M lines; run again to continue": importing
 again skips what is held.`)
 	sp := storeFlags(fs, true)
 	from := fs.String("from", "import", "the source `NAME` in remembered refusals")
+	judgeFlag(fs, sp)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

@@ -45,7 +45,7 @@ func TestStoreVerbs(t *testing.T) {
 		t.Run(scheme, func(t *testing.T) {
 			url := scheme + filepath.Join(t.TempDir(), "store")
 			// The corpus ends with a line that is no version: refused, exit 1.
-			out, errOut, code := minca(t, "", "store", "import", "--store", url, file)
+			out, errOut, code := minca(t, "", "store", "import", "--judge", "roots", "--store", url, file)
 			if code != 1 {
 				t.Fatalf("import: %d %s", code, errOut)
 			}
@@ -83,7 +83,7 @@ func TestStoreVerbs(t *testing.T) {
 			if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Versions != len(vs) || st.Spaces != 1 || st.Whole+st.Stubs != len(vs) {
 				t.Fatalf("stats: %d %s", code, out)
 			}
-			if out, errOut, code = minca(t, "", "store", "check", "--store", url); code != 0 || out != "" {
+			if out, errOut, code = minca(t, "", "store", "check", "--judge", "roots", "--store", url); code != 0 || out != "" {
 				t.Fatalf("check: %d %s %s", code, out, errOut)
 			}
 		})
@@ -93,7 +93,7 @@ func TestStoreVerbs(t *testing.T) {
 func TestStoreCheckFindsProblems(t *testing.T) {
 	file, _, _ := corpusFile(t)
 	dir := filepath.Join(t.TempDir(), "store")
-	if _, e, code := minca(t, "", "store", "import", "--store", "sqlite:"+dir, file); code != 1 {
+	if _, e, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "sqlite:"+dir, file); code != 1 {
 		t.Fatal(e)
 	}
 	// Damage the store behind the engine's back: drop the sync order.
@@ -115,7 +115,7 @@ func TestStoreCheckFindsProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	kv.Close()
-	out, _, code := minca(t, "", "store", "check", "--store", "sqlite:"+dir)
+	out, _, code := minca(t, "", "store", "check", "--judge", "roots", "--store", "sqlite:"+dir)
 	if code != 1 || !strings.Contains(out, "missing from the sync order") {
 		t.Fatalf("check of a damaged store: %d %s", code, out)
 	}
@@ -146,7 +146,7 @@ func TestImportRefusalsNameTheirLine(t *testing.T) {
 	// Line 1 a version, 2 blank, 3 not JSON, 4 a version, 5 JSON but no version.
 	mixed := filepath.Join(dir, "mixed.jsonl")
 	os.WriteFile(mixed, []byte(lines[0]+"\n\n{oops\n"+lines[1]+"\n{\"id\":\"x\"}\n"), 0o644)
-	out, _, code := minca(t, "", "store", "import", "--store", "memory:", mixed)
+	out, _, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", mixed)
 	if code != exitFailed {
 		t.Fatalf("exit %d", code)
 	}
@@ -168,7 +168,7 @@ func TestImportRefusalsNameTheirLine(t *testing.T) {
 	if _, ok := refused[0]["file"]; ok {
 		t.Errorf("one input, yet a file: %v", refused[0])
 	}
-	out, _, _ = minca(t, "", "store", "import", "--store", "memory:", good, mixed)
+	out, _, _ = minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", good, mixed)
 	if !strings.Contains(out, fmt.Sprintf(`"file":%q,"id":null,"line":3,`, mixed)) {
 		t.Fatalf("two inputs: the refused line does not name its file:\n%s", out)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/store"
 )
 
@@ -42,6 +43,9 @@ type storeSpec struct {
 	// listsDamage: the verb reports what the store lacks itself (store
 	// check, as problem lines); otherwise open leaves it to exitCode.
 	listsDamage bool
+	// judge is --judge ("full" or "roots"; "" for verbs without it, which
+	// admit with the roots judge).
+	judge string
 }
 
 // storeFlags adds to a verb's flags --store (its default is
@@ -106,9 +110,25 @@ func (sp *storeSpec) open(ctx context.Context, a storeAccess) (*store.Store, err
 	if sp.url == "" {
 		return nil, usageError("--store URL is required (%s)", storeURLHelp)
 	}
-	st, err := store.Open(ctx, sp.url, sp.options(a == createStore, a == readStore))
+	o := sp.options(a == createStore, a == readStore)
+	// The full judge reads each space's history from the store it judges
+	// for. A folder: or s3:// store admits its blob store's segments as it
+	// opens, before that store is there to read, so it keeps the roots
+	// judge until geneses travel with segments.
+	var full *node.SpaceJudge
+	if sp.judge == "full" && store.IsBlobURL(sp.url) {
+		sp.judge = "roots" // and store check re-judges with it too
+	}
+	if sp.judge == "full" {
+		full = node.NewSpaceJudge(noteChecker())
+		o.Judge = full
+	}
+	st, err := store.Open(ctx, sp.url, o)
 	if err != nil {
 		return nil, usageIfBadURL(err)
+	}
+	if full != nil {
+		full.Source = st.Engine()
 	}
 	if d := st.Damage(); d != nil && !sp.listsDamage {
 		sp.s.damage = append(sp.s.damage, d)

@@ -14,6 +14,8 @@
 //	'l' space line n                   → digests held at that place of a writer's line (02 §4.10)
 //	'L' awaited                        → digests of versions whose log.prev names it, not held
 //	'x' space digestA digestB          → kind: line proofs found
+//	'a' space root digest              → nothing: held versions by the root they were admitted
+//	                                     with (the judge's Checked.Root), for a judge's re-judging
 //	'g' seq                            → runs of (source, (digest, kind)…): one batch's changes,
 //	                                     seq the last's
 //	'w' digest                         → a waiting version and what it waits for
@@ -52,6 +54,7 @@ const (
 	Line      = 'l'
 	LogPrev   = 'L'
 	Proof     = 'x'
+	Root      = 'a'
 	Change    = 'g'
 	Wait      = 'w'
 	WaitFor   = 'W'
@@ -206,6 +209,22 @@ func ProofKey(space string, a, b canonical.ID) []byte {
 	k := append([]byte{Proof}, t[:]...)
 	k = append(k, a[:]...)
 	return append(k, b[:]...)
+}
+
+// RootPrefix is 'a' space root: the held versions of one root in a space.
+// A root is any text (a DID), hashed to 32 bytes.
+func RootPrefix(space, root string) []byte {
+	t := SpaceTag(space)
+	r := sha256.Sum256([]byte("minca/engine/root|" + root))
+	k := make([]byte, 0, 1+SpaceLen+32+32)
+	k = append(k, Root)
+	k = append(k, t[:]...)
+	return append(k, r[:]...)
+}
+
+// RootKey is 'a' space root digest.
+func RootKey(space, root string, d canonical.ID) []byte {
+	return append(RootPrefix(space, root), d[:]...)
 }
 
 // ProofPrefix is 'x' space.
