@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/internal/corpus"
 	"github.com/minca-go/minca/record"
 )
 
@@ -65,8 +65,8 @@ func WriteCorpus(ctx context.Context, path string, cfg CorpusConfig) error {
 				buf = buf[:0]
 				return err
 			}
-			errs[i] = enginetest.Corpus(enginetest.SpaceID(fmt.Sprintf("bench-%d-%d", cfg.Seed, i)),
-				enginetest.CorpusOptions{Versions: n, Edits: cfg.Edits, Seed: cfg.Seed + uint64(i)},
+			errs[i] = corpus.Generate(corpus.SpaceID(fmt.Sprintf("bench-%d-%d", cfg.Seed, i)),
+				corpus.Options{Versions: n, Edits: cfg.Edits, Seed: cfg.Seed + uint64(i)},
 				func(v *record.Version) error {
 					if err := ctx.Err(); err != nil {
 						return err

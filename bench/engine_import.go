@@ -37,6 +37,8 @@ type ImportConfig struct {
 	Rounds int
 	// Batch is how many versions one Admit takes. Default 1,000.
 	Batch int
+	// Progress, if set, is told of each step as it starts.
+	Progress Progress
 }
 
 // ImportResult is what [RunImport] measured: versions per second through
@@ -49,9 +51,9 @@ type ImportResult struct {
 	Versions    int     `json:"versions"`
 	Cores       int     `json:"cores"`
 	Rounds      int     `json:"rounds"`
-	BoundPerSec float64 `json:"boundPerSec"`
-	PebblePerS  float64 `json:"pebblePerSec"`
-	SQLitePerS  float64 `json:"sqlitePerSec"`
+	BoundPerSec float64 `json:"boundPerSecond"`  // versions/s
+	PebblePerS  float64 `json:"pebblePerSecond"` // versions/s
+	SQLitePerS  float64 `json:"sqlitePerSecond"` // versions/s
 	PebbleRatio float64 `json:"pebbleRatio"`
 	SQLiteRatio float64 `json:"sqliteRatio"`
 }
@@ -70,6 +72,8 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		return res, err
 	}
 	defer cleanup()
+	steps := newSteps(cfg.Progress, 1+3*cfg.Rounds)
+	steps.next("corpus")
 	corpus, err := corpusIn(ctx, dir, cfg.Corpus, cfg.CorpusConfig)
 	if err != nil {
 		return res, err
@@ -86,15 +90,21 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 	}
 	var bound, peb, sql, pr, sr []float64
 	for r := range cfg.Rounds {
-		b := bareVerifyRate(jobs)
+		steps.next(fmt.Sprintf("round %d of %d: bare verify", r+1, cfg.Rounds))
+		b, err := bareVerifyRate(jobs)
+		if err != nil {
+			return res, err
+		}
+		steps.next(fmt.Sprintf("round %d of %d: Pebble import", r+1, cfg.Rounds))
 		p, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
 			return pebble.Open(filepath.Join(dir, fmt.Sprintf("pebble-%d", r)), nil)
 		})
 		if err != nil {
 			return res, fmt.Errorf("bench: pebble import: %w", err)
 		}
+		steps.next(fmt.Sprintf("round %d of %d: SQLite import", r+1, cfg.Rounds))
 		s, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
-			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r)), nil)
+			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r), "store.db"), nil)
 		})
 		if err != nil {
 			return res, fmt.Errorf("bench: sqlite import: %w", err)
@@ -146,8 +156,10 @@ func verifyJobs(lines [][]byte) ([]verifyJob, error) {
 }
 
 // bareVerifyRate verifies every version's signature (SHA-256 of the signed
-// part, ecdsa.Verify) on GOMAXPROCS goroutines; versions per second.
-func bareVerifyRate(jobs []verifyJob) float64 {
+// part, ecdsa.Verify) on GOMAXPROCS goroutines; versions per second. A
+// signature that does not verify is an error: the corpus is not what the
+// suite made.
+func bareVerifyRate(jobs []verifyJob) (float64, error) {
 	var next atomic.Int64
 	var bad atomic.Int64
 	var wg sync.WaitGroup
@@ -170,10 +182,10 @@ func bareVerifyRate(jobs []verifyJob) float64 {
 		}()
 	}
 	wg.Wait()
-	if bad.Load() > 0 {
-		panic("bench: a corpus signature does not verify")
+	if n := bad.Load(); n > 0 {
+		return 0, fmt.Errorf("bench: %d corpus signatures do not verify", n)
 	}
-	return float64(len(jobs)) / time.Since(start).Seconds()
+	return float64(len(jobs)) / time.Since(start).Seconds(), nil
 }
 
 // importRate imports lines into a new store the way `minca store import`

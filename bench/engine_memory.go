@@ -30,6 +30,8 @@ type MemoryConfig struct {
 	Dir string
 	// Rounds is how many imports; the median peak is reported. Default 1.
 	Rounds int
+	// Progress, if set, is told of each step as it starts.
+	Progress Progress
 }
 
 // MemoryResult is the peak resident memory of `minca store import` of a
@@ -40,7 +42,7 @@ type MemoryResult struct {
 	Rounds    int     `json:"rounds"`
 	PeakRSSMB float64 `json:"peakRssMB"`
 	Seconds   float64 `json:"seconds"`
-	PerSec    float64 `json:"perSec"`
+	PerSec    float64 `json:"versionsPerSecond"`
 }
 
 // RunMemory imports a corpus with the minca binary and reports its peak RSS.
@@ -63,6 +65,8 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 		return res, err
 	}
 	defer cleanup()
+	steps := newSteps(cfg.Progress, 1+cfg.Rounds)
+	steps.next("corpus")
 	corpus, err := corpusIn(ctx, dir, cfg.Corpus, cfg.CorpusConfig)
 	if err != nil {
 		return res, err
@@ -74,6 +78,7 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 	res.Versions, res.Rounds = n, cfg.Rounds
 	var peaks, secs []float64
 	for r := range cfg.Rounds {
+		steps.next(fmt.Sprintf("import %d of %d", r+1, cfg.Rounds))
 		store := filepath.Join(dir, fmt.Sprintf("store-%d", r))
 		cmd := exec.CommandContext(ctx, cfg.Minca, "store", "import", "--store", cfg.Store+":"+store, corpus)
 		cmd.Stdout = io.Discard

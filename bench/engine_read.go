@@ -27,6 +27,8 @@ type ReadConfig struct {
 	// CacheSize is each Pebble store's block cache in bytes; default
 	// Pebble's backend default (64 MiB).
 	CacheSize int64
+	// Progress, if set, is told of each step as it starts.
+	Progress Progress
 }
 
 // ReadResult compares reading a record's current version (the engine's
@@ -55,6 +57,8 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 		return res, err
 	}
 	defer cleanup()
+	steps := newSteps(cfg.Progress, 3+cfg.Rounds)
+	steps.next("corpus")
 	corpus, err := corpusIn(ctx, dir, "", cfg.CorpusConfig)
 	if err != nil {
 		return res, err
@@ -74,9 +78,11 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 		return res, err
 	}
 	defer st.Close()
+	steps.next("import")
 	if _, err := Import(ctx, st, "bench", lines, 1000); err != nil {
 		return res, err
 	}
+	steps.next("bare store and compaction")
 	bare, err := pebble.Open(filepath.Join(dir, "bare"), &pebble.Options{CacheSize: cfg.CacheSize})
 	if err != nil {
 		return res, err
@@ -103,7 +109,7 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 			return res, err
 		}
 	}
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(engine.Sync); err != nil {
 		return res, err
 	}
 	b.Close()
@@ -123,7 +129,8 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 	res.Records, res.Rounds = len(recs), cfg.Rounds
 	var cur, raw []Measure
 	var ratios []float64
-	for range cfg.Rounds {
+	for i := range cfg.Rounds {
+		steps.next(fmt.Sprintf("round %d of %d", i+1, cfg.Rounds))
 		r := rand.New(rand.NewPCG(1, 2))
 		c := measure(func(b *testing.B) {
 			for range b.N {

@@ -18,6 +18,8 @@ type RecordsConfig struct {
 	// Rounds is how many times each benchmark runs; the medians are
 	// reported. Default 5.
 	Rounds int
+	// Progress, if set, is told of each round as it starts.
+	Progress Progress
 }
 
 // RecordsResult is what [RunRecords] measured: the costs of the records
@@ -86,7 +88,9 @@ func RunRecords(ctx context.Context, cfg RecordsConfig) (RecordsResult, error) {
 
 	var canon, verify, sign, bare []Measure
 	var ratios []float64
+	steps := newSteps(cfg.Progress, rounds)
 	for i := 0; i < rounds; i++ {
+		steps.next(fmt.Sprintf("round %d of %d", i+1, rounds))
 		if err := ctx.Err(); err != nil {
 			return RecordsResult{}, err
 		}

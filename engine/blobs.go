@@ -75,11 +75,43 @@ type BlobStrays interface {
 	Strays(ctx context.Context, prefix string) ([]BlobInfo, error)
 }
 
+// BlobStrayRemover is an optional ability of a [BlobStrays]: remove a
+// stray that is a copy of an object the caller keeps. It removes name only
+// if it holds exactly same — bytes the caller compared with what it keeps —
+// and otherwise leaves it and returns an error: what is not proven a copy
+// is never removed (02 §4.9: a writer removes only what is its own).
+type BlobStrayRemover interface {
+	RemoveStray(ctx context.Context, name string, same []byte) error
+}
+
 // BlobStoreID is an optional ability of a Blobs: the random id written in
 // the store's marker when it was created, so local state about a blob
 // store (a writer id, what was read) follows the store, not its path.
 type BlobStoreID interface {
 	StoreID() string
+}
+
+// BlobMarkers is an optional ability of a Blobs whose marker a sync
+// service can copy (a folder: two devices setting it up at once leave
+// "minca-store (… conflicted copy …).json" or "minca-store 2.json", F1).
+// Every device applies one rule to the markers it sees — the store's id
+// is the smallest valid id among them — so all converge on one id.
+type BlobMarkers interface {
+	// StoreIDs reads the marker and its copies again and returns the
+	// distinct valid ids, sorted: the first is the store's id from now on
+	// ([BlobStoreID] says so too). None is [ErrBlobStoreGone].
+	StoreIDs(ctx context.Context) ([]string, error)
+	// TidyMarkers removes the copies of the marker that are byte-identical
+	// to it, and returns them and the copies it left (other content).
+	TidyMarkers(ctx context.Context) (removed, left []string, err error)
+}
+
+// BlobLocator is an optional ability of a Blobs: where it is (a folder's
+// absolute path), so a store that mirrors to it can remember which blob
+// store it found there and notice another in its place — a folder emptied
+// or gone and set up again (F10).
+type BlobLocator interface {
+	Locate() string
 }
 
 // Sentinel errors of a Blobs, tested with errors.Is.

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"iter"
 
 	"github.com/minca-go/minca/canonical"
@@ -47,7 +46,7 @@ type changeRun struct {
 // changeEntry reads one change log entry: the sequence of its last change,
 // its runs, and how many changes they hold.
 func changeEntry(k, v []byte) (last uint64, runs []changeRun, n uint64, err error) {
-	bad := func() error { return fmt.Errorf("%w: change log entry %x", ErrCorrupt, k) }
+	bad := func() error { return Errorf(ErrCorrupt, "damaged: change log entry %x", k) }
 	if len(k) != 9 || len(v) == 0 {
 		return 0, nil, 0, bad()
 	}

@@ -17,14 +17,31 @@ import (
 // and more lines help no one.
 const maxProblems = 1000
 
+// FileVerifier is an optional ability of a KV: checking its own files
+// whole, every checksum included, where reading every key leaves some
+// unread (a table's filter blocks). Check calls it first.
+type FileVerifier interface {
+	// VerifyFiles returns one line per damaged file, naming it and what
+	// failed; an error only when it could not check.
+	VerifyFiles(ctx context.Context) ([]string, error)
+}
+
 // Check re-verifies every held version (02 §3.3: id, signature, body hash)
 // and every index against the versions: records' histories and heads, the
 // sync order, writer lines, waiting versions, the change log and the
 // counters. It returns the problems found, none when the store is sound.
-// vf may be nil (a Verifier of Check's own).
+// vf may be nil (a Verifier of Check's own). A KV that is a FileVerifier
+// verifies its files first; damaged files are the problems returned, and
+// nothing read from such a store is checked further. Damage met while
+// reading is an error wrapping ErrCorrupt.
 func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error) {
 	if err := s.check(); err != nil {
 		return nil, err
+	}
+	if fv, ok := s.kv.(FileVerifier); ok {
+		if probs, err := fv.VerifyFiles(ctx); err != nil || len(probs) > 0 {
+			return probs, err
+		}
 	}
 	if vf == nil {
 		vf = &record.Verifier{}

@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -66,7 +65,7 @@ func encodeEnvelope(v *record.Version) (env, body []byte, err error) {
 func stubBytes(env []byte) ([]byte, int, error) {
 	splice, n := binary.Uvarint(env)
 	if n <= 0 || splice < 1 || int(splice) > len(env)-n-1 {
-		return nil, 0, fmt.Errorf("%w: envelope header", ErrCorrupt)
+		return nil, 0, Errorf(ErrCorrupt, "damaged: envelope header")
 	}
 	return env[n:], int(splice), nil
 }
@@ -108,11 +107,11 @@ func decodeHeld(env, body []byte) (*record.Version, error) {
 	}
 	val, err := canonical.Parse(whole)
 	if err != nil {
-		return nil, fmt.Errorf("%w: stored version: %v", ErrCorrupt, err)
+		return nil, Errorf(ErrCorrupt, "damaged: stored version: %v", err)
 	}
 	o, ok := val.(*canonical.Object)
 	if !ok {
-		return nil, fmt.Errorf("%w: stored version is not an object", ErrCorrupt)
+		return nil, Errorf(ErrCorrupt, "damaged: stored version is not an object")
 	}
 	placeholder := false
 	if body == nil {
@@ -125,7 +124,7 @@ func decodeHeld(env, body []byte) (*record.Version, error) {
 	}
 	v, err := record.FromValue(o)
 	if err != nil {
-		return nil, fmt.Errorf("%w: stored version: %v", ErrCorrupt, err)
+		return nil, Errorf(ErrCorrupt, "damaged: stored version: %v", err)
 	}
 	if placeholder {
 		v = v.Stub()
@@ -170,7 +169,7 @@ func versionValue(env, body []byte) []byte {
 func splitVersion(b []byte) (env, body []byte, err error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)-k) {
-		return nil, nil, fmt.Errorf("%w: version value", ErrCorrupt)
+		return nil, nil, Errorf(ErrCorrupt, "damaged: version value")
 	}
 	env = b[k : k+int(n)]
 	if rest := b[k+int(n):]; len(rest) > 0 {
@@ -184,7 +183,7 @@ func vseqValue(vseq uint64) []byte { return binary.BigEndian.AppendUint64(make([
 
 func decodeVseq(b []byte) (uint64, error) {
 	if len(b) != 8 {
-		return 0, fmt.Errorf("%w: id entry of %d bytes", ErrCorrupt, len(b))
+		return 0, Errorf(ErrCorrupt, "damaged: id entry of %d bytes", len(b))
 	}
 	return binary.BigEndian.Uint64(b), nil
 }
@@ -213,7 +212,7 @@ func (h histEntry) encode() []byte {
 
 func decodeHist(b []byte) (histEntry, error) {
 	if len(b) != 2 || (Verdict(b[0]) != Stands && Verdict(b[0]) != Withdrawn) || b[1]&^6 != 0 {
-		return histEntry{}, fmt.Errorf("%w: history entry", ErrCorrupt)
+		return histEntry{}, Errorf(ErrCorrupt, "damaged: history entry")
 	}
 	return histEntry{verdict: Verdict(b[0]), retain: b[1]&2 != 0, deleted: b[1]&4 != 0}, nil
 }
@@ -297,7 +296,7 @@ func (h head) encode() []byte {
 }
 
 // errBadHead is made once: reads decode a head at every look-up.
-var errBadHead = fmt.Errorf("%w: record head", ErrCorrupt)
+var errBadHead = Errorf(ErrCorrupt, "damaged: record head")
 
 func decodeHead(b []byte) (head, error) {
 	var h head

@@ -1,9 +1,10 @@
 // Package engine is the version store of a Minca node (DESIGN.md, The
 // engine): it keeps what 02 §4.5 says a peer keeps, for many spaces, on an
 // ordered key-value store ([KV]) laid out once for every backend
-// (backends/pebble, backends/sqlite, backends/memory). It knows nothing of
-// notes, access histories or the network: a [Judge] decides what may be
-// kept, and the store applies its verdicts.
+// (backends/pebble, backends/sqlite, backends/memory; a KV that can verify
+// its own files whole is a [FileVerifier], which Check uses). It knows
+// nothing of notes, access histories or the network: a [Judge] decides
+// what may be kept, and the store applies its verdicts.
 //
 // # What it holds
 //
@@ -70,8 +71,19 @@
 //	(*Store).PutFile(ctx, hash string, data []byte) error; File; HasFile
 //	(*Store).Meta(ctx, name string) ([]byte, bool, error); SetMeta
 //	(*Store).Subscribe(space string, buffer int) *Subscription
+//	(*Store).IndexReader() Reader; (*Store).Reindex(ctx) error          // an Indexer's table
 //	(*Store).Stats(ctx) (Stats, error)
 //	(*Store).Check(ctx, vf *record.Verifier) ([]string, error)
+//
+// # Indexes of current versions
+//
+// Options.Indexer (package index implements it) is called inside every
+// batch that changes a record's readable current version, with the old and
+// new one, and writes its own keys (the 'i' table) in the same batch; what
+// it returns rides on the EventCurrent of the change. A store is
+// reindexed at Open when its index was kept under another layout, or a
+// batch was written without the indexer since. A KV may also iterate
+// backwards ([ReverseReader], found by type assertion).
 //
 // # Blob stores (02 §4.9)
 //
@@ -93,5 +105,8 @@
 // belong to the caller.
 //
 // Errors: [ErrNotFound], [ErrLocked], [ErrClosed], [ErrCorrupt], [ErrLayout] (test with
-// errors.Is); refusals are *record.Refusal in [Outcome].
+// errors.Is); refusals are *record.Refusal in [Outcome]. What a person reads
+// is one line that names the store once and says what is wrong without
+// repeating a sentinel's text: a [*StoreError] ("pebble store db: damaged:
+// 000123.sst: …"; [Errorf], [Reason], [Subject]).
 package engine

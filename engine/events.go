@@ -47,6 +47,9 @@ type Event struct {
 	ID      string // the version concerned
 	Verdict Verdict
 	Proof   *record.LineProof // EventLine only
+	// Indexed is what the store's Indexer returned for this change
+	// (EventCurrent only; nil without an Indexer).
+	Indexed any
 }
 
 // Subscription receives a space's events. Delivery never blocks the store:

@@ -80,7 +80,7 @@ func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
 	if err := b.Set(keys.InternalKey(stateName), st.encode()); err != nil {
 		return err
 	}
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(Sync); err != nil {
 		return err
 	}
 	s.state.Lock()

@@ -55,11 +55,35 @@ type Iterator interface {
 type Batch interface {
 	Set(key, value []byte) error
 	Delete(key []byte) error
-	// Commit applies the batch atomically. With sync it returns only once
-	// the writes are durable (survive a crash of the process or machine).
-	Commit(sync bool) error
+	// Commit applies the batch atomically. With [Sync] it returns only
+	// once the writes are durable (survive a crash of the process or
+	// machine); with [NoSync] they may be lost by a crash, never torn.
+	Commit(d Durability) error
 	// Close discards the batch if it was not committed.
 	Close() error
+}
+
+// Durability is whether a batch's Commit waits until its writes are
+// durable. The engine acknowledges a version only once the batch holding
+// it committed with [Sync].
+type Durability uint8
+
+const (
+	// Sync: Commit returns once the writes survive a crash of the process
+	// or the machine. The zero value, so a forgotten argument is the safe
+	// one.
+	Sync Durability = iota
+	// NoSync: Commit returns once the writes are visible; a crash may lose
+	// them (whole batches, never part of one).
+	NoSync
+)
+
+// String is "sync" or "nosync".
+func (d Durability) String() string {
+	if d == NoSync {
+		return "nosync"
+	}
+	return "sync"
 }
 
 // Sentinel errors, tested with errors.Is.

@@ -16,7 +16,7 @@ func TestEarlierLayoutRefused(t *testing.T) {
 		b, _ := kv.NewBatch()
 		// The counters of an earlier engine: its layout first.
 		b.Set([]byte("_state"), []byte{l, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
-		if err := b.Commit(true); err != nil {
+		if err := b.Commit(engine.Sync); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := engine.Open(kv, nil); !errors.Is(err, engine.ErrLayout) {

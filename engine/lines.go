@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
 	"github.com/minca-go/minca/record"
@@ -108,7 +106,7 @@ func (t *tx) digestList(k []byte) ([]canonical.ID, error) {
 
 func splitDigests(b []byte) ([]canonical.ID, error) {
 	if len(b)%32 != 0 {
-		return nil, fmt.Errorf("%w: a list of digests of %d bytes", ErrCorrupt, len(b))
+		return nil, Errorf(ErrCorrupt, "damaged: a list of digests of %d bytes", len(b))
 	}
 	out := make([]canonical.ID, len(b)/32)
 	for i := range out {

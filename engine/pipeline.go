@@ -144,7 +144,7 @@ func (s *Store) write(t *tx) error {
 			return fmt.Errorf("minca/engine: batch: %w", err)
 		}
 	}
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(Sync); err != nil {
 		return fmt.Errorf("minca/engine: commit: %w", err)
 	}
 	s.state.Lock()

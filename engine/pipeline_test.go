@@ -28,11 +28,11 @@ func (k *heldKV) NewBatch() (engine.Batch, error) {
 	return &heldBatch{b, k}, err
 }
 
-func (b *heldBatch) Commit(sync bool) error {
+func (b *heldBatch) Commit(d engine.Durability) error {
 	if err := <-b.kv.release; err != nil {
 		return err
 	}
-	return b.Batch.Commit(sync)
+	return b.Batch.Commit(d)
 }
 
 func pipelineCorpus(t *testing.T) []*record.Version {

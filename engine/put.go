@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
 	"github.com/minca-go/minca/record"
@@ -80,7 +78,9 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	t.indexRoot(d, v, root)
 	t.stored[d] = v
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: verdict})
-	t.noteCurrent(v.Space, v.Key, oh, nh)
+	if err := t.noteCurrent(v.Space, v.Key, oh, nh, v); err != nil {
+		return None, err
+	}
 	t.change(d, Stored, from)
 	if whole {
 		t.final[d] = Whole
@@ -113,7 +113,7 @@ func (t *tx) demote(d canonical.ID, vseq uint64, hold holding, env []byte) error
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("%w: version %s has no value at %d", ErrCorrupt, d, vseq)
+			return Errorf(ErrCorrupt, "damaged: version %s has no value at %d", d, vseq)
 		}
 		if env, _, err = splitVersion(vb); err != nil {
 			return err
@@ -147,14 +147,21 @@ func (t *tx) index(d canonical.ID, v *record.Version) error {
 
 // noteCurrent adds an EventCurrent when a record's readable current
 // version (the first that stands, while whole) differs between its head
-// before (oh) and after (nh); the event's ID is "" when none is readable.
-func (t *tx) noteCurrent(space, key string, oh, nh head) {
+// before (oh) and after (nh), and tells the Indexer (indexer.go); the
+// event's ID is "" when none is readable. at is a decoded whole version of
+// the record at hand, or nil.
+func (t *tx) noteCurrent(space, key string, oh, nh head, at *record.Version) error {
 	if nh.hasFirst == oh.hasFirst && nh.first == oh.first && nh.firstH.whole == oh.firstH.whole {
-		return
+		return nil
 	}
 	id := ""
 	if nh.hasFirst && nh.firstH.whole {
 		id = nh.first.String()
 	}
-	t.events = append(t.events, Event{Kind: EventCurrent, Space: space, Key: key, ID: id, Verdict: Stands})
+	ixd, err := t.indexCurrent(space, key, oh, nh, at)
+	if err != nil {
+		return err
+	}
+	t.events = append(t.events, Event{Kind: EventCurrent, Space: space, Key: key, ID: id, Verdict: Stands, Indexed: ixd})
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"iter"
 
 	"github.com/minca-go/minca/canonical"
@@ -36,7 +35,7 @@ func (s *Store) SyncOrder(ctx context.Context, space string, from SyncKey) iter.
 			}
 			k := it.Key()
 			if len(k) != len(p)+8+32 {
-				yield(SyncItem{}, fmt.Errorf("%w: sync order key", ErrCorrupt))
+				yield(SyncItem{}, Errorf(ErrCorrupt, "damaged: sync order key"))
 				return
 			}
 			item := SyncItem{Millis: binary.BigEndian.Uint64(k[len(p):]), Collection: string(it.Value())}
@@ -62,7 +61,7 @@ func (s *Store) Export(ctx context.Context, space string) iter.Seq2[*record.Vers
 			}
 			v, err := record.Decode(raw)
 			if err != nil {
-				yield(nil, fmt.Errorf("%w: exported version: %v", ErrCorrupt, err))
+				yield(nil, Errorf(ErrCorrupt, "damaged: exported version: %v", err))
 				return
 			}
 			if !yield(v, nil) {
@@ -91,7 +90,7 @@ func (s *Store) ExportJSON(ctx context.Context, space string) iter.Seq2[[]byte, 
 				}
 				raw, err := readWhole(s.kv, item.Digest, item.Digest.String())
 				if err != nil {
-					yield(nil, fmt.Errorf("%w: version %s in the sync order: %v", ErrCorrupt, item.Digest, err))
+					yield(nil, Errorf(ErrCorrupt, "damaged: version %s in the sync order: %v", item.Digest, err))
 					return
 				}
 				if !yield(raw, nil) {
@@ -140,7 +139,7 @@ func (s *Store) LineProofs(ctx context.Context, space string) ([]*record.LinePro
 		} else if proof, ok := record.Break(a, b); ok {
 			out = append(out, proof)
 		} else {
-			return nil, fmt.Errorf("%w: line proof %s %s proves nothing", ErrCorrupt, pr.a, pr.b)
+			return nil, Errorf(ErrCorrupt, "damaged: line proof %s %s proves nothing", pr.a, pr.b)
 		}
 	}
 	return out, nil

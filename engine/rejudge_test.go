@@ -97,16 +97,6 @@ func currentOf(t *testing.T, s *engine.Store, space, key string) string {
 	return v.ID
 }
 
-func mustV(t *testing.T) func(*record.Version, error) *record.Version {
-	return func(v *record.Version, err error) *record.Version {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-}
-
 // A Restander's standing changes land in the batch that stores the version
 // that caused them, both ways, with the record's current version and the
 // outcomes of the batch's own versions following; ByRoot lists what the

@@ -76,7 +76,9 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 		t.set(keys.HeadKey(rec), nh.encode())
 	}
 	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to})
-	t.noteCurrent(v.Space, v.Key, oh, nh)
+	if err := t.noteCurrent(v.Space, v.Key, oh, nh, nil); err != nil {
+		return false, err
+	}
 	return true, nil
 }
 
@@ -99,7 +101,7 @@ func (t *tx) firstStanding(rec []byte, h head) (head, error) {
 		id := keys.HistoryID(k)
 		d, ok := keys.ParseExact(id)
 		if !ok {
-			err = fmt.Errorf("%w: history key id %q", ErrCorrupt, id)
+			err = Errorf(ErrCorrupt, "damaged: history key id %q", id)
 			return false
 		}
 		seq := int64(1<<53 - 1 - beUint64(k[len(k)-len(id)-8:]))
@@ -116,7 +118,7 @@ func (t *tx) firstStanding(rec []byte, h head) (head, error) {
 		return h, err
 	}
 	if first {
-		return h, fmt.Errorf("%w: record with no history", ErrCorrupt)
+		return h, Errorf(ErrCorrupt, "damaged: record with no history")
 	}
 	if nh.topV, nh.topH, _, _, err = t.holdingOf(nh.top); err != nil {
 		return h, err
@@ -137,7 +139,7 @@ func (t *tx) holdingOf(d canonical.ID) (uint64, holding, []byte, []byte, error) 
 		return 0, holding{}, nil, nil, err
 	}
 	if !ok {
-		return 0, holding{}, nil, nil, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, d)
+		return 0, holding{}, nil, nil, Errorf(ErrCorrupt, "damaged: version %s in a history is not held", d)
 	}
 	e, err := t.histEntry(v)
 	if err != nil {

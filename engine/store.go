@@ -34,6 +34,9 @@ type Options struct {
 	// CacheSize is how many recently stored envelopes admission keeps in
 	// memory for the judge's chain checks. Default 8,192.
 	CacheSize int
+	// Indexer, when set, keeps indexes of records' readable current
+	// versions in the same batches (indexer.go). Default none.
+	Indexer Indexer
 }
 
 func (o *Options) withDefaults() Options {
@@ -90,6 +93,9 @@ type counters struct {
 	// vseq is the last version stored's place in 'v'.
 	vseq  uint64
 	stats Stats
+	// index is the layout of the Indexer the index table was kept under
+	// by every batch since it was built; "" when none (indexer.go).
+	index string
 }
 
 const stateName = "state"
@@ -115,7 +121,8 @@ func (c *counters) encode() []byte {
 		b = binary.AppendVarint(b, n)
 	}
 	b = binary.AppendUvarint(b, c.logPrev)
-	return binary.AppendUvarint(b, c.vseq)
+	b = binary.AppendUvarint(b, c.vseq)
+	return append(binary.AppendUvarint(b, uint64(len(c.index))), c.index...)
 }
 
 func decodeCounters(b []byte) (counters, error) {
@@ -133,7 +140,7 @@ func decodeCounters(b []byte) (counters, error) {
 		if l >= 1 && l < layout {
 			return c, fmt.Errorf("%w: layout %d, written by an earlier minca; this one reads layout %d", ErrLayout, l, layout)
 		}
-		return c, fmt.Errorf("%w: engine state has an unknown layout", ErrCorrupt)
+		return c, Errorf(ErrCorrupt, "damaged: engine state has an unknown layout")
 	}
 	c.changeSeq = next()
 	c.waitSeq = next()
@@ -141,7 +148,7 @@ func decodeCounters(b []byte) (counters, error) {
 	for _, p := range []*int64{&s.Spaces, &s.Versions, &s.Whole, &s.Stubs, &s.Waiting, &s.BodyBytes, &s.EnvelopeBytes, &s.Files, &s.FileBytes} {
 		v, n := binary.Varint(b)
 		if n <= 0 {
-			return c, fmt.Errorf("%w: engine state is short", ErrCorrupt)
+			return c, Errorf(ErrCorrupt, "damaged: engine state is short")
 		}
 		*p = v
 		b = b[n:]
@@ -149,6 +156,9 @@ func decodeCounters(b []byte) (counters, error) {
 	c.logPrev = next()
 	c.vseq = next()
 	c.stats.Changes = int64(c.changeSeq)
+	if n := next(); n > 0 && n <= uint64(len(b)) { // absent before indexers: no index
+		c.index = string(b[:n])
+	}
 	return c, nil
 }
 
@@ -165,8 +175,15 @@ func Open(kv KV, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	case errors.Is(err, ErrNotFound):
+	case named(err) != nil:
+		return nil, err // the backend's error names the store and what is wrong
 	default:
 		return nil, fmt.Errorf("minca/engine: open: %w", err)
+	}
+	if s.opts.Indexer == nil {
+		s.st.index = "" // the next batch leaves any index table behind
+	} else if err := s.reindexIfNeeded(context.Background()); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -224,7 +241,7 @@ func (s *Store) Version(ctx context.Context, id string) (*record.Version, error)
 	}
 	v, err := record.Decode(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: stored version %s: %v", ErrCorrupt, id, err)
+		return nil, Errorf(ErrCorrupt, "damaged: stored version %s: %v", id, err)
 	}
 	return v, nil
 }
@@ -265,7 +282,7 @@ func readVersion(r Reader, d canonical.ID, id string) (uint64, []byte, []byte, e
 	}
 	vb, err := r.Get(keys.VersionKey(vseq))
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("%w: version %s has no value at %d: %v", ErrCorrupt, id, vseq, err)
+		return 0, nil, nil, Errorf(ErrCorrupt, "damaged: version %s has no value at %d: %v", id, vseq, err)
 	}
 	env, body, err := splitVersion(vb)
 	return vseq, env, body, err
@@ -284,7 +301,7 @@ func (s *Store) Current(ctx context.Context, space, key string) (*record.Version
 	}
 	v, err := record.Decode(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: stored version of %s: %v", ErrCorrupt, key, err)
+		return nil, Errorf(ErrCorrupt, "damaged: stored version of %s: %v", key, err)
 	}
 	return v, nil
 }
@@ -376,7 +393,7 @@ func (s *Store) Standing(ctx context.Context, id string) (Verdict, Storage, erro
 	}
 	hb, err := s.kv.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
 	if err != nil {
-		return Refused, None, fmt.Errorf("%w: version %s has no history entry: %v", ErrCorrupt, id, err)
+		return Refused, None, Errorf(ErrCorrupt, "damaged: version %s has no history entry: %v", id, err)
 	}
 	e, err := decodeHist(hb)
 	if err != nil {
@@ -440,5 +457,5 @@ func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
 	if err != nil {
 		return err
 	}
-	return b.Commit(true)
+	return b.Commit(Sync)
 }

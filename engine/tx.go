@@ -110,7 +110,7 @@ func (t *tx) version(d canonical.ID) (vseq uint64, env, body []byte, ok bool, er
 		return 0, nil, nil, false, err
 	}
 	if !ok {
-		return 0, nil, nil, false, fmt.Errorf("%w: version %s has no value at %d", ErrCorrupt, d, vseq)
+		return 0, nil, nil, false, Errorf(ErrCorrupt, "damaged: version %s has no value at %d", d, vseq)
 	}
 	env, body, err = splitVersion(vb)
 	return vseq, env, body, err == nil, err
@@ -122,7 +122,7 @@ func (t *tx) histEntry(v *record.Version) (histEntry, error) {
 		return histEntry{}, err
 	}
 	if !ok {
-		return histEntry{}, fmt.Errorf("%w: version %s has no history entry", ErrCorrupt, v.ID)
+		return histEntry{}, Errorf(ErrCorrupt, "damaged: version %s has no history entry", v.ID)
 	}
 	return decodeHist(hb)
 }
@@ -139,7 +139,7 @@ func (t *tx) holding(d canonical.ID, v *record.Version) (histEntry, holding, err
 		return e, holding{}, err
 	}
 	if !ok {
-		return e, holding{}, fmt.Errorf("%w: version %s in a history is not held", ErrCorrupt, d)
+		return e, holding{}, Errorf(ErrCorrupt, "damaged: version %s in a history is not held", d)
 	}
 	return e, holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}, nil
 }
@@ -363,10 +363,11 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w: version %s is not held", ErrCorrupt, d)
+		return Errorf(ErrCorrupt, "damaged: version %s is not held", d)
 	}
 	t.set(keys.VersionKey(vseq), versionValue(env, body))
 	if isFirst || h.top == d {
+		oh := h
 		hold := holding{whole: true, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}
 		if h.top == d {
 			h.topH = hold
@@ -375,8 +376,8 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 			h.firstH, h.firstBody = hold, body
 		}
 		t.set(keys.HeadKey(rec), h.encode())
-		if isFirst {
-			t.events = append(t.events, Event{Kind: EventCurrent, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
+		if err := t.noteCurrent(v.Space, v.Key, oh, h, v); err != nil {
+			return err
 		}
 	}
 	t.st.stats.Stubs--

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -33,7 +32,7 @@ func (w *waiting) encode() ([]byte, error) {
 
 func decodeWaiting(b []byte) (waiting, error) {
 	var w waiting
-	bad := fmt.Errorf("%w: waiting entry", ErrCorrupt)
+	bad := Errorf(ErrCorrupt, "damaged: waiting entry")
 	seq, n := binary.Uvarint(b)
 	if n <= 0 {
 		return w, bad
@@ -60,7 +59,7 @@ func decodeWaiting(b []byte) (waiting, error) {
 	}
 	v, err := record.Decode(b)
 	if err != nil {
-		return w, fmt.Errorf("%w: waiting version: %v", ErrCorrupt, err)
+		return w, Errorf(ErrCorrupt, "damaged: waiting version: %v", err)
 	}
 	w.v = v
 	return w, nil
@@ -140,14 +139,14 @@ func (t *tx) dropOldest() error {
 		return err
 	}
 	if len(ds) == 0 {
-		return fmt.Errorf("%w: %d waiting counted but none queued", ErrCorrupt, t.st.stats.Waiting)
+		return Errorf(ErrCorrupt, "damaged: %d waiting counted but none queued", t.st.stats.Waiting)
 	}
 	w, ok, err := t.waitingOf(ds[0])
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w: queued waiting version %s is missing", ErrCorrupt, ds[0])
+		return Errorf(ErrCorrupt, "damaged: queued waiting version %s is missing", ds[0])
 	}
 	for _, j := range t.pending[ds[0]] {
 		t.outcome(j, Outcome{Verdict: Later})
@@ -177,11 +176,11 @@ func (s *Store) Waiting(yield func(v *record.Version, waits []string) bool) erro
 		k := it.Key()
 		d, ok := keys.Digest(k, len(k)-32)
 		if !ok {
-			return fmt.Errorf("%w: waiting queue key", ErrCorrupt)
+			return Errorf(ErrCorrupt, "damaged: waiting queue key")
 		}
 		b, err := s.kv.Get(keys.WaitKey(d))
 		if err != nil {
-			return fmt.Errorf("%w: queued waiting version %s: %v", ErrCorrupt, d, err)
+			return Errorf(ErrCorrupt, "damaged: queued waiting version %s: %v", d, err)
 		}
 		w, err := decodeWaiting(b)
 		if err != nil {

@@ -72,9 +72,17 @@ func ParseDID(did string) (*PublicKey, error) {
 	if x == nil {
 		return nil, fmt.Errorf("%w: the compressed point is not on P-256", ErrDID)
 	}
+	uncompressed := make([]byte, 65)
+	uncompressed[0] = 4
+	x.FillBytes(uncompressed[1:33])
+	y.FillBytes(uncompressed[33:])
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), uncompressed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the point is not a P-256 public key", ErrDID)
+	}
 	// Only one text names a key: refuse one that decodes but would encode
 	// differently (leading '1's, say), so a DID compares by string.
-	k := &PublicKey{key: &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, did: did}
+	k := &PublicKey{key: pub, did: did}
 	if encodeDID(raw[2:]) != did {
 		return nil, fmt.Errorf("%w: not in its one canonical form", ErrDID)
 	}
@@ -86,7 +94,15 @@ func DIDOf(pub *ecdsa.PublicKey) (string, error) {
 	if pub == nil || pub.Curve != elliptic.P256() {
 		return "", errors.New("minca/identity: not a P-256 key")
 	}
-	return encodeDID(elliptic.MarshalCompressed(elliptic.P256(), pub.X, pub.Y)), nil
+	b, err := pub.Bytes() // 0x04 ‖ X ‖ Y
+	if err != nil || len(b) != 65 {
+		return "", errors.New("minca/identity: not a valid P-256 public key")
+	}
+	// SEC 1 compressed form: 0x02 or 0x03 by the parity of Y, then X.
+	compressed := make([]byte, 33)
+	compressed[0] = 2 | b[64]&1
+	copy(compressed[1:], b[1:33])
+	return encodeDID(compressed), nil
 }
 
 func encodeDID(compressed []byte) string {

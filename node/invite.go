@@ -17,8 +17,8 @@ import (
 	"github.com/minca-go/minca/space"
 )
 
-// An invite, in our profile, is handed over as text: "minca-invite:" and
-// base64url (no padding) of the canonical JSON
+// InvitePrefix starts every invite's text. An invite, in our profile, is
+// handed over as text: "minca-invite:" and base64url (no padding) of the canonical JSON
 //
 //	{"v": 1, "genesis": {…}, "key": base64url(PKCS #8 of the invite key),
 //	 "roles": [role…], "history": [access change…]}
@@ -29,7 +29,7 @@ import (
 // inviter holds, the open invite among them, so the one joining can judge
 // its own join before the space syncs. Whoever holds the text may join:
 // hand it over as a secret.
-const invitePrefix = "minca-invite:"
+const InvitePrefix = "minca-invite:"
 
 // MaxInviteHistory bounds the access changes an invite carries.
 const MaxInviteHistory = 4096
@@ -82,7 +82,7 @@ func (n *Node) Invite(ctx context.Context, spaceID string, roles []string) (stri
 	if err != nil {
 		return "", err
 	}
-	return invitePrefix + base64.RawURLEncoding.EncodeToString(b), nil
+	return InvitePrefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // parsedInvite is an invite read back.
@@ -97,9 +97,9 @@ func parseInvite(text string) (*parsedInvite, error) {
 	bad := func(msg string) (*parsedInvite, error) {
 		return nil, writeErr(CodeBadInput, "invite", "not an invite: "+msg)
 	}
-	rest, ok := strings.CutPrefix(strings.TrimSpace(text), invitePrefix)
+	rest, ok := strings.CutPrefix(strings.TrimSpace(text), InvitePrefix)
 	if !ok {
-		return bad("an invite starts " + invitePrefix)
+		return bad("an invite starts " + InvitePrefix)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(rest)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/space"
 )
 
 // Refusal codes of the judge's own checks (beside record's).
@@ -15,17 +16,9 @@ const (
 	CodeRetainRequired = "retain/required"
 )
 
-// accessCollections are the access-history collections, whose versions a
-// peer MUST refuse without retain (02 §4.5).
-var accessCollections = map[string]bool{
-	"sys.role": true, "sys.assign": true, "sys.remove": true, "sys.invite": true,
-	"sys.revoke": true, "sys.collection": true, "sys.key": true, "sys.relays": true,
-	"sys.keepers": true, "sys.fork": true, "sys.stepdown": true, "sys.succeed": true,
-}
-
 // IsAccessCollection reports whether a collection is one of the access
-// history's (02 §4.5).
-func IsAccessCollection(c string) bool { return accessCollections[c] }
+// history's (02 §4.5), whose versions a peer MUST refuse without retain.
+func IsAccessCollection(c string) bool { return space.IsAccessCollection(c) }
 
 // Judge is the part of 02 §9 that needs no access history: every root may
 // write. Check runs what needs the version alone — shape (§4.6), the crypto

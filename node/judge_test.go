@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/minca-go/minca/canonical"
@@ -70,3 +71,33 @@ type nothingHeld struct{}
 
 func (nothingHeld) Held(string) (*record.Version, bool, error)    { return nil, false, nil }
 func (nothingHeld) Standing(string) (engine.Verdict, bool, error) { return engine.Refused, false, nil }
+
+// The judge's own refusals (02 §4.5, §3.5): an access-history version
+// without retain, and a loose version, are refused before any signature
+// is checked.
+func TestJudgeOwnRefusals(t *testing.T) {
+	key, _ := identity.GenerateKey()
+	space := canonical.IDOf([]byte("space")).String()
+	sign := func(o *canonical.Object) *record.Version {
+		t.Helper()
+		v, err := record.Sign(o, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	role := sign(canonical.NewObject("collection", "sys.role", "createdAt", "2026-09-26T12:00:00.000Z", "key", "role:x",
+		"seq", float64(0), "space", space, "log", canonical.NewObject("n", float64(0)), "body", "r"))
+	loose := sign(canonical.NewObject("collection", "app.note", "createdAt", "2026-09-26T12:00:00.000Z", "key", "k",
+		"seq", float64(0), "body", "x"))
+	for _, c := range []struct {
+		v    *record.Version
+		code string
+	}{{role, node.CodeRetainRequired}, {loose, node.CodeNoSpace}} {
+		_, err := (&node.Judge{}).Check(c.v)
+		var r *record.Refusal
+		if !errors.As(err, &r) || r.Code != c.code {
+			t.Errorf("want %s, got %v", c.code, err)
+		}
+	}
+}

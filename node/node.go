@@ -13,6 +13,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/store"
 )
 
 // ErrLocked: another process runs a node in this directory (one process
@@ -28,7 +29,8 @@ var ErrClosed = errors.New("minca/node: closed")
 type Node struct {
 	o       Options
 	lock    *flock.Flock
-	st      *engine.Store
+	sto     *store.Store
+	st      *engine.Store // sto's engine
 	judge   *SpaceJudge
 	notes   *identity.Checker
 	sess    *session
@@ -89,9 +91,13 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 		return fail(err)
 	}
 	n.judge = NewSpaceJudge(n.notes)
-	if n.st, err = o.OpenStore(ctx, o.Store, n.judge); err != nil {
+	if n.o.Store, err = storeURL(o); err != nil {
 		return fail(err)
 	}
+	if n.sto, err = store.Open(ctx, n.o.Store, n.storeOptions(nil)); err != nil {
+		return fail(err)
+	}
+	n.st = n.sto.Engine()
 	n.judge.Source = n.st
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if n.ev, err = openEvents(n); err != nil {
@@ -103,23 +109,8 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 			return fail(err)
 		}
 	}
-	for _, u := range o.Mirrors {
-		b, err := o.OpenBlobs(ctx, u)
-		if err != nil {
-			return fail(err)
-		}
-		m, err := mirror.New(n.st, b, &mirror.Options{Logger: o.Logger})
-		if err != nil {
-			return fail(fmt.Errorf("minca/node: mirror %s: %w", u, err))
-		}
-		n.mirrors = append(n.mirrors, m)
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			if err := m.Run(n.ctx); err != nil && n.ctx.Err() == nil {
-				o.Logger.Error("mirror stopped", "mirror", u, "err", err)
-			}
-		}()
+	if err := n.startMirrors(ctx); err != nil {
+		return fail(err)
 	}
 	n.wg.Add(1)
 	go n.renewLoop()
@@ -176,8 +167,8 @@ func (n *Node) shutdown() error {
 	if n.ev != nil {
 		errs = append(errs, n.ev.close())
 	}
-	if n.st != nil {
-		errs = append(errs, n.st.Close())
+	if n.sto != nil {
+		errs = append(errs, n.sto.Close())
 	}
 	errs = append(errs, n.lock.Unlock())
 	return errors.Join(errs...)

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/store"
 )
 
 // Options configure [Open]. The zero value is the defaults: a node in the
@@ -20,8 +19,11 @@ type Options struct {
 	// token and (by default) its store. Never a synced data folder (02
 	// §4.10). Default: [DefaultDir].
 	Dir string
-	// Store is the store's URL (pebble:PATH, sqlite:PATH, memory:, and
-	// through OpenStore any other). Default: pebble:Dir/store.
+	// Store is the store's URL: a local store (pebble:PATH, sqlite:PATH,
+	// memory:; package store opens it, made where missing). The node
+	// directory records it (made absolute), and a node opened there later
+	// with Store empty opens the one recorded. Default: the one recorded,
+	// else pebble:Dir/store.
 	Store string
 	// Mirrors are blob store URLs (folder:PATH, s3://…) the node mirrors
 	// continuously in both directions while it runs (engine/mirror).
@@ -56,11 +58,12 @@ type Options struct {
 	// subscribers; one that falls further behind is dropped, and resumes
 	// from its cursor. Default 65,536.
 	EventRing int
-	// OpenStore opens a store URL with the node's judge. Default: pebble:,
-	// sqlite: and memory: (see openStoreURL).
-	OpenStore func(ctx context.Context, url string, judge engine.Judge) (*engine.Store, error)
-	// OpenBlobs opens a mirror's blob store URL. Default: folder: only.
-	OpenBlobs func(ctx context.Context, url string) (engine.Blobs, error)
+	// StoreOptions are how the store and the mirrors' blob stores are
+	// opened (store.Open, store.OpenBlobsFor): S3's credentials and
+	// timeouts, Adopt, CacheDir, Logger (default the node's). The node
+	// sets Judge, Indexer and Create itself. Default nil: package store's
+	// defaults.
+	StoreOptions *store.Options
 	// Querier answers queries (06 §2.11); nil answers none (ErrNoQueries).
 	Querier Querier
 	// Logger receives the node's logs. Default: discarded.
@@ -99,9 +102,6 @@ func (o *Options) resolve() (Options, error) {
 		return out, fmt.Errorf("minca/node: Options.Dir: %w", err)
 	}
 	out.Dir = abs
-	if out.Store == "" {
-		out.Store = "pebble:" + filepath.Join(out.Dir, "store")
-	}
 	if out.AccountKey == "" && out.Account == nil {
 		if p := filepath.Join(out.Dir, AccountKeyName); fileExists(p) {
 			out.AccountKey = p
@@ -137,12 +137,6 @@ func (o *Options) resolve() (Options, error) {
 	}
 	if out.EventRing == 0 {
 		out.EventRing = 1 << 16
-	}
-	if out.OpenStore == nil {
-		out.OpenStore = openStoreURL
-	}
-	if out.OpenBlobs == nil {
-		out.OpenBlobs = openBlobsURL
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ var backends = []backend{
 		return kv
 	}},
 	{"sqlite", func(t *testing.T) engine.KV {
-		kv, err := sqlite.Open(t.TempDir(), nil)
+		kv, err := sqlite.Open(filepath.Join(t.TempDir(), "db.sqlite"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

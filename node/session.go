@@ -23,6 +23,10 @@ const (
 	placesName      = "places.log"
 	placesLockName  = "places.lock"
 	lockName        = "node.lock"
+	// storeURLName names the store the node runs on, so that a node
+	// opened on the directory later without naming one (a verb run while
+	// no node serves) opens the same store.
+	storeURLName = "store.url"
 )
 
 // ErrNoNote: the node holds no account key and no note for its session

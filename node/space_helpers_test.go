@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/collection"
 	"testing"
 
 	"github.com/minca-go/minca/backends/memory"
@@ -270,3 +271,7 @@ func def(name string, extra ...any) *canonical.Object {
 }
 
 func obj(pairs ...any) *canonical.Object { return canonical.NewObject(pairs...) }
+
+func collectionTag(spaceID, coll, topic string, value any) (string, error) {
+	return collection.Tag(collection.PublicTagKey(spaceID), coll, topic, value)
+}

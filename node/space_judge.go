@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -53,6 +54,7 @@ type SpaceJudge struct {
 	mu      sync.Mutex
 	stale   atomic.Bool
 	spaces  map[string]*space.History
+	keys    map[string]*publicKeys  // a public space's tag and onePer keys
 	pending map[string]space.Result // by version id: what storing it changed, for Restand
 	roots   map[string]string       // first versions' roots, for byCreator
 }
@@ -84,6 +86,7 @@ func (j *SpaceJudge) lock() {
 	j.mu.Lock()
 	if j.stale.Swap(false) || j.spaces == nil {
 		j.spaces, j.pending, j.roots = map[string]*space.History{}, map[string]space.Result{}, map[string]string{}
+		j.keys = map[string]*publicKeys{}
 	}
 }
 
@@ -328,7 +331,11 @@ func (j *SpaceJudge) decideVersion(hr engine.HeldReader, sp *space.History, v *r
 		return refused(err)
 	}
 	// Withdrawn: only the access history's judgement fails, on changes it
-	// had not seen (§9.4 last paragraph).
+	// had not seen (§9.4 last paragraph). As of every change held, it has
+	// just been made.
+	if st.IsNow() {
+		return engine.Decision{Verdict: engine.Stands}, nil
+	}
 	if r := sp.JudgeStored(req, v.Seen); r != nil {
 		return engine.Decision{Verdict: engine.Withdrawn, Refusal: withdrawnBy(r)}, nil
 	}
@@ -346,8 +353,12 @@ func (j *SpaceJudge) rules(hr engine.HeldReader, g *space.Genesis, v *record.Ver
 	var tagKey *collection.TagKey
 	var oneKey *collection.OneKey
 	if !g.Private() {
-		tk, ok := collection.PublicTagKey(g.ID), collection.PublicOneKey(g.ID)
-		tagKey, oneKey = &tk, &ok
+		pk, ok := j.keys[g.ID]
+		if !ok {
+			pk = &publicKeys{tag: collection.PublicTagKey(g.ID), one: collection.PublicOneKey(g.ID)}
+			j.keys[g.ID] = pk
+		}
+		tagKey, oneKey = &pk.tag, &pk.one
 	}
 	if err := collection.CheckTags(v, c, tagKey, in); err != nil {
 		return err
@@ -372,6 +383,13 @@ func (j *SpaceJudge) rules(hr engine.HeldReader, g *space.Genesis, v *record.Ver
 		}
 	}
 	return collection.CheckFixed(v, c, first, firstC, in)
+}
+
+// publicKeys are a public space's keys for tags and onePer (02 §7.3, §8.2),
+// derived once.
+type publicKeys struct {
+	tag collection.TagKey
+	one collection.OneKey
 }
 
 // content is a version's content as this peer reads it: in a public space
@@ -459,15 +477,7 @@ func (j *SpaceJudge) Restand(hr engine.HeldReader, v *record.Version, verdict en
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b engine.Restanding) int {
-		if a.ID < b.ID {
-			return -1
-		}
-		if a.ID > b.ID {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b engine.Restanding) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 

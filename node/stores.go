@@ -2,58 +2,87 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
-	"github.com/minca-go/minca/backends/folder"
-	"github.com/minca-go/minca/backends/memory"
-	"github.com/minca-go/minca/backends/pebble"
-	"github.com/minca-go/minca/backends/sqlite"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/store"
 )
 
-// openStoreURL is the default Options.OpenStore: the local stores a node
-// runs on (DESIGN.md: a store is named by a URL). A store whose durable
-// copy is a blob store (folder:, s3://) is opened through Options.OpenStore
-// by the caller that knows where its index lives.
-func openStoreURL(ctx context.Context, url string, judge engine.Judge) (*engine.Store, error) {
-	scheme, path, ok := strings.Cut(url, ":")
-	if !ok {
-		scheme, path = "pebble", url
+// storeURL is the store the node opens: o.Store made absolute, recorded
+// in the node directory when it changes; or, when o.Store is empty, the
+// one recorded there, else the default pebble:Dir/store. The node runs on
+// a local store: a folder or a bucket is one of its mirrors.
+func storeURL(o Options) (string, error) {
+	rec := filepath.Join(o.Dir, storeURLName)
+	u := o.Store
+	if u == "" {
+		b, err := os.ReadFile(rec)
+		switch {
+		case err == nil:
+			u = strings.TrimSpace(string(b))
+		case errors.Is(err, os.ErrNotExist):
+			u = "pebble:" + filepath.Join(o.Dir, "store")
+		default:
+			return "", fmt.Errorf("minca/node: the node's store: %w", err)
+		}
 	}
-	var kv engine.KV
-	var err error
-	switch scheme {
-	case "pebble":
-		kv, err = pebble.Open(path, nil)
-	case "sqlite":
-		kv, err = sqlite.Open(path, nil)
-	case "memory":
-		kv = memory.Open(nil)
-	default:
-		return nil, fmt.Errorf("minca/node: store %s: the node opens pebble:, sqlite: and memory: stores itself; give Options.OpenStore for others", url)
+	if store.IsBlobURL(u) {
+		return "", engine.Errorf(store.ErrBadURL, "minca/node: store %s: a node runs on a local store (pebble:, sqlite:, memory:); a folder or a bucket is one of its mirrors", store.ShortURL(u))
 	}
+	abs, err := store.Abs(u)
 	if err != nil {
-		return nil, fmt.Errorf("minca/node: store %s: %w", url, err)
+		return "", err
 	}
-	st, err := engine.Open(kv, &engine.Options{Judge: judge})
-	if err != nil {
-		kv.Close()
-		return nil, fmt.Errorf("minca/node: store %s: %w", url, err)
+	if b, err := os.ReadFile(rec); err != nil || strings.TrimSpace(string(b)) != abs {
+		if err := writeFileAtomic(rec, []byte(abs+"\n"), 0o600); err != nil {
+			return "", fmt.Errorf("minca/node: recording the node's store: %w", err)
+		}
 	}
-	return st, nil
+	return abs, nil
 }
 
-// openBlobsURL is the default Options.OpenBlobs: a data folder, made when
-// it holds nothing yet. An S3 prefix is opened through Options.OpenBlobs
-// (cmd/minca gives one): backends/s3's tests judge with this package.
-func openBlobsURL(ctx context.Context, url string) (engine.Blobs, error) {
-	if path, ok := strings.CutPrefix(url, "folder:"); ok {
-		b, err := folder.Open(path, &folder.Options{Create: true})
-		if err != nil {
-			return nil, fmt.Errorf("minca/node: mirror %s: %w", url, err)
-		}
-		return b, nil
+// storeOptions are the store.Options the node opens its store and its
+// mirrors' blob stores with: the caller's, with the node's judge, made
+// where missing.
+func (n *Node) storeOptions(indexer engine.Indexer) *store.Options {
+	var so store.Options
+	if n.o.StoreOptions != nil {
+		so = *n.o.StoreOptions
 	}
-	return nil, fmt.Errorf("minca/node: mirror %s: the node opens folder:PATH mirrors itself; give Options.OpenBlobs for others", url)
+	so.Judge, so.Indexer, so.Create, so.ReadOnly = n.judge, indexer, true, false
+	if so.Logger == nil {
+		so.Logger = n.o.Logger
+	}
+	return &so
+}
+
+// startMirrors opens each mirror's blob store for the node's store
+// (store.OpenBlobsFor: a folder emptied since is refused unless Adopt) and
+// runs its mirror in both directions until the node closes.
+func (n *Node) startMirrors(ctx context.Context) error {
+	so := n.storeOptions(nil)
+	for _, u := range n.o.Mirrors {
+		b, err := store.OpenBlobsFor(ctx, n.st, u, so)
+		if err != nil {
+			return err
+		}
+		m, err := mirror.New(n.st, b, &mirror.Options{Logger: n.o.Logger, Adopt: so.Adopt})
+		if err != nil {
+			return fmt.Errorf("minca/node: mirror %s: %w", store.ShortURL(u), err)
+		}
+		n.mirrors = append(n.mirrors, m)
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			if err := m.Run(n.ctx); err != nil && n.ctx.Err() == nil {
+				n.o.Logger.Error("mirror stopped", "mirror", store.ShortURL(u), "err", err)
+			}
+		}()
+	}
+	return nil
 }

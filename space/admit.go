@@ -18,7 +18,7 @@ type judging struct {
 
 func (j judging) read(reg string) {
 	if j.reads != nil && !slices.Contains(*j.reads, reg) {
-		*j.reads = append(*j.reads, reg)
+		*j.reads = append(*j.reads, j.v.h.intern(reg))
 	}
 }
 

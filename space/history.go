@@ -35,6 +35,9 @@ type History struct {
 
 	now   *view
 	views map[string]*view
+	// names holds one copy of each register name changes read, so that a
+	// name many changes read is kept once.
+	names map[string]string
 }
 
 // node is a change in the history.
@@ -65,7 +68,7 @@ const maxViews = 512
 
 // NewHistory starts the history of the space g: the genesis alone.
 func NewHistory(g *Genesis, env Env) *History {
-	h := &History{g: g, env: env, byID: map[string]*node{}, regs: map[string][]*node{}, views: map[string]*view{}}
+	h := &History{g: g, env: env, byID: map[string]*node{}, regs: map[string][]*node{}, views: map[string]*view{}, names: map[string]string{}}
 	h.now = h.newView(ancestry{}, true, nil)
 	return h
 }
@@ -289,6 +292,15 @@ func (h *History) Add(c *Change) (Result, error) {
 	}
 	res.Affected = h.affected(dirty)
 	return res, nil
+}
+
+// intern returns the history's copy of a register name.
+func (h *History) intern(s string) string {
+	if c, ok := h.names[s]; ok {
+		return c
+	}
+	h.names[s] = s
+	return s
 }
 
 // concurrentWith calls fn for each held change that x did not see (x is

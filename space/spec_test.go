@@ -3,7 +3,6 @@ package space_test
 import (
 	"testing"
 
-	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
 
@@ -149,5 +148,3 @@ func TestSpec_6_3_SameBodyApart(t *testing.T) {
 	w.atKey["collection:app.list"] = a
 	w.refused(w.sign(alice, "sys.collection", "collection:app.list", definition("app.list", 2), ids(take)), space.CodeAccessGrant)
 }
-
-var _ = record.Codes

@@ -26,6 +26,9 @@ type Member struct {
 	Roles   []string
 }
 
+// IsNow reports whether the state is the one with every change held.
+func (s *State) IsNow() bool { return s.v == s.h.now }
+
 // IsMember reports whether root is a member: a founder, or assigned and
 // not removed.
 func (s *State) IsMember(root string) bool { return s.v.founder(root) || s.v.member(root).present }
@@ -305,4 +308,14 @@ func (h *History) JudgeStored(r Request, seen []string) *record.Refusal {
 		return nil
 	}
 	return rf
+}
+
+// Counts reports whether the change with this id is in the state's set,
+// and whether it counts there.
+func (s *State) Counts(id string) (counts, in bool) {
+	n, ok := s.h.byID[id]
+	if !ok || !s.v.in(n) {
+		return false, false
+	}
+	return s.v.counting(n), true
 }

@@ -15,6 +15,9 @@
 //   - A marker file (minca-store.json) holds the store's id. Without it
 //     every operation fails with [engine.ErrBlobStoreGone]: a folder that
 //     is missing, unmounted or emptied is never taken for an empty store.
+//     Copies of it a sync service made (two devices setting up one folder
+//     at once) are read too, and the smallest valid id is the store's
+//     (markers.go); copies identical to the marker can be tidied away.
 //   - Watch is a hint (fsnotify); callers rescan on a timer anyway.
 //
 // A Store is safe for concurrent use.
@@ -26,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -50,16 +54,20 @@ type Options struct {
 	Create bool
 	// MaxObject is the largest object Get reads, in bytes. Default 1 GiB.
 	MaxObject int64
+	// Rand makes a new store's id. Default crypto/rand.
+	Rand io.Reader
 }
 
 // Store is a folder store.
 type Store struct {
 	fs    FS
 	root  string
-	id    string
+	abs   string // root made absolute, for Locate
 	maxOb int64
+	rand  io.Reader
 
 	mu    sync.Mutex
+	id    string // the smallest valid marker id seen last
 	pages listPages
 }
 
@@ -83,6 +91,10 @@ var (
 	_ engine.BlobStrays  = (*Store)(nil)
 	_ engine.BlobStoreID = (*Store)(nil)
 	_ engine.BlobWatcher = (*Store)(nil)
+
+	_ engine.BlobMarkers      = (*Store)(nil)
+	_ engine.BlobStrayRemover = (*Store)(nil)
+	_ engine.BlobLocator      = (*Store)(nil)
 )
 
 type marker struct {
@@ -103,10 +115,13 @@ func Open(root string, opts *Options) (*Store, error) {
 	if o.MaxObject <= 0 {
 		o.MaxObject = 1 << 30
 	}
-	s := &Store{fs: o.FS, root: filepath.Clean(root), maxOb: o.MaxObject}
-	id, err := s.readMarker()
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	s := &Store{fs: o.FS, root: filepath.Clean(root), abs: Locate(root), maxOb: o.MaxObject, rand: o.Rand}
+	ids, err := s.readIDs()
 	if err == nil {
-		s.id = id
+		s.id = ids[0]
 		return s, nil
 	}
 	if !o.Create || !errors.Is(err, engine.ErrBlobStoreGone) {
@@ -118,32 +133,17 @@ func Open(root string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) readMarker() (string, error) {
-	b, err := s.fs.ReadFile(filepath.Join(s.root, MarkerName))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("%w: no %s in %s", engine.ErrBlobStoreGone, MarkerName, s.root)
-		}
-		return "", fmt.Errorf("minca/folder: marker: %w", err)
-	}
-	var m marker
-	if err := json.Unmarshal(b, &m); err != nil || m.Minca != "blobs" || m.V != 1 || !engine.ValidBlobComponent(m.ID) {
-		return "", fmt.Errorf("%w: %s in %s is not a Minca store marker", engine.ErrBlobStoreGone, MarkerName, s.root)
-	}
-	return m.ID, nil
-}
-
 // create makes the root and its marker, unless the root already holds
 // directories or files of ours (then the marker was lost, and adopting the
 // folder could hide that it was emptied or swapped).
 func (s *Store) create() error {
 	if _, err := s.fs.Stat(filepath.Dir(s.root)); err != nil {
-		return fmt.Errorf("%w: the parent of %s is not there (unmounted?): %v", engine.ErrBlobStoreGone, s.root, err)
+		return engine.Errorf(engine.ErrBlobStoreGone, "the parent of %s is not there (unmounted?): %v", s.root, err)
 	}
 	if es, err := s.fs.ReadDir(s.root); err == nil {
 		for _, e := range es {
 			if engine.ValidBlobComponent(e.Name) {
-				return fmt.Errorf("%w: %s holds %q but no marker; not adopting it", engine.ErrBlobStoreGone, s.root, e.Name)
+				return engine.Errorf(engine.ErrBlobStoreGone, "%s holds %q but no marker; not adopting it", s.root, e.Name)
 			}
 		}
 	}
@@ -151,35 +151,57 @@ func (s *Store) create() error {
 		return fmt.Errorf("minca/folder: create %s: %w", s.root, err)
 	}
 	var b [10]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return err
+	if _, err := io.ReadFull(s.rand, b[:]); err != nil {
+		return fmt.Errorf("minca/folder: store id: %w", err)
 	}
 	id := fmt.Sprintf("%x", b)
 	data, _ := json.Marshal(marker{Minca: "blobs", V: 1, ID: id})
 	if err := s.publish(MarkerName, data); err != nil && !errors.Is(err, engine.ErrBlobExists) {
 		return fmt.Errorf("minca/folder: create marker: %w", err)
 	}
-	got, err := s.readMarker() // another device may have made it first
+	ids, err := s.readIDs() // another device may have made it first
 	if err != nil {
 		return err
 	}
-	s.id = got
+	s.id = ids[0]
 	return nil
 }
 
-// StoreID is the id in the store's marker.
-func (s *Store) StoreID() string { return s.id }
+// StoreID is the store's id: the smallest valid id among the marker and
+// its copies when they were read last (at Open, or by [Store.StoreIDs]).
+func (s *Store) StoreID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
 
 // Root is the folder's path.
 func (s *Store) Root() string { return s.root }
 
+// Locate implements [engine.BlobLocator]: the folder's absolute path.
+func (s *Store) Locate() string { return s.abs }
+
+// Locate is where the folder store at root is, as [Store.Locate] says,
+// without opening it: root made absolute and clean.
+func Locate(root string) string {
+	if a, err := filepath.Abs(root); err == nil {
+		return a
+	}
+	return filepath.Clean(root)
+}
+
 // check fails when the marker is gone: the folder was removed, emptied or
-// unmounted since Open.
+// unmounted since Open. A copy of the marker alone still counts (a sync
+// service renamed the marker and has not yet brought the other).
 func (s *Store) check(op, name string) error {
-	if _, err := s.fs.Stat(filepath.Join(s.root, MarkerName)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return &engine.BlobError{Op: op, Name: name, Err: fmt.Errorf("%w: %s vanished from %s", engine.ErrBlobStoreGone, MarkerName, s.root)}
+	_, err := s.fs.Stat(filepath.Join(s.root, MarkerName))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, rerr := s.readIDs(); rerr == nil {
+			return nil
 		}
+		return &engine.BlobError{Op: op, Name: name, Err: engine.Errorf(engine.ErrBlobStoreGone, "%s vanished from %s", MarkerName, s.root)}
+	}
+	if err != nil {
 		return &engine.BlobError{Op: op, Name: name, Err: err}
 	}
 	return nil
@@ -521,6 +543,11 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	}
 	p := join(s.root, name)
 	if err := s.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &engine.BlobError{Op: "delete", Name: name, Err: err}
+	}
+	// An evicted file is its iCloud stub (F3): deleting it deletes that.
+	stub := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".icloud")
+	if err := s.fs.Remove(stub); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return &engine.BlobError{Op: "delete", Name: name, Err: err}
 	}
 	return s.fs.SyncDir(filepath.Dir(p))

@@ -225,6 +225,13 @@ func TestPlaceholders(t *testing.T) {
 	if reads != 0 {
 		t.Fatalf("a placeholder was read (%d reads): that forces a download", reads)
 	}
+	// Deleting an evicted file deletes its stub.
+	if err := s.Delete(ctx, evicted); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, s, "segments/"); len(got) != 1 || got[0] != seg+" (pending)" {
+		t.Fatalf("after deleting the evicted file: %v", got)
+	}
 	// Downloaded: the same name reads.
 	m.SetDataless(root+seg, false)
 	if b, err := s.Get(ctx, seg); err != nil || string(b) != "dataless" {

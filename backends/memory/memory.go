@@ -1,6 +1,6 @@
 // Package memory is an in-memory [engine.KV] for tests and the memory: store
 // URL. It holds everything in a skip list; nothing survives Close. Commits
-// are atomic (sync is meaningless here).
+// are atomic (durability is meaningless here).
 package memory
 
 import (
@@ -130,7 +130,8 @@ func (b *batch) Delete(key []byte) error {
 	return nil
 }
 
-func (b *batch) Commit(sync bool) error {
+// Commit applies the batch atomically; d means nothing in memory.
+func (b *batch) Commit(d engine.Durability) error {
 	if b.done {
 		return fmt.Errorf("memory: batch already committed")
 	}

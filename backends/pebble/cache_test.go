@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"path/filepath"
 	"testing"
+
+	"github.com/minca-go/minca/engine"
 )
 
 // The block cache keeps blocks while the memtables are full: Pebble
@@ -25,7 +27,7 @@ func TestBlockCacheBesideFullMemtables(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := b.Commit(false); err != nil {
+		if err := b.Commit(engine.NoSync); err != nil {
 			t.Fatal(err)
 		}
 		b.Close()

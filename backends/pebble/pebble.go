@@ -1,8 +1,3 @@
-// Package pebble is the default [engine.KV]: an embedded Pebble LSM store in
-// a directory (DESIGN.md, Backends). Synced commits are made durable
-// through Pebble's write-ahead log (pebble.Sync). A store directory is
-// locked (gofrs/flock on minca.lock) while open, so a second opener — in
-// this process or another — gets [engine.ErrLocked] naming the path.
 package pebble
 
 import (
@@ -10,21 +5,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/gofrs/flock"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/minca-go/minca/backends/internal/localstore"
 	"github.com/minca-go/minca/engine"
 )
 
 // Options configures Open; nil means the defaults.
 type Options struct {
 	// CacheSize is the block cache in bytes: what sstable blocks may take
-	// in memory, besides the memtables. Default 64 MiB.
+	// in memory, besides the memtables. Default (0) 64 MiB; negative is
+	// an error.
 	CacheSize int64
 	// MemTableSize is the size of one memtable in bytes. Default 32 MiB.
 	MemTableSize uint64
@@ -40,13 +39,40 @@ type Options struct {
 	// returns an error wrapping engine.ErrNoStore naming the path.
 	// Default false (Open creates the store).
 	MustExist bool
+
+	fs vfs.FS // the filesystem under Pebble (tests inject faults); nil is vfs.Default
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.CacheSize < 0 {
+		return out, fmt.Errorf("pebble: CacheSize %d is negative", out.CacheSize)
+	}
+	if out.CacheSize == 0 {
+		out.CacheSize = 64 << 20
+	}
+	if out.MemTableSize == 0 {
+		out.MemTableSize = 32 << 20
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.ReadOnly {
+		out.MustExist = true
+	}
+	return out, nil
 }
 
 // Store is an engine.KV on Pebble.
 type Store struct {
-	db   *pebble.DB
-	lock *flock.Flock
-	dir  string
+	db       *pebble.DB
+	lock     *localstore.Lock
+	dir      string
+	readOnly bool
+	fatal    *fatal
 }
 
 var _ engine.KV = (*Store)(nil)
@@ -59,31 +85,32 @@ const memTables = 2
 // LockName is the lock file Open takes in the store directory.
 const LockName = "minca.lock"
 
-// Open opens (creating if needed) the Pebble store in dir.
-func Open(dir string, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
+// Open opens the Pebble store in dir, creating it unless opts says it must
+// exist.
+func Open(dir string, opts *Options) (s *Store, err error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if o.CacheSize <= 0 {
-		o.CacheSize = 64 << 20
-	}
-	if o.MemTableSize == 0 {
-		o.MemTableSize = 32 << 20
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if o.MustExist {
+		if err := mustExist(dir); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("pebble: store %s: %w", dir, err)
 	}
-	lock := flock.New(filepath.Join(dir, LockName))
-	ok, err := lock.TryLock()
+	lock, err := localstore.LockFile(filepath.Join(dir, LockName), localstore.Subject("pebble", dir), o.ReadOnly)
 	if err != nil {
-		return nil, fmt.Errorf("pebble: store %s: lock: %w", dir, err)
+		return nil, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s is open in another process (or another Open in this one)", engine.ErrLocked, dir)
+	s = &Store{lock: lock, dir: dir, readOnly: o.ReadOnly, fatal: newFatal(dir, o.Logger)}
+	defer func() {
+		if err != nil {
+			lock.Unlock()
+		}
+	}()
+	if err := checkManifest(dir); err != nil {
+		return nil, err
 	}
 	// Pebble accounts its memtables inside the block cache (each reserves
 	// its size there). Sized at CacheSize alone, two full 32 MiB memtables
@@ -96,102 +123,207 @@ func Open(dir string, opts *Options) (*Store, error) {
 		Cache:                       cache,
 		MemTableSize:                o.MemTableSize,
 		MemTableStopWritesThreshold: memTables,
-		Logger:                      logger{o.Logger},
+		Logger:                      logger{s.fatal},
+		EventListener:               s.fatal.listener(),
+		ReadOnly:                    o.ReadOnly,
+	}
+	po.FS = o.fs
+	if o.ReadOnly {
+		po.FS = readOnlyFS{vfs.Default}
 	}
 	// Admission looks up many keys that are not there (is this version
 	// held? waiting?): bloom filters answer those without reading blocks.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	db, err := pebble.Open(dir, po)
-	if err != nil {
-		lock.Unlock()
-		return nil, fmt.Errorf("pebble: open %s: %w", dir, err)
+	if err := s.openDB(po); err != nil {
+		return nil, err
 	}
-	return &Store{db: db, lock: lock, dir: dir}, nil
+	if !o.ReadOnly {
+		if err := recordManifest(dir); err != nil {
+			s.db.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *Store) openDB(po *pebble.Options) (err error) {
+	defer s.guard(&err)
+	db, err := pebble.Open(s.dir, po)
+	if errors.Is(err, pebble.ErrDBDoesNotExist) {
+		return localstore.NoStore(s.dir)
+	}
+	if err != nil {
+		return s.wrap(err)
+	}
+	s.db = db
+	return nil
+}
+
+// mustExist returns an error wrapping engine.ErrNoStore unless dir holds a
+// Pebble store; it writes nothing.
+func mustExist(dir string) error {
+	desc, err := pebble.Peek(dir, vfs.Default)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !desc.Exists {
+		return localstore.NoStore(dir)
+	}
+	if err != nil {
+		return localstore.Wrap("pebble", dir, err)
+	}
+	return nil
 }
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
 // Get returns a copy of the value at key.
-func (s *Store) Get(key []byte) ([]byte, error) { return get(s.db, key) }
-
-func get(r pebble.Reader, key []byte) ([]byte, error) {
-	v, c, err := r.Get(key)
+func (s *Store) Get(key []byte) (_ []byte, err error) {
+	if err := s.fatal.get(); err != nil {
+		return nil, err
+	}
+	defer s.guard(&err)
+	v, c, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: key %x", engine.ErrNotFound, key)
 	}
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	out := bytes.Clone(v)
 	if out == nil {
 		out = []byte{}
 	}
-	return out, c.Close()
+	return out, s.wrap(c.Close())
 }
 
 // NewIter iterates [lower, upper) over a consistent view of the store.
-func (s *Store) NewIter(lower, upper []byte) (engine.Iterator, error) {
-	return newIter(s.db, lower, upper)
-}
-
-func newIter(r pebble.Reader, lower, upper []byte) (engine.Iterator, error) {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
+func (s *Store) NewIter(lower, upper []byte) (_ engine.Iterator, err error) {
+	if err := s.fatal.get(); err != nil {
 		return nil, err
 	}
-	return &iter{it: it}, nil
+	defer s.guard(&err)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	return &iter{s: s, it: it}, nil
 }
 
 // GetMany looks keys up (ascending) with one iterator: each seek uses the
 // tables' bloom filters, as Get does, and starts from where the last one
 // ended, which makes a sorted run of look-ups several times cheaper than
 // as many Gets.
-func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
+func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) (err error) {
+	if err := s.fatal.get(); err != nil {
+		return err
+	}
+	defer s.guard(&err)
 	// Most look-ups find nothing (a new version is not held, a new record
 	// has no head): the bottom level's filters too, not only the others'.
 	it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	for i, k := range keys {
 		if it.SeekPrefixGE(k) && bytes.Equal(it.Key(), k) {
 			v, err := it.ValueAndErr()
 			if err != nil {
 				it.Close()
-				return err
+				return s.wrap(err)
 			}
 			found(i, v)
 		}
 	}
-	return errors.Join(it.Error(), it.Close())
+	return s.wrap(errors.Join(it.Error(), it.Close()))
 }
 
 // NewBatch starts a batch; it only writes. An admission batch is a few
 // MiB: Pebble keeps the buffer of a closed batch for the next one up to
 // retainBatch bytes, instead of growing a new one from nothing each time.
+// On a store opened read-only it fails with engine.ErrReadOnly.
 func (s *Store) NewBatch() (engine.Batch, error) {
-	return &batch{b: s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(retainBatch))}, nil
+	if s.readOnly {
+		return nil, s.errReadOnly()
+	}
+	if err := s.fatal.get(); err != nil {
+		return nil, err
+	}
+	return &batch{s: s, b: s.db.NewBatch(pebble.WithMaxRetainedSizeBytes(retainBatch))}, nil
+}
+
+func (s *Store) errReadOnly() error {
+	return &engine.StoreError{Subject: localstore.Subject("pebble", s.dir), Msg: "open read-only", Kind: engine.ErrReadOnly}
 }
 
 // retainBatch is the largest batch buffer kept for reuse, in bytes.
 const retainBatch = 16 << 20
 
 // Close flushes nothing extra (synced commits are already durable), closes
-// Pebble and releases the lock.
-func (s *Store) Close() error {
-	err := s.db.Close()
+// Pebble and releases the lock. After a fatal failure it gives the store
+// up instead (Pebble may never finish closing), keeps the directory
+// locked, and returns the failure.
+func (s *Store) Close() (err error) {
+	if err := s.fatal.get(); err != nil {
+		return err
+	}
+	err = s.await(func() error { return s.wrap(s.db.Close()) })
+	if s.fatal.get() != nil {
+		return err
+	}
+	if !s.readOnly {
+		err = errors.Join(err, recordManifest(s.dir))
+	}
 	return errors.Join(err, s.lock.Unlock())
 }
 
-type iter struct {
-	it      *pebble.Iterator
-	started bool
+// Compact flushes the memtables and compacts the whole key space, so reads
+// measure a settled store rather than one mid-import (benchmarks, and after
+// a large import).
+func (s *Store) Compact(ctx context.Context) error {
+	if s.readOnly {
+		return s.errReadOnly()
+	}
+	return s.await(func() error {
+		if err := s.db.Flush(); err != nil {
+			return s.wrap(err)
+		}
+		return s.wrap(s.db.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, true))
+	})
 }
 
-func (i *iter) Next() bool {
+// wrap names the store in an error from Pebble, on one line: damage found
+// (a checksum failed, a file missing) wraps engine.ErrCorrupt and names the
+// file where Pebble says which.
+func (s *Store) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if pebble.IsCorruptionError(err) || errors.Is(err, fs.ErrNotExist) {
+		what := strings.TrimPrefix(localstore.OneLine(err.Error()), "pebble: ") // the store's kind is said already
+		if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
+			what = filepath.Base(info.Path) + ": " + what
+		}
+		return localstore.Corrupt("pebble", s.dir, what)
+	}
+	return localstore.Wrap("pebble", s.dir, err)
+}
+
+type iter struct {
+	s       *Store
+	it      *pebble.Iterator
+	started bool
+	err     error // a failure that stopped the iteration outside Pebble's Error
+}
+
+func (i *iter) Next() (ok bool) {
+	if i.err != nil {
+		return false
+	}
+	if i.err = i.s.fatal.get(); i.err != nil {
+		return false
+	}
+	defer i.s.guard(&i.err)
 	if !i.started {
 		i.started = true
 		return i.it.First()
@@ -200,49 +332,51 @@ func (i *iter) Next() bool {
 }
 func (i *iter) Key() []byte   { return i.it.Key() }
 func (i *iter) Value() []byte { return i.it.Value() }
-func (i *iter) Err() error    { return i.it.Error() }
-func (i *iter) Close() error  { return i.it.Close() }
+
+func (i *iter) Err() error {
+	if i.err != nil {
+		return i.err
+	}
+	return i.s.wrap(i.it.Error())
+}
+
+func (i *iter) Close() (err error) {
+	if err := i.s.fatal.get(); err != nil {
+		return err // Pebble may not be able to release it
+	}
+	defer i.s.guard(&err)
+	return i.s.wrap(i.it.Close())
+}
 
 type batch struct {
+	s      *Store
 	b      *pebble.Batch
 	closed bool
 }
 
 func (b *batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
 func (b *batch) Delete(key []byte) error     { return b.b.Delete(key, nil) }
-func (b *batch) Commit(sync bool) error {
-	opt := pebble.NoSync
-	if sync {
-		opt = pebble.Sync
+
+// Commit applies the batch; it waits for Pebble only until the store
+// fails (see the package doc on Fatalf).
+func (b *batch) Commit(d engine.Durability) error {
+	if err := b.s.fatal.get(); err != nil {
+		return err
 	}
-	return b.b.Commit(opt)
+	opt := pebble.Sync
+	if d == engine.NoSync {
+		opt = pebble.NoSync
+	}
+	return b.s.await(func() error { return b.s.wrap(b.b.Commit(opt)) })
 }
+
 func (b *batch) Close() error {
 	if b.closed {
 		return nil
 	}
 	b.closed = true
-	return b.b.Close()
-}
-
-// logger passes Pebble's errors to slog and drops its chatter.
-type logger struct{ l *slog.Logger }
-
-func (l logger) Infof(format string, args ...any) {}
-func (l logger) Errorf(format string, args ...any) {
-	l.l.Error("pebble: " + fmt.Sprintf(format, args...))
-}
-func (l logger) Fatalf(format string, args ...any) {
-	l.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
-	os.Exit(1)
-}
-
-// Compact flushes the memtables and compacts the whole key space, so reads
-// measure a settled store rather than one mid-import (benchmarks, and after
-// a large import).
-func (s *Store) Compact(ctx context.Context) error {
-	if err := s.db.Flush(); err != nil {
-		return err
+	if b.s.fatal.get() != nil {
+		return nil // a batch Pebble may be holding: left to the collector
 	}
-	return s.db.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, true)
+	return b.b.Close()
 }

@@ -38,9 +38,108 @@ type faults struct {
 	// ConditionalRequestConflict; lostReply does the first PUT of each
 	// segment and then drops the connection before answering (S3).
 	conflictOnce, lostReply bool
-	seenPut                 sync.Map
+	// lostProbeReply does the first PUT of each probe object and drops the
+	// connection before answering; resetFirstPut drops the first PUT of
+	// each segment without doing it.
+	lostProbeReply, resetFirstPut bool
+	seenPut                       sync.Map
 
-	Requests, SlowDowns, ServerErrors, Resets, BodyCuts atomic.Int64
+	cutLists    atomic.Int32 // listings still to cut short mid-body
+	stalls      atomic.Int32 // requests (of stallWhich) still to hold unanswered; a PUT is done first
+	stallWhich  atomic.Pointer[func(*http.Request) bool]
+	stallBodies atomic.Int32 // object GETs still to hold mid-body
+	trickle     atomic.Int32 // object GETs still to send slowly, in 10 pieces
+	readOnly    atomic.Bool  // PUT, POST and DELETE get 403 AccessDenied
+	down        atomic.Bool  // every request gets 503 SlowDown
+	// hook, when set, sees each request first; true means it answered.
+	hook atomic.Pointer[func(http.ResponseWriter, *http.Request) bool]
+
+	methods map[string]int // requests by method, under mu
+
+	Requests, SlowDowns, ServerErrors, Resets, BodyCuts, Stalls, LostReplies atomic.Int64
+}
+
+// stallNext holds the next n requests that which selects.
+func (f *faults) stallNext(n int32, which func(*http.Request) bool) {
+	f.stallWhich.Store(&which)
+	f.stalls.Store(n)
+}
+
+// stallFor is how long a stalled request is held when the client does
+// not give up first.
+const stallFor = 20 * time.Second
+
+// writes counts requests that change something.
+func (f *faults) writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.methods[http.MethodPut] + f.methods[http.MethodPost] + f.methods[http.MethodDelete]
+}
+
+func (f *faults) method(m string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.methods[m]
+}
+
+func (f *faults) resetMethods() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.methods = map[string]int{}
+}
+
+func isList(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2"
+}
+
+func isObjectGet(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "" && strings.Count(r.URL.Path, "/") > 1
+}
+
+func s3Error(w http.ResponseWriter, status int, code string) {
+	w.WriteHeader(status)
+	io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>`+code+`</Code><Message>injected</Message></Error>`)
+}
+
+// hold keeps a request unanswered until the client gives up (or
+// stallFor), then drops the connection.
+func (f *faults) hold(w http.ResponseWriter, r *http.Request) {
+	f.Stalls.Add(1)
+	select {
+	case <-r.Context().Done():
+	case <-time.After(stallFor):
+	}
+	hijackClose(w)
+}
+
+// cut sends the headers and half the recorded body, then drops the
+// connection: with a reset (the client reads "connection reset") or
+// closed cleanly (it reads an unexpected EOF, short of Content-Length).
+func (f *faults) cut(w http.ResponseWriter, rec *httptest.ResponseRecorder, reset bool) {
+	f.BodyCuts.Add(1)
+	writeHead(w, rec)
+	w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
+	w.(http.Flusher).Flush()
+	if reset {
+		hijackClose(w)
+		return
+	}
+	if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		c.Close()
+	}
+}
+
+// take decrements n if it is positive, reporting whether it was.
+func take(n *atomic.Int32) bool {
+	for {
+		v := n.Load()
+		if v <= 0 {
+			return false
+		}
+		if n.CompareAndSwap(v, v-1) {
+			return true
+		}
+	}
 }
 
 func (f *faults) pick() int {
@@ -54,8 +153,33 @@ func (f *faults) pick() int {
 	return f.rng.Intn(4)
 }
 
+func (f *faults) coin() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rng.Intn(2) == 0
+}
+
 func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.Requests.Add(1)
+	f.mu.Lock()
+	if f.methods == nil {
+		f.methods = map[string]int{}
+	}
+	f.methods[r.Method]++
+	f.mu.Unlock()
+	if h := f.hook.Load(); h != nil && (*h)(w, r) {
+		return
+	}
+	if f.down.Load() {
+		f.SlowDowns.Add(1)
+		s3Error(w, http.StatusServiceUnavailable, "SlowDown")
+		return
+	}
+	if f.readOnly.Load() && (r.Method == http.MethodPut || r.Method == http.MethodPost || r.Method == http.MethodDelete) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		s3Error(w, http.StatusForbidden, "AccessDenied")
+		return
+	}
 	if f.stripIfNoneMatch {
 		r.Header.Del("If-None-Match")
 	}
@@ -75,6 +199,56 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.URL.RawQuery = q.Encode()
 		}
 	}
+	if which := f.stallWhich.Load(); which != nil && (*which)(r) && take(&f.stalls) {
+		if r.Method == http.MethodPut {
+			f.next.ServeHTTP(httptest.NewRecorder(), r) // done, but no answer comes
+		}
+		f.hold(w, r)
+		return
+	}
+	if isObjectGet(r) && take(&f.stallBodies) {
+		rec := httptest.NewRecorder()
+		f.next.ServeHTTP(rec, r)
+		writeHead(w, rec)
+		w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
+		w.(http.Flusher).Flush()
+		f.hold(w, r)
+		return
+	}
+	if isObjectGet(r) && take(&f.trickle) {
+		rec := httptest.NewRecorder()
+		f.next.ServeHTTP(rec, r)
+		writeHead(w, rec)
+		b := rec.Body.Bytes()
+		for i := range 10 {
+			time.Sleep(trickleGap)
+			w.Write(b[len(b)*i/10 : len(b)*(i+1)/10])
+			w.(http.Flusher).Flush()
+		}
+		return
+	}
+	if isList(r) && take(&f.cutLists) {
+		rec := httptest.NewRecorder()
+		f.next.ServeHTTP(rec, r)
+		f.cut(w, rec, false)
+		return
+	}
+	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/"+probePrefix) && f.lostProbeReply {
+		if _, again := f.seenPut.LoadOrStore(r.URL.Path, true); !again {
+			f.LostReplies.Add(1)
+			f.next.ServeHTTP(httptest.NewRecorder(), r)
+			hijackClose(w)
+			return
+		}
+	}
+	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/segments/") && f.resetFirstPut {
+		if _, again := f.seenPut.LoadOrStore(r.URL.Path, true); !again {
+			_, _ = io.Copy(io.Discard, r.Body)
+			f.Resets.Add(1)
+			hijackClose(w)
+			return
+		}
+	}
 	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/segments/") && (f.conflictOnce || f.lostReply) {
 		if _, again := f.seenPut.LoadOrStore(r.URL.Path, true); !again {
 			if f.conflictOnce {
@@ -83,6 +257,7 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>ConditionalRequestConflict</Code><Message>try again</Message></Error>`)
 				return
 			}
+			f.LostReplies.Add(1)
 			f.next.ServeHTTP(httptest.NewRecorder(), r) // done, but the answer is lost
 			hijackClose(w)
 			return
@@ -105,19 +280,13 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hijackClose(w)
 		return
 	case 3:
-		if r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "" {
-			// Headers and half the body, then the connection drops.
+		if r.Method == http.MethodGet {
+			// Headers and half the body (an object's or a listing's),
+			// then the connection drops.
 			rec := httptest.NewRecorder()
 			f.next.ServeHTTP(rec, r)
 			if rec.Code == http.StatusOK && rec.Body.Len() > 1 {
-				f.BodyCuts.Add(1)
-				for k, v := range rec.Header() {
-					w.Header()[k] = v
-				}
-				w.WriteHeader(rec.Code)
-				w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
-				w.(http.Flusher).Flush()
-				hijackClose(w)
+				f.cut(w, rec, f.coin())
 				return
 			}
 			copyRecorded(w, rec)
@@ -127,11 +296,16 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.next.ServeHTTP(w, r)
 }
 
-func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+// writeHead sends a recorded response's headers and status.
+func writeHead(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	for k, v := range rec.Header() {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(rec.Code)
+}
+
+func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	writeHead(w, rec)
 	w.Write(rec.Body.Bytes())
 }
 
@@ -152,14 +326,31 @@ func hijackClose(w http.ResponseWriter) {
 // fakeS3 runs gofakes3 on loopback behind a fault injector, with one bucket.
 func fakeS3(t testing.TB) (*faults, string) {
 	t.Helper()
-	be := s3mem.New()
+	f, ep, _ := fakeS3Clock(t)
+	return f, ep
+}
+
+// trickleGap is the pause between the pieces of a trickled body.
+const trickleGap = 60 * time.Millisecond
+
+// clock is the fake server's clock for LastModified: now, shifted.
+type clock struct{ shift atomic.Int64 }
+
+func (c *clock) Now() time.Time                  { return time.Now().Add(time.Duration(c.shift.Load())) }
+func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// fakeS3Clock is fakeS3 with the clock its objects are stamped by.
+func fakeS3Clock(t testing.TB) (*faults, string, *clock) {
+	t.Helper()
+	c := &clock{}
+	be := s3mem.New(s3mem.WithTimeSource(c))
 	if err := be.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
 	f := &faults{next: gofakes3.New(be).Server(), rng: rand.New(rand.NewSource(1)), rate: 0.3}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return f, srv.URL
+	return f, srv.URL, c
 }
 
 func testOptions(create bool) *Options {

@@ -2,19 +2,20 @@ package s3
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/engine/mirror"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
 func newEngine(t *testing.T) *engine.Store {
 	t.Helper()
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,5 +237,120 @@ func TestConflictAndLostReply(t *testing.T) {
 				t.Fatalf("restored %d of %d", len(z), len(a))
 			}
 		})
+	}
+}
+
+// Case 7 (issue 12) on S3: a store that backed up to a prefix remembers
+// the blob store it found there. The prefix emptied and set up again (a
+// new marker), or another store put there, is refused naming both ids;
+// adopted, it takes everything again. Another prefix is set up without
+// ceremony.
+func TestPrefixReplacedRefused(t *testing.T) {
+	ctx := context.Background()
+	f, ep := fakeS3(t)
+	b := openFake(t, ep, "p", "", true)
+	was := b.StoreID()
+	orig := newEngine(t)
+	var vs []*record.Version
+	if err := enginetest.Corpus(enginetest.SpaceID("replaced s3"), enginetest.CorpusOptions{Versions: 30, Seed: 6}, func(v *record.Version) error {
+		vs = append(vs, v)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := orig.Admit(ctx, "local", vs); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mirror.New(orig, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+
+	// Emptied (every object deleted), then set up again.
+	for _, k := range rawKeys(t, b, "p/") {
+		if _, err := b.c.DeleteObject(ctx, deleteInput("bkt", k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b2 := openFake(t, ep, "p", "", true)
+	if b2.StoreID() == was {
+		t.Fatal("the same id twice")
+	}
+	f.resetMethods()
+	r, err := mirror.New(orig, b2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Export(ctx)
+	r.Close()
+	var ce *mirror.StoreChangedError
+	if !errors.As(err, &ce) || !ce.Empty || ce.Remembered != was || ce.Found != b2.StoreID() || ce.Location != b.Locate() {
+		t.Fatalf("export to an emptied prefix set up again: %v (%+v)", err, ce)
+	}
+	if !strings.Contains(err.Error(), was) || !strings.Contains(err.Error(), b2.StoreID()) {
+		t.Fatalf("the message names both ids: %v", err)
+	}
+	if n := f.writes(); n != 0 {
+		t.Fatalf("a refused export made %d requests that write", n)
+	}
+
+	// Adopted: everything is exported there again, and read back whole.
+	ad, err := mirror.New(orig, b2, &mirror.Options{Adopt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ad.Export(ctx); err != nil || res.Versions != len(vs) {
+		t.Fatalf("adopting exported %+v: %v", res, err)
+	}
+	ad.Close()
+	fresh := newEngine(t)
+	rm, err := mirror.New(fresh, b2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rm.Import(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rm.Close()
+	if a, z := exportSet(t, orig), exportSet(t, fresh); len(a) != len(z) {
+		t.Fatalf("after adopting: restored %d of %d", len(z), len(a))
+	}
+
+	// Another store put in its place, holding segments: refused, not empty.
+	for _, k := range rawKeys(t, b, "p/") {
+		if _, err := b.c.DeleteObject(ctx, deleteInput("bkt", k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b3 := openFake(t, ep, "p", "", true)
+	om, err := mirror.New(fresh, b3, &mirror.Options{Adopt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := om.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	om.Close()
+	r, err = mirror.New(orig, b3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Import(ctx); !errors.As(err, &ce) || ce.Empty || ce.Remembered != b2.StoreID() || ce.Found != b3.StoreID() {
+		t.Fatalf("import from another store in its place: %v", err)
+	}
+
+	// A prefix this store never mirrored to: no ceremony.
+	other, err := mirror.New(orig, openFake(t, ep, "q", "", true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Export(ctx); err != nil {
+		t.Fatalf("a new prefix: %v", err)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/blobstest"
@@ -14,20 +16,85 @@ import (
 func name(i int) string { return fmt.Sprintf("segments/w%d/%012d-x.seg", i%3, i) }
 
 func TestParseURL(t *testing.T) {
-	l, err := ParseURL("s3://bkt/minca/alice?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true&checksum=when_required")
+	l, err := ParseURL("s3://bkt/minca/alice?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true&checksum=when_required&timeout=10s&connect-timeout=1m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Bucket != "bkt" || l.Prefix != "minca/alice/" || l.Endpoint != "http://127.0.0.1:9000" || l.Region != "eu-west-1" || !l.PathStyle || l.Checksum != "when_required" {
+	if l.Bucket != "bkt" || l.Prefix != "minca/alice/" || l.Endpoint != "http://127.0.0.1:9000" || l.Region != "eu-west-1" || !l.PathStyle || l.Checksum != "when_required" ||
+		l.Timeout != 10*time.Second || l.ConnectTimeout != time.Minute {
 		t.Fatalf("%+v", l)
 	}
 	if l2, err := ParseURL(l.String()); err != nil || l2 != l {
 		t.Fatalf("round trip: %+v %v", l2, err)
 	}
-	for _, bad := range []string{"s3:///x", "http://bkt/x", "s3://bkt/Upper", "s3://bkt/x?bogus=1", "s3://bkt/x?checksum=always", "s3://bkt/x?endpoint=ftp://h", "s3://bkt/x?path-style=maybe"} {
+	for _, bad := range []string{"s3:///x", "http://bkt/x", "s3://bkt/Upper", "s3://bkt/x?bogus=1", "s3://bkt/x?checksum=always", "s3://bkt/x?endpoint=ftp://h", "s3://bkt/x?path-style=maybe", "s3://bkt/x?timeout=0s", "s3://bkt/x?timeout=-1s", "s3://bkt/x?connect-timeout=soon"} {
 		if _, err := ParseURL(bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
+	}
+}
+
+// Locate names the objects, not how they are reached: one string for
+// every URL of one bucket and prefix on one server, another for another.
+func TestLocate(t *testing.T) {
+	same := []string{
+		"s3://bkt/a/b?endpoint=http://127.0.0.1:9000&region=eu-west-1&path-style=true",
+		"s3://bkt/a/b/?endpoint=HTTP://127.0.0.1:9000/&checksum=when_required&timeout=5s&connect-timeout=1m",
+		"s3://bkt//a/b?endpoint=http://key:secret@127.0.0.1:9000",
+	}
+	want := "s3://bkt/a/b?endpoint=http://127.0.0.1:9000"
+	for _, u := range same {
+		l, err := ParseURL(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.Locate(); got != want {
+			t.Errorf("%s: Locate %q, want %q", u, got, want)
+		}
+		if strings.Contains(l.Locate(), "secret") {
+			t.Errorf("%s: Locate holds the credentials", u)
+		}
+	}
+	seen := map[string]string{}
+	for _, u := range []string{
+		"s3://bkt/a/b?endpoint=http://127.0.0.1:9000",
+		"s3://bkt/a/c?endpoint=http://127.0.0.1:9000",
+		"s3://bkt/a?endpoint=http://127.0.0.1:9000",
+		"s3://other/a/b?endpoint=http://127.0.0.1:9000",
+		"s3://bkt/a/b?endpoint=http://127.0.0.1:9001",
+		"s3://bkt/a/b?endpoint=https://127.0.0.1:9000",
+		"s3://bkt/a/b?endpoint=http://[::1]:9000",
+		"s3://bkt/a/b?endpoint=http://[::1]",
+		"s3://bkt/a/b?endpoint=http://minio.local/s3",
+		"s3://bkt/a/b",
+	} {
+		l, err := ParseURL(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, ok := seen[l.Locate()]; ok {
+			t.Errorf("%s and %s: one Locate %q", u, other, l.Locate())
+		}
+		seen[l.Locate()] = u
+		if _, err := ParseURL(l.Locate()); err != nil {
+			t.Errorf("%s: Locate %q is not a URL ParseURL takes: %v", u, l.Locate(), err)
+		}
+	}
+	for u, want := range map[string]string{
+		"s3://bkt/a?endpoint=https://s3.example.com:443/": "s3://bkt/a?endpoint=https://s3.example.com",
+		"s3://bkt?region=us-west-2":                       "s3://bkt/",
+	} {
+		l, _ := ParseURL(u)
+		if got := l.Locate(); got != want {
+			t.Errorf("%s: Locate %q, want %q", u, got, want)
+		}
+	}
+	// An open store says the same, as an engine.BlobLocator.
+	_, ep := fakeS3(t)
+	s := openFake(t, ep, "minca/p", "", true)
+	var loc engine.BlobLocator = s
+	if l, _ := ParseURL(fakeURL(ep, "minca/p", "")); loc.Locate() != l.Locate() || !strings.HasPrefix(loc.Locate(), "s3://") {
+		t.Fatalf("Store.Locate %q, want %q", loc.Locate(), l.Locate())
 	}
 }
 
@@ -190,6 +257,9 @@ func TestMarker(t *testing.T) {
 	u := "s3://bkt/nothing?path-style=true&endpoint=" + ep
 	if _, err := Open(ctx, u, testOptions(false)); !errors.Is(err, engine.ErrBlobStoreGone) {
 		t.Fatalf("open without a marker: %v", err)
+	}
+	if _, err := Open(ctx, "s3://nope/x?path-style=true&endpoint="+ep, testOptions(true)); !errors.Is(err, engine.ErrBlobStoreGone) || !strings.Contains(err.Error(), "there is no bucket nope") {
+		t.Fatalf("open in a bucket that does not exist: %v", err)
 	}
 	s := openFake(t, ep, "m", "", true)
 	if err := s.Put(ctx, name(1), body(1)); err != nil {

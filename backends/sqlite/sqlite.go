@@ -1,21 +1,3 @@
-// Package sqlite is an [engine.KV] on SQLite (modernc.org/sqlite, pure Go):
-// one table of (key, value) blobs, WITHOUT ROWID, in a database file inside
-// a store directory (DIR/minca.sqlite), locked while open (DIR/minca.lock,
-// gofrs/flock): a second opener gets [engine.ErrLocked] naming the path.
-//
-// Durability: the database is in WAL mode with synchronous=FULL. In WAL
-// mode FULL syncs the log at every commit, so a transaction that committed
-// survives a crash of the process or the machine; NORMAL, the usual WAL
-// choice, syncs only at checkpoints and can lose the last commits on power
-// loss — and the engine acknowledges a version only once it is durable.
-// Every commit is therefore synced, whatever Commit's argument says.
-//
-// Cost: a batch dirties a few thousand pages, each written to the log at
-// commit. The log is checkpointed into the database every 16,384 pages
-// (64 MiB, so the log file grows to about that), not every 1,000 as by
-// default: a page rewritten by several batches in between is copied once.
-// Statement journals (a multi-row INSERT keeps one) stay in memory
-// (temp_store=MEMORY) instead of a temporary file written page by page.
 package sqlite
 
 import (
@@ -24,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,20 +14,24 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gofrs/flock"
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+	"modernc.org/sqlite" // the database/sql driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/minca-go/minca/backends/internal/localstore"
 	"github.com/minca-go/minca/engine"
 )
 
 // Options configures Open; nil means the defaults.
 type Options struct {
 	// CacheKiB is SQLite's page cache per connection, in KiB. Default
-	// 65,536 (64 MiB).
+	// (0) 65,536 (64 MiB); negative is an error.
 	CacheKiB int
 	// BusyTimeoutMillis is how long a statement waits on a lock, in ms.
-	// Default 5,000.
+	// Default (0) 5,000; negative is an error.
 	BusyTimeoutMillis int
+	// Logger says how to move a store made in the directory layout of
+	// earlier versions; nil is slog.Default.
+	Logger *slog.Logger
 	// ReadOnly opens an existing store for reading only: nothing is
 	// written (no lock file, no log, no recovery), so a store on a
 	// read-only filesystem or owned by another user can be read; a write
@@ -54,6 +41,29 @@ type Options struct {
 	// returns an error wrapping engine.ErrNoStore naming the path.
 	// Default false (Open creates the store).
 	MustExist bool
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.CacheKiB < 0 || out.BusyTimeoutMillis < 0 {
+		return out, fmt.Errorf("sqlite: CacheKiB %d or BusyTimeoutMillis %d is negative", out.CacheKiB, out.BusyTimeoutMillis)
+	}
+	if out.CacheKiB == 0 {
+		out.CacheKiB = 64 << 10
+	}
+	if out.BusyTimeoutMillis == 0 {
+		out.BusyTimeoutMillis = 5000
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.ReadOnly {
+		out.MustExist = true
+	}
+	return out, nil
 }
 
 // Store is an engine.KV on SQLite.
@@ -68,8 +78,10 @@ type Store struct {
 	ownMu            sync.Mutex
 	get, it, itOpen  *sql.Stmt
 	getN, setN, delN *sql.Stmt // chunkRows keys or rows at once
-	lock             *flock.Flock
-	dir              string
+	lock             *localstore.Lock
+	path             string // as given: the database file, or a directory of the earlier layout
+	file             string // the database file
+	readOnly         bool
 }
 
 // chunkRows is how many rows one statement writes (or keys one reads):
@@ -82,62 +94,165 @@ func placeholders(n int, row string) string {
 
 var _ engine.KV = (*Store)(nil)
 
-// File and lock names inside the store directory.
+// The files of a store made by earlier versions, in the directory its
+// path named: the database and the lock.
 const (
-	FileName = "minca.sqlite"
-	LockName = "minca.lock"
+	OldFileName = "minca.sqlite"
+	OldLockName = "minca.lock"
 )
 
-// Open opens (creating if needed) the store in directory dir.
-func Open(dir string, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.CacheKiB <= 0 {
-		o.CacheKiB = 64 << 10
-	}
-	if o.BusyTimeoutMillis <= 0 {
-		o.BusyTimeoutMillis = 5000
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("sqlite: store %s: %w", dir, err)
-	}
-	lock := flock.New(filepath.Join(dir, LockName))
-	ok, err := lock.TryLock()
+// LockSuffix is added to the database file's path for its lock file.
+const LockSuffix = ".lock"
+
+// Open opens the store whose database file is path, creating it unless
+// opts says it must exist. A path that is a directory holding minca.sqlite
+// is a store of the earlier layout: it is opened as it is, and the logger
+// says how to move it to a file.
+func Open(path string, opts *Options) (*Store, error) {
+	o, err := opts.withDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: store %s: lock: %w", dir, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s is open in another process (or another Open in this one)", engine.ErrLocked, dir)
-	}
-	s, err := open(dir, o)
-	if err != nil {
-		lock.Unlock()
 		return nil, err
 	}
-	s.lock = lock
+	file, lockPath, err := locate(path, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, file: file, readOnly: o.ReadOnly}
+	if o.MustExist {
+		if err := s.probe(); err != nil {
+			return nil, err
+		}
+	}
+	if s.lock, err = localstore.LockFile(lockPath, localstore.Subject("sqlite", path), o.ReadOnly); err != nil {
+		return nil, err
+	}
+	if err := s.open(o); err != nil {
+		s.lock.Unlock()
+		return nil, err
+	}
 	return s, nil
 }
 
-func open(dir string, o Options) (*Store, error) {
+// locate finds the database and lock files of the store at path (package
+// doc), and makes its parent directory when it is to be created.
+func locate(path string, o Options) (file, lock string, err error) {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		old := filepath.Join(path, OldFileName)
+		if _, err := os.Stat(old); err != nil {
+			if o.MustExist {
+				return "", "", localstore.NoStore(path)
+			}
+			return "", "", fmt.Errorf("sqlite: %s is a directory: sqlite:PATH names the database file", path)
+		}
+		o.Logger.Info(fmt.Sprintf("sqlite store %s is a directory holding %s, as earlier versions made them; "+
+			"to make it one file: minca store export --store sqlite:%s | minca store import --store sqlite:NEWFILE",
+			path, OldFileName, path), "store", path)
+		return old, filepath.Join(path, OldLockName), nil
+	case err == nil:
+		return path, path + LockSuffix, nil
+	case errors.Is(err, os.ErrNotExist) && o.MustExist:
+		return "", "", localstore.NoStore(path)
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", "", fmt.Errorf("sqlite: store %s: %w", path, err)
+		}
+		return path, path + LockSuffix, nil
+	}
+	return "", "", fmt.Errorf("sqlite: store %s: %w", path, err)
+}
+
+// dsn is the data source name opening the database: writing, in WAL mode;
+// read-only and immutable when no log is left to read (nothing is written,
+// not even the -shm file that reading a WAL database takes); read-only
+// through the log when one is left (after a crash), which SQLite reads
+// through PATH-shm: it writes that file as shared memory when it can (and
+// makes it, beside the database, when missing) and keeps the index in
+// memory when the file is read-only.
+func (s *Store) dsn(o Options) string {
 	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeoutMillis))
 	q.Add("_pragma", fmt.Sprintf("cache_size(%d)", -o.CacheKiB))
-	q.Add("_pragma", "wal_autocheckpoint(16384)")
 	q.Add("_pragma", "temp_store(MEMORY)")
-	dsn := "file:" + filepath.Join(dir, FileName) + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
+	switch {
+	case !o.ReadOnly: // journal_mode(WAL) is set by open, once it knows the store is there
+		q.Add("_pragma", "synchronous(FULL)")
+		q.Add("_pragma", "wal_autocheckpoint(16384)")
+		if o.MustExist {
+			q.Set("mode", "rw")
+		}
+	case walLeft(s.file):
+		q.Set("mode", "ro")
+		q.Add("_pragma", "query_only(1)")
+	default:
+		q.Set("mode", "ro")
+		q.Set("immutable", "1")
+		q.Add("_pragma", "query_only(1)")
+	}
+	return fileURI(s.file, q)
+}
+
+// fileURI is the file: URI of the database file with query q. SQLite
+// decodes %HH in its path; ? and # would end it.
+func fileURI(file string, q url.Values) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return "file:" + esc.Replace(file) + "?" + q.Encode()
+}
+
+// probe returns an error wrapping engine.ErrNoStore unless the database
+// file holds the store's table, reading it read-only and immutable, so
+// nothing is written (not even SQLite's -shm) — except after a crash, when
+// a write-ahead log is left: the store's table may be in it, and open
+// finds out.
+func (s *Store) probe() error {
+	st, err := os.Stat(s.file)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", dir, err)
+		return s.wrap(err)
 	}
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", dir, err)
+	if st.Size() == 0 {
+		return localstore.NoStore(s.path)
 	}
-	s := &Store{db: db, dir: dir}
+	if walLeft(s.file) {
+		return nil
+	}
+	db, err := sql.Open("sqlite", fileURI(s.file, url.Values{"mode": {"ro"}, "immutable": {"1"}}))
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kv'`).Scan(&n); err != nil {
+		return s.wrap(err)
+	}
+	if n == 0 {
+		return engine.Errorf(engine.ErrNoStore, "%s is a SQLite database without minca's table", s.path)
+	}
+	return nil
+}
+
+// walLeft reports whether the write-ahead log beside file holds anything:
+// a store closed cleanly has none (the last connection checkpoints it
+// into the database and deletes it).
+func walLeft(file string) bool {
+	st, err := os.Stat(file + "-wal")
+	return err == nil && st.Size() > 0
+}
+
+func (s *Store) open(o Options) error {
+	db, err := sql.Open("sqlite", s.dsn(o))
+	if err != nil {
+		return s.wrap(err)
+	}
+	if !o.ReadOnly {
+		// WAL mode is kept in the database file: set once, every
+		// connection has it.
+		if _, err := db.Exec(`PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`); err != nil {
+			db.Close()
+			return s.wrap(err)
+		}
+	}
+	s.db = db
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string
@@ -151,18 +266,38 @@ func open(dir string, o Options) (*Store, error) {
 	} {
 		if *p.st, err = db.Prepare(p.sql); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("sqlite: prepare: %w", err)
+			return s.wrap(err)
 		}
 	}
 	if s.own, err = db.Conn(context.Background()); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", dir, err)
+		return s.wrap(err)
 	}
-	return s, nil
+	return nil
 }
 
-// Dir is the store's directory.
-func (s *Store) Dir() string { return s.dir }
+// Path is the store's database file.
+func (s *Store) Path() string { return s.file }
+
+// wrap names the store in an error from SQLite, on one line: damage (a
+// page that does not read as a b-tree page, a file cut short, a file that
+// is not a database) wraps engine.ErrCorrupt.
+func (s *Store) wrap(err error) error {
+	if err == nil || errors.Is(err, engine.ErrNoStore) || errors.Is(err, engine.ErrNotFound) {
+		return err
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return localstore.Corrupt("sqlite", s.path, s.inFile(err.Error()))
+		}
+		if se.Code() == sqlite3.SQLITE_IOERR_SHORT_READ {
+			return localstore.Corrupt("sqlite", s.path, s.inFile("cut short: "+err.Error()))
+		}
+	}
+	return localstore.Wrap("sqlite", s.path, err)
+}
 
 func get(st *sql.Stmt, key []byte) ([]byte, error) {
 	var v []byte
@@ -180,11 +315,18 @@ func get(st *sql.Stmt, key []byte) ([]byte, error) {
 }
 
 // Get returns a copy of the value at key.
-func (s *Store) Get(key []byte) ([]byte, error) { return get(s.get, key) }
+func (s *Store) Get(key []byte) ([]byte, error) {
+	v, err := get(s.get, key)
+	return v, s.wrap(err)
+}
 
 // GetMany reads keys (ascending) chunkRows at a time, in one read
 // transaction.
 func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
+	return s.wrap(s.getMany(keys, found))
+}
+
+func (s *Store) getMany(keys [][]byte, found func(i int, value []byte)) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -249,15 +391,18 @@ func (s *Store) newIter(tx *sql.Tx, lower, upper []byte) (engine.Iterator, error
 	}
 	rows, err := st.Query(args...)
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
-	return &iter{rows: rows}, nil
+	return &iter{s: s, rows: rows}, nil
 }
 
 // NewBatch starts a batch: its writes are kept in memory and made in one
 // transaction at Commit, so no write transaction is open while the engine
-// decides.
+// decides. On a store opened read-only it fails with engine.ErrReadOnly.
 func (s *Store) NewBatch() (engine.Batch, error) {
+	if s.readOnly {
+		return nil, &engine.StoreError{Subject: localstore.Subject("sqlite", s.path), Msg: "open read-only", Kind: engine.ErrReadOnly}
+	}
 	return &batch{s: s}, nil
 }
 
@@ -269,10 +414,11 @@ func (s *Store) Close() error {
 		errs = append(errs, st.Close())
 	}
 	errs = append(errs, s.own.Close(), s.db.Close(), s.lock.Unlock())
-	return errors.Join(errs...)
+	return s.wrap(errors.Join(errs...))
 }
 
 type iter struct {
+	s    *Store
 	rows *sql.Rows
 	k, v []byte
 	err  error
@@ -292,8 +438,8 @@ func (i *iter) Next() bool {
 }
 func (i *iter) Key() []byte   { return i.k }
 func (i *iter) Value() []byte { return i.v }
-func (i *iter) Err() error    { return i.err }
-func (i *iter) Close() error  { return i.rows.Close() }
+func (i *iter) Err() error    { return i.s.wrap(i.err) }
+func (i *iter) Close() error  { return i.s.wrap(i.rows.Close()) }
 
 type batch struct {
 	s    *Store
@@ -321,8 +467,11 @@ func (b *batch) Delete(key []byte) error {
 
 // Commit writes the batch in key order (each B-tree page is visited once
 // per run of keys on it), the last write of a key winning, chunkRows rows
-// a statement, in one transaction.
-func (b *batch) Commit(sync bool) error {
+// a statement, in one transaction, synced whatever d says (see the package
+// comment).
+func (b *batch) Commit(d engine.Durability) error { return b.s.wrap(b.commit()) }
+
+func (b *batch) commit() error {
 	if b.done {
 		return errors.New("sqlite: batch already finished")
 	}
@@ -394,4 +543,14 @@ func (b *batch) Close() error {
 	b.done = true
 	b.ws = nil
 	return nil
+}
+
+// inFile is what, said of the database file: prefixed by its name where
+// the store's path is a directory (the old layout), else as it is (the
+// path, which the error names already, is the file).
+func (s *Store) inFile(what string) string {
+	if filepath.Clean(s.file) == filepath.Clean(s.path) {
+		return what
+	}
+	return filepath.Base(s.file) + ": " + what
 }

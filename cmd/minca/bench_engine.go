@@ -9,14 +9,16 @@ import (
 
 func runBenchEngineImport(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "bench engine-import", "bench engine-import [--versions N] [--rounds N] [--corpus FILE] [--dir DIR]\n\nImports a corpus (records edited three times on average) through full admission\ninto Pebble and SQLite; prints versions/s against the bare ECDSA-verify rate of\nthe same versions on every core, medians of the rounds, as JSON.")
-	versions := fs.Int("versions", 100_000, "versions in the generated corpus")
-	rounds := fs.Int("rounds", 3, "rounds to take the median of")
-	corpus := fs.String("corpus", "", "a corpus file (JSON lines) instead of a generated one")
-	dir := fs.String("dir", "", "where stores and the corpus go (default a temporary directory)")
+	versions := fs.Int("versions", 100_000, "`N` versions in the generated corpus")
+	rounds := fs.Int("rounds", 3, "`N` rounds to take the median of")
+	corpus := fs.String("corpus", "", "a corpus `FILE` (JSON lines) instead of a generated one")
+	dir := fs.String("dir", "", "`DIR` where stores and the corpus go (default a temporary directory)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	r, err := bench.RunImport(ctx, bench.ImportConfig{Corpus: *corpus, CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Dir: *dir})
+	p, done := benchProgress(s, "bench engine-import")
+	r, err := bench.RunImport(ctx, bench.ImportConfig{Corpus: *corpus, CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Dir: *dir, Progress: p})
+	done()
 	if err != nil {
 		return failed(err)
 	}
@@ -25,13 +27,15 @@ func runBenchEngineImport(ctx context.Context, s *stdio, args []string) error {
 
 func runBenchEngineRead(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "bench engine-read", "bench engine-read [--versions N] [--rounds N] [--cache BYTES]\n\nReads records' current versions from the engine on Pebble against bare Pebble\npoint reads of values of the same size; prints the ratio as JSON.")
-	versions := fs.Int("versions", 100_000, "versions imported")
+	versions := fs.Int("versions", 100_000, "`N` versions imported")
 	rounds := fs.Int("rounds", 5, "rounds to take the median of")
-	cache := fs.Int64("cache", 0, "each Pebble store's block cache in bytes (default the backend's, 64 MiB)")
+	cache := fs.Int64("cache", 0, "each Pebble store's block cache in `BYTES` (default the backend's, 64 MiB)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	r, err := bench.RunRead(ctx, bench.ReadConfig{CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, CacheSize: *cache})
+	p, done := benchProgress(s, "bench engine-read")
+	r, err := bench.RunRead(ctx, bench.ReadConfig{CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, CacheSize: *cache, Progress: p})
+	done()
 	if err != nil {
 		return failed(err)
 	}
@@ -41,10 +45,10 @@ func runBenchEngineRead(ctx context.Context, s *stdio, args []string) error {
 func runBenchEngineMemory(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "bench engine-memory", "bench engine-memory [--versions N] [--rounds N] [--store pebble|sqlite] [--corpus FILE] [--dir DIR]\n\nRuns `minca store import` of a corpus as a child process (this binary) and\nprints its peak RSS as JSON.")
 	versions := fs.Int("versions", 1_000_000, "versions in the generated corpus")
-	rounds := fs.Int("rounds", 1, "imports to take the median of")
-	store := fs.String("store", "pebble", "pebble or sqlite")
+	rounds := fs.Int("rounds", 1, "`N` imports to take the median of")
+	store := fs.String("store", "pebble", "the `BACKEND`: pebble or sqlite")
 	corpus := fs.String("corpus", "", "a corpus file (JSON lines) instead of a generated one")
-	dir := fs.String("dir", "", "where the store and the corpus go (default a temporary directory)")
+	dir := fs.String("dir", "", "`DIR` where the store and the corpus go (default a temporary directory)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -52,8 +56,10 @@ func runBenchEngineMemory(ctx context.Context, s *stdio, args []string) error {
 	if err != nil {
 		return failed(err)
 	}
+	p, done := benchProgress(s, "bench engine-memory")
 	r, err := bench.RunMemory(ctx, bench.MemoryConfig{Minca: self, Store: *store, Corpus: *corpus, Dir: *dir,
-		CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds})
+		CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Progress: p})
+	done()
 	if err != nil {
 		return failed(err)
 	}

@@ -11,43 +11,46 @@ import (
 
 // runCanon prints the canonical form of JSON (02 §1).
 func runCanon(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "canon", "canon [--lines] < JSON\n\nPrints the canonical form (02 §1) of the JSON value on stdin and a newline;\nexit 1 when it is not valid JSON. With --lines, each input line is one value\nand each output line is its canonical form or \"error: <why>\"; exit 0.")
+	fs := newFlags(s, "canon", "canon [--lines] [FILE]\n\nPrints the canonical form (02 §1) of the JSON value in FILE or on stdin and a\nnewline; exit 2 when it is not valid JSON. With --lines, each input line is\none value and each output line is its canonical form or \"error: <why>\";\nexit 2 when any line is not valid JSON.")
 	lines := fs.Bool("lines", false, "treat each input line as one value")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError("canon takes no arguments; it reads stdin")
+	if fs.NArg() > 1 {
+		return usageError("canon takes at most one FILE")
 	}
 	if !*lines {
-		data, err := io.ReadAll(io.LimitReader(s.in, maxLine+1))
+		data, err := readAll(s, fs.Arg(0))
 		if err != nil {
-			return usageError("reading stdin: %v", err)
-		}
-		if len(data) > maxLine {
-			return failed(errors.New("input larger than 64 MiB"))
+			return err
 		}
 		v, err := canonical.Parse(data)
 		if err != nil {
-			return failed(err)
+			return usageError("%v", err)
 		}
 		out, err := canonical.Marshal(v)
 		if err != nil {
-			return failed(err)
+			return usageError("%v", err)
 		}
 		_, err = s.out.Write(append(out, '\n'))
 		return err
 	}
-	br := bufio.NewReaderSize(s.in, 1<<16)
+	in, err := openInput(s, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	lr := newLineReader(in.r)
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
+	bad := 0
 	for {
-		line, err := readLine(br)
+		line, err := lr.next()
 		if err != nil && !errors.Is(err, io.EOF) {
-			return usageError("reading stdin: %v", err)
+			return usageError("reading %s: %v", in.label(), err)
 		}
 		if len(line) == 0 && errors.Is(err, io.EOF) {
-			return nil
+			break
 		}
 		line = trimNewline(line)
 		v, perr := canonical.Parse(line)
@@ -56,14 +59,19 @@ func runCanon(ctx context.Context, s *stdio, args []string) error {
 			out, perr = canonical.Marshal(v)
 		}
 		if perr != nil {
+			bad++
 			w.WriteString("error: " + perr.Error() + "\n")
 		} else {
 			w.Write(append(out, '\n'))
 		}
 		if errors.Is(err, io.EOF) {
-			return nil
+			break
 		}
 	}
+	if bad > 0 {
+		return quiet(exitUsage)
+	}
+	return nil
 }
 
 func trimNewline(b []byte) []byte {

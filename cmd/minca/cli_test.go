@@ -39,16 +39,16 @@ func TestCanon(t *testing.T) {
 	if code != 0 || out != `{"10":1,"9":2,"B":0,"Z":0.1,"a":"é\ud800","b":[1,"x",null,true,{"c":1.5e+21}]}`+"\n" {
 		t.Fatalf("canon: %d %q", code, out)
 	}
-	if _, errs, code := minca(t, `{"a":1,"a":2}`, "canon"); code != 1 || !strings.Contains(errs, "json/duplicate") {
+	if _, errs, code := minca(t, `{"a":1,"a":2}`, "canon"); code != 2 || !strings.Contains(errs, "json/duplicate") {
 		t.Fatalf("duplicate: %d %q", code, errs)
 	}
 	out, _, code = minca(t, "[1.0]\n{\"a\":\nnull\n\"\\ud83d\\ude00\"", "canon", "--lines")
 	want := "[1]\nerror: json/syntax at byte 5: unexpected end of input, expected a value\nnull\n\"😀\"\n"
-	if code != 0 || out != want {
+	if code != 2 || out != want {
 		t.Fatalf("canon --lines: %d\n%q\nwant\n%q", code, out, want)
 	}
-	if _, _, code := minca(t, "", "canon", "extra"); code != 2 {
-		t.Fatalf("an argument: exit %d", code)
+	if _, _, code := minca(t, "", "canon", "a", "b"); code != 2 {
+		t.Fatalf("two arguments: exit %d", code)
 	}
 	if _, _, code := minca(t, "", "canon", "--help"); code != 0 {
 		t.Fatalf("--help: exit %d", code)
@@ -143,9 +143,24 @@ func TestVerifySpecExampleAndInputs(t *testing.T) {
 		strings.Repeat("[", 2000): "json/depth",
 	}
 	for in, code := range cases {
+		// Alone, a value that is not JSON is input verify cannot read:
+		// exit 2; beside a version, a refused one: exit 1. Its line says
+		// why either way.
+		want := 1
+		if strings.HasPrefix(code, "json/") {
+			want = 2
+		}
 		out, _, exit := minca(t, in, "verify")
-		if exit != 1 || !strings.Contains(out, `"reason":"`+code+`"`) {
-			t.Errorf("%.30q: exit %d %q, want %s", in, exit, out, code)
+		if exit != want || !strings.Contains(out, `"reason":"`+code+`"`) {
+			t.Errorf("%.30q: exit %d %q, want %d and %s", in, exit, out, want, code)
+		}
+		if !strings.Contains(in, "\n") && !strings.HasPrefix(in, "[[") {
+			var one bytes.Buffer
+			json.Compact(&one, []byte(v))
+			out, _, exit = minca(t, one.String()+"\n"+in+"\n", "verify")
+			if exit != 1 || !strings.Contains(out, `"reason":"`+code+`"`) || !strings.Contains(out, `"ok":true`) {
+				t.Errorf("%.30q after a version: exit %d %q, want 1 and %s", in, exit, out, code)
+			}
 		}
 	}
 	if out, _, code := minca(t, "", "verify"); code != 0 || out != "" {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/minca-go/minca/canonical"
@@ -55,7 +54,7 @@ func runCollectionCheck(ctx context.Context, s *stdio, args []string) error {
 
 func runCollectionValidate(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "collection validate", "collection validate --def FILE [BODIES]\n\nReads bodies (one JSON value, or JSON lines) from BODIES or stdin and\nprints one JSON line per issue, {\"n\",\"code\",\"path\",\"message\"}, where n\ncounts bodies from 0: where the body does not fit the definition's schema\n(02 §6.2). Issues are a reader's flags, never a reason to refuse (§9.6):\nexit 0 even when there are some. Exit 2 on bad input: a body that is not\nJSON, or a definition that is not JSON or is invalid.")
-	defFile := fs.String("def", "", "the definition body (02 §6.1), a JSON file")
+	defFile := fs.String("def", "", "the definition body (02 §6.1), a JSON `FILE`")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -66,15 +65,15 @@ func runCollectionValidate(ctx context.Context, s *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
-	in, closeIn, err := openInput(s, fs.Arg(0))
+	in, err := openInput(s, fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	defer closeIn()
+	defer in.close()
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
 	n := 0
-	err = readValues(in, func(raw []byte, v any, perr error) error {
+	err = readValues(in.r, func(raw []byte, v any, perr error) error {
 		if perr != nil {
 			return usageError("body %d: %v", n, perr)
 		}
@@ -86,31 +85,24 @@ func runCollectionValidate(ctx context.Context, s *stdio, args []string) error {
 		n++
 		return nil
 	})
-	return inputErr(err)
+	return inputErr(in, err)
 }
 
-// inputErr passes exit errors through and makes any other a usage error.
-func inputErr(err error) error {
+// inputErr passes exit errors through and makes any other, from reading
+// in, a usage error naming it.
+func inputErr(in *input, err error) error {
 	var ee *exitError
 	if err == nil || errors.As(err, &ee) {
 		return err
 	}
-	return usageError("reading input: %v", err)
+	return usageError("reading %s: %v", in.label(), err)
 }
 
 // readOneValue reads one JSON value from a file, or stdin for "" or "-".
 func readOneValue(s *stdio, path string) (any, error) {
-	in, closeIn, err := openInput(s, path)
+	data, err := readAll(s, path)
 	if err != nil {
 		return nil, err
-	}
-	defer closeIn()
-	data, err := io.ReadAll(io.LimitReader(in, maxLine+1))
-	if err != nil {
-		return nil, usageError("reading input: %v", err)
-	}
-	if len(data) > maxLine {
-		return nil, usageError("input larger than %d bytes", maxLine)
 	}
 	v, err := canonical.Parse(data)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
@@ -22,24 +23,33 @@ func runKey(ctx context.Context, s *stdio, args []string) error {
 	return runSubverb(ctx, s, "key", keySubverbs(), args)
 }
 
-// runSubverb runs one of a verb's subverbs, or prints their list.
+// runSubverb runs one of a verb's subverbs (`minca VERB SUBVERB`, `minca
+// VERB help SUBVERB`), or lists them: on stdout, exit 0, for --help; on
+// stderr, exit 2, when none is named.
 func runSubverb(ctx context.Context, s *stdio, name string, subs []verb, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(s.err, "usage: minca %s SUBVERB [flags]\n\n", name)
+	list := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: minca %s SUBVERB [flags] [ARGS]   (minca %s SUBVERB --help for each)\n\n", name, name)
 		for _, v := range subs {
-			fmt.Fprintf(s.err, "  %-10s %s\n", v.name, v.summary)
+			fmt.Fprintf(w, "  %-14s %s\n", v.name, v.summary)
 		}
-		if len(args) == 0 {
-			return &exitError{code: exitUsage, err: errQuiet}
-		}
+	}
+	if len(args) == 0 {
+		list(s.err)
+		return quiet(exitUsage)
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || (args[0] == "help" && len(args) == 1) {
+		list(s.out)
 		return nil
+	}
+	if args[0] == "help" {
+		args = append(append([]string{}, args[1:]...), "--help")
 	}
 	for _, v := range subs {
 		if v.name == args[0] {
 			return v.run(ctx, s, args[1:])
 		}
 	}
-	return usageError("unknown subverb %q of %s", args[0], name)
+	return usageError("unknown subverb %q of %s (minca %s --help lists them)", args[0], name, name)
 }
 
 func runKeyOwner(ctx context.Context, s *stdio, args []string) error {

@@ -12,10 +12,10 @@ import (
 // runKeyOne prints the onePer key of an unsigned version (02 §7.3).
 func runKeyOne(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "key one", "key one --space ID [--k0 HEX] --def FILE --author DID [VERSION]\n\nReads an unsigned version (its body and links; in a private space the\nplaintext ones) from VERSION or stdin and prints the key its collection's\nonePer rule derives for it (02 §7.3): owned by DID's account when the rule\nnames @author, shared otherwise. Without --k0 the space is public; with it,\nK₀ is the private space's first key. Exit 1 with the missing part named\nwhen the version has no key, 2 on bad input or a definition without onePer.")
-	space := fs.String("space", "", "the space's id")
-	k0 := fs.String("k0", "", "a private space's first key K₀, 32 bytes in hex")
-	defFile := fs.String("def", "", "the collection's definition body (02 §6.1), a JSON file")
-	author := fs.String("author", "", "the writer's root: the account's did:key, not a session key's")
+	space := fs.String("space", "", "the space's `ID`")
+	k0 := fs.String("k0", "", "a private space's first key K₀, 32 bytes in `HEX`")
+	defFile := fs.String("def", "", "the collection's definition body (02 §6.1), a JSON `FILE`")
+	author := fs.String("author", "", "the writer's root: the account's did:key `DID`, not a session key's")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

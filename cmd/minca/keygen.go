@@ -10,7 +10,7 @@ import (
 // runKeygen writes a new P-256 key file and prints its did:key.
 func runKeygen(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "keygen", "keygen --out FILE\n\nWrites a new P-256 private key to FILE (PEM PKCS #8, mode 0600; an existing\nfile is never overwritten) and prints its did:key.")
-	out := fs.String("out", "", "the key file to write (required)")
+	out := fs.String("out", "", "the key `FILE` to write (required)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}

@@ -1,24 +1,25 @@
 // Command minca is the Minca for Go node and its tools.
 //
-// Usage: minca VERB [flags]. Output meant for programs is JSON lines on
-// stdout; progress and logs go to stderr. Exit codes: 0 ok, 1 a check
-// failed, 2 bad usage or input, 3 not found.
+// Usage: minca VERB [flags] [ARGS]; flags may follow arguments, and "--"
+// ends them. Output meant for programs is JSON lines on stdout; progress and
+// logs go to stderr. Exit codes (docs/cli.md): 0 ok, 1 a check failed, 2 bad
+// usage or unreadable input, 3 not found, 4 unreachable (try again), 130
+// interrupted by SIGINT, 143 by SIGTERM.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"sort"
-	"syscall"
+	"strings"
+	"time"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background())
 	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()
 	os.Exit(code)
@@ -29,10 +30,46 @@ type stdio struct {
 	in  io.Reader
 	out io.Writer
 	err io.Writer
+	// logFormat is --log-format: "text" or "json"; empty means
+	// $MINCA_LOG_FORMAT, else text.
+	logFormat string
+	// progressEvery is how often progress is logged when stderr is not a
+	// terminal; 0 means the default, 5 s. Tests shorten it.
+	progressEvery time.Duration
+	// damage is what the verb's stores were found to lack (bad segments
+	// of a folder: or s3:// store, Store.Damage): said at the end on
+	// stderr (before the verb's own error, if any), and the exit is 1
+	// where it would have been 0 or 3.
+	damage []error
 }
 
+// logger is the verbs' structured log on stderr (log/slog): text, or JSON
+// with --log-format json.
 func (s *stdio) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	o := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if s.format() == "json" {
+		return slog.New(slog.NewJSONHandler(s.err, o))
+	}
+	return slog.New(slog.NewTextHandler(s.err, o))
+}
+
+func (s *stdio) format() string {
+	if s.logFormat != "" {
+		return s.logFormat
+	}
+	if f := os.Getenv("MINCA_LOG_FORMAT"); f == "json" {
+		return f
+	}
+	return "text"
+}
+
+// setLogFormat is --log-format's setter, shared by every verb.
+func (s *stdio) setLogFormat(v string) error {
+	if v != "text" && v != "json" {
+		return fmt.Errorf("%q: want text or json", v)
+	}
+	s.logFormat = v
+	return nil
 }
 
 // A verb is one `minca VERB`. Each lives in its own file.
@@ -48,9 +85,9 @@ func verbs() []verb {
 		{"canon", "print the canonical JSON form of a value (02 §1)", runCanon},
 		{"cid", "print the content id of a JSON value or of raw bytes (02 §2)", runCID},
 		{"keygen", "write a new P-256 private key file and print its did:key", runKeygen},
-		{"sign", "sign an unsigned version with a key file (02 §3.3)", runSign},
+		{"sign", "sign unsigned versions with a key file (02 §3.3)", runSign},
 		{"verify", "check versions: shape, signature, capability gate (02 §3.3, §4.6, §9.3)", runVerify},
-		{"key", "record keys: owner part, fresh keys (02 §4.1)", runKey},
+		{"key", "record keys: owner part, fresh keys, onePer keys (02 §4.1, §7.3)", runKey},
 		{"note", "notes: issue one from an account key, check them (06 §1.2, §2.5)", runNote},
 		{"collection", "collection definitions: check one, validate bodies against its schema (02 §6)", runCollection},
 		{"tags", "print the topic tags versions must carry under a definition (02 §8)", runTags},
@@ -62,7 +99,7 @@ func verbs() []verb {
 		{"compact", "rewrite this store's segments in a folder or S3 into fewer, stubs for superseded bodies", runCompact},
 		{"serve", "run the node: its store, mirrors and local API (docs/api.md)", runServe},
 		{"init", "make a node directory: an account key, a session, the API token", runInit},
-		{"space", "spaces through the node: create, join, invite, members, assign, remove, leave, list", runSpace},
+		{"space", "spaces: make one, join, invite, change who is in it (through the node); read a space's state from a store", runSpace},
 		{"put", "write a record's next version through the node (02 §4)", runPut},
 		{"get", "print a record's readable current version", runGet},
 		{"delete", "write a delete of a record through the node", runDelete},
@@ -75,83 +112,112 @@ func verbs() []verb {
 	return v
 }
 
-// Exit codes of the command line contract.
-const (
-	exitOK       = 0
-	exitFailed   = 1
-	exitUsage    = 2
-	exitNotFound = 3
-)
-
-// exitError carries an exit code out of a verb. A nil error means exit 0.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-func (e *exitError) Unwrap() error { return e.err }
-
-// usageError reports bad flags, arguments or input: exit 2.
-func usageError(format string, a ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
-}
-
-// failed reports that a check failed: exit 1. Its message, if any, is printed.
-func failed(err error) error { return &exitError{code: exitFailed, err: err} }
-
-// notFound reports that what was asked for is not held: exit 3.
-func notFound(format string, a ...any) error {
-	return &exitError{code: exitNotFound, err: fmt.Errorf(format, a...)}
-}
-
+// run is the whole command line: it parses the global flags, runs the
+// verb and returns the exit code.
 func run(ctx context.Context, args []string, s *stdio) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		printUsage(s.err)
-		if len(args) == 0 {
-			return exitUsage
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "-h" || a == "--help" || a == "-help":
+			printUsage(s.out)
+			return exitOK
+		case a == "--version" || a == "-version":
+			printVersion(s.out)
+			return exitOK
+		case a == "--log-format" || a == "-log-format":
+			if len(args) < 2 {
+				fmt.Fprintln(s.err, "minca: --log-format needs a value: text or json")
+				return exitUsage
+			}
+			if err := s.setLogFormat(args[1]); err != nil {
+				fmt.Fprintf(s.err, "minca: --log-format %v\n", err)
+				return exitUsage
+			}
+			args = args[2:]
+			continue
+		case strings.HasPrefix(a, "--log-format=") || strings.HasPrefix(a, "-log-format="):
+			_, v, _ := strings.Cut(a, "=")
+			if err := s.setLogFormat(v); err != nil {
+				fmt.Fprintf(s.err, "minca: --log-format %v\n", err)
+				return exitUsage
+			}
+			args = args[1:]
+			continue
 		}
-		return exitOK
+		break
+	}
+	if len(args) == 0 {
+		printUsage(s.err)
+		return exitUsage
+	}
+	if args[0] == "help" {
+		if len(args) == 1 {
+			printUsage(s.out)
+			return exitOK
+		}
+		// minca help VERB [SUBVERB]: the verb's own --help.
+		args = append(append([]string{}, args[1:]...), "--help")
 	}
 	for _, v := range verbs() {
 		if v.name != args[0] {
 			continue
 		}
 		err := v.run(ctx, s, args[1:])
-		return exitCode(s, v.name, err)
+		return exitCode(ctx, s, fullName(v, args[1:]), err)
 	}
 	fmt.Fprintf(s.err, "minca: unknown verb %q\n\n", args[0])
 	printUsage(s.err)
 	return exitUsage
 }
 
-func exitCode(s *stdio, name string, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil && !errors.Is(ee.err, errQuiet) {
-			fmt.Fprintf(s.err, "minca %s: %v\n", name, ee.err)
+// fullName is what an error message calls the verb run: "store import"
+// rather than "store".
+func fullName(v verb, args []string) string {
+	if len(args) > 0 {
+		for _, sub := range subverbsOf(v.name) {
+			if sub.name == args[0] {
+				return v.name + " " + sub.name
+			}
 		}
-		return ee.code
 	}
-	fmt.Fprintf(s.err, "minca %s: %v\n", name, err)
-	return exitUsage
+	return v.name
 }
 
-// errQuiet marks an exit whose reason the verb already printed.
-var errQuiet = errors.New("quiet")
+// subverbsOf lists a verb's subverbs, none for most.
+func subverbsOf(name string) []verb {
+	switch name {
+	case "store":
+		return storeSubverbs()
+	case "key":
+		return keySubverbs()
+	case "note":
+		return noteSubverbs()
+	case "collection":
+		return collectionSubverbs()
+	case "bench":
+		return benchSuites()
+	case "space":
+		return spaceSubverbs()
+	}
+	return nil
+}
 
 func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: minca VERB [flags]   (minca VERB --help for each verb)")
+	fmt.Fprintln(w, "usage: minca [--log-format text|json] VERB [flags] [ARGS]")
+	fmt.Fprintln(w, "       minca help VERB | minca VERB --help | minca --version")
 	fmt.Fprintln(w)
 	for _, v := range verbs() {
 		fmt.Fprintf(w, "  %-20s %s\n", v.name, v.summary)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, exitCodesHelp)
 }
+
+// exitCodesHelp closes the usage text: the contract scripts rely on.
+const exitCodesHelp = `Flags may follow arguments; "--" ends them. --store defaults to $MINCA_STORE;
+logs are text, or JSON with --log-format json (or MINCA_LOG_FORMAT=json).
+Exit codes: 0 ok; 1 a check failed (a refused version, a bad segment, a
+problem found); 2 bad usage or unreadable input; 3 not found (a record, a
+store); 4 unreachable, try again; 130 interrupted by SIGINT, 143 by SIGTERM
+(what was done before is kept: run the verb again to go on).
+`

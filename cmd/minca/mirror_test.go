@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -82,7 +84,7 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	a, b, c := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b"), "pebble:"+filepath.Join(dir, "c")
 	folder := "folder:" + filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v1.jsonl", 300, 1))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v1.jsonl", 300, 1))
 
 	out := mustRun(t, "backup", "--store", a, "--to", folder)
 	if field(t, out, "versions") == 0 {
@@ -98,11 +100,15 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 	sameExport(t, a, b)
 
 	// More versions, another segment, then compaction of the two.
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v2.jsonl", 200, 2))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v2.jsonl", 200, 2))
 	mustRun(t, "backup", "--store", a, "--to", folder)
 	out = mustRun(t, "compact", "--store", a, "--blobs", folder)
 	if field(t, out, "rewrote") != 2 || field(t, out, "wrote") != 1 || field(t, out, "deleted") != 2 || field(t, out, "bytesFreed") == 0 {
 		t.Fatalf("compact: %s", out)
+	}
+	// Its sizes add up: the net change is what was written less what was freed.
+	if b, a, c := field(t, out, "bytesBefore"), field(t, out, "bytesAfter"), field(t, out, "bytesChange"); a-b != c || c != field(t, out, "bytesWritten")-field(t, out, "bytesFreed") || c >= 0 {
+		t.Fatalf("compact's sizes do not add up: %s", out)
 	}
 
 	// A third store joins by mirroring once, and holds what a holds.
@@ -133,7 +139,7 @@ func TestFolderAsStore(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
 	folder := "folder:" + filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--store", folder, versionsFile(t, dir, "v.jsonl", 120, 3))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v.jsonl", 120, 3))
 	first := exported(t, folder)
 	if len(first) < 100 {
 		t.Fatalf("folder store holds %d versions", len(first))
@@ -145,27 +151,205 @@ func TestFolderAsStore(t *testing.T) {
 	p := "pebble:" + filepath.Join(dir, "p")
 	mustRun(t, "restore", "--from", folder, "--store", p)
 	sameExport(t, folder, p)
+
+	// A restore into a folder store flushes to that folder: a third
+	// device, with an index of its own, reads it all there.
+	other := "folder:" + filepath.Join(dir, "other")
+	mustRun(t, "restore", "--from", folder, "--store", other)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache3"))
+	sameExport(t, folder, other)
+
+	// A store is not mirrored to its own blob store by a second mirror.
+	if _, errOut, code := minca(t, "", "mirror", "--store", folder, "--to", folder, "--once"); code != exitUsage || !strings.Contains(errOut, "own blob store") {
+		t.Fatalf("mirror of a folder store to itself: exit %d %s", code, errOut)
+	}
+}
+
+// Case 7 through --store folder: (issue 12): the store's index remembers
+// the folder, so an emptied folder is refused by import (exit 1, naming
+// the store it held, nothing written there), as is another store set up
+// there (naming both); store import --adopt takes it and exports
+// everything there again.
+func TestFolderStoreEmptiedCLI(t *testing.T) {
+	dir := t.TempDir()
+	synced := filepath.Join(dir, "synced")
+	folder := "folder:" + synced
+	markerID := func() string {
+		b, err := os.ReadFile(filepath.Join(synced, "minca-store.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct{ ID string }
+		if err := json.Unmarshal(b, &m); err != nil || m.ID == "" {
+			t.Fatalf("marker %s: %v", b, err)
+		}
+		return m.ID
+	}
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v1.jsonl", 40, 7))
+	held := exported(t, folder)
+	was := markerID()
+	es, _ := os.ReadDir(synced)
+	for _, e := range es {
+		if err := os.RemoveAll(filepath.Join(synced, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2 := versionsFile(t, dir, "v2.jsonl", 10, 8)
+	_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", folder, v2)
+	if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, "refusing") {
+		t.Fatalf("import into an emptied folder store: exit %d\n%s", code, errs)
+	}
+	if es, _ := os.ReadDir(synced); len(es) != 0 {
+		t.Fatalf("a refused import wrote %v", es)
+	}
+
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache2")) // another device sets it up anew
+	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v3.jsonl", 5, 9))
+	now := markerID()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
+	for _, args := range [][]string{
+		{"store", "import", "--judge", "roots", "--store", folder, v2},
+		{"store", "stats", "--store", folder},
+	} {
+		_, errs, code := minca(t, "", args...)
+		if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, now) {
+			t.Fatalf("%s on a folder store replaced by another: exit %d\n%s", args[1], code, errs)
+		}
+	}
+	mustRun(t, "store", "import", "--judge", "roots", "--adopt", "--store", folder, v2)
+	all := exported(t, folder)
+	if len(all) <= len(held) {
+		t.Fatalf("after adopting: %d versions, held %d before", len(all), len(held))
+	}
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache3")) // a third device reads it all there
+	if got := exported(t, folder); strings.Join(got, "\n") != strings.Join(all, "\n") {
+		t.Fatalf("the third device reads %d versions, the first %d", len(got), len(all))
+	}
 }
 
 // backup to S3 (gofakes3 on loopback) and restore from it, with credentials
 // from the environment as a user would give them.
 func TestBackupRestoreS3(t *testing.T) {
-	be := s3mem.New()
-	if err := be.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	defer srv.Close()
 	dir := t.TempDir()
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	url := "s3://bkt/backups/a?region=us-east-1&path-style=true&endpoint=" + srv.URL
+	f := newFakeS3(t, nil)
+	url := f.url("backups/a")
 	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
-	mustRun(t, "store", "import", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
 	mustRun(t, "backup", "--store", a, "--to", url)
 	mustRun(t, "restore", "--from", url, "--store", b)
 	sameExport(t, a, b)
+}
+
+// fakeS3 is gofakes3 on loopback with bucket "bkt", and credentials in
+// the environment as a user would give them (no ~/.aws, no instance
+// metadata service).
+type fakeS3 struct {
+	be  *s3mem.Backend
+	srv *httptest.Server
+}
+
+// newFakeS3 starts the server; wrap, if set, sees each request first and
+// passes it on (or not) to gofakes3.
+func newFakeS3(t *testing.T, wrap func(next http.Handler) http.Handler) *fakeS3 {
+	t.Helper()
+	f := &fakeS3{be: s3mem.New()}
+	if err := f.be.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = gofakes3.New(f.be).Server()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	f.srv = httptest.NewServer(h)
+	t.Cleanup(f.srv.Close)
+	none := filepath.Join(t.TempDir(), "none")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_CONFIG_FILE", none)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", none)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	return f
+}
+
+// url is the s3:// URL of a prefix of the bucket.
+func (f *fakeS3) url(prefix string) string {
+	return "s3://bkt/" + prefix + "?region=us-east-1&path-style=true&endpoint=" + f.srv.URL
+}
+
+// keys lists the keys under prefix.
+func (f *fakeS3) keys(t *testing.T, prefix string) []string {
+	t.Helper()
+	l, err := f.be.ListBucket("bkt", &gofakes3.Prefix{Prefix: prefix, HasPrefix: true}, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, o := range l.Contents {
+		out = append(out, o.Key)
+	}
+	return out
+}
+
+// empty deletes every object under prefix.
+func (f *fakeS3) empty(t *testing.T, prefix string) {
+	t.Helper()
+	for _, k := range f.keys(t, prefix) {
+		if _, err := f.be.DeleteObject("bkt", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// --timeout and --connect-timeout (issue 12, cases 5 and 13) reach the S3
+// backend on every verb that may open S3: against a server that takes
+// connections and never answers, each verb gives up within a few seconds
+// (the defaults would take 30), says on stderr that it is retrying and
+// where, and exits 4, creating nothing.
+func TestS3TimeoutFlags(t *testing.T) {
+	quit := make(chan struct{})
+	f := newFakeS3(t, func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select { // a stalled server
+			case <-r.Context().Done():
+			case <-quit:
+			}
+		})
+	})
+	t.Cleanup(func() { close(quit) })
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	url := f.url("p")
+	a := "pebble:" + filepath.Join(dir, "a")
+	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 5, 10))
+	host := strings.TrimPrefix(f.srv.URL, "http://")
+	for _, args := range [][]string{
+		{"store", "stats", "--store", url},
+		{"store", "import", "--judge", "roots", "--store", url, filepath.Join(dir, "v.jsonl")},
+		{"store", "check", "--judge", "roots", "--store", url},
+		{"restore", "--from", url, "--store", "pebble:" + filepath.Join(dir, "b")},
+		{"backup", "--store", a, "--to", url},
+		{"mirror", "--once", "--store", a, "--to", url},
+		{"compact", "--store", a, "--blobs", url},
+		{"bench", "mirror", "--versions", "40", "--segments", "5", "--rounds", "1", "--dir", filepath.Join(dir, "bench"), "--s3", url},
+	} {
+		args = append(args, "--timeout", "200ms", "--connect-timeout", "2s")
+		start := time.Now()
+		_, errs, code := minca(t, "", args...)
+		took := time.Since(start)
+		// Without the flags reaching the backend, each would take 30 s
+		// and more; with them, about one, more on a busy machine.
+		if code != exitUnreachable || took > 15*time.Second {
+			t.Fatalf("minca %s: exit %d after %v\n%s", strings.Join(args, " "), code, took, errs)
+		}
+		if !strings.Contains(errs, "retry") || !strings.Contains(errs, host) {
+			t.Fatalf("minca %s: no retry line naming the endpoint on stderr:\n%s", strings.Join(args, " "), errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b")); err == nil {
+		t.Fatal("a restore from an unreachable bucket made its store")
+	}
+	if _, _, code := minca(t, "", "store", "stats", "--store", url, "--timeout", "-1s"); code != exitUsage {
+		t.Fatalf("--timeout -1s: exit %d", code)
+	}
 }

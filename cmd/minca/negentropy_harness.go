@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"strconv"
 
@@ -15,20 +13,11 @@ import (
 // protocol on stdin and stdout, for interop runs against the reference
 // implementations' scripts.
 func runNegentropyHarness(ctx context.Context, s *stdio, args []string) error {
-	fs := flag.NewFlagSet("negentropy-harness", flag.ContinueOnError)
-	fs.SetOutput(s.err)
-	limit := fs.Uint64("frame-size-limit", 0, "largest message in bytes, 0 for none, at least 4096 (default: $FRAMESIZELIMIT)")
-	storage := fs.String("storage", "vector", "storage: vector or tree")
-	fs.Usage = func() {
-		fmt.Fprintln(s.err, "usage: minca negentropy-harness [--frame-size-limit N] [--storage vector|tree]")
-		fmt.Fprintln(s.err, "\nReads item,<ts>,<idhex> / seal / initiate / msg,<hex> lines; writes msg / have / need / done lines.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError("%v", err)
+	fs := newFlags(s, "negentropy-harness", "negentropy-harness [--frame-size-limit N] [--storage vector|tree]\n\nReads item,<ts>,<idhex> / seal / initiate / msg,<hex> lines on stdin; writes\nmsg / have / need / done lines on stdout, as the reference implementations'\ntest harness does.")
+	limit := fs.Uint64("frame-size-limit", 0, "largest message in `BYTES`, 0 for none, at least 4096 (default: $FRAMESIZELIMIT)")
+	storage := fs.String("storage", "vector", "`STORAGE`: vector or tree")
+	if done, err := parseFlags(fs, args); done {
+		return err
 	}
 	if fs.NArg() != 0 {
 		return usageError("unexpected arguments %q", fs.Args())

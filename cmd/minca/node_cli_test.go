@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,15 +17,15 @@ import (
 	"github.com/minca-go/minca/node/api"
 )
 
-// minca runs one verb in process and returns stdout and the exit code.
+// nodeCLI runs one verb in process and returns stdout and the exit code,
+// logging stderr when it fails.
 func nodeCLI(t *testing.T, stdin string, args ...string) (string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &stdio{in: strings.NewReader(stdin), out: &out, err: &errb})
+	out, errs, code := minca(t, stdin, args...)
 	if code != 0 {
-		t.Logf("minca %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+		t.Logf("minca %s: exit %d: %s", strings.Join(args, " "), code, errs)
 	}
-	return out.String(), code
+	return out, code
 }
 
 func jsonField(t *testing.T, out, name string) string {
@@ -105,24 +104,12 @@ func TestNodeVerbs(t *testing.T) {
 	}
 }
 
-const serveHelperEnv = "MINCA_TEST_SERVE_ARGS"
-
-// TestServeHelperProcess runs `minca serve` for the serve tests.
-func TestServeHelperProcess(t *testing.T) {
-	args := os.Getenv(serveHelperEnv)
-	if args == "" {
-		t.Skip("run by the serve tests")
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, strings.Split(args, "\x1f"), &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
-}
-
 // startServe starts `minca serve` in a process and returns it with its URL.
 func startServe(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), serveHelperEnv+"="+strings.Join([]string{"serve", "--dir", dir, "--listen", "127.0.0.1:0"}, "\x1f"))
+	path, env := mincaCommand(t)
+	cmd := exec.Command(path, "serve", "--dir", dir, "--listen", "127.0.0.1:0")
+	cmd.Env = env
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +131,8 @@ func startServe(t *testing.T, dir string) (*exec.Cmd, string) {
 }
 
 // Killed with SIGKILL under write load, the node loses nothing it
-// acknowledged; SIGTERM closes it cleanly.
+// acknowledged; SIGTERM closes it cleanly (exit 143, its address file
+// removed).
 func TestServeKilledUnderLoadLosesNothingAcknowledged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -197,8 +185,8 @@ func TestServeKilledUnderLoadLosesNothingAcknowledged(t *testing.T) {
 	}
 	t.Logf("%d acknowledged writes survived SIGKILL", len(acked))
 	cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("after SIGTERM serve exited %v, want 0", err)
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 143 {
+		t.Fatalf("after SIGTERM serve exited %v, want 143 (a clean stop on SIGTERM)", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, api.AddressName)); err == nil {
 		t.Fatal("serve left its address file behind after a clean stop")

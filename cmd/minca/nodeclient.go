@@ -4,14 +4,35 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/api"
 )
+
+// dirHelp is the help of --dir, on every verb that talks to a node.
+const dirHelp = "the node `DIR`ectory (default: minca in the user's config directory, or $MINCA_DIR)"
+
+// dirFlag adds --dir to a verb that talks to the node.
+func dirFlag(fs *flags) *string { return fs.String("dir", "", dirHelp) }
+
+// nodeOptions are the node's options from the command line: its
+// directory, store and mirrors (so opened: the store spec's S3 flags and
+// --adopt, when the verb has them), and a logger on stderr.
+func nodeOptions(s *stdio, dir string, sp *storeSpec, mirrors []string) *node.Options {
+	o := &node.Options{Dir: dir, Mirrors: mirrors, Logger: s.logger()}
+	if sp != nil {
+		o.Store = sp.url
+		o.StoreOptions = sp.options(true, false)
+	}
+	return o
+}
 
 // initDir makes the node directory and, unless one is given or there,
 // the account key in it. It returns the directory.
@@ -20,7 +41,7 @@ func initDir(o *node.Options) (string, error) {
 	if dir == "" {
 		d, err := node.DefaultDir()
 		if err != nil {
-			return "", err
+			return "", usageError("%v", err)
 		}
 		dir = d
 	}
@@ -43,9 +64,9 @@ func initDir(o *node.Options) (string, error) {
 }
 
 // nodeClient is the API of the node in dir: the running node's, or, when
-// none runs, a node this command opens on the directory for its own
-// work, served on a loopback port for as long as the command runs. done
-// closes what it opened.
+// none runs, a node this command opens on the directory for its own work,
+// served on a loopback port for as long as the command runs. done closes
+// what it opened.
 func nodeClient(ctx context.Context, s *stdio, dir string) (c *api.Client, done func(), err error) {
 	if dir == "" {
 		if dir, err = node.DefaultDir(); err != nil {
@@ -57,80 +78,119 @@ func nodeClient(ctx context.Context, s *stdio, dir string) (c *api.Client, done 
 		return c, func() {}, nil
 	}
 	if !errors.Is(err, api.ErrNotRunning) {
-		return nil, nil, &exitError{code: exitTryAgain, err: err}
+		return nil, nil, unreachable(dir, err)
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, nil, notFound("no node directory %s (minca init makes one)", dir)
 	}
-	n, err := node.Open(ctx, nodeOptions(s, dir, "", nil))
+	n, err := node.Open(ctx, nodeOptions(s, dir, nil, nil))
 	if err != nil {
 		if errors.Is(err, node.ErrLocked) {
-			return nil, nil, &exitError{code: exitTryAgain, err: errors.New("a node runs in " + dir + " but its API does not answer; try again")}
+			return nil, nil, unreachable(dir, errors.New("a node runs there but its API does not answer"))
 		}
-		return nil, nil, failed(err)
+		return nil, nil, err
 	}
 	srv, err := api.New(n, &api.Options{Logger: s.logger()})
 	if err != nil {
 		n.Close()
-		return nil, nil, failed(err)
+		return nil, nil, err
 	}
-	ln, url, err := api.Listen("127.0.0.1:0")
+	ln, u, err := api.Listen("127.0.0.1:0")
 	if err != nil {
 		n.Close()
-		return nil, nil, failed(err)
+		return nil, nil, err
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
-	go func() { srv.Serve(sctx, ln, url); close(served) }()
-	tok, _ := api.Token(dir)
-	return api.NewClient(url, tok), func() { cancel(); <-served; n.Close() }, nil
+	go func() { srv.Serve(sctx, ln, u); close(served) }()
+	tok, err := api.Token(dir)
+	if err != nil {
+		cancel()
+		<-served
+		n.Close()
+		return nil, nil, err
+	}
+	return api.NewClient(u, tok), func() { cancel(); <-served; n.Close() }, nil
 }
 
-// apiExit turns an API error into the CLI's exit codes: 3 not found, 2
-// bad input, 1 refused (a check failed) or not offered, 4 unreachable or
-// closing (try again).
-func apiExit(err error) error {
-	var ae *api.Error
-	if !errors.As(err, &ae) {
-		return &exitError{code: exitTryAgain, err: err}
+// unreachable is a node that could not be reached: exit 4, try again.
+func unreachable(dir string, err error) error {
+	if dir == "" {
+		return &exitError{code: exitUnreachable, err: fmt.Errorf("the node: %w", err)}
 	}
-	switch {
-	case ae.Status == http.StatusNotFound:
-		return &exitError{code: exitNotFound, err: ae}
-	case ae.Status == http.StatusBadRequest || ae.Status == http.StatusRequestEntityTooLarge:
-		return &exitError{code: exitUsage, err: ae}
-	case ae.Status == http.StatusNotImplemented:
-		return &exitError{code: exitFailed, err: ae}
-	case ae.Status >= 500:
-		return &exitError{code: exitTryAgain, err: ae}
-	}
-	return &exitError{code: exitFailed, err: ae}
+	return &exitError{code: exitUnreachable, err: fmt.Errorf("the node in %s: %w", dir, err)}
 }
 
-// call makes one API call on the node in dir and prints the answer as one
-// JSON line.
-func call(ctx context.Context, s *stdio, dir, method, path string, body any) error {
+// call makes one API call on the node in dir and returns the answer.
+// An error the API answered with is an *api.Error (exitCodeOf maps its
+// status); one reaching the node is unreachable (exit 4).
+func call(ctx context.Context, s *stdio, dir, method, path string, body any) (json.RawMessage, error) {
 	c, done, err := nodeClient(ctx, s, dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer done()
 	out, err := c.Do(ctx, method, path, body)
-	if err != nil {
-		return apiExit(err)
+	var ae *api.Error
+	if err != nil && !errors.As(err, &ae) && ctx.Err() == nil {
+		return nil, unreachable(dir, err)
 	}
-	var v any
-	if json.Unmarshal(out, &v) != nil {
-		return failed(errors.New("the node answered with something that is not JSON"))
-	}
-	return writeLine(s, json.RawMessage(compact(out)))
+	return out, err
 }
 
-func compact(b []byte) []byte {
-	var buf []byte
-	var v json.RawMessage = b
-	if out, err := json.Marshal(v); err == nil {
-		buf = out
+// callPrint makes one API call and prints the answer as one JSON line.
+func callPrint(ctx context.Context, s *stdio, dir, method, path string, body any) error {
+	out, err := call(ctx, s, dir, method, path, body)
+	if err != nil {
+		return err
 	}
-	return buf
+	return printRaw(s, out)
+}
+
+// callLines makes one API call whose answer is {list: [entries]} and
+// prints each entry as a JSON line, through each (nil: as it is).
+func callLines(ctx context.Context, s *stdio, dir, path, list string, each func(json.RawMessage) (any, error)) error {
+	out, err := call(ctx, s, dir, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	var m map[string][]json.RawMessage
+	if err := json.Unmarshal(out, &m); err != nil {
+		return fmt.Errorf("the node answered with something that is not {%q: […]}: %w", list, err)
+	}
+	for _, e := range m[list] {
+		if each == nil {
+			if err := printRaw(s, e); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := each(e)
+		if err != nil {
+			return err
+		}
+		if err := writeJSON(s, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printRaw prints JSON the node answered with as one line, in canonical
+// form (a version exactly as it is signed).
+func printRaw(s *stdio, b json.RawMessage) error {
+	v, err := canonical.Parse(b)
+	if err != nil {
+		return fmt.Errorf("the node answered with something that is not JSON: %w", err)
+	}
+	return writeJSONLine(s.out, v)
+}
+
+// spacePath is an API path under a space, each part escaped.
+func spacePath(sp string, rest ...string) string {
+	p := "/v1/spaces/" + url.PathEscape(sp)
+	for _, r := range rest {
+		p += "/" + url.PathEscape(r)
+	}
+	return p
 }

@@ -29,12 +29,12 @@ func runNote(ctx context.Context, s *stdio, args []string) error {
 
 func runNoteIssue(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "note issue", "note issue --key ROOTKEY --aud DID --cmd CMD [--sub SUB] [--pol JSON] [--days N]\n\nSigns a note (type minca/ucan/dlg@1) with the account's key ROOTKEY, made out\nto the key DID, granting CMD about SUB (the account itself by default, or\nspace:ID) under the policy JSON (a list of UCAN 1.0 statements, default []),\nin force from now for N days, and prints it as one JSON line.")
-	keyFile := fs.String("key", "", "the account's private key file, the note's issuer (required)")
-	aud := fs.String("aud", "", "the did:key the note is made out to (required)")
-	cmd := fs.String("cmd", "", `the command granted: "/" for everything, "/record" for records only, "/record/read" to read (required)`)
-	sub := fs.String("sub", "", "what the note is about: the issuer's DID (default) or space:ID")
-	pol := fs.String("pol", "[]", `the policy, a JSON list of statements, e.g. [["==", ".collection", "app.todo.item"]]`)
-	days := fs.Float64("days", 7, "how long the note lasts, in days; 0 for no exp")
+	keyFile := fs.String("key", "", "the account's private key `FILE`, the note's issuer (required)")
+	aud := fs.String("aud", "", "the did:key `DID` the note is made out to (required)")
+	cmd := fs.String("cmd", "", "the command `CMD` granted: \"/\" for everything, \"/record\" for records only, \"/record/read\" to read (required)")
+	sub := fs.String("sub", "", "what the note is about, `SUB`: the issuer's DID (default) or space:ID")
+	pol := fs.String("pol", "[]", "the policy, a `JSON` list of statements, e.g. [[\"==\", \".collection\", \"app.todo.item\"]]")
+	days := fs.Float64("days", 7, "how long the note lasts, in `DAYS`; 0 for no exp")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -73,11 +73,11 @@ func runNoteIssue(ctx context.Context, s *stdio, args []string) error {
 
 func runNoteCheck(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "note check", "note check [--at TIME] [--aud DID] [--cmd CMD --space ID [--collection C]] [NOTEFILE]\n\nReads notes (one JSON value, or JSON lines) from NOTEFILE or stdin and prints\none JSON line per note: {\"valid\":true,\"iss\":…,\"aud\":…,\"sub\":…,\"cmd\":…} or\n{\"valid\":false,\"reason\":CODE,\"message\":…}. Valid means the shape is right\nand the signature verifies under iss; with --at, also nbf ≤ TIME < exp (records\nare judged with no time, 02 §9.3). --aud checks the audience; --cmd checks that\nthe note grants CMD with the arguments {space, collection}. Exit 0 when all are\nvalid, 1 when any is not, 2 on a usage or read error.")
-	atFlag := fs.String("at", "", `check the time bounds at TIME: RFC 3339 (2026-09-26T12:00:00Z), Unix seconds, or "now"`)
-	aud := fs.String("aud", "", "the key that uses the note: its aud must be this")
-	cmd := fs.String("cmd", "", "a command the note must grant")
-	space := fs.String("space", "", "with --cmd: the space it is invoked in")
-	collection := fs.String("collection", "", "with --cmd: the collection it is invoked on")
+	atFlag := fs.String("at", "", "check the time bounds at `TIME`: RFC 3339 (2026-09-26T12:00:00Z), Unix seconds, or \"now\"")
+	aud := fs.String("aud", "", "the key `DID` that uses the note: its aud must be this")
+	cmd := fs.String("cmd", "", "a command `CMD` the note must grant")
+	space := fs.String("space", "", "with --cmd: the space `ID` it is invoked in")
+	collection := fs.String("collection", "", "with --cmd: the collection `C` it is invoked on")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -101,37 +101,30 @@ func runNoteCheck(ctx context.Context, s *stdio, args []string) error {
 	} else if *space != "" || *collection != "" {
 		return usageError("--space and --collection go with --cmd")
 	}
-	in, closeIn, err := openInput(s, fs.Arg(0))
+	in, err := openInput(s, fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	defer closeIn()
+	defer in.close()
 	checker := &identity.Checker{Resolver: &identity.Resolver{}}
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
-	invalid, n := 0, 0
-	err = readValues(in, func(raw []byte, v any, perr error) error {
-		n++
+	var tally jsonTally
+	err = readValues(in.r, func(raw []byte, v any, perr error) error {
+		tally.add(perr)
 		res := checkOneNote(checker, v, perr, *aud, at, inv)
 		if res.Has("reason") {
-			invalid++
+			tally.refused++
 		}
 		return writeJSONLine(w, res)
 	})
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return err
-		}
-		return usageError("reading notes: %v", err)
+		return inputErr(in, err)
 	}
-	if n == 0 {
+	if tally.values == 0 {
 		return usageError("no note on input")
 	}
-	if invalid > 0 {
-		return &exitError{code: exitFailed, err: errQuiet}
-	}
-	return nil
+	return tally.exit()
 }
 
 // checkOneNote is the verdict line for one note.

@@ -3,30 +3,12 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
-const mincaHelperEnv = "MINCA_TEST_AS_MINCA"
-
-// TestMincaHelperProcess is `minca` for the README's examples.
-func TestMincaHelperProcess(t *testing.T) {
-	if os.Getenv(mincaHelperEnv) == "" {
-		t.Skip("run by TestReadmeNodeExamples")
-	}
-	args := os.Args
-	for i, a := range args {
-		if a == "--" {
-			args = args[i+1:]
-			break
-		}
-	}
-	os.Exit(run(t.Context(), args, &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
-}
-
-// The README's node walkthrough, run word for word with `minca` on PATH
-// and MINCA_DIR a fresh directory.
+// The README's node walkthrough, run word for word by bash with this build
+// as `minca` on PATH and MINCA_DIR a fresh directory.
 func TestReadmeNodeExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -34,7 +16,7 @@ func TestReadmeNodeExamples(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("jq is not installed")
 	}
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,13 +29,15 @@ func TestReadmeNodeExamples(t *testing.T) {
 	if !ok || !strings.Contains(script, "minca put") {
 		t.Fatal("the README's node walkthrough is not a sh block")
 	}
-	bin := t.TempDir()
-	wrapper := "#!/bin/sh\nexec " + os.Args[0] + " -test.run=^TestMincaHelperProcess$ -test.count=1 -- \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "minca"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+script)
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "MINCA_DIR="+t.TempDir(), mincaHelperEnv+"=1")
+	cmd.Dir = t.TempDir()
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "MINCA_") && !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = append(env, "PATH="+mincaOnPath(t)+string(os.PathListSeparator)+os.Getenv("PATH"), "MINCA_DIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the README's examples failed: %v\n%s", err, out)

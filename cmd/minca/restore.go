@@ -8,8 +8,8 @@ import (
 
 func runRestore(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "restore", "restore --from BLOBURL --store URL\n\nAdmits every version of every writer's segments in the blob store into the\nstore, through the judge, as from a peer. Resumable: segments already read\nare not read again. Progress on stderr; a JSON summary on stdout.\nBLOBURL: "+blobURLHelp)
-	from := fs.String("from", "", "the blob store")
-	url := storeFlag(fs)
+	from := fs.String("from", "", "the blob store `BLOBURL`")
+	sp := storeFlags(fs, true)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -17,19 +17,26 @@ func runRestore(ctx context.Context, s *stdio, args []string) error {
 		return usageError("restore takes no arguments")
 	}
 	log := s.logger()
-	m, done, err := openMirror(ctx, log, *url, *from, false, defaultJudge(), mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
-		log.Info("restore", "segments", ms.SegmentsRead, "versions", ms.Admitted, "new", ms.Stored)
+	meter := newMeter(s, log, "restore")
+	defer meter.Done()
+	m, st, err := openMirror(ctx, log, sp, createStore, *from, false, mirror.Options{Progress: everySecond(func(ms mirror.Stats) {
+		meter.Update(segmentsRead(ms))
 	})})
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer st.Close()
+	defer m.Close()
 	res, err := m.Import(ctx)
+	meter.Done()
+	if err == nil {
+		err = st.Flush(ctx) // a folder: or s3:// store's own blob store
+	}
 	if err == nil {
 		if res.Unavailable > 0 {
 			log.Warn("some segments could not be read yet (placeholders or partial files); run restore again", "count", res.Unavailable)
 		}
 		log.Info("restore done", "segments", res.Segments, "versions", res.Versions, "new", res.Stored)
 	}
-	return report(s, res, err)
+	return report(s, *from, emptyLists(res), err)
 }

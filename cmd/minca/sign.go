@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/minca-go/minca/canonical"
@@ -12,13 +13,13 @@ import (
 
 // runSign signs unsigned versions (02 §3.3).
 func runSign(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "sign", "sign --key FILE [--note NOTEFILE] < UNSIGNED\n\nReads an unsigned version (every member but id, bodyHash and signature; one\nJSON value, or JSON lines), fills author and bodyHash (not on a delete), signs\nit (02 §3.3) and prints the version as one JSON line. With --note, FILE is a\nsession key and NOTEFILE the note from the account made out to it: each version\ncarries the note as its proof (06 §1.2), and its root is the note's issuer.\nA version peers would refuse for its shape, or a version in a space that the\nnote does not let the key write (02 §9.3), is not signed: exit 2.")
-	keyFile := fs.String("key", "", "the private key file to sign with (required)")
-	noteFile := fs.String("note", "", "a note made out to the key: sign as a session key under it")
+	fs := newFlags(s, "sign", "sign --key FILE [--note NOTEFILE] [UNSIGNED…]\n\nReads unsigned versions (every member but id, bodyHash and signature; one\nJSON value, or JSON lines) from each UNSIGNED file in turn, or stdin; fills\nauthor and bodyHash (not on a delete), signs each (02 §3.3) and prints it as\none JSON line. With --note, FILE is a\nsession key and NOTEFILE the note from the account made out to it: each version\ncarries the note as its proof (06 §1.2), and its root is the note's issuer.\nA version peers would refuse for its shape, or a version in a space that the\nnote does not let the key write (02 §9.3), is not signed: exit 2.")
+	keyFile := fs.String("key", "", "the private key `FILE` to sign with (required)")
+	noteFile := fs.String("note", "", "a `NOTEFILE` made out to the key: sign as a session key under it")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	if *keyFile == "" || fs.NArg() > 0 {
+	if *keyFile == "" {
 		fs.Usage()
 		return usageError("--key FILE is required")
 	}
@@ -42,31 +43,35 @@ func runSign(ctx context.Context, s *stdio, args []string) error {
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
 	n := 0
-	err = readValues(s.in, func(raw []byte, v any, perr error) error {
-		n++
-		if perr != nil {
-			return usageError("input value %d: %v", n, perr)
-		}
-		o, ok := v.(*canonical.Object)
-		if !ok {
-			return usageError("input value %d: an unsigned version is a JSON object", n)
-		}
-		ver, err := record.Sign(o, signer)
-		if err != nil {
-			return usageError("input value %d: %v", n, err)
-		}
-		if notes != nil {
-			if err := checkUnderNote(s, ver, notes); err != nil {
-				return usageError("input value %d: %v", n, err)
+	err = eachInput(s, fs.Args(), func(in *input) error {
+		err := readLines(newLineReader(in.r), func(line int, raw []byte, v any, perr error) error {
+			n++
+			at := fmt.Sprintf("%s line %d", in.label(), line)
+			if perr != nil {
+				return usageError("%s: %v", at, perr)
 			}
-		}
-		return writeJSONLine(w, ver.Object())
+			o, ok := v.(*canonical.Object)
+			if !ok {
+				return usageError("%s: an unsigned version is a JSON object", at)
+			}
+			ver, err := record.Sign(o, signer)
+			if err != nil {
+				return usageError("%s: %v", at, err)
+			}
+			if notes != nil {
+				if err := checkUnderNote(s, ver, notes); err != nil {
+					return usageError("%s: %v", at, err)
+				}
+			}
+			return writeJSONLine(w, ver.Object())
+		})
+		return inputErr(in, err)
 	})
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return usageError("no version on stdin")
+		return usageError("no version in the input")
 	}
 	return nil
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"fmt"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/node"
@@ -25,10 +25,22 @@ func runStore(ctx context.Context, s *stdio, args []string) error {
 	return runSubverb(ctx, s, "store", storeSubverbs(), args)
 }
 
-// storeFlag adds --store to a subverb's flags.
-func storeFlag(fs *flag.FlagSet) *string {
-	return fs.String("store", "", "the store: "+storeURLHelp)
-}
-
-// defaultJudge is the node's judge with identity's note checker.
+// defaultJudge is the judge of versions alone and their chains, with
+// identity's note checker: every root may write. Mirrors, backups and
+// restores admit with it, and a folder: or s3:// store's index; store
+// import and check take --judge.
 func defaultJudge() engine.Judge { return &node.Judge{Notes: noteChecker()} }
+
+// judgeFlag adds --judge to a verb that admits or re-judges versions:
+// "full" (the default), the space's access history (docs/spaces.md), or
+// "roots", versions alone and their chains (every root may write).
+func judgeFlag(fs *flags, sp *storeSpec) {
+	sp.judge = "full"
+	fs.Func("judge", `the judge: "full" (default), the space's access history (docs/spaces.md), or "roots", versions alone and their chains (every root may write)`, func(v string) error {
+		if v != "full" && v != "roots" {
+			return fmt.Errorf("%q: want full or roots", v)
+		}
+		sp.judge = v
+		return nil
+	})
+}

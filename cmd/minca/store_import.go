@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/internal/progress"
 	"github.com/minca-go/minca/record"
 )
 
@@ -17,56 +20,102 @@ import (
 const importBatch = 1000
 
 func runStoreImport(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "store import", "store import --store URL [FILE|-]\n\nAdmits versions (JSON lines, or one JSON value) through the node's judge, in\natomic synced batches. Prints one line per version:\n{\"id\",\"outcome\":\"stands|withdrawn|later|refused\",\"stored\":\"whole|stub|-\",\"reason\"?,\"message\"?}\nand a summary on stderr.")
-	url := storeFlag(fs)
-	from := fs.String("from", "import", "the source named in remembered refusals")
+	fs := newFlags(s, "store import", `store import [--store URL] [--judge full|roots] [FILE…]
+
+Admits versions (JSON lines, or one JSON value) from each FILE in turn, or
+stdin, through the node's judge — by default the full judge, which needs each
+space's genesis (minca space join) — in atomic synced batches. Prints one
+line per version once its batch is durable:
+{"id","outcome":"stands|withdrawn|later|refused","stored":"whole|stub|-"},
+and for a refused one also "reason", "message" and "line" (its line in the
+input; "file" too when there are several). Progress and a summary go to
+stderr. Exit 0 when nothing was refused, 1 when a version was, 2 when no
+input line is JSON or the input cannot be read. Interrupted (SIGINT, exit
+130; SIGTERM, exit 143), it prints the line of every version committed,
+then "interrupted after N of M lines; run again to continue": importing
+again skips what is held.`)
+	sp := storeFlags(fs, true)
+	from := fs.String("from", "import", "the source `NAME` in remembered refusals")
+	judgeFlag(fs, sp)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	if fs.NArg() > 1 {
-		return usageError("store import takes at most one FILE")
+	paths := fs.Args()
+	if len(paths) == 0 {
+		paths = []string{"-"}
 	}
-	in, closeIn, err := openInput(s, fs.Arg(0))
+	var ins []*input
+	defer func() {
+		for _, in := range ins {
+			in.close()
+		}
+	}()
+	for _, p := range paths {
+		in, err := openInput(s, p)
+		if err != nil {
+			return err
+		}
+		ins = append(ins, in)
+	}
+	sto, err := sp.open(ctx, createStore)
 	if err != nil {
 		return err
 	}
-	defer closeIn()
-	st, err := openStore(*url, defaultJudge())
-	if err != nil {
-		return err
+	defer sto.Close()
+	log := s.logger()
+	imp := &importer{s: s, sp: sp, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}}
+	imp.meter = newMeter(s, log, "store import")
+	err = imp.run(ctx, ins)
+	imp.meter.Done()
+	if ctx.Err() == nil {
+		// What was committed goes to a folder: or s3:// store's blob
+		// store, also when the input failed part way.
+		err = errors.Join(err, sto.Flush(ctx))
 	}
-	defer st.Close()
-	imp := &importer{s: s, st: st, from: *from, start: time.Now(), counts: map[string]int{}}
-	imp.progress = isTerminal(s.err)
-	if err := imp.run(ctx, in); err != nil {
-		return failed(err)
-	}
-	imp.summary()
-	return nil
+	return imp.finish(ctx, err)
 }
 
+// importer is one run of store import.
 type importer struct {
-	s        *stdio
-	st       *engine.Store
-	from     string
-	start    time.Time
-	counts   map[string]int
-	n        int
-	progress bool
-	lastShow time.Time
+	s      *stdio
+	sp     *storeSpec
+	log    *slog.Logger
+	st     *engine.Store
+	from   string
+	ins    []*input
+	start  time.Time
+	meter  *progress.Meter
+	counts map[string]int // outcome lines printed, by outcome
+	n      int            // outcome lines printed
+	values int            // of them, values that were JSON
+	// read counts the values read so far and bytesRead their bytes;
+	// written by the reading goroutine.
+	read, bytesRead atomic.Int64
+	// rest is the values not read when the run stopped early (-1 when not
+	// known: input from a pipe); set by the reading goroutine before it
+	// closes readDone.
+	rest     int
+	readDone chan struct{}
 }
 
-// line is one input line: a decoded version, or why it could not be.
+// line is one input value: a decoded version, or why it could not be.
 type line struct {
-	v   *record.Version
-	id  any
-	err error
+	v    *record.Version
+	id   any
+	err  error
+	json bool   // the value was JSON
+	file string // the input it came from
+	n    int    // its line there
 }
 
 // run reads, checks and admits in a pipeline: while one batch commits, the
 // next is decided, and the one after is parsed and its signatures
-// verified.
-func (imp *importer) run(ctx context.Context, in io.Reader) error {
+// verified. Outcomes are printed once their batch is durable; when the run
+// stops early (an interruption, a failed commit) every batch submitted
+// before is waited for and printed, so no committed version goes unsaid.
+func (imp *importer) run(parent context.Context, ins []*input) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	type prepared struct {
 		lines []line
 		p     *engine.Prepared
@@ -74,31 +123,12 @@ func (imp *importer) run(ctx context.Context, in io.Reader) error {
 	}
 	batches := make(chan []line, 1)
 	ready := make(chan prepared, 1)
-	readErr := make(chan error, 1)
+	var readErr error
+	imp.readDone = make(chan struct{})
 	go func() {
+		defer close(imp.readDone)
 		defer close(batches)
-		var cur []line
-		err := readValues(in, func(raw []byte, val any, perr error) error {
-			l := line{err: perr}
-			if perr == nil {
-				l.id = idOf(val)
-				l.v, l.err = record.FromValue(val)
-			}
-			cur = append(cur, l)
-			if len(cur) == importBatch {
-				select {
-				case batches <- cur:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				cur = nil
-			}
-			return nil
-		})
-		if len(cur) > 0 && err == nil {
-			batches <- cur
-		}
-		readErr <- err
+		readErr = imp.readAll(ctx, parent, ins, batches)
 	}()
 	go func() {
 		defer close(ready)
@@ -110,14 +140,16 @@ func (imp *importer) run(ctx context.Context, in io.Reader) error {
 				}
 			}
 			p, err := imp.st.Prepare(ctx, vs)
-			ready <- prepared{ls, p, err}
+			select {
+			case ready <- prepared{ls, p, err}:
+			case <-ctx.Done():
+				return
+			}
 			if err != nil {
 				return
 			}
 		}
 	}()
-	// Each batch is decided while the one before it commits; outcomes are
-	// printed once their batch is durable.
 	type admitted struct {
 		lines []line
 		a     *engine.Admission
@@ -127,32 +159,114 @@ func (imp *importer) run(ctx context.Context, in io.Reader) error {
 		if last == nil {
 			return nil
 		}
-		outs, err := last.a.Wait()
+		a := last
+		last = nil
+		outs, err := a.a.Wait()
 		if err != nil {
 			return err
 		}
-		return imp.print(last.lines, outs)
+		return imp.print(a.lines, outs)
 	}
+	var err error
 	for b := range ready {
 		if b.err != nil {
-			return b.err
+			err = b.err
+			break
 		}
-		a, err := imp.st.Submit(ctx, imp.from, b.p)
-		if err != nil {
-			return err
+		a, serr := imp.st.Submit(ctx, imp.from, b.p)
+		if serr != nil {
+			err = serr
+			break
 		}
-		if err := flush(); err != nil {
-			return err
+		if ferr := flush(); ferr != nil {
+			err = ferr
+			a.Wait() // decided on a batch that failed: it fails too, unwritten
+			break
 		}
 		last = &admitted{b.lines, a}
 	}
-	if err := flush(); err != nil {
+	if ferr := flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	if parent.Err() != nil {
+		return parent.Err()
+	}
+	if err != nil {
 		return err
 	}
-	if err := <-readErr; err != nil {
-		return fmt.Errorf("reading input: %w", err)
+	<-imp.readDone
+	return readErr
+}
+
+// readAll reads every input into batches of lines. When parent is
+// cancelled (an interruption) it stops, and counts the values left unread
+// if every input left is a regular file.
+func (imp *importer) readAll(ctx, parent context.Context, ins []*input, batches chan<- []line) error {
+	imp.rest = -1
+	var cur []line
+	send := func() error {
+		select {
+		case batches <- cur:
+			cur = nil
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	for i, in := range ins {
+		lr := newLineReader(&countingReader{r: in.r, n: &imp.bytesRead})
+		err := readLines(lr, func(n int, raw []byte, val any, perr error) error {
+			l := line{err: perr, json: perr == nil, file: in.label(), n: n}
+			if perr == nil {
+				l.id = idOf(val)
+				l.v, l.err = record.FromValue(val)
+			}
+			imp.read.Add(1)
+			cur = append(cur, l)
+			if len(cur) == importBatch {
+				return send()
+			}
+			return nil
+		})
+		if err != nil {
+			if parent.Err() != nil {
+				imp.countRest(lr, ins[i:])
+				return parent.Err()
+			}
+			return inputErr(in, err)
+		}
+	}
+	if len(cur) > 0 {
+		if err := send(); err != nil {
+			if parent.Err() != nil {
+				imp.rest = 0
+			}
+			return err
+		}
+	}
+	imp.rest = 0
 	return nil
+}
+
+// countRest counts the values not read yet: the rest of lr (reading the
+// first of ins) and the inputs after it. Only regular files are counted:
+// a pipe's writer may never stop.
+func (imp *importer) countRest(lr *lineReader, ins []*input) {
+	if !imp.allRegular() {
+		return
+	}
+	rest, err := lr.countRest()
+	if err != nil {
+		return
+	}
+	for _, in := range ins[1:] {
+		n, err := newLineReader(in.r).countRest()
+		if err != nil {
+			return
+		}
+		rest += n
+	}
+	imp.rest = rest
 }
 
 func (imp *importer) print(ls []line, outs []engine.Outcome) error {
@@ -161,7 +275,10 @@ func (imp *importer) print(ls []line, outs []engine.Outcome) error {
 		var o *canonical.Object
 		if l.v == nil {
 			code, msg := reasonOf(l.err)
-			o = canonical.NewObject("id", l.id, "outcome", "refused", "stored", "-", "reason", code, "message", msg)
+			o = canonical.NewObject("id", l.id, "outcome", "refused", "stored", "-", "reason", code, "message", msg, "line", l.n)
+			if len(imp.ins) > 1 {
+				o.Set("file", l.file)
+			}
 		} else {
 			out := outs[k]
 			k++
@@ -169,37 +286,108 @@ func (imp *importer) print(ls []line, outs []engine.Outcome) error {
 			if out.Refusal != nil {
 				o.Set("reason", out.Refusal.Code)
 				o.Set("message", out.Refusal.Message)
+				o.Set("line", l.n)
+				if len(imp.ins) > 1 {
+					o.Set("file", l.file)
+				}
 			}
 		}
 		outcome, _ := o.Get("outcome")
 		imp.counts[outcome.(string)]++
 		imp.n++
+		if l.json {
+			imp.values++
+		}
 		if err := writeJSONLine(imp.s.out, o); err != nil {
 			return err
 		}
 	}
-	if imp.progress && time.Since(imp.lastShow) > 250*time.Millisecond {
-		imp.lastShow = time.Now()
-		fmt.Fprintf(imp.s.err, "\rimported %d versions (%.0f/s)   ", imp.n, float64(imp.n)/time.Since(imp.start).Seconds())
+	imp.meter.Update(progress.Status{
+		Text:  fmt.Sprintf("%s versions, %s refused", progress.Count(int64(imp.n)), progress.Count(int64(imp.counts["refused"]))),
+		Done:  imp.bytesRead.Load(),
+		Total: imp.totalBytes(),
+	})
+	return nil
+}
+
+// allRegular reports whether every input is a regular file, which can be
+// read to its end without waiting on a writer.
+func (imp *importer) allRegular() bool {
+	for _, in := range imp.ins {
+		if !in.regular {
+			return false
+		}
+	}
+	return true
+}
+
+// totalBytes is the size of all the input, or 0 when some is unknown.
+func (imp *importer) totalBytes() int64 {
+	var t int64
+	for _, in := range imp.ins {
+		if in.size < 0 {
+			return 0
+		}
+		t += in.size
+	}
+	return t
+}
+
+// finish says how the run ended, on stderr, and gives its exit: err from
+// run; an interruption is the signal's exit (exitCode), after the count
+// of what was done.
+func (imp *importer) finish(ctx context.Context, err error) error {
+	secs := time.Since(imp.start).Seconds()
+	msg := fmt.Sprintf("imported %d versions in %.1fs: %d stand, %d withdrawn, %d later, %d refused", imp.n, secs,
+		imp.counts["stands"], imp.counts["withdrawn"], imp.counts["later"], imp.counts["refused"])
+	imp.log.Info(msg, "versions", imp.n, "seconds", roundTo(secs, 3), "perSecond", roundTo(float64(imp.n)/max(secs, 1e-9), 0),
+		"stands", imp.counts["stands"], "withdrawn", imp.counts["withdrawn"], "later", imp.counts["later"], "refused", imp.counts["refused"])
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		rest := -1
+		if imp.allRegular() {
+			<-imp.readDone // it stops soon: it reads no pipe
+			rest = imp.rest
+		}
+		if rest >= 0 {
+			imp.log.Warn(fmt.Sprintf("interrupted after %d of %d lines; run again to continue", imp.n, int(imp.read.Load())+rest))
+		} else {
+			imp.log.Warn(fmt.Sprintf("interrupted after %d of at least %d lines; run again to continue", imp.n, imp.read.Load()))
+		}
+		return quiet(exitFailed)
+	}
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return imp.sp.failed(err)
+	}
+	switch {
+	case imp.n > 0 && imp.values == 0:
+		return usageError("no input line is JSON: is this a file of versions?")
+	case imp.counts["refused"] > 0:
+		return quiet(exitFailed)
 	}
 	return nil
 }
 
-func (imp *importer) summary() {
-	if imp.progress {
-		fmt.Fprint(imp.s.err, "\r\033[K")
-	}
-	secs := time.Since(imp.start).Seconds()
-	fmt.Fprintf(imp.s.err, "imported %d versions in %.1fs (%.0f/s): %d stand, %d withdrawn, %d later, %d refused\n",
-		imp.n, secs, float64(imp.n)/secs, imp.counts["stands"], imp.counts["withdrawn"], imp.counts["later"], imp.counts["refused"])
+// countingReader counts the bytes read through it, for progress.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
 }
 
-// isTerminal reports whether w is a terminal, for progress lines.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+// roundTo rounds x to d decimals, for figures in logs.
+func roundTo(x float64, d int) float64 {
+	p := 1.0
+	for range d {
+		p *= 10
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return float64(int64(x*p+0.5)) / p
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/minca-go/minca/backends/sqlite"
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/record"
 )
@@ -41,8 +44,9 @@ func TestStoreVerbs(t *testing.T) {
 	for _, scheme := range []string{"pebble:", "sqlite:", ""} {
 		t.Run(scheme, func(t *testing.T) {
 			url := scheme + filepath.Join(t.TempDir(), "store")
-			out, errOut, code := minca(t, "", "store", "import", "--store", url, file)
-			if code != 0 {
+			// The corpus ends with a line that is no version: refused, exit 1.
+			out, errOut, code := minca(t, "", "store", "import", "--judge", "roots", "--store", url, file)
+			if code != 1 {
 				t.Fatalf("import: %d %s", code, errOut)
 			}
 			lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -54,7 +58,7 @@ func TestStoreVerbs(t *testing.T) {
 			if first.ID != vs[0].ID || first.Outcome != "stands" {
 				t.Fatalf("first line %s", lines[0])
 			}
-			if !strings.Contains(lines[len(lines)-1], `"outcome":"refused"`) {
+			if !strings.Contains(lines[len(lines)-1], `"outcome":"refused"`) || !strings.Contains(lines[len(lines)-1], fmt.Sprintf(`"line":%d`, len(vs)+1)) {
 				t.Fatalf("a non-version was not refused: %s", lines[len(lines)-1])
 			}
 			// Each verb below is another run of minca on the same store.
@@ -79,7 +83,7 @@ func TestStoreVerbs(t *testing.T) {
 			if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Versions != len(vs) || st.Spaces != 1 || st.Whole+st.Stubs != len(vs) {
 				t.Fatalf("stats: %d %s", code, out)
 			}
-			if out, errOut, code = minca(t, "", "store", "check", "--store", url); code != 0 || out != "" {
+			if out, errOut, code = minca(t, "", "store", "check", "--judge", "roots", "--store", url); code != 0 || out != "" {
 				t.Fatalf("check: %d %s %s", code, out, errOut)
 			}
 		})
@@ -89,11 +93,11 @@ func TestStoreVerbs(t *testing.T) {
 func TestStoreCheckFindsProblems(t *testing.T) {
 	file, _, _ := corpusFile(t)
 	dir := filepath.Join(t.TempDir(), "store")
-	if _, e, code := minca(t, "", "store", "import", "--store", "sqlite:"+dir, file); code != 0 {
+	if _, e, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "sqlite:"+dir, file); code != 1 {
 		t.Fatal(e)
 	}
 	// Damage the store behind the engine's back: drop the sync order.
-	kv, err := openKV("sqlite:" + dir)
+	kv, err := sqlite.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +111,11 @@ func TestStoreCheckFindsProblems(t *testing.T) {
 	for _, k := range ks {
 		b.Delete(k)
 	}
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(engine.Sync); err != nil {
 		t.Fatal(err)
 	}
 	kv.Close()
-	out, _, code := minca(t, "", "store", "check", "--store", "sqlite:"+dir)
+	out, _, code := minca(t, "", "store", "check", "--judge", "roots", "--store", "sqlite:"+dir)
 	if code != 1 || !strings.Contains(out, "missing from the sync order") {
 		t.Fatalf("check of a damaged store: %d %s", code, out)
 	}
@@ -126,5 +130,46 @@ func TestStoreURL(t *testing.T) {
 	}
 	if out, _, code := minca(t, "", "store", "stats", "--store", "memory:"); code != 0 || !strings.Contains(out, `"versions":0`) {
 		t.Fatalf("memory: %d %s", code, out)
+	}
+}
+
+// A refused line of store import names its line (counting blank lines, so
+// `sed -n Np` shows it), and its file when there are several.
+func TestImportRefusalsNameTheirLine(t *testing.T) {
+	dir := t.TempDir()
+	good := versionsFile(t, dir, "good.jsonl", 3, 7)
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	// Line 1 a version, 2 blank, 3 not JSON, 4 a version, 5 JSON but no version.
+	mixed := filepath.Join(dir, "mixed.jsonl")
+	os.WriteFile(mixed, []byte(lines[0]+"\n\n{oops\n"+lines[1]+"\n{\"id\":\"x\"}\n"), 0o644)
+	out, _, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", mixed)
+	if code != exitFailed {
+		t.Fatalf("exit %d", code)
+	}
+	var refused []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o["outcome"] == "refused" {
+			refused = append(refused, o)
+		} else if _, ok := o["line"]; ok {
+			t.Errorf("a line that stands names its line: %s", l)
+		}
+	}
+	if len(refused) != 2 || refused[0]["line"] != 3.0 || refused[0]["reason"] != "json/syntax" || refused[1]["line"] != 5.0 {
+		t.Fatalf("refused %v", refused)
+	}
+	if _, ok := refused[0]["file"]; ok {
+		t.Errorf("one input, yet a file: %v", refused[0])
+	}
+	out, _, _ = minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", good, mixed)
+	if !strings.Contains(out, fmt.Sprintf(`"file":%q,"id":null,"line":3,`, mixed)) {
+		t.Fatalf("two inputs: the refused line does not name its file:\n%s", out)
 	}
 }

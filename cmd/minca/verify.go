@@ -12,48 +12,42 @@ import (
 // runVerify runs every check a version alone allows and prints a verdict
 // per version.
 func runVerify(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "verify", "verify [--loose COLLECTION] < VERSIONS\n\nReads versions (one JSON value, or JSON lines) and prints one JSON line per\nversion: {\"id\":…,\"ok\":true} or {\"id\":…,\"ok\":false,\"reason\":CODE,\"message\":…}.\nChecks shape (02 §4.6), the signature (§3.3), the key of a first version\n(§4.1) and, for versions with a proof, the capability gate (§9.3) in the\nversion's own space and collection. With --loose, checks loose versions of\nCOLLECTION (§3.5). Exit 0 when all pass, 1 when any is refused, 2 on a usage\nor read error.")
-	loose := fs.String("loose", "", "check loose versions (02 §3.5) of this collection")
+	fs := newFlags(s, "verify", "verify [--loose COLLECTION] [FILE…]\n\nReads versions (one JSON value, or JSON lines) from each FILE in turn, or\nstdin, and prints one JSON line per version: {\"id\":…,\"ok\":true} or\n{\"id\":…,\"ok\":false,\"reason\":CODE,\"message\":…}. Checks shape (02 §4.6),\nthe signature (§3.3), the key of a first version (§4.1) and, for versions\nwith a proof, the capability gate (§9.3) in the version's own space and\ncollection. With --loose, checks loose versions of COLLECTION (§3.5). Exit 0\nwhen all pass, 1 when any is refused, 2 on a usage or read error or when no\ninput value is JSON at all.")
+	loose := fs.String("loose", "", "check loose versions (02 §3.5) of this `COLLECTION`")
 	if done, err := parseFlags(fs, args); done {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError("verify takes no arguments; it reads stdin")
 	}
 	c := &versionChecker{verifier: &record.Verifier{}, notes: noteChecker()}
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
-	refused := 0
-	err := readValues(s.in, func(raw []byte, v any, perr error) error {
-		res := canonical.NewObject("id", idOf(v), "ok", true)
-		if err := perr; err == nil {
-			if *loose != "" {
-				err = c.checkLoose(v, *loose)
-			} else {
-				err = c.check(v)
+	var tally jsonTally
+	err := eachInput(s, fs.Args(), func(in *input) error {
+		err := readValues(in.r, func(raw []byte, v any, perr error) error {
+			tally.add(perr)
+			res := canonical.NewObject("id", idOf(v), "ok", true)
+			if err := perr; err == nil {
+				if *loose != "" {
+					err = c.checkLoose(v, *loose)
+				} else {
+					err = c.check(v)
+				}
+				perr = err
 			}
-			perr = err
-		}
-		if perr != nil {
-			refused++
-			res.Set("ok", false)
-			code, msg := reasonOf(perr)
-			res.Set("reason", code)
-			res.Set("message", msg)
-		}
-		return writeJSONLine(w, res)
+			if perr != nil {
+				tally.refused++
+				res.Set("ok", false)
+				code, msg := reasonOf(perr)
+				res.Set("reason", code)
+				res.Set("message", msg)
+			}
+			return writeJSONLine(w, res)
+		})
+		return inputErr(in, err)
 	})
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return err
-		}
-		return usageError("reading stdin: %v", err)
+		return err
 	}
-	if refused > 0 {
-		return &exitError{code: exitFailed, err: errQuiet}
-	}
-	return nil
+	return tally.exit()
 }
 
 // versionChecker holds what checking versions one after another shares.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
@@ -307,8 +306,9 @@ func (h *harness) testWaitingBounded(t *testing.T) {
 	clean(t, s)
 }
 
-// The judge's refusals: chain, genesis, key ownership, retain on the
-// access collections, loose versions.
+// The judge's refusals (chain, genesis, key ownership) are applied with
+// their codes, and a loose version the judge let through is refused by the
+// engine itself.
 func (h *harness) testRefusals(t *testing.T) {
 	sp := SpaceID("refuse")
 	w := writer(t, sp)
@@ -322,22 +322,18 @@ func (h *harness) testRefusals(t *testing.T) {
 	}{
 		{record.CodeChainSeq, func() *record.Version {
 			o := canonical.NewObject("body", "skip", "key", a0.Key, "seq", float64(5), "prev", a0.ID, "genesis", a0.ID)
-			return must[*record.Version](t)(w.sign(o, "app.note"))
+			return must[*record.Version](t)(w.Sign(o, "app.note"))
 		}},
 		{record.CodeChainCollection, func() *record.Version {
 			o := canonical.NewObject("body", "moved")
 			record.NextAfter(a0).Apply(o)
-			return must[*record.Version](t)(w.sign(o, "app.other"))
+			return must[*record.Version](t)(w.Sign(o, "app.other"))
 		}},
 		{record.CodeKeyOwner, func() *record.Version {
 			o := canonical.NewObject("body", "mine", "key", a0.Key, "seq", float64(0))
-			return must[*record.Version](t)(other.sign(o, "app.note"))
+			return must[*record.Version](t)(other.Sign(o, "app.note"))
 		}},
-		{node.CodeRetainRequired, func() *record.Version {
-			o := canonical.NewObject("body", "r", "key", "role:x", "seq", float64(0))
-			return must[*record.Version](t)(w.sign(o, "sys.role"))
-		}},
-		{node.CodeNoSpace, func() *record.Version {
+		{engine.CodeStoreSpace, func() *record.Version {
 			o := canonical.NewObject("body", "x", "key", a0.Key, "seq", float64(0), "collection", "app.note", "createdAt", "2026-01-01T00:00:00Z")
 			return must[*record.Version](t)(record.Sign(o, w.Key))
 		}},
@@ -604,7 +600,7 @@ func (h *harness) testCheckFindsDamage(t *testing.T) {
 	w := writer(t, sp)
 	a0 := must[*record.Version](t)(w.First("app.note", "0"))
 	kv := h.open(t)
-	s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(kv, &engine.Options{Judge: Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,7 +615,7 @@ func (h *harness) testCheckFindsDamage(t *testing.T) {
 	it.Close()
 	b, _ := kv.NewBatch()
 	b.Delete(orderKey)
-	if err := b.Commit(true); err != nil {
+	if err := b.Commit(engine.Sync); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
@@ -68,7 +67,7 @@ func crashChild(t *testing.T, dir string, openPath func(string) (engine.KV, erro
 		fmt.Println("open:", err)
 		os.Exit(1)
 	}
-	s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(kv, &engine.Options{Judge: Judge{}})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(1)
@@ -263,7 +262,7 @@ func testReopen(t *testing.T, openPath func(string) (engine.KV, error)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+		s, err := engine.Open(kv, &engine.Options{Judge: Judge{}})
 		if err != nil {
 			t.Fatal(err)
 		}

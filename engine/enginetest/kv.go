@@ -22,7 +22,7 @@ func (h *harness) testKV(t *testing.T) {
 			t.Fatal(err)
 		}
 		f(b)
-		if err := b.Commit(true); err != nil {
+		if err := b.Commit(engine.Sync); err != nil {
 			t.Fatal(err)
 		}
 		b.Close()

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
@@ -56,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("FilesAndMeta", h.testFilesAndMeta)
 	t.Run("CheckFindsDamage", h.testCheckFindsDamage)
 	t.Run("KV", h.testKV)
+	t.Run("Reverse", h.testReverse)
 	t.Run("ChangesAcrossBatches", h.testChangesAcrossBatches)
 	t.Run("ChangeSources", h.testChangeSources)
 	if c.openPath != nil {
@@ -69,7 +69,7 @@ type harness struct {
 	open func(t *testing.T) engine.KV
 }
 
-// store opens an engine with the node's default judge on a new KV.
+// store opens an engine with the suite's [Judge] (unless opts has one) on a new KV.
 func (h *harness) store(t *testing.T, opts *engine.Options) *engine.Store {
 	t.Helper()
 	var o engine.Options
@@ -77,7 +77,7 @@ func (h *harness) store(t *testing.T, opts *engine.Options) *engine.Store {
 		o = *opts
 	}
 	if o.Judge == nil {
-		o.Judge = &node.Judge{}
+		o.Judge = Judge{}
 	}
 	s, err := engine.Open(h.open(t), &o)
 	if err != nil {

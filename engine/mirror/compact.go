@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,17 +12,26 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// CompactResult is what one compaction did.
+// CompactResult is what one compaction did. Its byte counts add up:
+// BytesAfter − BytesBefore = BytesChange = BytesWritten − BytesFreed.
 type CompactResult struct {
-	Rewrote  []string `json:"rewrote"`  // segments read and replaced
-	Wrote    []string `json:"wrote"`    // the segments replacing them
-	Versions int      `json:"versions"` // distinct versions kept
-	Stubs    int      `json:"stubs"`
-	Whole    int      `json:"whole"`
-	Before   int64    `json:"bytesBefore"`
-	After    int64    `json:"bytesAfter"`
-	Deleted  int      `json:"deleted"` // replaced segments deleted now (grace over)
-	Freed    int64    `json:"bytesFreed"`
+	Rewrote        []string `json:"rewrote"`        // segments read and replaced
+	Wrote          []string `json:"wrote"`          // the segments replacing them
+	Versions       int      `json:"versions"`       // distinct versions kept
+	Stubs          int      `json:"stubs"`          // of them, kept as stubs
+	Whole          int      `json:"whole"`          // of them, kept whole
+	BytesRewritten int64    `json:"bytesRewritten"` // size of the segments replaced
+	BytesWritten   int64    `json:"bytesWritten"`   // size of the segments replacing them
+	// BytesBefore and BytesAfter are the size of this writer's segments
+	// in the blob store, as listed before and after (replaced segments
+	// kept for DeleteGrace included).
+	BytesBefore int64 `json:"bytesBefore"`
+	BytesAfter  int64 `json:"bytesAfter"`
+	// BytesChange is BytesAfter − BytesBefore: negative when compaction
+	// gave space back.
+	BytesChange int64 `json:"bytesChange"`
+	Deleted     int   `json:"deleted"`    // replaced segments deleted now (grace over)
+	BytesFreed  int64 `json:"bytesFreed"` // their size: what was deleted
 }
 
 // Compact rewrites this writer's segments into as few as
@@ -30,6 +40,12 @@ type CompactResult struct {
 // the new segments are durable, retires the old ones: only segments of
 // ours, that it listed and read. They are deleted after DeleteGrace (at
 // once by default); another writer's segments are never touched.
+//
+// A segment of ours that is bad where it is stored (the same bytes fail
+// their checks on two reads Reread apart) is repaired so: what it held is
+// not known from it, so compaction writes everything this writer exported
+// again, from the store, and retires it with the rest. One that may still
+// be arriving postpones compaction.
 func (m *Mirror) Compact(ctx context.Context) (CompactResult, error) {
 	m.mu.Lock()
 	var res CompactResult
@@ -44,8 +60,27 @@ func (m *Mirror) Compact(ctx context.Context) (CompactResult, error) {
 	}
 	after := m.Stats()
 	res.Deleted = int(after.Deleted - before.Deleted)
-	res.Freed = after.BytesFreed - before.BytesFreed
+	res.BytesFreed = after.BytesFreed - before.BytesFreed
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	listed, err := m.listAll(ctx, segment.WriterPrefix(m.w.ID), "")
+	if err != nil {
+		return res, err
+	}
+	res.BytesAfter = m.ownBytes(listed)
+	res.BytesChange = res.BytesAfter - res.BytesBefore
 	return res, nil
+}
+
+// ownBytes is the size of this writer's segments among listed.
+func (m *Mirror) ownBytes(listed []engine.BlobInfo) int64 {
+	var n int64
+	for _, b := range listed {
+		if in, ok := segment.ParseName(b.Name); ok && in.Writer == m.w.ID {
+			n += b.Size
+		}
+	}
+	return n
 }
 
 func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
@@ -62,27 +97,24 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 	if err != nil {
 		return err
 	}
-	retiring := map[string]bool{}
-	for _, r := range m.w.Retired {
-		retiring[r.Name] = true
+	res.BytesBefore = m.ownBytes(listed)
+	// Old segments of ours a sync service brought back (F7) go again;
+	// what they hold is in the live ones.
+	if err := m.dropResurrected(ctx, listed); err != nil {
+		return err
 	}
-	// Ours and listed: live ones, and old ones a sync service brought back
-	// (F7), which go again.
+	// The inputs: our live segments, listed.
+	live := map[string]bool{}
+	for _, s := range m.w.Own {
+		live[s.Name] = true
+	}
 	var inputs []engine.BlobInfo
 	for _, b := range listed {
-		n, ok := segment.ParseName(b.Name)
-		if !ok || n.Writer != m.w.ID || retiring[b.Name] {
-			continue
-		}
-		ours, err := m.isOurs(ctx, n)
-		if err != nil {
-			return err
-		}
-		if ours {
+		if live[b.Name] {
 			inputs = append(inputs, b)
 		}
 	}
-	if len(inputs) < 2 {
+	if len(inputs) == 0 {
 		return nil
 	}
 	sort.Slice(inputs, func(i, j int) bool { return inputs[i].Name < inputs[j].Name })
@@ -90,6 +122,7 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 	seen := map[string][]byte{}
 	var base uint64
 	var rewrote []string
+	rebuild := false // a segment of ours is damaged
 	for _, b := range inputs {
 		data, err := m.b.Get(ctx, b.Name)
 		if err != nil {
@@ -99,13 +132,23 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 		}
 		seg, err := m.codec.Decode(data)
 		if err != nil {
-			m.o.Logger.Info("mirror: compaction postponed", "name", b.Name, "err", err)
-			return nil
+			if !m.stillBad(ctx, b.Name, data) {
+				m.o.Logger.Info("mirror: compaction postponed", "name", b.Name, "err", err)
+				return nil
+			}
+			// Damaged where it is stored: what it held is not known from
+			// it, so everything this writer exported is written again,
+			// from the store, and it goes with the rest.
+			m.o.Logger.Warn("mirror: a segment of ours is bad; compaction writes everything this writer exported again, from the store", "name", b.Name, "err", err)
+			rebuild = true
+			res.BytesRewritten += int64(len(data))
+			rewrote = append(rewrote, b.Name)
+			continue
 		}
 		if base == 0 || seg.Base < base {
 			base = seg.Base
 		}
-		res.Before += int64(len(data))
+		res.BytesRewritten += int64(len(data))
 		rewrote = append(rewrote, b.Name)
 		for _, l := range seg.Lines {
 			v, err := record.Decode(l)
@@ -118,13 +161,33 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 			}
 		}
 	}
+	if len(rewrote) < 2 && !rebuild {
+		return nil
+	}
+	if rebuild {
+		base = 1
+		for c, err := range m.s.Changes(ctx, 0) {
+			if err != nil {
+				return fmt.Errorf("minca/mirror: compact: %w", err)
+			}
+			if c.Seq > m.w.Cursor {
+				break // not exported yet: Export's
+			}
+			if _, ok := seen[c.ID]; !ok && !m.froms[c.From] { // what Export wrote
+				ids = append(ids, c.ID)
+				seen[c.ID] = nil
+			}
+		}
+	}
 	// Each version as the store holds it now.
 	lines := make([][]byte, 0, len(ids))
 	for _, id := range ids {
 		l, err := m.s.VersionJSON(ctx, id)
 		switch {
-		case errors.Is(err, engine.ErrNotFound):
+		case errors.Is(err, engine.ErrNotFound) && seen[id] != nil:
 			l = seen[id] // not held here (never judged in): kept as written
+		case errors.Is(err, engine.ErrNotFound):
+			continue
 		case err != nil:
 			return fmt.Errorf("minca/mirror: compact: %w", err)
 		}
@@ -157,7 +220,7 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 			return err
 		}
 		res.Wrote = append(res.Wrote, t.Name())
-		res.After += int64(len(data))
+		res.BytesWritten += int64(len(data))
 		if last {
 			break
 		}
@@ -173,4 +236,19 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 		}
 	}
 	return m.saveWriter(ctx)
+}
+
+// stillBad reads a segment of ours that failed its checks again, Reread
+// later: true when the same bytes fail again (damage, not a write in
+// flight).
+func (m *Mirror) stillBad(ctx context.Context, name string, data []byte) bool {
+	if sleepUntil(ctx, m.o.Now().Add(m.o.Reread), m.o.Now) != nil {
+		return false
+	}
+	again, err := m.b.Get(ctx, name)
+	if err != nil || !bytes.Equal(again, data) {
+		return false
+	}
+	_, err = m.codec.Decode(again)
+	return err != nil
 }

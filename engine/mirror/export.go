@@ -85,7 +85,7 @@ func (m *Mirror) nextBatch(ctx context.Context) ([][]byte, uint64, error) {
 			break
 		}
 		cursor = c.Seq
-		if c.From == m.from || seen[c.ID] {
+		if m.froms[c.From] || seen[c.ID] {
 			continue
 		}
 		seen[c.ID] = true

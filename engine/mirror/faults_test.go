@@ -1,9 +1,12 @@
 package mirror_test
 
 import (
+	"context"
+	"errors"
 	"path"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
@@ -146,32 +149,78 @@ func TestPlaceholderRetried(t *testing.T) {
 	sameHeld(t, a.s, c.s, "after download")
 }
 
-// F4: a torn file under the final name is skipped without being marked
-// bad for good, and read once it is whole (its size changed).
+// F4: a file still arriving under its final name (its bytes change
+// between two reads) is skipped, not reported, and read once whole; a torn
+// file that stays torn across reads Reread apart is reported bad by name
+// — with an unknown count, its trailer being gone — and read once a whole
+// copy arrives.
 func TestTornSegmentRetried(t *testing.T) {
 	m, b := sharedFolder(t)
 	space := enginetest.SpaceID("torn")
 	a := newDevice(t, space, b, 1, nil)
 	seg := writeAndExport(t, a, 0, 5)
 	whole, _ := b.Get(ctx, seg)
+
+	// Arriving: each read finds more of it.
+	g := &growing{Blobs: b, name: seg, whole: whole}
+	c := newDevice(t, space, g, 2, &mirror.Options{Reread: time.Millisecond})
+	res, err := c.m.Import(ctx)
+	if err != nil || res.Versions != 0 || res.Unavailable != 1 || len(res.Bad) != 0 {
+		t.Fatalf("a file still arriving: %+v %v", res, err)
+	}
+	if g.reads < 2 {
+		t.Fatalf("read %d times: a failing segment is read again before it is judged", g.reads)
+	}
+	g.reads = 10 // whole from now on
+	c2 := newMirror(t, c.s, g, &mirror.Options{Reread: time.Millisecond})
+	if res, err := c2.Import(ctx); err != nil || res.Versions != 5 {
+		t.Fatalf("once whole: %+v %v", res, err)
+	}
+	sameHeld(t, a.s, c.s, "after the file arrived")
+
+	// Torn, and it stays so.
 	m.WriteFile(root+seg, whole[:len(whole)/2]) // a sync client shipping half
-	c := newDevice(t, space, b, 2, nil)
+	d := newDevice(t, space, b, 3, &mirror.Options{Reread: time.Millisecond})
 	for pass := 0; pass < 2; pass++ {
-		res, err := c.m.Import(ctx)
-		if err != nil {
-			t.Fatal(err)
+		res, err := d.m.Import(ctx)
+		if !errors.Is(err, mirror.ErrBadSegment) || res.Versions != 0 || len(res.Bad) != 1 {
+			t.Fatalf("pass %d over a torn segment: %+v %v", pass, res, err)
 		}
-		if res.Versions != 0 {
-			t.Fatalf("a torn segment gave versions: %+v", res)
+		var be *mirror.BadSegmentsError
+		if !errors.As(err, &be) || be.Segments[0].Name != seg || be.Segments[0].Versions != -1 || be.Segments[0].Code != "segment/magic" {
+			t.Fatalf("the error does not name it: %v", err)
+		}
+		if !strings.Contains(err.Error(), seg) || !strings.Contains(err.Error(), "unknown") {
+			t.Fatalf("message: %v", err)
 		}
 	}
 	m.WriteFile(root+seg, whole)
-	res, err := c.m.Import(ctx)
-	if err != nil || res.Versions != 5 {
+	res, err = d.m.Import(ctx)
+	if err != nil || res.Versions != 5 || len(res.Bad) != 0 {
 		t.Fatalf("the whole file was not read: %+v %v", res, err)
 	}
-	sameHeld(t, a.s, c.s, "after the file completed")
+	sameHeld(t, a.s, d.s, "after the file completed")
 }
+
+// growing serves one name as a file being filled in: each Get returns
+// more of it, until whole.
+type growing struct {
+	engine.Blobs
+	name  string
+	whole []byte
+	reads int
+}
+
+func (g *growing) Get(ctx context.Context, name string) ([]byte, error) {
+	if name != g.name {
+		return g.Blobs.Get(ctx, name)
+	}
+	g.reads++
+	n := min(len(g.whole), len(g.whole)*g.reads/4)
+	return g.whole[:n], nil
+}
+
+func (g *growing) StoreID() string { return g.Blobs.(engine.BlobStoreID).StoreID() }
 
 // F7, F8: a compacted-away segment of ours that comes back is read
 // idempotently by others, never re-adopted into our sequence, and removed

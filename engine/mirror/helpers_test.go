@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/minca-go/minca/backends/folder"
@@ -34,9 +34,15 @@ func newStore(t testing.TB) *engine.Store {
 // sharedFolder is one synced folder, in memory, as every device sees it.
 func sharedFolder(t testing.TB) (*folder.MemFS, *folder.Store) {
 	t.Helper()
+	return folderAt(t, "/sync/minca")
+}
+
+// folderAt is a new folder store at path, on a filesystem of its own.
+func folderAt(t testing.TB, path string) (*folder.MemFS, *folder.Store) {
+	t.Helper()
 	m := folder.NewMemFS()
-	_ = m.MkdirAll("/sync")
-	b, err := folder.Open("/sync/minca", &folder.Options{FS: m, Create: true})
+	_ = m.MkdirAll(filepath.Dir(path))
+	b, err := folder.Open(path, &folder.Options{FS: m, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +122,11 @@ func currents(t testing.TB, s *engine.Store, space string, keys []string) string
 
 // device is one engine with its own key, editing records of one space.
 type device struct {
-	t      testing.TB
-	s      *engine.Store
-	w      *enginetest.Writer
-	m      *mirror.Mirror
-	rng    *rand.Rand
-	mu     sync.Mutex
-	offset int
+	t   testing.TB
+	s   *engine.Store
+	w   *enginetest.Writer
+	m   *mirror.Mirror
+	rng *rand.Rand
 }
 
 func newDevice(t testing.TB, space string, b engine.Blobs, seed uint64, o *mirror.Options) *device {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type ImportResult struct {
 	Unavailable int   `json:"unavailable"`
 	Bytes       int64 `json:"bytes"`
 	Listed      int   `json:"listed"` // segment names listed (all of them on a full rescan)
+	// Bad are the segments that are bad (ErrBadSegment), by name: found
+	// in this pass, or earlier and not readable since.
+	Bad []Problem `json:"bad"`
 }
 
 // segmentBudget is the count of segments in a store past which a full
@@ -41,26 +45,43 @@ const admitChunk = 2000
 
 // Import lists the other writers' segments, reads those not read yet and
 // admits every version in them through the judge, as from a peer (02 §9),
-// idempotently. A segment that cannot be read yet (a placeholder, a torn
-// or partial file, F3, F4) is retried on a later pass, sooner when its
-// size changes; one gone since it was listed is skipped (F8). Names are
-// hints: a segment is identified by its content.
+// idempotently. A segment that cannot be read yet (a placeholder, F3) is
+// retried on a later pass, sooner when it changes; one gone since it was
+// listed is skipped (F8). Names are hints: a segment is identified by its
+// content.
+//
+// A segment that fails its checks is read again Options.Reread later, in
+// this pass: if its bytes changed it is a file still arriving (F4) and is
+// retried on a later pass; if they did not, it is bad. Bad segments stop
+// nothing: every other segment is read, and then Import returns a
+// [*BadSegmentsError] ([ErrBadSegment]) naming each, also in the result.
+// A bad segment is read again when it changes and on later passes (with
+// backoff), so a good copy that arrives is taken in.
 func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var res ImportResult
+	res := ImportResult{Bad: []Problem{}}
+	full := m.rescan
+	if m.bound {
+		// Every pass reads the markers again (a few small files at the
+		// root): a copy with a smaller id may have arrived, or another
+		// store taken this one's place.
+		if err := m.bind(ctx); err != nil {
+			return res, err
+		}
+	}
 	if err := m.loadWriter(ctx); err != nil {
 		return res, err
 	}
 	if err := m.resolvePending(ctx); err != nil {
 		return res, err
 	}
-	full := m.rescan
 	m.rescan = false // a clone found below asks for the next pass to be full
 	writers, err := m.writers(ctx)
 	if err != nil {
 		return res, err
 	}
+	var again []suspect
 	for _, w := range writers {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -75,9 +96,12 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 			// Cloned: the old id is another writer's from now on.
 		}
 		res.Writers++
-		if err := m.importWriter(ctx, w, full || m.rescan, &res); err != nil {
+		if err := m.importWriter(ctx, w, full || m.rescan, &res, &again); err != nil {
 			return res, err
 		}
+	}
+	if err := m.readAgain(ctx, again, &res); err != nil {
+		return res, err
 	}
 	if m.o.Salvage {
 		if err := m.salvage(ctx, &res); err != nil {
@@ -87,7 +111,11 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 	if full && res.Listed > segmentBudget {
 		m.o.Logger.Warn("mirror: the blob store holds many segments; writers that never compact slow sync services down (F12)", "segments", res.Listed)
 	}
-	return res, nil
+	err = badError(m.bad)
+	if err != nil {
+		res.Bad = err.(*BadSegmentsError).Segments
+	}
+	return res, err
 }
 
 // writers lists the writer ids with segments, and every writer this
@@ -190,7 +218,13 @@ func (m *Mirror) listAll(ctx context.Context, prefix, after string) ([]engine.Bl
 	}
 }
 
-func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *ImportResult) error {
+// suspect is a segment to read again before a pass ends.
+type suspect struct {
+	writer string
+	b      engine.BlobInfo
+}
+
+func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *ImportResult, again *[]suspect) error {
 	r, err := m.readState(ctx, w)
 	if err != nil {
 		return err
@@ -203,7 +237,14 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 	}
 	after := ""
 	if !full {
-		after = maxDone // new segments sort after everything read (S8)
+		after = maxDone // new segments sort after everything read (S8)…
+		for name := range m.failed {
+			// …and those that did not read are listed again, to see
+			// whether they changed.
+			if n, ok := segment.ParseName(name); ok && n.Writer == w {
+				after = min(after, segment.NameSeqBound(w, n.Seq))
+			}
+		}
 	}
 	listed, err := m.listAll(ctx, segment.WriterPrefix(w), after)
 	if err != nil {
@@ -217,7 +258,11 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 		}
 	}
 	if full && m.maxSeq[w] > 0 && top < m.maxSeq[w] {
-		return fmt.Errorf("%w: writer %s listed up to segment %d, now %d", ErrBlobStoreShrunk, w, m.maxSeq[w], top)
+		if !m.o.Adopt {
+			return engine.Errorf(ErrBlobStoreShrunk, "the blob store lost segments: writer %s listed up to segment %d, now %d", w, m.maxSeq[w], top)
+		}
+		m.o.Logger.Warn("mirror: adopting a blob store that lost segments (Options.Adopt)", "writer", w, "listed", m.maxSeq[w], "now", top)
+		m.maxSeq[w] = top
 	}
 	if top > m.maxSeq[w] {
 		m.maxSeq[w] = top
@@ -234,56 +279,184 @@ func (m *Mirror) importWriter(ctx context.Context, w string, full bool, res *Imp
 			m.stats.Unavailable++
 			continue
 		}
-		if f, bad := m.failed[b.Name]; bad && f.size == b.Size && now.Before(f.next) {
-			continue // torn last time and unchanged: wait
+		if f, ok := m.failed[b.Name]; ok && f.size == b.Size && f.mod.Equal(b.ModTime) && now.Before(f.next) {
+			continue // failed last time and unchanged: wait
 		}
 		todo = append(todo, b)
 	}
+	m.stats.SegmentsToRead += int64(len(todo))
+	// A segment that failed and is no longer listed was deleted or
+	// compacted away (the listing starts before every one that failed).
+	live := make(map[string]bool, len(listed))
+	for _, b := range listed {
+		live[b.Name] = true
+	}
+	for name := range m.failed {
+		if n, ok := segment.ParseName(name); ok && n.Writer == w && !live[name] {
+			m.forget(name)
+		}
+	}
 	changed := false
 	err = m.readSegments(ctx, todo, res, func(name string) error {
-		done[name], changed = true, true
-		return m.saveRead(ctx, w, r, done, nil)
-	})
-	if err != nil {
+		changed = true
+		return m.markRead(ctx, w, r, name)
+	}, func(b engine.BlobInfo) { *again = append(*again, suspect{w, b}) })
+	switch {
+	case err != nil:
 		return err
-	}
-	if full {
+	case full:
 		// Forget what is no longer listed (compacted away), so the state
 		// stays as small as the writer's live segments.
-		live := make(map[string]bool, len(listed))
-		for _, b := range listed {
-			live[b.Name] = true
-		}
-		return m.saveRead(ctx, w, r, done, live)
-	}
-	if changed || r.MaxSeq != m.maxSeq[w] {
-		return m.saveRead(ctx, w, r, done, nil)
+		return m.saveRead(ctx, w, r, live)
+	case changed || r.MaxSeq != m.maxSeq[w]:
+		return m.saveRead(ctx, w, r, nil)
 	}
 	return nil
 }
 
-func (m *Mirror) saveRead(ctx context.Context, w string, r *readState, done, live map[string]bool) error {
-	r.Done = r.Done[:0]
-	for n := range done {
-		if live == nil || live[n] {
-			r.Done = append(r.Done, n)
+// readAgain reads the segments that failed their checks in this pass once
+// more, Reread after their first failing read: the same bytes failing
+// again make them bad; other bytes failing mean a file still arriving,
+// retried on a later pass.
+func (m *Mirror) readAgain(ctx context.Context, again []suspect, res *ImportResult) error {
+	if len(again) == 0 {
+		return nil
+	}
+	var until time.Time
+	for _, s := range again {
+		until = later(until, m.failed[s.b.Name].first.Add(m.o.Reread))
+	}
+	if err := sleepUntil(ctx, until, m.o.Now); err != nil {
+		return err
+	}
+	byWriter := map[string][]engine.BlobInfo{}
+	var ws []string
+	for _, s := range again {
+		if byWriter[s.writer] == nil {
+			ws = append(ws, s.writer)
+		}
+		byWriter[s.writer] = append(byWriter[s.writer], s.b)
+	}
+	for _, w := range ws {
+		r, err := m.readState(ctx, w)
+		if err != nil {
+			return err
+		}
+		err = m.readSegments(ctx, byWriter[w], res, func(name string) error {
+			return m.markRead(ctx, w, r, name)
+		}, func(b engine.BlobInfo) {
+			m.retryLater(b, m.o.Now()) // still changing: a later pass
+			res.Unavailable++
+		})
+		if err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// sleepUntil waits until now() reaches t, or ctx ends.
+func sleepUntil(ctx context.Context, t time.Time, now func() time.Time) error {
+	d := t.Sub(now())
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}
+
+func (m *Mirror) markRead(ctx context.Context, w string, r *readState, name string) error {
+	r.Done = append(r.Done, name)
+	return m.saveRead(ctx, w, r, nil)
+}
+
+// saveRead saves what was read of writer w, sorted and once each; with
+// live, only names in it.
+func (m *Mirror) saveRead(ctx context.Context, w string, r *readState, live map[string]bool) error {
 	sort.Strings(r.Done)
+	out := r.Done[:0]
+	for i, n := range r.Done {
+		if (i == 0 || n != r.Done[i-1]) && (live == nil || live[n]) {
+			out = append(out, n)
+		}
+	}
+	r.Done = out
 	r.MaxSeq = m.maxSeq[w]
 	return m.saveJSON(ctx, m.metaKey("read", w), r)
 }
 
+// failure is a segment that did not read: a placeholder, or bytes that
+// failed their checks.
+type failure struct {
+	size  int64
+	mod   time.Time // as listed
+	next  time.Time // not read again before, unless it changes
+	tries int
+	// For bytes that failed their checks: their SHA-256, and when bytes
+	// with this sum first failed.
+	sum   [32]byte
+	first time.Time
+}
+
+// retryLater backs off reading a segment that cannot be read now.
 func (m *Mirror) retryLater(b engine.BlobInfo, now time.Time) {
 	f := m.failed[b.Name]
-	if f.size != b.Size {
+	if f.size != b.Size || !f.mod.Equal(b.ModTime) {
 		f.tries = 0
 	}
 	f.tries++
-	f.size = b.Size
-	f.next = now.Add(min(time.Second<<min(f.tries, 16), time.Hour))
+	f.size, f.mod = b.Size, b.ModTime
+	f.next = now.Add(backoff(f.tries))
 	m.failed[b.Name] = f
 	m.stats.Unavailable++
+}
+
+func backoff(tries int) time.Duration { return min(time.Second<<min(tries, 16), time.Hour) }
+
+// failedRead records a read whose bytes failed their checks, and reports
+// whether to read it again in this pass. The same bytes failing Reread
+// after they first did make the segment bad.
+func (m *Mirror) failedRead(pc piece) (again bool) {
+	now := m.o.Now()
+	f, had := m.failed[pc.b.Name]
+	if had && !f.first.IsZero() && f.sum == pc.sum && now.Sub(f.first) >= m.o.Reread {
+		f.tries++
+		f.size, f.mod = pc.b.Size, pc.b.ModTime
+		f.next = now.Add(backoff(f.tries))
+		m.failed[pc.b.Name] = f
+		if old, known := m.bad[pc.b.Name]; !known || old != pc.problem {
+			m.stats.Bad++
+			m.o.Logger.Warn("mirror: bad segment: it fails its checks with the same bytes on two reads; its versions are not read from it (read again when it changes)",
+				"name", pc.b.Name, "versions", pc.problem.Versions, "code", pc.problem.Code, "reason", pc.problem.Reason)
+		}
+		m.bad[pc.b.Name] = pc.problem
+		return false
+	}
+	if !had || f.sum != pc.sum || f.first.IsZero() {
+		f = failure{sum: pc.sum, first: now, tries: f.tries}
+	}
+	f.size, f.mod, f.next = pc.b.Size, pc.b.ModTime, time.Time{}
+	m.failed[pc.b.Name] = f
+	return true
+}
+
+// forget drops what is known of a segment that read, or is gone.
+func (m *Mirror) forget(name string) {
+	delete(m.failed, name)
+	delete(m.bad, name)
 }
 
 // admitLines decodes each line as a version and admits them in chunks.
@@ -345,12 +518,24 @@ func (m *Mirror) checkOwn(ctx context.Context) error {
 			return nil
 		}
 	}
+	var gone []string
 	for _, s := range m.w.Own {
 		if !have[s.Name] && !pendingHas(m.w.Pending, s.Name) {
-			return fmt.Errorf("%w: our segment %s is gone", ErrBlobStoreShrunk, s.Name)
+			gone = append(gone, s.Name)
 		}
 	}
-	return nil
+	if len(gone) == 0 {
+		return nil
+	}
+	if !m.o.Adopt {
+		return engine.Errorf(ErrBlobStoreShrunk, "the blob store lost segments: our segment %s is gone", gone[0])
+	}
+	// Adopting the store as it is: what it lost of ours is written again,
+	// everything from the first change; compaction merges the repeats.
+	m.o.Logger.Warn("mirror: adopting a blob store that lost our segments (Options.Adopt); exporting everything again", "gone", len(gone), "first", gone[0])
+	m.w.Own = slices.DeleteFunc(m.w.Own, func(s ownSegment) bool { return !have[s.Name] })
+	m.w.Cursor = 0
+	return m.saveWriter(ctx)
 }
 
 func pendingHas(p *pendingSegment, name string) bool { return p != nil && p.Name == name }

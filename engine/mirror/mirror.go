@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"sync"
 	"time"
 
@@ -42,6 +41,33 @@ type Options struct {
 	// "name 2", F1) when the blob store offers them ([engine.BlobStrays]), and
 	// admits what they hold if their content checks out. Default false.
 	Salvage bool
+	// Adopt takes the blob store as it is found when it is not the one
+	// this store knew: another store id where this store mirrored before
+	// (a folder emptied or gone and set up again, F10), or segments this
+	// store saw gone (its own, or another writer's). The mirror then
+	// starts over there — its export from the first change, what it read
+	// of a vanished writer forgotten — where it would otherwise refuse
+	// with [ErrBlobStoreChanged] or [ErrBlobStoreShrunk]. Default false.
+	Adopt bool
+	// GoneGrace is how long Run waits for a blob store that is gone (its
+	// marker missing: a sync service remounting, a drive unplugged, F10)
+	// or looks shrunk (a sync service delivering deletes before the
+	// segments that replace them, F5), retrying with backoff and saying so
+	// on Logger, before it stops with the error. It writes and deletes
+	// nothing meanwhile. Default 1 h: sync clients restart, remount and
+	// re-enumerate (File Provider) in minutes; an hour rides those out,
+	// and still ends a run whose folder was really removed or unplugged
+	// the same hour, with an error a person or a supervisor sees.
+	GoneGrace time.Duration
+	// Reread is how long a segment that fails its checks (checksum,
+	// frame, zstd) is given before it is read again. One that fails with
+	// identical bytes on two reads at least Reread apart is bad
+	// ([ErrBadSegment]); one whose bytes changed is a file still arriving
+	// (F4), retried later. Bad is not for good: a bad segment is read
+	// again when it changes and on a later pass, so a good copy a sync
+	// service delivers is taken in. Default 2 s, far longer than a sync
+	// client pauses between writes to a file it is filling in place.
+	Reread time.Duration
 	// Logger gets progress and warnings. Default: discard.
 	Logger *slog.Logger
 	// Rand makes writer ids. Default crypto/rand.
@@ -55,10 +81,24 @@ type Options struct {
 	Progress func(Stats)
 }
 
-func (o *Options) withDefaults() Options {
+func (o *Options) withDefaults() (Options, error) {
 	var out Options
 	if o != nil {
 		out = *o
+	}
+	switch {
+	case out.GoneGrace < 0:
+		return out, fmt.Errorf("minca/mirror: Options.GoneGrace %v is negative", out.GoneGrace)
+	case out.Reread < 0:
+		return out, fmt.Errorf("minca/mirror: Options.Reread %v is negative", out.Reread)
+	case out.DeleteGrace < 0:
+		return out, fmt.Errorf("minca/mirror: Options.DeleteGrace %v is negative", out.DeleteGrace)
+	}
+	if out.GoneGrace == 0 {
+		out.GoneGrace = time.Hour
+	}
+	if out.Reread == 0 {
+		out.Reread = 2 * time.Second
 	}
 	if out.BatchVersions <= 0 {
 		out.BatchVersions = 5000
@@ -84,7 +124,7 @@ func (o *Options) withDefaults() Options {
 	if out.Now == nil {
 		out.Now = time.Now
 	}
-	return out
+	return out, nil
 }
 
 // Mirror couples a [engine.Store] to a [engine.Blobs] in both directions (DESIGN,
@@ -102,33 +142,34 @@ func (o *Options) withDefaults() Options {
 //
 // A Mirror's methods are safe for concurrent use; they run one at a time.
 type Mirror struct {
-	s   *engine.Store
-	b   engine.Blobs
-	o   Options
+	s *engine.Store
+	b engine.Blobs
+	o Options
+
+	mu sync.Mutex
+	// sid is the blob store's id, as the markers say (identity.go); the
+	// mirror's state is kept under it. It changes only when a sync
+	// service brings a copy of the marker with a smaller id.
 	sid string
-
-	// from is the source this mirror admits as, "blobs:" + the blob
-	// store's id: every mirror of one blob store shares it, so a version
-	// any of them imported is never written back there, and is written to
-	// the other blob stores a store mirrors to.
-	from string
-
-	mu       sync.Mutex
+	// from is the source this mirror admits as, "blobs:" + sid: every
+	// mirror of one blob store shares it, so a version any of them
+	// imported is never written back there, and is written to the other
+	// blob stores a store mirrors to. froms adds the ids the blob store
+	// had before it converged on sid.
+	from     string
+	froms    map[string]bool
+	bound    bool // bind ran
 	codec    *segment.Codec
 	w        *writerState
 	failed   map[string]failure    // segments that did not read, by name
+	bad      map[string]Problem    // segments found bad and not read since, by name
 	salvaged map[string]int64      // strays read, by name: size
 	maxSeq   map[string]uint64     // in memory: highest seq listed per writer
 	rescan   bool                  // the next import lists everything
 	reads    map[string]*readState // cached read states
 	known    map[string]bool       // writers ever listed (F10: one vanishing is a loss)
+	told     map[string]bool       // what was reported on Logger once (copies left)
 	stats    Stats
-}
-
-type failure struct {
-	size  int64
-	next  time.Time
-	tries int
 }
 
 // Stats count what a mirror did since it was made.
@@ -137,11 +178,14 @@ type Stats struct {
 	SegmentsWritten int64 `json:"segmentsWritten"` // export and compaction
 	BytesWritten    int64 `json:"bytesWritten"`
 	SegmentsRead    int64 `json:"segmentsRead"`
+	SegmentsToRead  int64 `json:"segmentsToRead"` // listed to be read (SegmentsRead of them done): a progress line's total
 	BytesRead       int64 `json:"bytesRead"`
 	Admitted        int64 `json:"admitted"`    // versions handed to Admit
 	Stored          int64 `json:"stored"`      // of them, new to the store
 	Refused         int64 `json:"refused"`     // refused by the judge or not versions
 	Unavailable     int64 `json:"unavailable"` // reads to retry: placeholders, torn files
+	Bad             int64 `json:"bad"`         // times a segment was found bad (ErrBadSegment)
+	Duplicates      int64 `json:"duplicates"`  // copies of our segments a sync service made, removed
 	Salvaged        int64 `json:"salvaged"`    // strays whose content checked out
 	Clones          int64 `json:"clones"`      // times our writer id was found cloned
 	Compactions     int64 `json:"compactions"`
@@ -159,7 +203,10 @@ func Source(storeID string) string { return "blobs:" + storeID }
 // New makes a mirror of s into b. b must know its store id
 // ([engine.BlobStoreID]); both backends here do.
 func New(s *engine.Store, b engine.Blobs, opts *Options) (*Mirror, error) {
-	o := opts.withDefaults()
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	idb, ok := b.(engine.BlobStoreID)
 	if !ok || !engine.ValidBlobComponent(idb.StoreID()) {
 		return nil, errors.New("minca/mirror: the blob store has no store id")
@@ -168,9 +215,11 @@ func New(s *engine.Store, b engine.Blobs, opts *Options) (*Mirror, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Mirror{s: s, b: b, o: o, sid: idb.StoreID(), from: Source(idb.StoreID()), codec: c,
-		failed: map[string]failure{}, salvaged: map[string]int64{},
-		maxSeq: map[string]uint64{}, reads: map[string]*readState{}, rescan: true}
+	m := &Mirror{s: s, b: b, o: o, sid: idb.StoreID(), codec: c,
+		failed: map[string]failure{}, bad: map[string]Problem{}, salvaged: map[string]int64{},
+		maxSeq: map[string]uint64{}, reads: map[string]*readState{}, told: map[string]bool{}, rescan: true}
+	m.from = Source(m.sid)
+	m.froms = map[string]bool{m.from: true}
 	return m, nil
 }
 
@@ -201,12 +250,28 @@ func (m *Mirror) Stats() Stats {
 	return m.stats
 }
 
-// Round is one pass both ways: import, export, then compaction when this
-// writer has CompactAt segments or more, and deletion of what compaction
-// replaced once its grace is over.
+// StoreID returns the blob store's id as the mirror uses it: the
+// smallest valid id among its markers when it last read them.
+func (m *Mirror) StoreID() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sid
+}
+
+// Round is one pass both ways: import (listing everything, so segments a
+// sync service delivered out of order are found), export, then compaction
+// when this writer has CompactAt segments or more, removal of what a sync
+// service duplicated or brought back of this writer's segments and of the
+// marker (tidy.go), and deletion of what compaction replaced once its
+// grace is over. Bad segments ([ErrBadSegment]) stop nothing: the round
+// does all of that and returns their error last.
 func (m *Mirror) Round(ctx context.Context) error {
-	if _, err := m.Import(ctx); err != nil {
-		return err
+	m.mu.Lock()
+	m.rescan = true // a round lists everything: what arrived out of order too
+	m.mu.Unlock()
+	_, bad := m.Import(ctx)
+	if bad != nil && !errors.Is(bad, ErrBadSegment) {
+		return bad
 	}
 	if _, err := m.Export(ctx); err != nil {
 		return err
@@ -219,66 +284,13 @@ func (m *Mirror) Round(ctx context.Context) error {
 			return err
 		}
 	}
-	return m.sweep(ctx)
-}
-
-// Run mirrors until ctx ends: a round at once, then exports as local
-// changes gather, imports when the blob store's watcher hints or its timer
-// fires. It returns nil when ctx ends, or the error that stopped it (a blob
-// store gone or shrunk stops it: nothing is compacted or deleted then).
-func (m *Mirror) Run(ctx context.Context) error {
-	var hint <-chan struct{}
-	if w, ok := m.b.(engine.BlobWatcher); ok {
-		if ch, err := w.Watch(ctx); err == nil {
-			hint = ch
-		} else {
-			m.o.Logger.Info("mirror: no watcher; polling", "err", err)
-		}
+	if err := m.tidy(ctx); err != nil {
+		return err
 	}
-	if err := m.Round(ctx); err != nil {
-		return stopped(ctx, err)
+	if err := m.sweep(ctx); err != nil {
+		return err
 	}
-	exportTick := time.NewTicker(m.o.BatchDelay)
-	defer exportTick.Stop()
-	importTimer := time.NewTimer(jitter(m.o.ImportEvery))
-	defer importTimer.Stop()
-	for {
-		var err error
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-hint:
-			_, err = m.Import(ctx)
-		case <-importTimer.C:
-			m.mu.Lock()
-			m.rescan = true
-			m.mu.Unlock()
-			err = m.Round(ctx)
-			importTimer.Reset(jitter(m.o.ImportEvery))
-		case <-exportTick.C:
-			_, err = m.Export(ctx)
-		}
-		if err != nil {
-			return stopped(ctx, err)
-		}
-	}
-}
-
-func stopped(ctx context.Context, err error) error {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return nil
-	}
-	return err
-}
-
-// jitter spreads d by ±20% so devices sharing a folder do not rescan in
-// step.
-func jitter(d time.Duration) time.Duration {
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d)/5*2+1))
-	if err != nil {
-		return d
-	}
-	return d - d/5 + time.Duration(n.Int64())
+	return bad
 }
 
 // publish puts a segment of ours, recording it as pending first so a

@@ -70,7 +70,8 @@ func TestThousandEditsCompact(t *testing.T) {
 	if len(after) != 1 || len(res.Rewrote) != 40 || res.Deleted != 40 {
 		t.Fatalf("after compaction: %v (rewrote %d, deleted %d)", after, len(res.Rewrote), res.Deleted)
 	}
-	if res.Whole != 1 || res.Stubs != 999 || res.Freed == 0 || res.After >= res.Before {
+	if res.Whole != 1 || res.Stubs != 999 || res.BytesFreed == 0 || res.BytesWritten >= res.BytesRewritten ||
+		res.BytesAfter-res.BytesBefore != res.BytesWritten-res.BytesFreed || res.BytesChange != res.BytesAfter-res.BytesBefore || res.BytesChange >= 0 {
 		t.Fatalf("compaction result %+v", res)
 	}
 	whole, stubs := 0, 0
@@ -416,8 +417,8 @@ func TestNoEchoAfterRestart(t *testing.T) {
 // mirror of a blob store imported, another mirror of the same blob store
 // does not export back either.
 func TestImportedGoesToOtherBlobStores(t *testing.T) {
-	_, fa := sharedFolder(t)
-	_, fb := sharedFolder(t)
+	_, fa := folderAt(t, "/sync/a")
+	_, fb := folderAt(t, "/backup/b")
 	if fa.StoreID() == fb.StoreID() {
 		t.Fatal("two folders share a store id")
 	}

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 
@@ -20,6 +21,10 @@ type piece struct {
 	status pieceStatus
 	bytes  int64
 	err    error // stops the import
+	// A segment that failed its checks (pieceFailed): the SHA-256 of the
+	// bytes read, and what is wrong with them.
+	sum     [32]byte
+	problem Problem
 }
 
 type pieceStatus uint8
@@ -28,16 +33,19 @@ const (
 	pieceOK pieceStatus = iota
 	pieceGone
 	pieceNotYet
+	pieceFailed
 )
 
 // readSegments reads segments and admits their versions, pipelined: one
 // goroutine fetches, checks (checksum, zstd, record shape) and prepares
 // (the judge's checks on every core) the next chunk while this one admits
 // the last. done is called once every version of a segment is admitted,
-// in order; a segment that cannot be read now (a placeholder, a torn or
-// partial file: F3, F4) is retried later, one gone since it was listed is
-// done (F8).
-func (m *Mirror) readSegments(ctx context.Context, bs []engine.BlobInfo, res *ImportResult, done func(name string) error) error {
+// in order; a segment that cannot be read now (a placeholder, F3) is
+// retried later, one gone since it was listed is done (F8). One that
+// fails its checks is bad if it failed with the same bytes Reread ago or
+// more, else it goes to again (a torn or partial file, F4, or damage not
+// yet confirmed: read it again).
+func (m *Mirror) readSegments(ctx context.Context, bs []engine.BlobInfo, res *ImportResult, done func(name string) error, again func(engine.BlobInfo)) error {
 	if len(bs) == 0 {
 		return nil
 	}
@@ -56,6 +64,7 @@ func (m *Mirror) readSegments(ctx context.Context, bs []engine.BlobInfo, res *Im
 		}
 		switch pc.status {
 		case pieceGone:
+			m.forget(pc.b.Name)
 			if err := done(pc.b.Name); err != nil {
 				return err
 			}
@@ -64,8 +73,13 @@ func (m *Mirror) readSegments(ctx context.Context, bs []engine.BlobInfo, res *Im
 			m.retryLater(pc.b, m.o.Now())
 			res.Unavailable++
 			continue
+		case pieceFailed:
+			if m.failedRead(pc) {
+				again(pc.b)
+			}
+			continue
 		}
-		delete(m.failed, pc.b.Name)
+		m.forget(pc.b.Name)
 		m.stats.Refused += int64(pc.bad)
 		if pc.p != nil {
 			if err := m.admitPrepared(ctx, pc.p, res); err != nil {
@@ -124,10 +138,10 @@ func (m *Mirror) produce(ctx context.Context, bs []engine.BlobInfo, out chan<- p
 				send(piece{err: err})
 				return
 			}
-			// Partial, torn or mangled: maybe a sync in flight. Never
-			// marked bad for good; read again when it changes, or later.
-			m.o.Logger.Info("mirror: segment does not read yet", "name", b.Name, "err", err)
-			if !send(piece{b: b, status: pieceNotYet, last: true}) {
+			// Partial, torn or mangled: a sync in flight, or damage.
+			// The consumer tells which by reading it again (failedRead).
+			pc := piece{b: b, status: pieceFailed, last: true, sum: sha256.Sum256(data), problem: problemOf(b.Name, data, err)}
+			if !send(pc) {
 				return
 			}
 			continue

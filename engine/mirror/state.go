@@ -15,9 +15,14 @@ import (
 // "mirror/<blob store id>/", never in the blob store (DESIGN, Segments):
 // a folder copied to another device must not carry a writer id with it.
 //
-//	writer          writerState (JSON)
-//	hashes/<n>      8-byte hash prefixes of this writer's segments, by seq
-//	read/<writer>   readState (JSON): what was read of another writer
+//	writer               writerState (JSON)
+//	hashes/<w>/<n>       8-byte hash prefixes of writer w's segments, by seq
+//	read/<writer>        readState (JSON): what was read of another writer
+//	writers              every writer id ever listed (JSON)
+//	aliases              ids the blob store had before its markers converged (JSON)
+//
+// and, by location, "mirror/at/<hash of the location>": the id found
+// there (identity.go).
 
 // writerState is this store's writer in one blob store.
 type writerState struct {
@@ -66,12 +71,17 @@ func (m *Mirror) metaKey(parts ...string) string {
 }
 
 func (m *Mirror) loadJSON(ctx context.Context, key string, v any) (bool, error) {
-	b, ok, err := m.s.Meta(ctx, key)
+	return loadJSON(ctx, m.s, key, v)
+}
+
+// loadJSON reads the meta value key of s into v; false when there is none.
+func loadJSON(ctx context.Context, s *engine.Store, key string, v any) (bool, error) {
+	b, ok, err := s.Meta(ctx, key)
 	if err != nil || !ok {
 		return false, err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("%w: meta %s: %v", engine.ErrCorrupt, key, err)
+		return false, engine.Errorf(engine.ErrCorrupt, "damaged: meta %s: %v", key, err)
 	}
 	return true, nil
 }
@@ -85,10 +95,16 @@ func (m *Mirror) saveJSON(ctx context.Context, key string, v any) error {
 }
 
 // loadWriter reads this writer's state, making a new writer id the first
-// time.
+// time; the first time of all, it settles which blob store this is
+// (identity.go).
 func (m *Mirror) loadWriter(ctx context.Context) error {
 	if m.codec == nil {
 		return fmt.Errorf("minca/mirror: %w", engine.ErrClosed)
+	}
+	if !m.bound {
+		if err := m.bind(ctx); err != nil {
+			return err
+		}
 	}
 	if m.w != nil {
 		return nil

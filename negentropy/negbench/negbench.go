@@ -5,6 +5,7 @@
 package negbench
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,21 +15,25 @@ import (
 	"github.com/minca-go/minca/negentropy/internal/gen"
 )
 
-// Config says what to measure.
+// Config says what to measure. It is printed with the result, in the
+// command line's JSON style (camelCase).
 type Config struct {
 	// N is the number of items on each side, about.
-	N int
+	N int `json:"n"`
 	// Diffs are the shares of the union held by one side only.
-	Diffs []float64
+	Diffs []float64 `json:"diffs"`
 	// Runs is how many times each case runs; the report gives medians.
-	Runs int
+	Runs int `json:"runs"`
 	// Storage is "tree" (built in one pass), "tree-insert" (built by
 	// inserts) or "vector".
-	Storage string
+	Storage string `json:"storage"`
 	// FrameSizeLimit applies to both sides; 0 for none.
-	FrameSizeLimit uint64
+	FrameSizeLimit uint64 `json:"frameSizeLimit"`
 	// Seed fixes the data.
-	Seed uint64
+	Seed uint64 `json:"seed"`
+	// Progress, if set, is told of each run as it starts: its name and
+	// how many of all the runs are done.
+	Progress func(step string, done, total int) `json:"-"`
 }
 
 // DefaultConfig is the issue's case: 1,000,000 items a side at 0.1%, 1% and
@@ -37,7 +42,8 @@ func DefaultConfig() Config {
 	return Config{N: 1_000_000, Diffs: []float64{0.001, 0.01, 0.1}, Runs: 3, Storage: "tree", Seed: 1}
 }
 
-// Row is one case's medians.
+// Row is one case's medians. Its JSON form gives times in milliseconds,
+// in members named …Ms.
 type Row struct {
 	Diff       float64
 	SizeA      int
@@ -53,8 +59,28 @@ type Row struct {
 
 // Result is a whole run.
 type Result struct {
-	Config Config
-	Rows   []Row
+	Config Config `json:"config"`
+	Rows   []Row  `json:"rows"`
+}
+
+// MarshalJSON writes a row in camelCase, its times as milliseconds.
+func (r Row) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Diff       float64 `json:"diff"`
+		SizeA      int     `json:"sizeA"`
+		SizeB      int     `json:"sizeB"`
+		Rounds     int     `json:"roundTrips"`
+		BytesUp    int     `json:"bytesUp"`
+		BytesDown  int     `json:"bytesDown"`
+		IdealBytes int     `json:"idealBytes"`
+		WireRatio  float64 `json:"wireRatio"` // (up + down) / ideal
+		ClientMs   float64 `json:"clientMs"`
+		ServerMs   float64 `json:"serverMs"`
+		BuildMs    float64 `json:"buildMs"`
+		BuildRatio float64 `json:"buildRatio"` // (client + server) / build
+	}{r.Diff, r.SizeA, r.SizeB, r.Rounds, r.BytesUp, r.BytesDown, r.IdealBytes,
+		float64(r.BytesUp+r.BytesDown) / float64(max(r.IdealBytes, 1)),
+		ms(r.Client), ms(r.Server), ms(r.Build), float64(r.Client+r.Server) / float64(max(r.Build, 1))})
 }
 
 // Data returns the two sorted sides for a difference share.
@@ -65,11 +91,16 @@ func Data(cfg Config, diff float64) (a, b []negentropy.Item) {
 
 // Run measures every case of cfg.
 func Run(cfg Config) (Result, error) {
-	res := Result{Config: cfg}
+	res := Result{Config: cfg, Rows: []Row{}}
+	done, total := 0, len(cfg.Diffs)*max(cfg.Runs, 1)
 	for _, d := range cfg.Diffs {
 		a, b := Data(cfg, d)
 		var runs []Row
-		for range max(cfg.Runs, 1) {
+		for i := range max(cfg.Runs, 1) {
+			if cfg.Progress != nil {
+				cfg.Progress(fmt.Sprintf("difference %g, run %d of %d", d, i+1, max(cfg.Runs, 1)), done, total)
+			}
+			done++
 			r, err := once(cfg, a, b)
 			if err != nil {
 				return res, fmt.Errorf("negbench: diff %g: %w", d, err)

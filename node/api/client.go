@@ -127,7 +127,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) (json.Ra
 }
 
 // Events reads a server-sent event stream at path, calling fn with each
-// event's data, until ctx ends, the stream ends, or fn returns false.
+// event's data, until ctx ends, the stream ends, or fn returns false. A
+// stream that ends with an error event (a subscriber dropped as too slow,
+// the node closing) returns it as an *Error.
 func (c *Client) Events(ctx context.Context, path string, fn func(data json.RawMessage) bool) error {
 	req, err := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
 	if err != nil {
@@ -151,10 +153,24 @@ func (c *Client) Events(ctx context.Context, path string, fn func(data json.RawM
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 4<<20)
+	kind := ""
 	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		line := sc.Text()
+		if k, ok := strings.CutPrefix(line, "event: "); ok {
+			kind = k
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
 		if !ok {
 			continue
+		}
+		if kind == "error" {
+			var e struct{ Error *Error }
+			if json.Unmarshal([]byte(data), &e) != nil || e.Error == nil {
+				return fmt.Errorf("minca/api: events: the stream ended with an error event: %s", data)
+			}
+			e.Error.Status = http.StatusOK
+			return e.Error
 		}
 		if !fn(json.RawMessage(data)) {
 			return nil

@@ -23,6 +23,7 @@
 //	'q' seq digest                     → nothing: waiting versions by arrival
 //	'F' digest                         → a file's bytes
 //	'm' name                           → a caller's meta value
+//	'i' key                            → an Indexer's own keys and values (engine/indexer.go)
 //	'_' name                           → the engine's own counters
 //
 // Versions are kept in the order they were stored ('v'), and found by id
@@ -60,6 +61,7 @@ const (
 	WaitQueue = 'q'
 	File      = 'F'
 	Meta      = 'm'
+	Index     = 'i'
 	Internal  = '_'
 )
 
@@ -250,6 +252,9 @@ func WaitQueueKey(seq uint64, d canonical.ID) []byte {
 
 // MetaKey is 'm' name.
 func MetaKey(name string) []byte { return append([]byte{Meta}, name...) }
+
+// IndexKey is 'i' key.
+func IndexKey(k []byte) []byte { return append([]byte{Index}, k...) }
 
 // InternalKey is '_' name.
 func InternalKey(name string) []byte { return append([]byte{Internal}, name...) }

@@ -67,6 +67,38 @@ func corrupt(code, format string, a ...any) error {
 // ReadTrailer checks a segment's frame and checksum and returns its
 // trailer, without decompressing. data is the whole object.
 func ReadTrailer(data []byte) (Trailer, error) {
+	t, err := frame(data)
+	if err != nil {
+		return t, err
+	}
+	if sha256.Sum256(data[:len(data)-36]) != t.Sum {
+		return t, corrupt("segment/checksum", "the checksum does not match the content (torn, partial or altered)")
+	}
+	if t.Seq == 0 || t.Base == 0 || t.Base > t.Seq {
+		return t, corrupt("segment/seq", "seq %d and base %d: want 1 ≤ base ≤ seq", t.Seq, t.Base)
+	}
+	if t.Flags&FlagCompacted == 0 && t.Base != t.Seq {
+		return t, corrupt("segment/seq", "a segment that is not compacted has base = seq")
+	}
+	if uint64(t.Count)*2 > t.RawLen || (t.Count == 0) != (t.RawLen == 0) {
+		return t, corrupt("segment/count", "%d lines cannot take %d bytes", t.Count, t.RawLen)
+	}
+	return t, nil
+}
+
+// PeekTrailer returns what a damaged segment's trailer claims (its writer,
+// sequence and count), when its frame is whole — both magics, a writer id,
+// the payload length the object holds — whatever its checksum says. ok is
+// false when even that is not there. The claims are unverified: they are
+// for naming damage ("held 12 versions by its trailer"), never for reading.
+func PeekTrailer(data []byte) (t Trailer, ok bool) {
+	t, err := frame(data)
+	return t, err == nil
+}
+
+// frame checks a segment's frame (length, magics, writer id, payload
+// length) and reads its trailer's fields, without the checksum.
+func frame(data []byte) (Trailer, error) {
 	var t Trailer
 	if len(data) < HeaderSize+TrailerSize {
 		return t, corrupt("segment/short", "%d bytes is shorter than a header and a trailer (%d)", len(data), HeaderSize+TrailerSize)
@@ -93,18 +125,6 @@ func ReadTrailer(data []byte) (Trailer, error) {
 	copy(t.Sum[:], p[40:72])
 	if want := uint64(len(data) - HeaderSize - TrailerSize); t.PayloadLen != want {
 		return t, corrupt("segment/length", "the trailer claims a payload of %d bytes, the object holds %d", t.PayloadLen, want)
-	}
-	if sha256.Sum256(data[:len(data)-36]) != t.Sum {
-		return t, corrupt("segment/checksum", "the checksum does not match the content (torn, partial or altered)")
-	}
-	if t.Seq == 0 || t.Base == 0 || t.Base > t.Seq {
-		return t, corrupt("segment/seq", "seq %d and base %d: want 1 ≤ base ≤ seq", t.Seq, t.Base)
-	}
-	if t.Flags&FlagCompacted == 0 && t.Base != t.Seq {
-		return t, corrupt("segment/seq", "a segment that is not compacted has base = seq")
-	}
-	if uint64(t.Count)*2 > t.RawLen || (t.Count == 0) != (t.RawLen == 0) {
-		return t, corrupt("segment/count", "%d lines cannot take %d bytes", t.Count, t.RawLen)
 	}
 	return t, nil
 }

@@ -26,6 +26,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte("MINCASG\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if pt, ok := PeekTrailer(data); ok && !ValidWriterID(pt.Writer) {
+			t.Fatalf("peeked a trailer with writer %q", pt.Writer)
+		}
 		s, err := c.Decode(data)
 		if err != nil {
 			return

@@ -178,3 +178,32 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// A flipped byte fails the checksum, but the trailer's claims can still be
+// peeked to name the damage; a truncated segment has none.
+func TestPeekTrailer(t *testing.T) {
+	c, err := NewCodec(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	d, tr, err := c.Encode(Header{Writer: testWriter, Seq: 7}, sampleLines(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), d...)
+	bad[HeaderSize+3] ^= 0x40
+	var se *Error
+	if _, err := ReadTrailer(bad); !errors.As(err, &se) || se.Code != "segment/checksum" {
+		t.Fatalf("a flipped byte: %v", err)
+	}
+	pt, ok := PeekTrailer(bad)
+	if !ok || pt.Count != 5 || pt.Seq != 7 || pt.Writer != tr.Writer {
+		t.Fatalf("peek: %+v %v", pt, ok)
+	}
+	for _, cut := range [][]byte{d[:len(d)-1], d[:HeaderSize+TrailerSize-1], append(append([]byte{}, d...), 0)} {
+		if _, ok := PeekTrailer(cut); ok {
+			t.Fatalf("peeked a trailer in %d bytes of a %d-byte segment", len(cut), len(d))
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+
+	"github.com/minca-go/minca/backends/internal/localstore"
+	"github.com/minca-go/minca/engine"
+)
+
+// VerifyFiles runs SQLite's integrity check over the whole database file:
+// every page, those reading every key never touches included (free pages,
+// the schema). It returns one line per problem SQLite reports (at most
+// 100), or one for a database too damaged to check; the error is for a
+// check that could not be made.
+func (s *Store) VerifyFiles(ctx context.Context) ([]string, error) {
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	rows, err := s.own.QueryContext(ctx, `PRAGMA integrity_check(100)`)
+	if err != nil {
+		return s.damage(err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return s.damage(err)
+		}
+		if msg != "ok" {
+			problems = append(problems, localstore.Corrupt("sqlite", s.path, s.inFile(msg)).Error())
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.damage(err)
+	}
+	return problems, nil
+}
+
+// damage is the outcome of an integrity check that failed: a problem when
+// SQLite found damage, an error otherwise.
+func (s *Store) damage(err error) ([]string, error) {
+	if err := s.wrap(err); errors.Is(err, engine.ErrCorrupt) {
+		return []string{err.Error()}, nil
+	}
+	return nil, s.wrap(err)
+}

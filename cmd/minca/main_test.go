@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// runAsMinca makes the test binary run main() instead of the tests: the
+// tests that need a real process (signals, the README's shell walkthrough)
+// run this very binary as `minca`, so they test main as built, without a
+// separate go build.
+const runAsMinca = "MINCA_TEST_RUN_AS_MINCA"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsMinca) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// mincaCommand is the path and environment that run minca as a process.
+func mincaCommand(t *testing.T) (path string, env []string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return self, append(os.Environ(), runAsMinca+"=1")
+}
+
+// mincaOnPath writes a `minca` into a new directory, for a shell to find on
+// PATH, and returns the directory.
+func mincaOnPath(t *testing.T) string {
+	t.Helper()
+	self, _ := mincaCommand(t)
+	dir := t.TempDir()
+	script := "#!/bin/sh\n" + runAsMinca + "=1 exec '" + self + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "minca"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/space"
+	"github.com/minca-go/minca/store"
+)
+
+// spaceSubverbs are `minca space SUBVERB` (docs/spaces.md): those that
+// write the access history go through the node (space_node.go); those
+// that read a space's state read a store (--store); join and members do
+// either.
+func spaceSubverbs() []verb {
+	return []verb{
+		{"create", "node: make a space with the account as its founder, and keep it", runSpaceCreate},
+		{"genesis", "make a space's genesis with a key file and print it with its id", runSpaceGenesis},
+		{"join", "keep a space: by an invite (node), or by its genesis, checked against its id (node, or --store)", runSpaceJoin},
+		{"invite", "node: open an invite to a space for roles, and print its text", runSpaceInvite},
+		{"members", "list a space's members with their roles (node, or --store)", runSpaceMembers},
+		{"assign", "node: give a member roles, or change them", runSpaceAssign},
+		{"remove", "node: remove a member", runSpaceRemove},
+		{"leave", "node: leave a space and take it off the account's list", runSpaceLeave},
+		{"list", "node: list the spaces the node keeps", runSpaceList},
+		{"show", "--store: print a space's state now, or as of a set of access changes", runSpaceShow},
+		{"roles", "--store: list a space's roles with their grants", runSpaceRoles},
+		{"definitions", "--store: list the collections defined, what is in force, first definers, rivals (02 §6.3)", runSpaceDefinitions},
+		{"history", "--store: list the access changes in replay order, and whether each counts", runSpaceHistory},
+	}
+}
+
+// runSpace dispatches `minca space SUBVERB`.
+func runSpace(ctx context.Context, s *stdio, args []string) error {
+	return runSubverb(ctx, s, "space", spaceSubverbs(), args)
+}
+
+// listFlag is a flag given any number of times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func runSpaceGenesis(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "space genesis", "space genesis --key ROOTKEY --name NAME [--private] [--founder DID]… [--role NAME=GRANTS]…\n\nMakes a space's genesis (docs/spaces.md): the account of ROOTKEY and each\n--founder are its founders; each --role is a role it starts with, GRANTS a JSON\nlist of {\"cmd\", \"pol\"?}. Prints {\"id\",\"genesis\"} as one JSON line; the id is\nthe content id of the genesis's canonical form. Writing access changes comes\nwith the node.")
+	keyFile := fs.String("key", "", "the creating account's private key file; its DID is the first founder (required)")
+	name := fs.String("name", "", "the space's name, 1–80 characters (required)")
+	private := fs.Bool("private", false, "a private space (bodies sealed; docs/private-spaces.md)")
+	var founders, roles listFlag
+	fs.Var(&founders, "founder", "another founder's root DID (repeatable)")
+	fs.Var(&roles, "role", `a role NAME=GRANTS, GRANTS a JSON list like [{"cmd":"/record"}] (repeatable)`)
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	if *keyFile == "" || *name == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return usageError("--key and --name are required")
+	}
+	key, err := identity.ReadKeyFile(*keyFile)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	o := space.GenesisOptions{Name: *name, Private: *private, Founders: append([]string{key.DID()}, founders...),
+		CreatedAt: record.FormatTime(time.Now()), Roles: map[string][]space.Grant{}}
+	var nonce [12]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return err
+	}
+	o.Nonce = base64.RawURLEncoding.EncodeToString(nonce[:])
+	for _, r := range roles {
+		n, list, ok := strings.Cut(r, "=")
+		if !ok {
+			return usageError("--role %q: NAME=GRANTS", r)
+		}
+		v, err := canonical.Parse([]byte(list))
+		if err != nil {
+			return usageError("--role %s: %v", n, err)
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			return usageError("--role %s: GRANTS is a JSON list", n)
+		}
+		for _, e := range arr {
+			gobj, ok := e.(*canonical.Object)
+			if !ok {
+				return usageError("--role %s: a grant is {\"cmd\", \"pol\"?}", n)
+			}
+			cmd, _ := gobj.Get("cmd")
+			pol, _ := gobj.Get("pol")
+			cs, _ := cmd.(string)
+			ps, _ := pol.([]any)
+			g, err := space.NewGrant(cs, ps)
+			if err != nil {
+				return usageError("--role %s: %v", n, err)
+			}
+			o.Roles[n] = append(o.Roles[n], g)
+		}
+	}
+	g, err := space.NewGenesis(o)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	return writeJSONLine(s.out, canonical.NewObject("id", g.ID, "genesis", g.Object()))
+}
+
+func runSpaceJoin(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "space join", "space join INVITE [--dir DIR]\nspace join [FILE|-] [--id ID] [--dir DIR | --store URL]\n\nKeeps a space. An invite's text (minca-invite:…, from space invite) joins it\nas a member, through the node. A genesis (the genesis itself, or {\"id\",\"genesis\"}\nas space genesis prints it), in FILE or on stdin, checked against ID when\ngiven (docs/spaces.md, How a peer gets the genesis), is kept: with --store\n(or $MINCA_STORE, and no --dir) by that store, judging the versions of the\nspace that waited for it; otherwise by the node. Prints {\"id\",\"name\"}.")
+	dir := dirFlag(fs)
+	sp := storeFlags(fs, true)
+	sp.judge = "full"
+	id := fs.String("id", "", "the space `ID` the genesis must hash to")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return usageError("space join takes an INVITE, or at most one FILE")
+	}
+	if inv := fs.Arg(0); strings.HasPrefix(inv, node.InvitePrefix) {
+		if storeNamed(fs) || *id != "" {
+			return usageError("an invite is taken through the node: no --store or --id with it")
+		}
+		return callPrint(ctx, s, *dir, http.MethodPost, "/v1/spaces/join", map[string]any{"invite": inv})
+	}
+	g, err := readGenesis(s, fs.Arg(0), *id)
+	if err != nil {
+		return err
+	}
+	viaNode, err := throughNode(fs, sp, *dir)
+	if err != nil {
+		return err
+	}
+	if viaNode {
+		return callPrint(ctx, s, *dir, http.MethodPost, "/v1/spaces/join", map[string]any{"genesis": g.Object(), "id": g.ID})
+	}
+	sto, err := sp.open(ctx, createStore)
+	if err != nil {
+		return err
+	}
+	defer sto.Close()
+	if err := node.AddGenesis(ctx, sto.Engine(), g); err != nil {
+		return sp.failed(err)
+	}
+	if err := sto.Flush(ctx); err != nil {
+		return sp.failed(err)
+	}
+	return writeJSONLine(s.out, canonical.NewObject("id", g.ID, "name", g.Name))
+}
+
+// readGenesis reads a space's genesis from a FILE or stdin: the genesis
+// itself, or {"id","genesis"} as space genesis prints it (its id the one
+// to check unless id is given). It must hash to the id.
+func readGenesis(s *stdio, path, id string) (*space.Genesis, error) {
+	raw, err := readAll(s, path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := canonical.Parse(raw)
+	if err != nil {
+		return nil, usageError("the genesis: %v", err)
+	}
+	if o, ok := v.(*canonical.Object); ok && o.Has("genesis") && o.Has("id") {
+		gv, _ := o.Get("genesis")
+		idv, _ := o.Get("id")
+		if id == "" {
+			id, _ = idv.(string)
+		}
+		v = gv
+	}
+	g, err := space.GenesisFromValue(v)
+	if err != nil {
+		return nil, usageError("the genesis: %v", err)
+	}
+	if id != "" && g.ID != id {
+		return nil, usageError("the genesis hashes to %s, not %s (%s)", g.ID, id, space.CodeGenesisID)
+	}
+	return g, nil
+}
+
+// stateFlags are the flags of a subverb that reads a space's state from a
+// store: --store and --as-of.
+type stateFlags struct {
+	fs   *flags
+	sp   *storeSpec
+	asOf *string
+}
+
+func newStateFlags(s *stdio, name, synopsis, usage string) *stateFlags {
+	fs := newFlags(s, "space "+name, synopsis+"\n\n"+usage+"\nWith --as-of, as of those access changes and everything they saw (02 §3.1):\nthe state a version with that seen is judged in. Exit 3 when the store holds\nno genesis for SPACE, or an id given is not an access change it holds.")
+	sf := &stateFlags{fs: fs, sp: storeFlags(fs, false)}
+	sf.asOf = fs.String("as-of", "", "access change `IDS`, comma-separated; empty: every change held")
+	return sf
+}
+
+// open opens the store (read only) and reads the space's history and its
+// state now or as of --as-of; the caller closes the store.
+func (sf *stateFlags) open(ctx context.Context, name string) (*store.Store, *space.History, *space.State, error) {
+	if sf.fs.NArg() != 1 {
+		return nil, nil, nil, usageError("space %s takes SPACE", name)
+	}
+	sto, err := sf.sp.open(ctx, readStore)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	j := node.NewSpaceJudge(noteChecker())
+	j.Source = sto.Engine()
+	h, ok, err := j.History(ctx, sf.fs.Arg(0))
+	if err != nil {
+		sto.Close()
+		return nil, nil, nil, failed(err)
+	}
+	if !ok {
+		sto.Close()
+		return nil, nil, nil, notFound("the store holds no genesis for space %s (minca space join)", sf.fs.Arg(0))
+	}
+	state := h.Now()
+	if *sf.asOf != "" {
+		state, err = h.At(strings.Split(*sf.asOf, ","))
+		if err != nil {
+			sto.Close()
+			return nil, nil, nil, notFound("--as-of: %v", err)
+		}
+	}
+	return sto, h, state, nil
+}
+
+// errHelped ends a verb whose --help was printed: exit 0, nothing more.
+var errHelped error = quiet(exitOK)
+
+// spaceState parses a store-reading subverb's flags and opens its space's
+// state: see stateFlags.open. done is true when the verb returns err at
+// once (--help, a bad flag).
+func spaceState(ctx context.Context, s *stdio, name, usage string, args []string) (*store.Store, *space.History, *space.State, error) {
+	sf := newStateFlags(s, name, "space "+name+" --store URL SPACE [--as-of ID,…]", usage)
+	if done, err := parseFlags(sf.fs, args); done {
+		if err == nil {
+			err = errHelped
+		}
+		return nil, nil, nil, err
+	}
+	return sf.open(ctx, name)
+}
+
+func strs(l []string) []any {
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
+	}
+	return out
+}
+
+func grantsValue(gs []space.Grant) []any {
+	out := make([]any, len(gs))
+	for i, g := range gs {
+		out[i] = g.Value()
+	}
+	return out
+}
+
+func runSpaceShow(ctx context.Context, s *stdio, args []string) error {
+	st, h, state, err := spaceState(ctx, s, "show", "Prints the space as one JSON line: its genesis, its access changes held and\nhow many count, its heads, and the state: counts of members, roles and\ndefinitions; revoked keys with what each keeps; forked lines; relays, keepers\nand keys.", args)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	g := h.Genesis()
+	changes, counting := 0, 0
+	h.Changes(func(c *space.Change, _ bool) bool {
+		if counts, in := state.Counts(c.ID); in {
+			changes++
+			if counts {
+				counting++
+			}
+		}
+		return true
+	})
+	revoked := []any{}
+	for _, r := range state.Revoked() {
+		cut := &canonical.Object{}
+		for c, n := range r.Cutoffs {
+			cut.Set(c, float64(n))
+		}
+		revoked = append(revoked, canonical.NewObject("key", r.Key, "root", r.Root, "cutoffs", cut))
+	}
+	forked := []any{}
+	for _, f := range state.Forked() {
+		forked = append(forked, canonical.NewObject("author", f.Author, "collection", f.Collection, "from", float64(f.From), "roots", strs(f.Roots)))
+	}
+	keepers := []any{}
+	for _, k := range state.Keepers() {
+		keepers = append(keepers, canonical.NewObject("did", k.DID, "name", k.Name))
+	}
+	o := canonical.NewObject("id", g.ID, "name", g.Name, "visibility", g.Visibility, "founders", strs(g.Founders),
+		"createdAt", g.CreatedAt, "changes", float64(changes), "counting", float64(counting), "heads", strs(h.Heads()),
+		"members", float64(len(state.Members())), "roles", float64(len(state.AllRoles())), "definitions", float64(len(state.Definitions())),
+		"revoked", revoked, "forked", forked, "relays", strs(state.Relays()), "keepers", keepers, "keys", strs(state.Keys()))
+	return writeJSONLine(s.out, o)
+}
+
+func runSpaceRoles(ctx context.Context, s *stdio, args []string) error {
+	st, _, state, err := spaceState(ctx, s, "roles", "Lists each role as a JSON line {\"name\",\"grants\":[{\"cmd\",\"pol\"}]}.", args)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, r := range state.AllRoles() {
+		if err := writeJSONLine(s.out, canonical.NewObject("name", r.Name, "grants", grantsValue(r.Grants))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runSpaceDefinitions(ctx context.Context, s *stdio, args []string) error {
+	st, h, state, err := spaceState(ctx, s, "definitions", "Lists each collection with a change to its definition as a JSON line\n{\"name\",\"inForce\",\"contested\",\"rivals\",\"definer\",\"definition\"?} (02 §6.3): inForce is\nthe id of the change in force (\"\" for none), rivals the latest changes when\nmore than one, definer who first defined it (\"\" for no one), definition the\nbody in force.", args)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, d := range state.Definitions() {
+		o := canonical.NewObject("name", d.Name, "inForce", d.InForce, "contested", d.Contested, "rivals", strs(d.Rivals), "definer", d.Definer)
+		if d.InForce != "" {
+			if c, _, ok := h.Change(d.InForce); ok {
+				o.Set("definition", c.Body())
+			}
+		}
+		if err := writeJSONLine(s.out, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runSpaceHistory(ctx context.Context, s *stdio, args []string) error {
+	st, h, state, err := spaceState(ctx, s, "history", "Lists the access changes held, in the order the replay took them (each after\neverything it saw), as JSON lines {\"id\",\"collection\",\"key\",\"root\",\"author\",\"seen\",\"counts\"}.", args)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var werr error
+	h.Changes(func(c *space.Change, _ bool) bool {
+		counts, in := state.Counts(c.ID)
+		if !in {
+			return true
+		}
+		seen := c.Seen
+		if seen == nil {
+			seen = []string{}
+		}
+		werr = writeJSONLine(s.out, canonical.NewObject("id", c.ID, "collection", c.Collection, "key", c.Key, "root", c.Root,
+			"author", c.Author, "seen", strs(seen), "counts", counts))
+		return werr == nil
+	})
+	if werr != nil {
+		return werr
+	}
+	return nil
+}
