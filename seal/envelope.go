@@ -58,34 +58,49 @@ func BodyBinding(space, collection, key string) Binding {
 // ad is the associated data of an envelope under the key named keyID:
 // each of label, purpose, keyId, space, collection, key as a 4-byte
 // big-endian length and its UTF-8 bytes.
-func (b Binding) ad(keyID string) []byte {
-	fields := [...]string{adLabel, b.Purpose, keyID, b.Space, b.Collection, b.Key}
-	n := 0
-	for _, f := range fields {
-		n += 4 + len(f)
+func (b Binding) ad(keyID string) []byte { return b.appendAD(nil, keyID) }
+
+func (b Binding) appendAD(dst []byte, keyID string) []byte {
+	for _, f := range [...]string{adLabel, b.Purpose, keyID, b.Space, b.Collection, b.Key} {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(f)))
+		dst = append(dst, f...)
 	}
-	out := make([]byte, 0, n)
-	for _, f := range fields {
-		out = binary.BigEndian.AppendUint32(out, uint32(len(f)))
-		out = append(out, f...)
+	return dst
+}
+
+// ad is the binding's associated data under k in a buffer of k's, to be
+// put back once used: sealing and opening allocate nothing for it.
+func (k *Key) ad(b Binding) *[]byte {
+	buf, _ := k.ads.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
 	}
-	return out
+	*buf = b.appendAD((*buf)[:0], k.id)
+	return buf
 }
 
 // Seal seals plaintext under k for binding: an envelope of
 // len(plaintext)+Overhead bytes, appended to dst.
 func (k *Key) Seal(dst, plaintext []byte, b Binding) []byte {
-	sk := k.currentSubkey()
-	var nonce [nonceLen]byte
-	rand.Read(nonce[:])
-	return sealWith(dst, sk, nonce, plaintext, b.ad(k.id))
+	ad := k.ad(b)
+	dst = sealWith(dst, k.currentSubkey(), nil, plaintext, *ad)
+	k.ads.Put(ad)
+	return dst
 }
 
-func sealWith(dst []byte, sk *subkey, nonce [nonceLen]byte, plaintext, ad []byte) []byte {
+// sealWith appends the envelope; a nil nonce is a random one, made in
+// place in dst.
+func sealWith(dst []byte, sk *subkey, nonce []byte, plaintext, ad []byte) []byte {
+	n := len(dst)
 	dst = append(dst, format)
 	dst = append(dst, sk.salt[:]...)
-	dst = append(dst, nonce[:]...)
-	return sk.aead.Seal(dst, nonce[:], plaintext, ad)
+	if nonce == nil {
+		dst = append(dst, make([]byte, nonceLen)...)
+		rand.Read(dst[n+1+saltLen:])
+	} else {
+		dst = append(dst, nonce...)
+	}
+	return sk.aead.Seal(dst, dst[n+1+saltLen:n+headerLen], plaintext, ad)
 }
 
 // currentSubkey is the subkey this key seals under, new after
@@ -146,7 +161,9 @@ func (k *Key) Open(dst, envelope []byte, b Binding, field string) ([]byte, error
 		return nil, fail(ErrMalformed, CodeShape, field, "an envelope's format byte is 0x01, got "+strconv.Itoa(int(envelope[0])))
 	}
 	sk := k.openSubkey([saltLen]byte(envelope[1 : 1+saltLen]))
-	out, err := sk.aead.Open(dst, envelope[1+saltLen:headerLen], envelope[headerLen:], b.ad(k.id))
+	ad := k.ad(b)
+	out, err := sk.aead.Open(dst, envelope[1+saltLen:headerLen], envelope[headerLen:], *ad)
+	k.ads.Put(ad)
 	if err != nil {
 		return nil, fail(ErrOpen, CodeOpen, field, "the envelope does not open under "+k.id+" for this "+b.Purpose+": it was changed, or sealed for another record, space or key")
 	}

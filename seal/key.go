@@ -46,6 +46,7 @@ type Key struct {
 	mu     sync.Mutex
 	sealer *subkey                   // the subkey this process seals under
 	opened map[[saltLen]byte]*subkey // subkeys opened with, bounded
+	ads    sync.Pool                 // *[]byte buffers for associated data
 }
 
 // NewKey makes a new space key from crypto/rand.
