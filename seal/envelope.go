@@ -60,6 +60,7 @@ func BodyBinding(space, collection, key string) Binding {
 // big-endian length and its UTF-8 bytes.
 func (b Binding) ad(keyID string) []byte { return b.appendAD(nil, keyID) }
 
+// appendAD appends [Binding.ad] to dst.
 func (b Binding) appendAD(dst []byte, keyID string) []byte {
 	for _, f := range [...]string{adLabel, b.Purpose, keyID, b.Space, b.Collection, b.Key} {
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(f)))
@@ -68,9 +69,9 @@ func (b Binding) appendAD(dst []byte, keyID string) []byte {
 	return dst
 }
 
-// ad is the binding's associated data under k in a buffer of k's, to be
-// put back once used: sealing and opening allocate nothing for it.
-func (k *Key) ad(b Binding) *[]byte {
+// adBuf is the binding's associated data under k in a buffer of k's, to
+// be put back once used: sealing and opening allocate nothing for it.
+func (k *Key) adBuf(b Binding) *[]byte {
 	buf, _ := k.ads.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
@@ -82,7 +83,7 @@ func (k *Key) ad(b Binding) *[]byte {
 // Seal seals plaintext under k for binding: an envelope of
 // len(plaintext)+Overhead bytes, appended to dst.
 func (k *Key) Seal(dst, plaintext []byte, b Binding) []byte {
-	ad := k.ad(b)
+	ad := k.adBuf(b)
 	dst = sealWith(dst, k.currentSubkey(), nil, plaintext, *ad)
 	k.ads.Put(ad)
 	return dst
@@ -161,7 +162,7 @@ func (k *Key) Open(dst, envelope []byte, b Binding, field string) ([]byte, error
 		return nil, fail(ErrMalformed, CodeShape, field, "an envelope's format byte is 0x01, got "+strconv.Itoa(int(envelope[0])))
 	}
 	sk := k.openSubkey([saltLen]byte(envelope[1 : 1+saltLen]))
-	ad := k.ad(b)
+	ad := k.adBuf(b)
 	out, err := sk.aead.Open(dst, envelope[1+saltLen:headerLen], envelope[headerLen:], *ad)
 	k.ads.Put(ad)
 	if err != nil {

@@ -119,8 +119,9 @@ func (k *Key) ReadSeed() [32]byte { return derive(k.b[:], nil, infoReadKey) }
 
 // ReadKey is the P-256 key of a read seed, the one a carrier proves to
 // peers: the scalar DeriveKeyPair of DHKEM(P-256, HKDF-SHA256) makes of
-// the seed (RFC 9180 §7.1.3), used as an ECDSA key. Its DID is what a
-// space's genesis (readKey) and each key change (readKey) name.
+// the seed (RFC 9180 §7.1.3), used as an ECDSA key. Its DID is what each
+// key change names as readKey, and what 06 §4.2's genesis readKey names
+// for K₀.
 func ReadKey(seed [32]byte) (*identity.PrivateKey, error) {
 	return p256FromSeed(seed[:])
 }

@@ -67,7 +67,8 @@ func (r *Keyring) Offer(k *Key) bool {
 // ring holds that key (offered or taken). ErrNoKey when it does not: the
 // change waits for a box or an invite. ErrChain or ErrOpen when the change
 // gives no key: its earlier leaves K₀ out, names a key that is not one, or
-// does not open; its key is then dropped from what was offered.
+// does not open. An offered key stays offered, not taken: another version
+// of the change, a genuine one, may still give it.
 func (r *Keyring) Take(c *KeyChange) error {
 	r.mu.Lock()
 	next, ok := r.keys[c.KeyID]
@@ -79,12 +80,11 @@ func (r *Keyring) Take(c *KeyChange) error {
 		return fail(ErrNoKey, CodeNoKey, "body.keyId", "the ring does not hold the key "+c.KeyID)
 	}
 	earlier, err := c.Open(next, r.space, r.first)
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if err != nil {
-		delete(r.offered, c.KeyID)
 		return err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	delete(r.offered, c.KeyID)
 	r.keys[next.id] = next
 	for _, k := range earlier {
