@@ -22,6 +22,7 @@ func benchSuites() []verb {
 		{"negentropy", "reconcile two sets of a million items at 0.1%, 1% and 10% difference: round trips, bytes, time", runBenchNegentropy},
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
 		{"spaces", "a large space under the full judge: replay, judging and import against today's judge", runBenchSpaces},
+		{"seal", "seal and open a 600-byte body of a private space, against a bare AES-256-GCM of the same bytes", runBenchSeal},
 	}
 }
 
