@@ -28,18 +28,20 @@ type RoomEvent struct {
 
 // RunOptions tune a run of either side.
 type RunOptions struct {
-	// Ignored is told of each message a side ignored, and why (a
-	// *Refusal); nil tells nobody.
-	Ignored func(peer string, err error)
-	// Wait is how long a home waits for a program's hello before it says
-	// nobody waits on the link any more (code/nobody); 0 means 2 minutes.
-	// A program waits as long as ctx lets it.
+	// Dropped is told of each message a side ignored, and why (a
+	// *Refusal), and of each it could not send (the peer gone, say): the
+	// run goes on, as others may still come. nil tells nobody.
+	Dropped func(peer string, err error)
+	// Wait is how long a home waits for a program to ask before it says
+	// nobody waits on the link any more (code/nobody): no hello came, or a
+	// program said hello and went. 0 means 2 minutes. A program waits as
+	// long as ctx lets it.
 	Wait time.Duration
 }
 
-func (o *RunOptions) ignored(peer string, err error) {
-	if o != nil && o.Ignored != nil {
-		o.Ignored(peer, err)
+func (o *RunOptions) dropped(peer string, err error) {
+	if o != nil && o.Dropped != nil {
+		o.Dropped(peer, err)
 	}
 }
 
@@ -63,10 +65,14 @@ func pump(ctx context.Context, room Room) (<-chan RoomEvent, <-chan error) {
 	return events, errs
 }
 
-func sendAll(ctx context.Context, room Room, out []Send) error {
+// sendAll sends out; a send that fails is dropped, unless ctx has ended.
+func sendAll(ctx context.Context, room Room, out []Send, o *RunOptions) error {
 	for _, s := range out {
 		if err := room.Send(ctx, s.Peer, s.Message); err != nil {
-			return fmt.Errorf("minca/connect: sending to %s: %w", s.Peer, err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			o.dropped(s.Peer, fmt.Errorf("minca/connect: sending to %s: %w", s.Peer, err))
 		}
 	}
 	return nil
@@ -115,7 +121,7 @@ func RunProgram(ctx context.Context, room Room, p *Program, ask CheckAsker, o *R
 			}
 			var err error
 			if out, err = p.Receive(ev.Peer, ev.Message); err != nil {
-				o.ignored(ev.Peer, err)
+				o.dropped(ev.Peer, err)
 			}
 		case c := <-checks:
 			asking = false
@@ -127,7 +133,7 @@ func RunProgram(ctx context.Context, room Room, p *Program, ask CheckAsker, o *R
 				return nil, err
 			}
 		}
-		if err := sendAll(ctx, room, out); err != nil {
+		if err := sendAll(ctx, room, out, o); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +153,7 @@ type Decider func(ctx context.Context, ask Ask) (Decision, error)
 
 // RunHome drives a home's side over room (06 §3) until it ends: it returns
 // nil once the program has said done, or once the person's no is sent;
-// code/nobody when no program says hello within o.Wait (a home opened at a
+// code/nobody when no program has asked within o.Wait (a home opened at a
 // link nobody waits on any more says so); the decider's error; or ctx's
 // (a program that never says done leaves it waiting until ctx ends).
 func RunHome(ctx context.Context, room Room, h *HomeExchange, decide Decider, o *RunOptions) error {
@@ -183,15 +189,15 @@ func RunHome(ctx context.Context, room Room, h *HomeExchange, decide Decider, o 
 		case err := <-errs:
 			return fmt.Errorf("minca/connect: the room: %w", err)
 		case <-nobody.C:
-			if h.state == HomeWaiting {
-				return refuse(CodeCodeNobody, "", fmt.Sprintf("no program said hello on this link within %s: nobody waits on it any more; start again from the program (06 §3)", wait))
+			if h.state < HomeAsked {
+				return refuse(CodeCodeNobody, "", fmt.Sprintf("no program asked on this link within %s: nobody waits on it any more; start again from the program (06 §3)", wait))
 			}
 		case ev := <-events:
 			if ev.Message == nil {
 				continue
 			}
 			if out, err = h.Receive(ev.Peer, ev.Message); err != nil {
-				o.ignored(ev.Peer, err)
+				o.dropped(ev.Peer, err)
 			}
 		case err := <-decisionErrs:
 			return err
@@ -205,7 +211,7 @@ func RunHome(ctx context.Context, room Room, h *HomeExchange, decide Decider, o 
 				return err
 			}
 		}
-		if err := sendAll(ctx, room, out); err != nil {
+		if err := sendAll(ctx, room, out, o); err != nil {
 			return err
 		}
 	}
