@@ -750,3 +750,36 @@ func TestCodesAreListedOnce(t *testing.T) {
 		seen[c] = true
 	}
 }
+
+// Two grants racing for one key, from two origins: one is remembered, the
+// other refused (06 §2.5, §2.10). Run under -race.
+func TestConnect_TwoGrantsRacingForOneKey(t *testing.T) {
+	a := newAccount(t)
+	key := newKey(t)
+	origins := []string{"https://one.example", "https://two.example", "https://three.example", "https://four.example"}
+	reqs := make([]*connect.ConnectRequest, len(origins))
+	for i, o := range origins {
+		reqs[i] = (&app{key: key, origin: o}).request(t, connect.AccessWrite, connect.ScopeSpaces, nil)
+	}
+	errs := make(chan error, len(origins))
+	for i, o := range origins {
+		go func() {
+			_, err := a.home.Remember(ctx, reqs[i], o, connect.Granted{})
+			errs <- err
+		}()
+	}
+	ok := 0
+	for range origins {
+		err := <-errs
+		switch {
+		case err == nil:
+			ok++
+		case !isCode(err, connect.CodeHomeKeyHeld):
+			t.Fatal(err)
+		}
+	}
+	conns, _ := a.home.Connections(ctx)
+	if ok != 1 || len(conns) != 1 {
+		t.Fatalf("%d remembered, %d kept", ok, len(conns))
+	}
+}
