@@ -220,8 +220,8 @@ func newFakeHome(t testing.TB, p *connect.Program, code connect.Code) *fakeHome 
 	return &fakeHome{t: t, p: p, code: code, eph: eph}
 }
 
-// feed gives the program a message from the fake home, failing on an
-// ignored one unless ignored is true.
+// feed gives the program a message from the fake home, keeps what the
+// program sends back, and returns why the program ignored it, if it did.
 func (f *fakeHome) feed(b []byte) error {
 	f.t.Helper()
 	out, err := f.p.Receive(fakePeer, b)

@@ -147,8 +147,9 @@ func openBody(s *channel.Session, m message) (*canonical.Object, error) {
 	return o, nil
 }
 
-// only checks that o has exactly the members named (those after a "?"
-// optional) and returns the string values of the required ones, in order.
+// payloadStrings checks that o has the required members and no others but
+// the optional ones, all strings, and returns the required ones' values in
+// order.
 func payloadStrings(t string, o *canonical.Object, required []string, optional ...string) ([]string, error) {
 	for _, m := range o.Members {
 		if !slices.Contains(required, m.Name) && !slices.Contains(optional, m.Name) {
@@ -169,7 +170,8 @@ func payloadStrings(t string, o *canonical.Object, required []string, optional .
 	return out, nil
 }
 
-// readPoint reads {key: base64url(point)} or {commit: base64url(hash)}.
+// readBytes reads {name: base64url of n bytes}: a point ({key}, checked on
+// P-256) or a commitment ({commit}).
 func readBytes(t string, o *canonical.Object, name string, n int) ([]byte, error) {
 	s, err := payloadStrings(t, o, []string{name})
 	if err != nil {

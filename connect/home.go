@@ -138,6 +138,9 @@ func (h *Home) Check(ctx context.Context, r *ConnectRequest, origin string) erro
 }
 
 func (h *Home) check(ctx context.Context, r *ConnectRequest, origin string) ([]Connection, error) {
+	if KindOf(r) == KindCode {
+		origin = "" // a program by code has no origin; it is kept by its key
+	}
 	if err := r.KeyProof(h.origin).Check(r.Proof); err != nil {
 		return nil, err
 	}
@@ -216,6 +219,9 @@ func (h *Home) Remember(ctx context.Context, r *ConnectRequest, origin string, g
 	conns, err := h.check(ctx, r, origin)
 	if err != nil {
 		return Remembered{}, err
+	}
+	if KindOf(r) == KindCode {
+		origin = ""
 	}
 	c := Connection{Kind: KindOf(r), Origin: origin, Audience: r.Audience, Name: r.Name, Access: r.Access,
 		RecordsOnly: r.RecordsOnly}

@@ -43,9 +43,9 @@ const (
 type ProgramOptions struct {
 	// Code is the code it made (NewCode) and opened the home with.
 	Code Code
-	// Page is the connect page it opened (ConnectPage); the home must say
-	// it lives at that page's origin, and the grant is kept with this
-	// page as its home, whatever the grant names.
+	// Page is the connect page it opened, as ConnectPage reads it; the
+	// home must say it lives at that page's origin, and the grant is kept
+	// with this page as its home, whatever the grant names.
 	Page string
 	// Key is the program's own key: the grant's audience, which signs the
 	// proof. Required.
@@ -94,7 +94,7 @@ func NewProgram(o ProgramOptions) (*Program, error) {
 	if o.Key == nil {
 		return nil, errors.New("minca/connect: a program needs its own key")
 	}
-	_, origin, err := ConnectPage(o.Page)
+	page, origin, err := ConnectPage(o.Page)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func NewProgram(o ProgramOptions) (*Program, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Program{code: o.Code, page: o.Page, origin: origin, key: o.Key, name: o.Name, now: now, eph: eph,
+	return &Program{code: o.Code, page: page, origin: origin, key: o.Key, name: o.Name, now: now, eph: eph,
 		commit: base64.RawURLEncoding.EncodeToString(c[:]), helloed: map[string]bool{}}, nil
 }
 
@@ -161,7 +161,13 @@ func (p *Program) Receive(peer string, b []byte) ([]Send, error) {
 	if p.state == ProgramWaiting || peer != p.home {
 		return nil, refuse(CodeCodePeer, "", m.typ+" from a peer that is not this exchange's (06 §3)")
 	}
-	want := map[string]ProgramState{MsgHome: ProgramKeyed, MsgHeard: ProgramAsked, MsgAnswer: ProgramHeard}[m.typ]
+	want := ProgramKeyed // code:home
+	switch m.typ {
+	case MsgHeard:
+		want = ProgramAsked
+	case MsgAnswer:
+		want = ProgramHeard
+	}
 	if p.state != want || m.typ == MsgAnswer && p.grant != nil {
 		return nil, refuse(CodeCodePeer, "type", m.typ+" out of its order (06 §3)")
 	}

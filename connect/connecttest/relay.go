@@ -1,6 +1,6 @@
 // Package connecttest is a relay in memory for testing connecting by code
 // (06 §3): rooms whose members are connected to each other, with hooks to
-// record, relabel, repeat, drop and inject messages, as a relay sitting
+// record, relabel, repeat and drop messages, as a relay sitting
 // between the two sides could. It is for tests only; the minca binary
 // never links it.
 package connecttest
@@ -95,21 +95,6 @@ func (r *Relay) Recording() []Recorded {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.record)
-}
-
-// Inject delivers message to to in room as if from sent it, as a relay
-// may; it is not recorded.
-func (r *Relay) Inject(room, from, to string, message []byte) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m, ok := r.rooms[room][to]
-	if !ok {
-		return ErrGone
-	}
-	if !m.deliver(connect.RoomEvent{Peer: from, Message: slices.Clone(message)}) {
-		return fmt.Errorf("connecttest: %s's queue is full", to)
-	}
-	return nil
 }
 
 // ID is the member's peer id in its room.
