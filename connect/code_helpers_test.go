@@ -3,6 +3,8 @@ package connect_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -272,4 +274,178 @@ func (f *fakeHome) handshake(origin string) *canonical.Object {
 // answer sends code:answer with body.
 func (f *fakeHome) answer(body *canonical.Object) error {
 	return f.feed(sealed(f.t, f.sess, connect.MsgAnswer, body))
+}
+
+// exchangeSeen is what a recording of the room shows of one exchange: the
+// two points, and the sealed messages each side sent, in order.
+type exchangeSeen struct {
+	o, j         []byte
+	fromHome     [][]byte
+	fromProgram  [][]byte
+	homePeer     string
+	programPeer  string
+	pointsSentTo []string
+}
+
+func seen(t testing.TB, rec []connecttest.Recorded) exchangeSeen {
+	t.Helper()
+	var e exchangeSeen
+	for _, r := range rec {
+		typ, _ := readMsg(t, r.Message)
+		switch typ {
+		case connect.MsgKey:
+			if e.o == nil {
+				e.o, e.homePeer, e.programPeer = clearBytes(t, r.Message, "key"), r.From, r.To
+			}
+		case connect.MsgPoint:
+			e.j = clearBytes(t, r.Message, "key")
+			e.pointsSentTo = append(e.pointsSentTo, r.To)
+		case connect.MsgHome, connect.MsgHeard, connect.MsgAnswer:
+			e.fromHome = append(e.fromHome, r.Message)
+		case connect.MsgAsk, connect.MsgDone:
+			e.fromProgram = append(e.fromProgram, r.Message)
+		}
+	}
+	if e.o == nil || e.j == nil || len(e.fromHome) == 0 || len(e.fromProgram) == 0 {
+		t.Fatalf("the recording does not hold a whole exchange")
+	}
+	return e
+}
+
+// opensAny tries, with the code and everything the room showed, to open
+// the recorded sealed messages: as the home toward the program's point and
+// as the program toward the home's, with a key of its own, and with the
+// shared point guessed from what is public. It reports what opened.
+func opensAny(t testing.TB, code connect.Code, e exchangeSeen) []string {
+	t.Helper()
+	var opened []string
+	try := func(name string, mk func() (*channel.Session, error), msgs [][]byte) {
+		s, err := mk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if _, err := openMsg(t, s, m); err == nil {
+				opened = append(opened, name)
+			}
+		}
+	}
+	mine, _ := channel.NewEphemeral()
+	try("as the home, with a key of its own", func() (*channel.Session, error) {
+		return channel.Derive(channel.Code, code[:], true, mine, e.j)
+	}, e.fromProgram)
+	try("as the program, with a key of its own", func() (*channel.Session, error) {
+		return channel.Derive(channel.Code, code[:], false, mine, e.o)
+	}, e.fromHome)
+	transcript := append(slices.Clone(e.o), e.j...)
+	for name, z := range map[string][]byte{
+		"no shared point":          nil,
+		"a zero shared point":      make([]byte, 32),
+		"the home's point's x":     e.o[1:33],
+		"the program's point's x":  e.j[1:33],
+		"the code as shared point": code[:],
+	} {
+		m, err := channel.DeriveMaterial(channel.Code, append(slices.Clone(z), code[:]...), transcript)
+		if err != nil {
+			t.Fatal(err)
+		}
+		try(name+", for the program's", func() (*channel.Session, error) { return channel.NewSession(channel.Code, m, true) }, e.fromProgram)
+		try(name+", for the home's", func() (*channel.Session, error) { return channel.NewSession(channel.Code, m, false) }, e.fromHome)
+	}
+	return opened
+}
+
+func codes(errs []error) []string {
+	var out []string
+	for _, err := range errs {
+		var r *connect.Refusal
+		if errors.As(err, &r) {
+			out = append(out, r.Code)
+		} else {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+func readMsgQuiet(b []byte) (string, error) {
+	v, err := canonical.Parse(b)
+	if err != nil {
+		return "", err
+	}
+	o, _ := v.(*canonical.Object)
+	typ, _ := o.Get("type")
+	s, _ := typ.(string)
+	return s, nil
+}
+
+// direct runs an honest exchange between p and h by hand, up to the ask.
+func direct(t testing.TB, p *connect.Program, h *connect.HomeExchange) connect.Ask {
+	t.Helper()
+	queue := []struct {
+		toHome bool
+		m      []byte
+	}{}
+	for _, s := range p.Joined("home") {
+		queue = append(queue, struct {
+			toHome bool
+			m      []byte
+		}{true, s.Message})
+	}
+	for len(queue) > 0 {
+		q := queue[0]
+		queue = queue[1:]
+		var out []connect.Send
+		var err error
+		if q.toHome {
+			out, err = h.Receive("program", q.m)
+		} else {
+			out, err = p.Receive("home", q.m)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range out {
+			queue = append(queue, struct {
+				toHome bool
+				m      []byte
+			}{!q.toHome, s.Message})
+		}
+	}
+	ask, ok := h.Asked()
+	if !ok || p.State() != connect.ProgramHeard {
+		t.Fatalf("the exchange stopped at %v, %v", h.State(), p.State())
+	}
+	return ask
+}
+
+// deliver hands messages from one side to the other, failing on an
+// ignored one.
+func deliver(t testing.TB, out []connect.Send, to func(string, []byte) ([]connect.Send, error), from string) []connect.Send {
+	t.Helper()
+	var back []connect.Send
+	for _, s := range out {
+		b, err := to(from, s.Message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = append(back, b...)
+	}
+	return back
+}
+
+// mustSession makes the fake home's session for p by hand: key, point.
+func mustSession(t testing.TB, f *fakeHome, p *connect.Program) *channel.Session {
+	t.Helper()
+	for _, s := range p.Joined(fakePeer) {
+		f.sent = append(f.sent, s.Message)
+	}
+	if err := f.feed(clearMsg(t, connect.MsgKey, "key", f.eph.Point())); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := channel.Derive(channel.Code, f.code[:], true, f.eph, clearBytes(t, f.sent[len(f.sent)-1], "key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
 }
