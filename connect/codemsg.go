@@ -111,24 +111,25 @@ func encodeClear(t string, payload *canonical.Object) []byte {
 	return b
 }
 
-// encodeSealed writes a sealed message: body sealed in s as t.
+// sealedFrame is the bytes of a sealed message but its type and payload.
+const sealedFrame = len(`{"from":null,"payload":"","type":""}`)
+
+// encodeSealed writes a sealed message: body sealed in s as t. A message
+// past its limit is refused before it is sealed, so the count of the
+// session's messages stays whole.
 func encodeSealed(s *channel.Session, t string, body *canonical.Object) ([]byte, error) {
 	plain, err := canonical.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
+	if n := sealedFrame + len(t) + base64.RawURLEncoding.EncodedLen(len(plain)+channel.Overhead); n > maxMessage(t) {
+		return nil, refuse(CodeCodeFrame, "", t+" would be "+strconv.Itoa(n)+" bytes, past its limit of "+strconv.Itoa(maxMessage(t))+" (06 §3)")
+	}
 	env, err := s.Seal(t, plain)
 	if err != nil {
 		return nil, err
 	}
-	b, err := canonical.Marshal(canonical.NewObject("type", t, "from", nil, "payload", base64.RawURLEncoding.EncodeToString(env)))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxMessage(t) {
-		return nil, refuse(CodeCodeFrame, "", t+" would be "+strconv.Itoa(len(b))+" bytes, past its limit of "+strconv.Itoa(maxMessage(t))+" (06 §3)")
-	}
-	return b, nil
+	return canonical.Marshal(canonical.NewObject("type", t, "from", nil, "payload", base64.RawURLEncoding.EncodeToString(env)))
 }
 
 // openBody opens a sealed message in s and reads its body as a JSON

@@ -3,6 +3,7 @@ package connect_test
 import (
 	"encoding/base64"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,4 +98,33 @@ func TestConnectCode_TheEightMessagesAndTheirLimits(t *testing.T) {
 	wantCode(t, err, connect.CodeCodeSpent)
 	_, err = h.Receive("q", sealed(t, other, connect.MsgDone, canonical.NewObject()))
 	wantCode(t, err, connect.CodeCodePeer)
+}
+
+// A grant past code:answer's limit is refused before it is sealed, and
+// the home can still say no: the count of its messages stays whole.
+func TestConnectCode_AnAnswerPastItsLimitIsNotSent(t *testing.T) {
+	s := newScene(t)
+	p, h := s.program(s.progKey), s.homeSide()
+	ask := direct(t, p, h)
+	spaces := make([]connect.GrantSpace, 100)
+	for i := range spaces {
+		spaces[i] = connect.GrantSpace{ID: spaceID(strconv.Itoa(i)), Name: "s", Invite: strings.Repeat("i", 12000)}
+	}
+	g, err := s.a.home.GrantCode(ctx, ask, connect.GrantOptions{Account: s.a.root, Spaces: spaces, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Answer(g)
+	wantCode(t, err, connect.CodeCodeFrame)
+	if len(out) != 0 || h.State() != connect.HomeAsked {
+		t.Fatal("an answer past its limit was sent")
+	}
+	out, err = h.Deny("too large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver(t, out, p.Receive, "home")
+	if _, err := p.Result(); !isCode(err, connect.CodeCodeDenied) {
+		t.Fatalf("the program did not hear no: %v", err)
+	}
 }

@@ -43,8 +43,8 @@ var Code = Kind{Room: "minca/code-room/v1", Key: "minca/code-key/v1", Seal: "min
 // PointLen is the length of a point: SEC 1 uncompressed P-256.
 const PointLen = 65
 
-// overhead is what sealing adds to a body: the count and GCM's tag.
-const overhead = 4 + 16
+// Overhead is what sealing adds to a body: the count and GCM's tag.
+const Overhead = 4 + 16
 
 // ErrOpen is what every failure to open is (errors.Is): a wrong key, type,
 // count or body.
@@ -183,7 +183,7 @@ func (s *Session) Seal(typ string, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := binary.BigEndian.AppendUint32(make([]byte, 0, len(body)+overhead), s.sendSeq)
+	env := binary.BigEndian.AppendUint32(make([]byte, 0, len(body)+Overhead), s.sendSeq)
 	env = s.send.Seal(env, nonce(s.sendSeq), body, aad)
 	s.sendSeq++
 	return env, nil
@@ -194,7 +194,7 @@ func (s *Session) Seal(typ string, body []byte) ([]byte, error) {
 // opened (a repeat), past the next (one missing), of another type, or
 // sealed with another key, does not open, and changes nothing.
 func (s *Session) Open(typ string, env []byte) ([]byte, error) {
-	if len(env) < overhead {
+	if len(env) < Overhead {
 		return nil, fmt.Errorf("%w: too short", ErrOpen)
 	}
 	seq := binary.BigEndian.Uint32(env)
