@@ -1,0 +1,63 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+)
+
+// FuzzDecodeControl: any bytes decode to a control message or an *Error,
+// never a panic; what decodes encodes back to something that decodes the
+// same.
+func FuzzDecodeControl(f *testing.F) {
+	f.Add([]byte(`{"type":"hello","payload":{"v":1,"nonce":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","maxFrame":1048576}}`))
+	f.Add([]byte(`{"type":"who","from":null,"payload":{"key":"did:key:zDnae","sig":"AA"}}`))
+	f.Add([]byte(`{"type":"bye","payload":{"code":"conn/closed","message":"bye"}}`))
+	f.Add([]byte(`{"type":"ping"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := decodeControl(b)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("error %T %v is not an *Error", err, err)
+			}
+			return
+		}
+		again, err := decodeControl(encodeControl(c)[1:])
+		if err != nil {
+			t.Fatalf("re-encoded %+v does not decode: %v", c, err)
+		}
+		if again.Type != c.Type || again.Code != c.Code || !bytes.Equal(again.Nonce, c.Nonce) || again.Key != c.Key {
+			t.Fatalf("round trip changed %+v to %+v", c, again)
+		}
+	})
+}
+
+// FuzzStreamFrames: a stream link reads any byte stream into frames or an
+// error, never a panic, never a frame over the limit.
+func FuzzStreamFrames(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 2, 1, 'x', 0, 0, 0, 1, 0})
+	f.Add([]byte{0, 0, 0, 0})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
+	f.Add([]byte{0, 0, 0, 9, 1, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l := NewStreamLink(nopCloser{bytes.NewReader(b)})
+		for i := 0; i < 1000; i++ {
+			fr, err := l.ReadFrame(context.Background(), 64)
+			if err != nil {
+				return
+			}
+			if len(fr) == 0 || len(fr) > 64 {
+				t.Fatalf("a frame of %d bytes", len(fr))
+			}
+			if _, err := checkKind(fr); err == nil && fr[0] == kindControl {
+				decodeControl(fr[1:])
+			}
+		}
+	})
+}
+
+type nopCloser struct{ io.Reader }
+
+func (nopCloser) Write(p []byte) (int, error) { return len(p), nil }
+func (nopCloser) Close() error                { return nil }
