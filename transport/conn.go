@@ -121,19 +121,19 @@ func (c *Conn) writeLocked(ctx context.Context, f []byte) error {
 		return c.err
 	default:
 	}
-	wctx, cancel := context.WithTimeout(ctx, c.o.WriteTimeout)
-	err := c.link.WriteFrame(wctx, f)
-	stalled := errors.Is(wctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-	cancel()
+	// The reason is set before the link is closed under the write, so the
+	// reader, which then fails too, does not name it.
+	t := time.AfterFunc(c.o.WriteTimeout, func() {
+		c.end(errorf(CodeStalled, "a frame of %d bytes was not taken within %v: the peer does not read", len(f), c.o.WriteTimeout))
+	})
+	stop := context.AfterFunc(ctx, func() { c.end(errorf(CodeBroken, "a send was cancelled inside a frame")) })
+	err := c.link.WriteFrame(context.Background(), f)
+	t.Stop()
+	cancelled := !stop() && ctx.Err() != nil
 	if err != nil {
-		switch {
-		case stalled:
-			c.end(errorf(CodeStalled, "a frame of %d bytes was not taken within %v: the peer does not read", len(f), c.o.WriteTimeout))
-		case ctx.Err() != nil:
-			c.end(errorf(CodeBroken, "a send was cancelled inside a frame"))
+		c.fail(err)
+		if cancelled {
 			return ctx.Err()
-		default:
-			c.fail(err)
 		}
 		return c.err
 	}
@@ -224,20 +224,13 @@ func sendBye(link Link, e *Error) {
 func (c *Conn) readLoop() {
 	defer c.wg.Done()
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), c.o.IdleTimeout)
-		f, err := c.link.ReadFrame(ctx, c.o.MaxFrame)
-		idle := ctx.Err() != nil
-		cancel()
+		t := time.AfterFunc(c.o.IdleTimeout, func() {
+			c.end(errorf(CodeIdle, "no whole frame arrived within %v", c.o.IdleTimeout))
+		})
+		f, err := c.link.ReadFrame(context.Background(), c.o.MaxFrame)
+		t.Stop()
 		if err != nil {
-			if idle {
-				c.end(errorf(CodeIdle, "no whole frame arrived within %v", c.o.IdleTimeout))
-			} else {
-				select {
-				case <-c.done: // closed here: the link error is ours
-				default:
-					c.fail(err)
-				}
-			}
+			c.fail(err) // a no-op when the connection ended first
 			return
 		}
 		c.recvFrames.Add(1)

@@ -69,14 +69,14 @@ const (
 	CodeWhoPeer      = "who/unexpected-peer" // a key other than the one introduced or dialled
 
 	// The relay (docs/sync.md, "Relay").
-	CodeRelayShape   = "relay/shape"   // a relay message malformed
-	CodeRelayRooms   = "relay/rooms"   // more rooms joined than MaxRooms
-	CodeRelayFull    = "relay/full"    // the room has MaxMembers members
-	CodeRelayRate    = "relay/rate"    // more bytes sent than the connection's rate allows: a flood
-	CodeRelaySlow    = "relay/slow"    // more bytes queued for the member than QueueBytes: it does not read
-	CodeRelayBusy    = "relay/busy"    // the room has MaxRoomQueue messages queued; this one is refused
-	CodeRelayNoRoom  = "relay/no-room" // a message for a room the sender has not joined
-	CodeRelayNoPeer  = "relay/no-peer" // a message to a member not in the room
+	CodeRelayShape   = "relay/shape"    // a relay message malformed
+	CodeRelayRooms   = "relay/rooms"    // more rooms joined than MaxRooms
+	CodeRelayFull    = "relay/full"     // the room has MaxMembers members
+	CodeRelayRate    = "relay/rate"     // more bytes sent than the connection's rate allows: a flood
+	CodeRelaySlow    = "relay/slow"     // more bytes queued for the member than QueueBytes: it does not read
+	CodeRelayBusy    = "relay/busy"     // the room has MaxRoomQueue messages queued; this one is refused
+	CodeRelayNoRoom  = "relay/no-room"  // a message for a room the sender has not joined
+	CodeRelayNoPeer  = "relay/no-peer"  // a message to a member not in the room
 	CodeRelayReplace = "relay/replaced" // the same key joined the room on another connection
 )
 

@@ -293,28 +293,16 @@ func TestWhoReplayFromAnotherConnection(t *testing.T) {
 	x, y = net.Pipe()
 	honest := runHonest(&Options{Self: alice.session(hourFromNow(), 0)}, NewStreamLink(x), HandshakeOptions{Role: Initiator})
 	r := newRawPeer(t, NewStreamLink(y), nil)
-	go func() {
-		for {
-			if _, err := r.link.ReadFrame(context.Background(), DefaultFrame); err != nil {
-				return
-			}
-		}
-	}()
+	go readAll(r.link)
 	r.link.WriteFrame(context.Background(), recorded)
 	wantCode(t, (<-honest).err, CodeWhoSignature, false)
 	// Even with the first connection's nonce repeated, alice's own nonce is
 	// new.
 	x, y = net.Pipe()
 	honest = runHonest(&Options{Self: alice.session(hourFromNow(), 0)}, NewStreamLink(x), HandshakeOptions{Role: Initiator})
-	r = newRawPeer(t, NewStreamLink(y), tap.nonce())
-	go func() {
-		for {
-			if _, err := r.link.ReadFrame(context.Background(), DefaultFrame); err != nil {
-				return
-			}
-		}
-	}()
-	r.link.WriteFrame(context.Background(), recorded)
+	r2 := newRawPeer(t, NewStreamLink(y), tap.nonce())
+	go readAll(r2.link)
+	r2.link.WriteFrame(context.Background(), recorded)
 	wantCode(t, (<-honest).err, CodeWhoSignature, false)
 }
 
@@ -428,4 +416,12 @@ func toldPeer(t *testing.T, r result, code string) {
 	}
 	<-r.c.Done()
 	wantCode(t, r.c.Err(), code, true)
+}
+
+func readAll(l Link) {
+	for {
+		if _, err := l.ReadFrame(context.Background(), DefaultFrame); err != nil {
+			return
+		}
+	}
 }
