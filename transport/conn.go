@@ -194,24 +194,37 @@ func (c *Conn) end(e *Error) {
 	c.once.Do(func() {
 		c.err = e
 		close(c.done)
+		said := false
 		if !e.Remote && e.Code != CodeBroken && e.Code != CodeStalled {
-			c.sendBye(e)
+			said = c.sendBye(e)
+		}
+		if a, ok := c.link.(aborter); ok && !said && !e.Remote {
+			// A peer that could not be told will not close politely either.
+			a.Abort()
+			return
 		}
 		c.link.Close()
 	})
 }
 
-// sendBye writes a bye if the write lock is free within a second; a peer
-// that does not read does not get one.
-func (c *Conn) sendBye(e *Error) {
+// sendBye writes a bye if the write lock is free within a second, and
+// reports whether it went out; a peer that does not read does not get one.
+func (c *Conn) sendBye(e *Error) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	select {
 	case c.wsem <- struct{}{}:
 		defer func() { <-c.wsem }()
-		c.link.WriteFrame(ctx, encodeControl(&control{Type: typeBye, Code: e.Code, Message: truncate(e.Message, maxByeMessage)}))
+		return c.link.WriteFrame(ctx, encodeControl(&control{Type: typeBye, Code: e.Code, Message: truncate(e.Message, maxByeMessage)})) == nil
 	case <-ctx.Done():
+		return false
 	}
+}
+
+// aborter is a Link with a quicker, impolite Close, for a peer that is
+// not reading.
+type aborter interface {
+	Abort() error
 }
 
 // sendBye on a bare link, during the handshake.

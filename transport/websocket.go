@@ -62,6 +62,9 @@ func (l *wsLink) Close() error {
 	return l.ws.Close(websocket.StatusNormalClosure, "")
 }
 
+// Abort closes the connection at once, with no closing handshake.
+func (l *wsLink) Abort() error { return l.ws.CloseNow() }
+
 func wsErr(err error) error {
 	if err == nil {
 		return nil
