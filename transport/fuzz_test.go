@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"testing"
 )
@@ -61,3 +62,30 @@ type nopCloser struct{ io.Reader }
 
 func (nopCloser) Write(p []byte) (int, error) { return len(p), nil }
 func (nopCloser) Close() error                { return nil }
+
+// FuzzDecodeRelay: any bytes decode to a relay message or a relay/shape
+// *Error; what decodes encodes back to the same message.
+func FuzzDecodeRelay(f *testing.F) {
+	f.Add([]byte(`{"type":"join","room":"space1","intro":true}`))
+	f.Add([]byte(`{"type":"signal","room":"r","to":"did:key:z","payload":{"kind":"offer","sid":"a","sdp":"v=0"}}`))
+	f.Add([]byte(`{"type":"forward","room":"r","payload":"x"}`))
+	f.Add([]byte(`{"type":"error","code":"relay/full","message":"m"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := decodeRelay(b)
+		if err != nil {
+			if Code(err) != CodeRelayShape {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		again, err := decodeRelay(m.encode())
+		var want bytes.Buffer
+		json.Compact(&want, m.Payload)
+		if err != nil || again.Type != m.Type || again.Room != m.Room || again.To != m.To || !bytes.Equal(again.Payload, want.Bytes()) {
+			t.Fatalf("round trip of %+v: %+v, %v", m, again, err)
+		}
+		if m.Type == relaySignal {
+			decodeSignal(m.Payload)
+		}
+	})
+}

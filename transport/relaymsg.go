@@ -46,12 +46,16 @@ type relayMsg struct {
 	Message string          `json:"message,omitempty"`
 }
 
+// encode writes m. A payload keeps its characters (no HTML escaping);
+// only whitespace between its tokens may go.
 func (m *relayMsg) encode() []byte {
-	b, err := json.Marshal(m)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
 		panic("minca/transport: encoding a relay message: " + err.Error())
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // relayMembers are the members each type may have, and must.
