@@ -189,6 +189,10 @@ func (r *Relay) serve(ctx context.Context, c *Conn) {
 			return
 		}
 		if e := r.handle(m, msg); e != nil {
+			if e.Code == CodeRelayShape {
+				c.CloseWith(e.Code, e.Message)
+				return
+			}
 			m.push(nil, (&relayMsg{Type: relayError, Room: msg.Room, Code: e.Code, Message: e.Message}).encode(), r)
 		}
 	}
@@ -210,8 +214,8 @@ func (m *member) spend(n int, o RelayOptions) bool {
 	return true
 }
 
-// handle acts on one message from m; a refusal that leaves the connection
-// open is returned, to be sent back as an error message.
+// handle acts on one message from m. A refusal is returned: relay/shape
+// ends the connection, any other is sent back as an error message.
 func (r *Relay) handle(m *member, msg *relayMsg) *Error {
 	switch msg.Type {
 	case relayJoin:
