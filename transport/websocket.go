@@ -98,7 +98,10 @@ type Server struct {
 	conns   chan struct{} // connections held
 	ctx     context.Context
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+
+	mu     sync.Mutex // orders wg.Add before Close's wg.Wait
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // NewServer makes a Server. handle runs once per proven connection, on its
@@ -140,10 +143,15 @@ func NewServer(opts *Options, sopts *ServerOptions, handle func(ctx context.Cont
 // ServeHTTP upgrades the request to a WebSocket, runs who as the
 // responder and serves the connection until the handler returns.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.ctx.Err() != nil {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		http.Error(w, "closing", http.StatusServiceUnavailable)
 		return
 	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
 	select {
 	case s.conns <- struct{}{}:
 		defer func() { <-s.conns }()
@@ -165,8 +173,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	defer release()
-	s.wg.Add(1)
-	defer s.wg.Done()
 
 	binding := Binding{Kind: BindingNone}
 	if r.TLS != nil {
@@ -196,6 +202,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Close ends every connection the server holds and waits for their
 // handlers to return. It does not close the listener beneath.
 func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	return nil
