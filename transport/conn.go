@@ -103,6 +103,9 @@ func (c *Conn) Send(ctx context.Context, msg []byte) error {
 }
 
 func (c *Conn) write(ctx context.Context, f []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err // not begun: the connection goes on
+	}
 	select {
 	case c.wsem <- struct{}{}:
 	case <-ctx.Done():
