@@ -112,12 +112,3 @@ func wantCode(t testing.TB, err error, code string, remote bool) {
 type revokedSet map[string]bool
 
 func (r revokedSet) Revoked(_ context.Context, key string) bool { return r[key] }
-
-// fixedSelf shows any note, even one not made out to its key: a hostile
-// peer's Self.
-type fixedSelf struct {
-	identity.Signer
-	note *identity.Note
-}
-
-func (f fixedSelf) Note() *identity.Note { return f.note }
