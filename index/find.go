@@ -123,22 +123,6 @@ func (ix *Index) scan(ctx context.Context, space string, q *Query, account strin
 	return encodeCursor(b.fp, r.last), nil
 }
 
-// needsBody reports whether a filter reads a body, links or tags.
-func needsBody(n *node) bool {
-	if n == nil {
-		return false
-	}
-	if n.kind == nodeCond {
-		return n.attr.kind == attrField || n.attr.multi()
-	}
-	for _, k := range n.kids {
-		if needsBody(k) {
-			return true
-		}
-	}
-	return false
-}
-
 // runner answers one page.
 type runner struct {
 	ix *Index

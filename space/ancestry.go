@@ -24,9 +24,6 @@ func (a ancestry) has(p int32) bool {
 	return ok
 }
 
-// size is how many places the set holds.
-func (a ancestry) size() int { return int(a.prefix) + len(a.extra) }
-
 // top is one past the highest place in the set.
 func (a ancestry) top() int32 {
 	if len(a.extra) > 0 {

@@ -182,20 +182,11 @@ func GenesisFromValue(v any) (*Genesis, error) {
 			}
 			hasFounders = true
 		case "roles":
-			ro, ok := m.Value.(*canonical.Object)
-			if !ok || ro.Len() > MaxRoles {
-				return bad("roles", "roles is an object of at most 64 roles by name")
+			roles, err := ParseRoles(m.Value, "roles")
+			if err != nil {
+				return nil, err
 			}
-			for _, r := range ro.Members {
-				if !ValidRoleName(r.Name) {
-					return bad("roles."+r.Name, "a role name matches ^[a-z][a-zA-Z0-9]{0,39}$")
-				}
-				gs, err := parseRoleBody(r.Value, "roles."+r.Name)
-				if err != nil {
-					return nil, err
-				}
-				g.Roles[r.Name] = gs
-			}
+			g.Roles = roles
 		case "createdAt":
 			s, ok := m.Value.(string)
 			if !ok {
@@ -266,6 +257,28 @@ func ValidRoleName(s string) bool {
 		}
 	}
 	return true
+}
+
+// ParseRoles reads founding roles as a genesis holds them: an object of at
+// most 64 roles by name, each {grants: [Grant…]} (docs/spaces.md, Genesis).
+// field names the value in refusals. 06 §2.4's NewSpace holds the same.
+func ParseRoles(v any, field string) (map[string][]Grant, error) {
+	ro, ok := v.(*canonical.Object)
+	if !ok || ro.Len() > MaxRoles {
+		return nil, refuse(CodeGenesisShape, field, "roles is an object of at most 64 roles by name (docs/spaces.md, Genesis)")
+	}
+	roles := make(map[string][]Grant, ro.Len())
+	for _, r := range ro.Members {
+		if !ValidRoleName(r.Name) {
+			return nil, refuse(CodeGenesisShape, field+"."+r.Name, "a role name matches ^[a-z][a-zA-Z0-9]{0,39}$ (docs/spaces.md, Genesis)")
+		}
+		gs, err := parseRoleBody(r.Value, field+"."+r.Name)
+		if err != nil {
+			return nil, err
+		}
+		roles[r.Name] = gs
+	}
+	return roles, nil
 }
 
 // parseRoleBody reads {grants: [Grant…]}, a role as the genesis and

@@ -23,6 +23,7 @@ func benchSuites() []verb {
 		{"node", "local writes through the node's full path against bare ECDSA sign+verify; event latency, direct and over HTTP", runBenchNode},
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
 		{"spaces", "a large space under the full judge: replay, judging and import against today's judge", runBenchSpaces},
+		{"seal", "seal and open a 600-byte body of a private space, against a bare AES-256-GCM of the same bytes", runBenchSeal},
 	}
 }
 

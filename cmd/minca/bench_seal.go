@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+
+	"github.com/minca-go/minca/bench"
+)
+
+func runBenchSeal(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "bench seal", "bench seal [--body-bytes N] [--rounds N]\n\nSeals and opens one body of a private space (docs/private-spaces.md) and prints\nas JSON, medians of the rounds: the envelope's seal and open against a bare\nAES-256-GCM of the same bytes in the same run (goal ≤ 1.5×); the whole body\nto {sealed, keyId} and back against the same bound, and against it with\nbase64url; boxing a key to a member.")
+	bodyBytes := fs.Int("body-bytes", 600, "the body's size as canonical JSON, in bytes (at least 44)")
+	rounds := fs.Int("rounds", 5, "rounds to take the medians of")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	if *bodyBytes < 44 || *rounds < 1 {
+		return usageError("--body-bytes is at least 44 and --rounds at least 1")
+	}
+	r, err := bench.RunSeal(ctx, bench.SealConfig{BodyBytes: *bodyBytes, Rounds: *rounds})
+	if err != nil {
+		return failed(err)
+	}
+	return writeJSON(s, r)
+}

@@ -1,0 +1,193 @@
+package transport
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"testing"
+	"time"
+)
+
+// handshaken returns an honest Conn and the raw link of a peer that has
+// passed who, for tests that then misbehave by hand.
+func handshaken(t *testing.T, o *Options) (*Conn, Link, net.Conn) {
+	t.Helper()
+	x, y := net.Pipe()
+	peer := newAccount(t).session(hourFromNow(), 0)
+	honest := runHonest(o, NewStreamLink(x), HandshakeOptions{Role: Initiator})
+	yl := NewStreamLink(y)
+	r := newRawPeer(t, yl, nil)
+	sig, _ := peer.Sign(challenge(Responder, Binding{Kind: BindingNone}, r.nonce, r.peerNonce))
+	go r.who(noteJSON(t, peer.Note()), peer.DID(), sig)
+	// The honest who arrives first.
+	if _, err := yl.ReadFrame(context.Background(), DefaultFrame); err != nil {
+		t.Fatal(err)
+	}
+	res := <-honest
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	t.Cleanup(func() { res.c.Close(); y.Close() })
+	return res.c, yl, y
+}
+
+// drain reads y's frames until it fails, returning the last bye seen.
+func drain(l Link) <-chan *control {
+	out := make(chan *control, 1)
+	go func() {
+		var bye *control
+		for {
+			f, err := l.ReadFrame(context.Background(), MaxFrameCap)
+			if err != nil {
+				out <- bye
+				return
+			}
+			if f[0] == kindControl {
+				if c, err := decodeControl(f[1:]); err == nil && c.Type == typeBye {
+					bye = c
+				}
+			}
+		}
+	}()
+	return out
+}
+
+func TestFrameOverTheLimit(t *testing.T) {
+	c, _, raw := handshaken(t, &Options{Self: newAccount(t).session(hourFromNow(), 0), MaxFrame: MinFrame})
+	byes := drain(NewStreamLink(raw))
+	// Only the length prefix: the receiver must refuse before reading on.
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], MinFrame+1)
+	raw.Write(hdr[:])
+	<-c.Done()
+	wantCode(t, c.Err(), CodeFrameTooLarge, false)
+	if bye := <-byes; bye == nil || bye.Code != CodeFrameTooLarge {
+		t.Fatalf("the sender was told %+v, want frame/too-large", bye)
+	}
+}
+
+func TestFrameAtTheLimit(t *testing.T) {
+	a := &Options{Self: newAccount(t).session(hourFromNow(), 0)}
+	b := &Options{Self: newAccount(t).session(hourFromNow(), 0), MaxFrame: MinFrame}
+	ca, cb := mustPair(t, a, b)
+	if ca.MaxMessage() != MinFrame-1 || cb.MaxMessage() != DefaultFrame-1 {
+		t.Fatalf("MaxMessage %d / %d: each end obeys the other's limit", ca.MaxMessage(), cb.MaxMessage())
+	}
+	msg := make([]byte, MinFrame-1)
+	msg[len(msg)-1] = 9
+	go ca.Send(context.Background(), msg)
+	got, err := cb.Recv(context.Background())
+	if err != nil || len(got) != len(msg) || got[len(got)-1] != 9 {
+		t.Fatalf("a message at the limit: %d bytes, %v", len(got), err)
+	}
+	// One byte more is refused here, and the connection goes on.
+	wantCode(t, ca.Send(context.Background(), make([]byte, MinFrame)), CodeFrameTooLarge, false)
+	if ca.Err() != nil {
+		t.Fatalf("refusing an oversized send ended the connection: %v", ca.Err())
+	}
+}
+
+func TestMalformedAfterWho(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+		code  string
+	}{
+		{"unknown kind", []byte{0x02, 'x'}, CodeFrameMalformed},
+		{"empty frame", []byte{}, CodeFrameMalformed},
+		{"control not JSON", []byte{kindControl, 0xff}, CodeFrameMalformed},
+		{"unknown control type", []byte(string(kindControl) + `{"type":"pong"}`), CodeFrameMalformed},
+		{"bye with a bad code", []byte(string(kindControl) + `{"type":"bye","payload":{"code":"NOPE","message":""}}`), CodeFrameMalformed},
+		{"who again", encodeControl(&control{Type: typeWho, From: []byte("null"), Key: "x", Sig: make([]byte, 64)}), CodeFrameOrder},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, yl, _ := handshaken(t, &Options{Self: newAccount(t).session(hourFromNow(), 0)})
+			byes := drain(yl)
+			yl.WriteFrame(context.Background(), tc.frame)
+			<-c.Done()
+			wantCode(t, c.Err(), tc.code, false)
+			if bye := <-byes; bye == nil || bye.Code != tc.code {
+				t.Fatalf("the sender was told %+v, want %s", bye, tc.code)
+			}
+		})
+	}
+}
+
+func TestIdlePeerEnded(t *testing.T) {
+	o := &Options{Self: newAccount(t).session(hourFromNow(), 0), IdleTimeout: 300 * time.Millisecond, KeepAlive: 100 * time.Millisecond}
+	c, yl, _ := handshaken(t, o)
+	drain(yl) // reads, never writes
+	start := time.Now()
+	<-c.Done()
+	wantCode(t, c.Err(), CodeIdle, false)
+	if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("ended after %v; IdleTimeout is 300ms", d)
+	}
+}
+
+// A peer stalled inside a frame is ended at IdleTimeout too: the timer
+// runs until a whole frame has arrived.
+func TestStallMidFrame(t *testing.T) {
+	o := &Options{Self: newAccount(t).session(hourFromNow(), 0), IdleTimeout: 300 * time.Millisecond, KeepAlive: 100 * time.Millisecond}
+	c, yl, raw := handshaken(t, o)
+	drain(yl)
+	raw.Write([]byte{0, 0, 1, 0, kindData, 1, 2, 3})
+	<-c.Done()
+	wantCode(t, c.Err(), CodeIdle, false)
+}
+
+func TestKeepAliveHoldsQuietConnection(t *testing.T) {
+	o := func() *Options {
+		return &Options{Self: newAccount(t).session(hourFromNow(), 0), IdleTimeout: 300 * time.Millisecond, KeepAlive: 100 * time.Millisecond}
+	}
+	ca, cb := mustPair(t, o(), o())
+	time.Sleep(time.Second)
+	if ca.Err() != nil || cb.Err() != nil {
+		t.Fatalf("a quiet connection ended: %v / %v", ca.Err(), cb.Err())
+	}
+	if ca.Stats().FramesSent == 0 {
+		t.Fatal("no pings sent")
+	}
+}
+
+func TestSendToPeerThatDoesNotRead(t *testing.T) {
+	o := &Options{Self: newAccount(t).session(hourFromNow(), 0), WriteTimeout: 300 * time.Millisecond}
+	c, _, _ := handshaken(t, o) // the raw peer never reads again
+	err := c.Send(context.Background(), []byte("anyone there?"))
+	wantCode(t, err, CodeStalled, false)
+	wantCode(t, c.Err(), CodeStalled, false)
+}
+
+func TestCloseTellsPeer(t *testing.T) {
+	ca, cb := mustPair(t, &Options{Self: newAccount(t).session(hourFromNow(), 0)}, &Options{Self: newAccount(t).session(hourFromNow(), 0)})
+	go ca.Send(context.Background(), []byte("last words"))
+	if m, err := cb.Recv(context.Background()); err != nil || string(m) != "last words" {
+		t.Fatal(m, err)
+	}
+	if err := ca.CloseWith("sync/malformed", "a want list that does not parse"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cb.Recv(context.Background())
+	wantCode(t, err, "sync/malformed", true)
+	if err.(*Error).Message != "a want list that does not parse" {
+		t.Fatalf("message %q", err.(*Error).Message)
+	}
+	wantCode(t, ca.Err(), "sync/malformed", false)
+	wantCode(t, ca.Send(context.Background(), []byte("x")), "sync/malformed", false)
+	if ca.CloseWith("Not A Code", "") == nil {
+		t.Fatal("an invalid code accepted")
+	}
+}
+
+func TestRecvContext(t *testing.T) {
+	ca, _ := mustPair(t, &Options{Self: newAccount(t).session(hourFromNow(), 0)}, &Options{Self: newAccount(t).session(hourFromNow(), 0)})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := ca.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Recv = %v", err)
+	}
+	if ca.Err() != nil {
+		t.Fatalf("a Recv that timed out ended the connection: %v", ca.Err())
+	}
+}
