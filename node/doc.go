@@ -1,9 +1,45 @@
-// Package node is a Minca node for one account (DESIGN.md). For now it is
-// the judge of 02 §9 that the engine applies: [Judge], the checks that need
-// no access history, and [SpaceJudge], the full judge that adds the
-// space's access history (package space, docs/spaces.md): membership and
-// grants as of seen, the rules in force, and re-judging stored versions as
-// the history grows. A space's genesis is kept with the store
-// ([AddGenesis], [GenesisOf]); [Recheck] judges every stored version again
-// against the replay, for store check.
+// Package node is a Minca node for one account (DESIGN.md, The node and its
+// local API; 06 §1): its store, its session key and note, the spaces it
+// keeps, the write path, events, queries and mirrors; and the judge of
+// 02 §9 every version it stores goes through, its own and peers' alike.
+//
+// # API
+//
+//	Open(ctx, *Options) (*Node, error)        // one process per node directory
+//	(*Node).Put(ctx, space, collection, body, *PutOptions) (*record.Version, error)   // 02 §4
+//	(*Node).Delete, CreateSpace, JoinInvite, JoinGenesis, Invite, Assign, Remove, Leave,
+//	        Define, DefineRole, Revoke, Members, Spaces, SignOut                    // 06 §1.2–§1.3
+//	(*Node).Subscribe(space, after, buffer) (*Subscription, error)                  // events, by cursor
+//	(*Node).Query(ctx, space, query) (QueryPage, error); WatchQuery               // 06 §2.11, package index
+//	(*Node).Store(); Judge(); Account(); Session(); Dir(); Close()
+//	Judge, SpaceJudge, PrivateJudge; AddGenesis, GenesisOf; Recheck           // 02 §9, docs/spaces.md
+//
+// The store is opened with package store (a local one: pebble:, sqlite:,
+// memory:; the node directory records which), with package index as its
+// engine.Indexer, so the indexes queries read commit with the versions;
+// folders and buckets are mirrors (Options.Mirrors), run in both
+// directions while the node runs.
+//
+// # Guarantees
+//
+//   - Every local write is derived (key, seq, prev, retain, tags, seen, its
+//     log place), checked against the collection's schema and links, and
+//     judged by the same judge as a peer's version before it is signed; a
+//     write the node refuses is a *WriteError naming the rule, and nothing
+//     is signed. A write is durable when Put returns.
+//   - The writer's log places are kept under a file lock in the node
+//     directory, written down before a version is signed: two processes,
+//     or a crash between signing and storing, never reuse a place.
+//   - [SpaceJudge] is the full judge: the space's access history
+//     (package space) — membership and grants as of seen, the rules in
+//     force — re-judging stored versions as the history grows. [Judge] is
+//     the checks that need no history; [Recheck] judges every stored
+//     version again against the replay, for store check.
+//   - Events are delivered in commit order with a cursor that resumes
+//     without a gap or a repeat, across restarts; a subscriber that falls
+//     behind is dropped with [ErrSlow], never slowing a write.
+//   - Queries answer only readable current versions (02 §9.5), "$me" the
+//     account; a malformed one is an *index.Error naming the bad member.
+//
+// The node's methods are safe for concurrent use.
 package node

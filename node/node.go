@@ -13,6 +13,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/store"
 )
 
@@ -31,6 +32,8 @@ type Node struct {
 	lock    *flock.Flock
 	sto     *store.Store
 	st      *engine.Store // sto's engine
+	ix      *index.Index  // nil with Options.Querier
+	q       Querier
 	judge   *SpaceJudge
 	notes   *identity.Checker
 	sess    *session
@@ -94,11 +97,22 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	if n.o.Store, err = storeURL(o); err != nil {
 		return fail(err)
 	}
-	if n.sto, err = store.Open(ctx, n.o.Store, n.storeOptions(nil)); err != nil {
+	var indexer engine.Indexer
+	n.q = o.Querier
+	if n.q == nil {
+		if n.ix, err = index.New(o.Index); err != nil {
+			return fail(fmt.Errorf("minca/node: Options.Index: %w", err))
+		}
+		indexer, n.q = n.ix, indexQuerier{n.ix}
+	}
+	if n.sto, err = store.Open(ctx, n.o.Store, n.storeOptions(indexer)); err != nil {
 		return fail(err)
 	}
 	n.st = n.sto.Engine()
 	n.judge.Source = n.st
+	if n.ix != nil {
+		n.ix.Attach(n.st)
+	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if n.ev, err = openEvents(n); err != nil {
 		return fail(err)
@@ -166,6 +180,9 @@ func (n *Node) shutdown() error {
 	}
 	if n.ev != nil {
 		errs = append(errs, n.ev.close())
+	}
+	if n.ix != nil {
+		n.ix.Close() // its live queries end
 	}
 	if n.sto != nil {
 		errs = append(errs, n.sto.Close())

@@ -13,6 +13,7 @@ import (
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
+	"github.com/minca-go/minca/store"
 )
 
 func TestOpenOneProcessPerDirectory(t *testing.T) {
@@ -206,5 +207,39 @@ func TestTheRootKeyNeverSignsRecords(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("nothing written in %s", sp)
 		}
+	}
+}
+
+// The node directory records the store the node runs on, its path made
+// absolute: opened again without naming one, from anywhere, the node finds
+// the same store. A folder or a bucket is a mirror, not the node's store.
+func TestTheNodeDirectoryRemembersItsStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	acc, err := identity.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	n, err := node.Open(ctx, &node.Options{Dir: dir, Store: "sqlite:node.sqlite", Account: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := n.CreateSpace(ctx, "remembered", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Close()
+	t.Chdir(t.TempDir())
+	if n, err = node.Open(ctx, &node.Options{Dir: dir, Account: acc}); err != nil {
+		t.Fatal(err)
+	}
+	_, ok, err := node.GenesisOf(ctx, n.Store(), g.ID)
+	n.Close()
+	if err != nil || !ok {
+		t.Fatalf("opened again, the node does not hold the space it made: %v", err)
+	}
+	if _, err := node.Open(ctx, &node.Options{Dir: dir, Store: "folder:" + t.TempDir(), Account: acc}); !errors.Is(err, store.ErrBadURL) {
+		t.Fatalf("a folder as the node's store: %v, want store.ErrBadURL", err)
 	}
 }

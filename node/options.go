@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/store"
 )
 
@@ -64,7 +65,12 @@ type Options struct {
 	// sets Judge, Indexer and Create itself. Default nil: package store's
 	// defaults.
 	StoreOptions *store.Options
-	// Querier answers queries (06 §2.11); nil answers none (ErrNoQueries).
+	// Index configures the node's index (package index: declared field
+	// indexes, live queries' buffers), kept in the store's write batches;
+	// it answers the node's queries. Default nil: index's defaults.
+	Index *index.Options
+	// Querier answers the node's queries in place of its index, which the
+	// node then does not keep. Default nil: the node's index.
 	Querier Querier
 	// Logger receives the node's logs. Default: discarded.
 	Logger *slog.Logger

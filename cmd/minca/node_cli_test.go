@@ -87,6 +87,12 @@ func TestNodeVerbs(t *testing.T) {
 	if _, c = nodeCLI(t, `{"by":"bob"}`, "put", sp, "app.todo", "--dir", b); c != 0 {
 		t.Fatal("bob's put")
 	}
+	if out, c = nodeCLI(t, "", "query", sp, `{"collection":"app.todo","where":{"by":"bob","@createdBy":"$me"}}`, "--dir", b); c != 0 || strings.Count(out, `"by":"bob"`) != 1 {
+		t.Fatalf("query: %d %q", c, out)
+	}
+	if _, errs, c := minca(t, "", "query", sp, `{"collection":"app.todo","where":{"by":{"$near":1}}}`, "--dir", b); c != 2 || !strings.Contains(errs, "where.by.$near") {
+		t.Fatalf("a malformed query: exit %d, %q; want 2 naming where.by.$near", c, errs)
+	}
 	if out, c = nodeCLI(t, "", "space", "list", "--dir", b); c != 0 || !strings.Contains(out, sp) {
 		t.Fatalf("space list: %q", out)
 	}
@@ -101,6 +107,38 @@ func TestNodeVerbs(t *testing.T) {
 	}
 	if _, c = nodeCLI(t, "", "space", "assign", sp, bob, "--role", "nosuchrole", "--dir", a); c != 1 {
 		t.Fatalf("assigning a role that does not exist: exit %d, want 1", c)
+	}
+	// A live query: watch opens the node (none runs) and serves its API
+	// meanwhile, so the puts go through it; the first record entering
+	// after the query started ends it.
+	type result struct {
+		out  string
+		code int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, _, c := minca(t, "", "watch", sp, "--query", `{"collection":"app.live"}`, "--count", "1", "--dir", a)
+		done <- result{out, c}
+	}()
+	deadline := time.After(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(a, api.AddressName)); err == nil {
+			minca(t, `{"n":1}`, "put", sp, "app.live", "--dir", a)
+		}
+		select {
+		case r := <-done:
+			var ch struct {
+				Kind  string
+				Entry struct{ Collection string }
+			}
+			if err := json.Unmarshal([]byte(r.out), &ch); r.code != 0 || err != nil || ch.Kind != "enter" || ch.Entry.Collection != "app.live" {
+				t.Fatalf("watch --query: exit %d, %q", r.code, r.out)
+			}
+			return
+		case <-deadline:
+			t.Fatal("watch --query saw nothing in 30 s")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

@@ -14,87 +14,10 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/api"
 )
-
-// collectionQuerier is the smallest honest Querier: every readable current
-// version of the query's collection, by key, from the store. The index
-// package is the real one.
-type collectionQuerier struct{ n **node.Node }
-
-func (q collectionQuerier) Query(ctx context.Context, sp string, raw json.RawMessage, me string) (node.QueryPage, error) {
-	var qq struct {
-		Collection string `json:"collection"`
-	}
-	if err := json.Unmarshal(raw, &qq); err != nil || qq.Collection == "" {
-		return node.QueryPage{}, &node.QueryError{Code: "query/collection", Path: "collection", Message: "a query names its collection"}
-	}
-	st := (*q.n).Store()
-	seen := map[string]bool{}
-	p := node.QueryPage{Entries: []json.RawMessage{}}
-	for v, err := range st.Export(ctx, sp) {
-		if err != nil {
-			return p, err
-		}
-		if v.Collection != qq.Collection || seen[v.Key] {
-			continue
-		}
-		seen[v.Key] = true
-		if b, err := st.CurrentJSON(ctx, sp, v.Key); err == nil {
-			p.Entries = append(p.Entries, b)
-		}
-	}
-	return p, nil
-}
-
-// Watch follows the node's events: a record of the collection entering
-// when its first current version is stored, changing on later ones,
-// leaving when deleted.
-func (q collectionQuerier) Watch(ctx context.Context, sp string, raw json.RawMessage, me string) (node.LiveQuery, error) {
-	var qq struct {
-		Collection string `json:"collection"`
-	}
-	if err := json.Unmarshal(raw, &qq); err != nil || qq.Collection == "" {
-		return nil, &node.QueryError{Code: "query/collection", Path: "collection", Message: "a query names its collection"}
-	}
-	sub, err := (*q.n).Subscribe(sp, "", 0)
-	if err != nil {
-		return nil, err
-	}
-	l := &liveColl{sub: sub, c: make(chan node.QueryChange, 64)}
-	go func() {
-		defer close(l.c)
-		in := map[string]bool{}
-		for ev := range sub.Events() {
-			if ev.Collection != qq.Collection {
-				continue
-			}
-			ch := node.QueryChange{Entry: json.RawMessage(`{"key":"` + ev.Key + `","id":"` + ev.ID + `"}`)}
-			switch {
-			case ev.Kind == node.EventDeleted && in[ev.Key]:
-				ch.Kind, in[ev.Key] = "leave", false
-			case ev.Kind == node.EventCurrent && in[ev.Key]:
-				ch.Kind = "change"
-			case ev.Kind == node.EventCurrent:
-				ch.Kind, in[ev.Key] = "enter", true
-			default:
-				continue
-			}
-			l.c <- ch
-		}
-	}()
-	return l, nil
-}
-
-type liveColl struct {
-	sub *node.Subscription
-	c   chan node.QueryChange
-}
-
-func (l *liveColl) Changes() <-chan node.QueryChange { return l.c }
-func (l *liveColl) Err() error                       { return l.sub.Err() }
-func (l *liveColl) Close()                           { l.sub.Close() }
 
 type fixture struct {
 	t     *testing.T
@@ -106,7 +29,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	acc, _ := identity.GenerateKey()
 	f := &fixture{t: t}
-	n, err := node.Open(context.Background(), &node.Options{Dir: t.TempDir(), Store: "memory:", Account: acc, Querier: collectionQuerier{&f.n}})
+	n, err := node.Open(context.Background(), &node.Options{Dir: t.TempDir(), Store: "memory:", Account: acc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +164,25 @@ func TestAPIRecordsQueriesAndEvents(t *testing.T) {
 		t.Fatalf("a record not held: %d %s", st, b)
 	}
 	f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.todo","body":{"text":"eggs"}}`))
-	if st, b = f.do("POST", base+"/query", f.token, []byte(`{"collection":"app.todo"}`)); st != 200 || !strings.Contains(string(b), "eggs") {
-		t.Fatalf("query: %d %s", st, b)
+	if st, b = f.do("POST", base+"/query", f.token, []byte(`{"collection":"app.todo"}`)); st != 200 || !strings.Contains(string(b), "eggs") || strings.Contains(string(b), "milk") {
+		t.Fatalf("query (the deleted record is not answered): %d %s", st, b)
 	}
-	if st, b = f.do("POST", base+"/query", f.token, []byte(`{"where":{}}`)); st != 400 || code(b) != api.CodeMissing {
-		t.Fatalf("a query without a collection: %d %s", st, b)
+	// Malformed queries are the index's to refuse, with the bad member's path.
+	for _, c := range []struct{ q, code, field string }{
+		{`{"where":{}}`, index.CodeMissing, "collection"},
+		{`{"collection":"app.todo","where":{"text":{"$near":1}}}`, index.CodeOperator, "where.text.$near"},
+		{`{"collection":"app.todo","colour":"red"}`, index.CodeUnknown, "colour"},
+		{`{"collection":`, index.CodeJSON, ""},
+	} {
+		st, b = f.do("POST", base+"/query", f.token, []byte(c.q))
+		var e struct{ Error struct{ Code, Field string } }
+		json.Unmarshal(b, &e)
+		if st != 400 || e.Error.Code != c.code || e.Error.Field != c.field {
+			t.Errorf("query %s: %d %s, want 400 %s at %q", c.q, st, b, c.code, c.field)
+		}
+	}
+	if st, b = f.do("POST", "/v1/spaces/bnotheld/query", f.token, []byte(`{"collection":"app.todo"}`)); st != 404 || code(b) != node.CodeSpaceNotKept {
+		t.Fatalf("a query in a space not kept: %d %s", st, b)
 	}
 	// The WebSocket saw the put, the delete and the second put, in order.
 	var kinds []string
@@ -294,8 +231,8 @@ func TestAPILiveQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
-	time.Sleep(100 * time.Millisecond) // the live query is started
+	defer ws.CloseNow() // the live query started before the handshake was answered
+	var ids []string
 	read := func() string {
 		_, msg, err := ws.Read(ctx)
 		if err != nil {
@@ -303,22 +240,36 @@ func TestAPILiveQuery(t *testing.T) {
 		}
 		var ch node.QueryChange
 		json.Unmarshal(msg, &ch)
+		var e struct{ ID string }
+		json.Unmarshal(ch.Entry, &e)
+		ids = append(ids, e.ID)
 		return ch.Kind
 	}
+	put := func(body string) string {
+		_, b := f.do("POST", base+"/records", f.token, []byte(body))
+		var v struct{ ID string }
+		json.Unmarshal(b, &v)
+		return v.ID
+	}
 	_, b = f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.todo","body":{"n":1}}`))
-	var v struct{ Key string }
+	var v struct{ Key, ID string }
 	json.Unmarshal(b, &v)
 	kinds := []string{read()}
-	f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.other","body":{}}`))
-	f.do("POST", base+"/records", f.token, []byte(`{"collection":"app.todo","key":"`+v.Key+`","body":{"n":2}}`))
+	put(`{"collection":"app.other","body":{}}`)
+	second := put(`{"collection":"app.todo","key":"` + v.Key + `","body":{"n":2}}`)
 	kinds = append(kinds, read())
 	f.do("DELETE", base+"/records/"+v.Key, f.token, nil)
 	kinds = append(kinds, read())
-	if strings.Join(kinds, ",") != "enter,change,leave" {
-		t.Fatalf("the live query's changes: %v", kinds)
+	if strings.Join(kinds, ",") != "enter,change,leave" || ids[0] != v.ID || ids[1] != second || ids[2] != second {
+		t.Fatalf("the live query's changes: %v, versions %v (want %s, %s, %s)", kinds, ids, v.ID, second, second)
 	}
-	if st, b := f.do("GET", base+"/query/live?q=%7B", f.token, nil); st != 400 || code(b) != api.CodeJSON {
-		t.Fatalf("a live query that is not JSON: %d %s", st, b)
+	for _, c := range []struct{ q, code string }{
+		{"%7B", index.CodeJSON},
+		{url.QueryEscape(`{"collection":"app.todo","limit":5}`), index.CodeLive},
+	} {
+		if st, b := f.do("GET", base+"/query/live?q="+c.q, f.token, nil); st != 400 || code(b) != c.code {
+			t.Errorf("a live query %s: %d %s, want 400 %s", c.q, st, b, c.code)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -27,7 +28,6 @@ const (
 	CodeMissing       = "request/missing"   // a member the request needs is absent
 	CodeBad           = "request/bad"       // a member of the wrong type or form
 	CodeNotFound      = "not-found"         // no such record, space or route
-	CodeNoQueries     = "query/unavailable" // the node answers no queries
 	CodeClosed        = "node/closed"       // the node is closing
 	CodeInternal      = "internal"          // anything else; the node logs it
 	CodeSlow          = "events/slow"       // a subscriber fell behind and was dropped
@@ -58,7 +58,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
 	var we *node.WriteError
 	var rf *record.Refusal
-	var qe *node.QueryError
+	var qe *index.Error
 	switch {
 	case errors.As(err, &ae):
 		status := http.StatusBadRequest
@@ -86,8 +86,6 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusUnprocessableEntity, &apiError{Code: rf.Code, Message: rf.Message, Field: rf.Field})
 	case errors.As(err, &qe):
 		writeError(w, http.StatusBadRequest, &apiError{Code: qe.Code, Message: qe.Message, Field: qe.Path})
-	case errors.Is(err, node.ErrNoQueries):
-		writeError(w, http.StatusNotImplemented, &apiError{Code: CodeNoQueries, Message: err.Error()})
 	case errors.Is(err, engine.ErrNotFound):
 		writeError(w, http.StatusNotFound, &apiError{Code: CodeNotFound, Message: "not held"})
 	case errors.Is(err, node.ErrClosed), errors.Is(err, engine.ErrClosed), errors.Is(err, context.Canceled):
@@ -102,10 +100,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 func bad(code, field, msg string) *apiError { return &apiError{Code: code, Field: field, Message: msg} }
 
-// readObject reads a request body: at most MaxBody bytes, JSON nesting at
-// most MaxDepth, an object with no members but allowed, and every member
-// in required present.
-func (s *Server) readObject(r *http.Request, allowed []string, required ...string) (*canonical.Object, error) {
+// readBody reads a request body: at most MaxBody bytes, its JSON nesting
+// (counted without parsing it) at most MaxDepth.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.o.MaxBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -116,6 +113,16 @@ func (s *Server) readObject(r *http.Request, allowed []string, required ...strin
 	}
 	if d := depth(b); d > s.o.MaxDepth {
 		return nil, bad(CodeTooDeep, "", "the body nests deeper than "+strconv.Itoa(s.o.MaxDepth))
+	}
+	return b, nil
+}
+
+// readObject reads a request body (readBody): an object with no members
+// but allowed, and every member in required present.
+func (s *Server) readObject(r *http.Request, allowed []string, required ...string) (*canonical.Object, error) {
+	b, err := s.readBody(r)
+	if err != nil {
+		return nil, err
 	}
 	v, err := canonical.Parse(b)
 	if err != nil {

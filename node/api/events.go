@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/node"
 )
 
@@ -130,9 +132,6 @@ func (s *Server) liveQuery(w http.ResponseWriter, r *http.Request) error {
 	if depth([]byte(q)) > s.o.MaxDepth {
 		return bad(CodeTooDeep, "q", "the query nests deeper than "+strconv.Itoa(s.o.MaxDepth))
 	}
-	if !json.Valid([]byte(q)) {
-		return bad(CodeJSON, "q", "q is the query as JSON")
-	}
 	lq, err := s.n.WatchQuery(r.Context(), r.PathValue("space"), json.RawMessage(q))
 	if err != nil {
 		return err
@@ -144,8 +143,8 @@ func (s *Server) liveQuery(w http.ResponseWriter, r *http.Request) error {
 			return nil, false
 		case ch, ok := <-lq.Changes():
 			if !ok {
-				if err := lq.Err(); err != nil {
-					b, _ := json.Marshal(map[string]any{"error": &apiError{Code: CodeSlow, Message: err.Error()}})
+				if e := liveEnd(lq.Err()); e != nil {
+					b, _ := json.Marshal(map[string]any{"error": e})
 					return b, false
 				}
 				return nil, false
@@ -155,6 +154,19 @@ func (s *Server) liveQuery(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	return s.stream(w, r, next)
+}
+
+// liveEnd is why a live query ended, as an API error; nil when closed.
+func liveEnd(err error) *apiError {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, index.ErrSlow), errors.Is(err, index.ErrBehind):
+		return &apiError{Code: CodeSlow, Message: err.Error() + "; start it again, then read a page"}
+	case errors.Is(err, engine.ErrClosed), errors.Is(err, node.ErrClosed):
+		return &apiError{Code: CodeClosed, Message: "the node is closing; start the live query again"}
+	}
+	return &apiError{Code: CodeInternal, Message: err.Error()}
 }
 
 // stream sends messages from next until it says stop: Server-Sent Events
