@@ -37,6 +37,8 @@ type NodeConfig struct {
 	// Events is how many writes the event latencies are measured on.
 	// Default 1,000.
 	Events int
+	// Progress, if set, is told as each step starts.
+	Progress Progress
 }
 
 // NodeResult is what [RunNode] measured: local writes through the node's
@@ -53,12 +55,12 @@ type NodeResult struct {
 	Writers      int     `json:"writers"`
 	Cores        int     `json:"cores"`
 	Rounds       int     `json:"rounds"`
-	BoundPerSec  float64 `json:"boundPerSec"`
-	WritesPerSec float64 `json:"writesPerSec"`
+	BoundPerSec  float64 `json:"boundPerSecond"`
+	WritesPerSec float64 `json:"writesPerSecond"`
 	Ratio        float64 `json:"ratio"`
 	// One writer, one write at a time: what a program that waits for each
 	// write sees (every write its own fsyncs).
-	SerialPerSec   float64 `json:"serialPerSec"`
+	SerialPerSec   float64 `json:"serialPerSecond"`
 	EventP50Ms     float64 `json:"eventP50Ms"`
 	EventP99Ms     float64 `json:"eventP99Ms"`
 	EventHTTPP50Ms float64 `json:"eventHttpP50Ms"`
@@ -87,7 +89,9 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 	defer cleanup()
 	var bound, rate, ratio, serial []float64
 	var prev []*record.Version // versions of the same shape, for the bound before a round
+	steps := newSteps(cfg.Progress, cfg.Rounds+2)
 	for r := range cfg.Rounds {
+		steps.next(fmt.Sprintf("round %d of %d: writes and the bound", r+1, cfg.Rounds))
 		n, sp, err := benchNode(ctx, fmt.Sprintf("%s/round-%d", dir, r))
 		if err != nil {
 			return res, err
@@ -130,9 +134,11 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 		return res, err
 	}
 	defer n.Close()
+	steps.next("event latency, direct")
 	if res.EventP50Ms, res.EventP99Ms, err = eventLatency(ctx, n, sp, cfg.Events, false); err != nil {
 		return res, err
 	}
+	steps.next("event latency, over HTTP")
 	if res.EventHTTPP50Ms, res.EventHTTPP99Ms, err = eventLatency(ctx, n, sp, cfg.Events, true); err != nil {
 		return res, err
 	}

@@ -228,7 +228,7 @@ func TestReadmeListsEveryVerb(t *testing.T) {
 	}
 	// Every flag of the verbs that open stores and blob stores is there.
 	for _, v := range [][]string{{"mirror"}, {"backup"}, {"restore"}, {"compact"}, {"bench", "mirror"},
-		{"store", "import"}, {"store", "get"}, {"store", "history"}, {"store", "export"}, {"store", "stats"}, {"store", "check"}} {
+		{"store", "import"}, {"store", "get"}, {"store", "history"}, {"store", "export"}, {"store", "stats"}, {"store", "check"}, {"serve"}, {"space", "join"}} {
 		help, _, _ := minca(t, "", append(v, "--help")...)
 		for _, l := range strings.Split(help, "\n") {
 			if !strings.HasPrefix(l, "  --") {

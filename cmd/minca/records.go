@@ -107,7 +107,7 @@ func runQuery(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runWatch(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "watch", "watch [SPACE] [--after CURSOR] [--count N]\nwatch SPACE --query QUERY [--count N]\n\nPrints a space's events (every space's without SPACE) as JSON lines, in\ncommit order, until interrupted or N were printed; --after resumes after a\ncursor (0: from the start), across restarts of the node too. With --query, a\nlive query (06 §2.11, docs/queries.md): each change of its result as\n{\"kind\":\"enter\"|\"change\"|\"leave\",\"entry\"}, from now on.")
+	fs := newFlags(s, "watch", "watch [SPACE] [--after CURSOR] [--count N]\n       minca watch SPACE --query QUERY [--count N]\n\nPrints a space's events (every space's without SPACE) as JSON lines, in\ncommit order, until interrupted or N were printed; --after resumes after a\ncursor (0: from the start), across restarts of the node too. With --query, a\nlive query (06 §2.11, docs/queries.md): each change of its result as\n{\"kind\":\"enter\"|\"change\"|\"leave\",\"entry\"}, from now on.")
 	dir := dirFlag(fs)
 	after := fs.String("after", "", "print the events after this `CURSOR` (0: every event)")
 	count := fs.Int("count", 0, "stop after `N` lines (0: never)")

@@ -112,7 +112,7 @@ func runSpaceGenesis(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runSpaceJoin(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "space join", "space join INVITE [--dir DIR]\nspace join [FILE|-] [--id ID] [--dir DIR | --store URL]\n\nKeeps a space. An invite's text (minca-invite:…, from space invite) joins it\nas a member, through the node. A genesis (the genesis itself, or {\"id\",\"genesis\"}\nas space genesis prints it), in FILE or on stdin, checked against ID when\ngiven (docs/spaces.md, How a peer gets the genesis), is kept: with --store\n(or $MINCA_STORE, and no --dir) by that store, judging the versions of the\nspace that waited for it; otherwise by the node. Prints {\"id\",\"name\"}.")
+	fs := newFlags(s, "space join", "space join INVITE [--dir DIR]\n       minca space join [FILE|-] [--id ID] [--dir DIR | --store URL]\n\nKeeps a space. An invite's text (minca-invite:…, from space invite) joins it\nas a member, through the node. A genesis (the genesis itself, or {\"id\",\"genesis\"}\nas space genesis prints it), in FILE or on stdin, checked against ID when\ngiven (docs/spaces.md, How a peer gets the genesis), is kept: with --store\n(or $MINCA_STORE, and no --dir) by that store, judging the versions of the\nspace that waited for it; otherwise by the node. Prints {\"id\",\"name\"}.")
 	dir := dirFlag(fs)
 	sp := storeFlags(fs, true)
 	sp.judge = "full"

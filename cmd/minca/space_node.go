@@ -69,7 +69,7 @@ func runSpaceInvite(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runSpaceMembers(ctx context.Context, s *stdio, args []string) error {
-	sf := newStateFlags(s, "members", "space members SPACE [--dir DIR]\nspace members SPACE --store URL [--as-of ID,…]", "Lists each member now as a JSON line {\"root\",\"founder\",\"roles\"}, founders\nfirst: through the node, or with --store (or $MINCA_STORE, and no --dir) from\nthat store.")
+	sf := newStateFlags(s, "members", "space members SPACE [--dir DIR]\n       minca space members SPACE --store URL [--as-of ID,…]", "Lists each member now as a JSON line {\"root\",\"founder\",\"roles\"}, founders\nfirst: through the node, or with --store (or $MINCA_STORE, and no --dir) from\nthat store.")
 	dir := dirFlag(sf.fs)
 	if done, err := parseFlags(sf.fs, args); done {
 		return err
