@@ -237,7 +237,7 @@ func signVerifyRate(vs []*record.Version) (float64, error) {
 // loopback port. Milliseconds, p50 and p99.
 func eventLatency(ctx context.Context, n *node.Node, sp string, count int, viaHTTP bool) (p50, p99 float64, err error) {
 	got := make(chan string, 1024)
-	stop := func() {}
+	var stop func()
 	if viaHTTP {
 		srv, err := api.New(n, nil)
 		if err != nil {
