@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -307,5 +308,55 @@ func TestAPIOnAUnixSocketAndLoopbackOnly(t *testing.T) {
 	}
 	if _, _, err := api.Listen("0.0.0.0:0"); err == nil {
 		t.Fatal("the API listened on every interface")
+	}
+}
+
+// A stream the node ends says why: an SSE stream's last event is an error
+// the client returns, a WebSocket is closed as "try again later" with the
+// error's code. Here the node closes under both.
+func TestAPIStreamsSayWhyTheyEnd(t *testing.T) {
+	f := newFixture(t)
+	_, b := f.do("POST", "/v1/spaces", f.token, []byte(`{"name":"ending"}`))
+	var sp struct{ ID string }
+	json.Unmarshal(b, &sp)
+	if st, b := f.do("POST", "/v1/spaces/"+sp.ID+"/records", f.token, []byte(`{"collection":"app.a","body":{}}`)); st != 201 {
+		t.Fatalf("put: %d %s", st, b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(f.srv.URL, "http")+"/v1/events?after=0",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + f.token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	sse := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		sse <- api.NewClient(f.srv.URL, f.token).Events(ctx, "/v1/events?after=0", func(json.RawMessage) bool {
+			select {
+			case <-started:
+			default:
+				close(started)
+			}
+			return true
+		})
+	}()
+	<-started // the stream replays the put: it is open
+	f.n.Close()
+	var ae *api.Error
+	if err := <-sse; !errors.As(err, &ae) || ae.Code != api.CodeClosed {
+		t.Fatalf("the SSE stream ended with %v, want the error %s", err, api.CodeClosed)
+	}
+	var last []byte
+	for {
+		_, msg, err := ws.Read(ctx)
+		if err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusTryAgainLater || !strings.Contains(string(last), api.CodeClosed) {
+				t.Fatalf("the WebSocket ended with %v after %s, want 1013 after the error %s", err, last, api.CodeClosed)
+			}
+			return
+		}
+		last = msg
 	}
 }

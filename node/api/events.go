@@ -35,39 +35,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return bad(CodeCursor, "after", err.Error())
 	}
 	defer sub.Close()
-	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		return s.eventsWS(w, r, sub)
-	}
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	if err := rc.Flush(); err != nil {
-		return nil
-	}
-	for {
+	return s.stream(w, r, func(ctx context.Context) (message, bool) {
 		select {
-		case <-r.Context().Done():
-			return nil
+		case <-ctx.Done():
+			return message{}, false
 		case ev, ok := <-sub.Events():
-			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 			if !ok {
-				if e := endOf(sub); e != nil {
-					b, _ := json.Marshal(map[string]any{"error": e})
-					fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
-					rc.Flush()
-				}
-				return nil
+				return errorMessage(endOf(sub)), false
 			}
 			b, _ := json.Marshal(ev)
-			if _, err := fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", ev.Cursor, ev.Kind, b); err != nil {
-				return nil
-			}
-			if err := rc.Flush(); err != nil {
-				return nil
-			}
+			return message{id: ev.Cursor, event: ev.Kind, data: b}, true
 		}
-	}
+	})
 }
 
 // endOf is why a subscription ended, as an API error; nil when closed.
@@ -81,41 +60,6 @@ func endOf(sub *node.Subscription) *apiError {
 		return &apiError{Code: CodeClosed, Message: "the node is closing; resume from the last cursor"}
 	default:
 		return &apiError{Code: CodeInternal, Message: err.Error()}
-	}
-}
-
-func (s *Server) eventsWS(w http.ResponseWriter, r *http.Request, sub *node.Subscription) error {
-	c, err := websocket.Accept(w, r, nil) // same-origin only: browsers' cross-site pages are refused
-	if err != nil {
-		return nil // Accept answered already
-	}
-	defer c.CloseNow()
-	ctx := c.CloseRead(r.Context())
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-sub.Events():
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			if !ok {
-				if e := endOf(sub); e != nil {
-					b, _ := json.Marshal(map[string]any{"error": e})
-					c.Write(wctx, websocket.MessageText, b)
-					cancel()
-					c.Close(websocket.StatusTryAgainLater, e.Code)
-					return nil
-				}
-				cancel()
-				c.Close(websocket.StatusNormalClosure, "")
-				return nil
-			}
-			b, _ := json.Marshal(ev)
-			err := c.Write(wctx, websocket.MessageText, b)
-			cancel()
-			if err != nil {
-				return nil
-			}
-		}
 	}
 }
 
@@ -137,23 +81,18 @@ func (s *Server) liveQuery(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer lq.Close()
-	next := func(ctx context.Context) ([]byte, bool) {
+	return s.stream(w, r, func(ctx context.Context) (message, bool) {
 		select {
 		case <-ctx.Done():
-			return nil, false
+			return message{}, false
 		case ch, ok := <-lq.Changes():
 			if !ok {
-				if e := liveEnd(lq.Err()); e != nil {
-					b, _ := json.Marshal(map[string]any{"error": e})
-					return b, false
-				}
-				return nil, false
+				return errorMessage(liveEnd(lq.Err())), false
 			}
 			b, _ := json.Marshal(ch)
-			return b, true
+			return message{event: "change", data: b}, true
 		}
-	}
-	return s.stream(w, r, next)
+	})
 }
 
 // liveEnd is why a live query ended, as an API error; nil when closed.
@@ -169,47 +108,74 @@ func liveEnd(err error) *apiError {
 	return &apiError{Code: CodeInternal, Message: err.Error()}
 }
 
-// stream sends messages from next until it says stop: Server-Sent Events
-// (event "change"; a last message that next gives with false is an
-// "error"), or WebSocket text messages when the request asks to upgrade.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, next func(ctx context.Context) ([]byte, bool)) error {
+// message is one message of a stream: an event (its Server-Sent Events id,
+// when it has one, and name, and its JSON), or the error that ends it.
+type message struct {
+	id, event string
+	code      string // an error's code
+	data      []byte // nil: nothing to send
+}
+
+// errorMessage is the last message of a stream that ends with e; nothing
+// when e is nil (the stream was closed).
+func errorMessage(e *apiError) message {
+	if e == nil {
+		return message{}
+	}
+	b, _ := json.Marshal(map[string]any{"error": e})
+	return message{event: "error", code: e.Code, data: b}
+}
+
+// stream sends the messages next gives until it says stop: as Server-Sent
+// Events (id:, event:, data:), or as WebSocket text messages (the data)
+// when the request asks to upgrade, a WebSocket that ends with an error
+// closed as 1013 (try again later) with the error's code. A subscriber
+// taking no message for writeTimeout is cut.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, next func(ctx context.Context) (message, bool)) error {
 	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		c, err := websocket.Accept(w, r, nil)
+		c, err := websocket.Accept(w, r, nil) // same-origin only: browsers' cross-site pages are refused
 		if err != nil {
-			return nil
+			return nil // Accept answered already
 		}
 		defer c.CloseNow()
 		ctx := c.CloseRead(r.Context())
 		for {
-			b, more := next(ctx)
-			if b != nil {
+			m, more := next(ctx)
+			if m.data != nil {
 				wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-				err := c.Write(wctx, websocket.MessageText, b)
+				err := c.Write(wctx, websocket.MessageText, m.data)
 				cancel()
 				if err != nil {
 					return nil
 				}
 			}
-			if !more {
+			switch {
+			case more:
+				continue
+			case ctx.Err() != nil: // the subscriber left, or the server stops
+			case m.event == "error":
+				c.Close(websocket.StatusTryAgainLater, m.code)
+			default:
 				c.Close(websocket.StatusNormalClosure, "")
-				return nil
 			}
+			return nil
 		}
 	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	rc.Flush()
+	if rc.Flush() != nil {
+		return nil
+	}
 	for {
-		b, more := next(r.Context())
-		if b != nil {
+		m, more := next(r.Context())
+		if m.data != nil {
 			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-			kind := "change"
-			if !more {
-				kind = "error"
+			if m.id != "" {
+				fmt.Fprintf(w, "id: %s\n", m.id)
 			}
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, b); err != nil {
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", m.event, m.data); err != nil {
 				return nil
 			}
 			if rc.Flush() != nil {
