@@ -434,6 +434,11 @@ func (e *events) serve(s *Subscription, space string, from, live cursor, pos uin
 	if from.before(live) {
 		evs, err := e.replay(from, live)
 		if err != nil {
+			e.mu.Lock()
+			if e.closed {
+				err = ErrClosed // the store and journal closed under the replay
+			}
+			e.mu.Unlock()
 			end(err)
 			return
 		}

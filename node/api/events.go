@@ -56,7 +56,7 @@ func endOf(sub *node.Subscription) *apiError {
 		return nil
 	case errors.Is(err, node.ErrSlow):
 		return &apiError{Code: CodeSlow, Message: err.Error()}
-	case errors.Is(err, node.ErrClosed):
+	case errors.Is(err, node.ErrClosed), errors.Is(err, engine.ErrClosed):
 		return &apiError{Code: CodeClosed, Message: "the node is closing; resume from the last cursor"}
 	default:
 		return &apiError{Code: CodeInternal, Message: err.Error()}
