@@ -2,6 +2,7 @@ package connect_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/minca-go/minca/backends/memory"
@@ -256,6 +257,43 @@ func TestRecordsOnly_AProgramOnAComputerGetsTheWholeAccountRecordsOnlyForAsLongA
 	if len(conns) != 1 || conns[0].Audience != s2.DID() {
 		t.Fatalf("%+v", conns)
 	}
+
+	// By code, over a room: two programs, two connections, each its key's.
+	overRelays(t, func(t *testing.T, kind string) {
+		s := newSceneOver(t, kind)
+		var keys []string
+		for i := 0; i < 2; i++ {
+			if i > 0 {
+				code, err := connect.NewCode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.code, s.progKey = code, newKey(t)
+			}
+			r := s.connectOnce()
+			if r.progErr != nil || r.homeErr != nil || r.grant == nil {
+				t.Fatalf("%+v", r)
+			}
+			g := r.grant
+			if g.Note.Aud != s.progKey.DID() || g.Note.Sub != s.a.root.DID() || g.Note.Cmd != identity.CmdRecord || g.Scope != connect.ScopeAccount || g.ExpiresAt != now.Unix()+7*86400 {
+				t.Fatalf("%+v", g.Note)
+			}
+			keys = append(keys, s.progKey.DID())
+		}
+		conns, _ := s.a.home.Connections(ctx)
+		var got []string
+		for _, c := range conns {
+			if c.Kind != connect.KindCode {
+				t.Fatalf("%+v", c)
+			}
+			got = append(got, c.Audience)
+		}
+		slices.Sort(keys)
+		slices.Sort(got)
+		if !slices.Equal(got, keys) {
+			t.Fatalf("connections %v, want %v", got, keys)
+		}
+	})
 }
 
 // records-only.test.ts: "over a code: the program learns the home's origin,
