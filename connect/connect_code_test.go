@@ -354,7 +354,10 @@ func TestConnectCode_TheProgramAsksOnlyTheHomeItOpenedAndKeepsThatHome(t *testin
 		p := s.program(s.progKey)
 		pc, pcancel := context.WithCancel(c)
 		progErr := make(chan error, 1)
-		go func() { _, err := connect.RunProgram(pc, progRoom, p, person(make(chan string)), s.opts("program")); progErr <- err }()
+		go func() {
+			_, err := connect.RunProgram(pc, progRoom, p, person(make(chan string)), s.opts("program"))
+			progErr <- err
+		}()
 		wantCode(t, <-homeErr, connect.CodeCodeNobody)
 		pcancel()
 		if err := <-progErr; !errors.Is(err, context.Canceled) || p.State() != connect.ProgramKeyed {
@@ -494,7 +497,9 @@ func TestConnectCode_TheProgramKeepsItsNoteOnlyOnceThePersonGivesTheCodeTheHomeS
 
 	// Over the room: a person who keeps giving another check leaves the
 	// program with nothing, and the home never hears it is done.
-	overRelays(t, func(t *testing.T, kind string) { aPersonWhoGivesAnotherCheckLeavesTheProgramWithNothing(t, kind, wrong) })
+	overRelays(t, func(t *testing.T, kind string) {
+		aPersonWhoGivesAnotherCheckLeavesTheProgramWithNothing(t, kind, wrong)
+	})
 }
 
 func aPersonWhoGivesAnotherCheckLeavesTheProgramWithNothing(t *testing.T, kind string, wrong func(string) string) {
