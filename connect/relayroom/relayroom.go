@@ -123,21 +123,21 @@ func Join(ctx context.Context, url, room string, o *Options) (*Room, error) {
 		case <-tick.C:
 		case <-wait.Done():
 			r.Close()
-			if ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.Canceled) {
 				return nil, ctx.Err()
 			}
 			if last == nil {
 				last = transport.ErrUnreachable
 			}
-			return nil, fmt.Errorf("minca/relayroom: no connection to the relay %s within %v: %w", url, opts.ConnectTimeout, last)
+			return nil, fmt.Errorf("minca/relayroom: no connection to the relay %s: %w", url, last)
 		}
 	}
 	if err := r.settle(wait); err != nil {
 		r.Close()
-		if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("minca/relayroom: the relay %s did not put this side in room %s within %v: %w", url, room, opts.ConnectTimeout, err)
+		return nil, fmt.Errorf("minca/relayroom: the relay %s did not put this side in room %s: %w", url, room, err)
 	}
 	return r, nil
 }
