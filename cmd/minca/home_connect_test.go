@@ -227,7 +227,9 @@ func TestHomeAndConnectByCode(t *testing.T) {
 	}
 	var v struct {
 		Author string
-		Proof  struct{ Payload struct{ Iss, Aud, Cmd, Sub string } }
+		Proof  struct {
+			Payload struct{ Iss, Aud, Cmd, Sub string }
+		}
 	}
 	if err := json.Unmarshal([]byte(vout), &v); err != nil || v.Author != c.Key || v.Proof.Payload.Iss != h.Account ||
 		v.Proof.Payload.Aud != c.Key || v.Proof.Payload.Cmd != "/record" || v.Proof.Payload.Sub != h.Account {
