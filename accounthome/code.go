@@ -156,7 +156,7 @@ func (s *Server) runCode(e *exchange, code connect.Code) {
 	}
 	decide := func(ctx context.Context, ask connect.Ask) (connect.Decision, error) {
 		e.mu.Lock()
-		e.state, e.ask = stateAsked, ask
+		e.state, e.ask, e.audience = stateAsked, ask, ask.DID
 		e.mu.Unlock()
 		s.log.Info("a program asks", "name", ask.Name, "key", ask.DID)
 		t := time.NewTimer(s.o.Decide)
