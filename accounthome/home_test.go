@@ -178,7 +178,9 @@ func TestConnect_ConnectingAnAppToAnAccountHome(t *testing.T) {
 	if err != nil || !containsSpace(sps, g.Spaces[0].ID) {
 		t.Fatalf("the home's node does not keep the space made: %v %v", sps, err)
 	}
-	var list struct{ Connections []struct{ ID, Kind, Origin, Audience string } }
+	var list struct {
+		Connections []struct{ ID, Kind, Origin, Audience string }
+	}
 	h.do("GET", "/connections", map[string]string{"Accept": "application/json"}, nil, &list)
 	if len(list.Connections) != 1 || list.Connections[0].Kind != "app" || list.Connections[0].Origin != todo.origin || list.Connections[0].Audience != todo.key.DID() {
 		t.Fatalf("%+v", list)
