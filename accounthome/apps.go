@@ -272,16 +272,7 @@ func (s *Server) decideApp(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "home/no-request", "no such request at this home")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	d := r.FormValue("decision")
-	if d != "allow" && d != "deny" {
-		httpError(w, http.StatusBadRequest, "home/decision", "decision is allow or deny")
-		return
-	}
-	select {
-	case a.decide <- d == "allow":
-	default:
-		httpError(w, http.StatusConflict, "home/decided", "a decision was already given")
+	if !takeDecision(w, r, a.decide) {
 		return
 	}
 	for i := 0; i < 250 && a.view().State == "waiting"; i++ {

@@ -237,20 +237,11 @@ func (s *Server) decideCode(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "home/no-exchange", "no such exchange at this home")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	d := r.FormValue("decision")
-	if d != "allow" && d != "deny" {
-		httpError(w, http.StatusBadRequest, "home/decision", "decision is allow or deny")
-		return
-	}
 	if e.view().State != stateAsked {
 		httpError(w, http.StatusConflict, "home/decided", "this program is not waiting for a decision")
 		return
 	}
-	select {
-	case e.decide <- d == "allow":
-	default:
-		httpError(w, http.StatusConflict, "home/decided", "a decision was already given")
+	if !takeDecision(w, r, e.decide) {
 		return
 	}
 	// The page shows the outcome once the answer went.
@@ -262,6 +253,25 @@ func (s *Server) decideCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/connect?code="+e.id, http.StatusSeeOther)
+}
+
+// takeDecision reads the person's decision (form member decision, allow
+// or deny) and hands it over on to, once; it answers the request itself
+// and returns false when it cannot.
+func takeDecision(w http.ResponseWriter, r *http.Request, to chan<- bool) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	d := r.FormValue("decision")
+	if d != "allow" && d != "deny" {
+		httpError(w, http.StatusBadRequest, "home/decision", "decision is allow or deny")
+		return false
+	}
+	select {
+	case to <- d == "allow":
+		return true
+	default:
+		httpError(w, http.StatusConflict, "home/decided", "a decision was already given")
+		return false
+	}
 }
 
 func wantsJSON(r *http.Request) bool {

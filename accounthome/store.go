@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/minca-go/minca/connect"
+	"github.com/minca-go/minca/internal/atomicfile"
 )
 
 // maxStoreBytes bounds the connections file a home reads back.
@@ -95,38 +95,7 @@ func (s *FileStore) Apply(ctx context.Context, put []connect.Connection, remove 
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path, b)
-}
-
-// writeFileAtomic replaces path with data: all of it or none, durable
-// once it returns.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.WriteFile(s.path, b, 0o600)
 }
 
 // limited reads at most n bytes, then fails: a file past the bound is
