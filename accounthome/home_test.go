@@ -38,7 +38,10 @@ type homeT struct {
 	dir     string
 }
 
-func newHome(t *testing.T) *homeT {
+func newHome(t *testing.T) *homeT { return newHomeWith(t, nil) }
+
+// newHomeWith is a home whose options tune changes.
+func newHomeWith(t *testing.T, tune func(*accounthome.Options)) *homeT {
 	t.Helper()
 	dir := t.TempDir()
 	acc, err := identity.GenerateKey()
@@ -54,7 +57,11 @@ func newHome(t *testing.T) *homeT {
 	}
 	t.Cleanup(func() { n.Close() })
 	relay := transporttest.StartRelay(t, nil)
-	s, err := accounthome.New(&accounthome.Options{Node: n, Account: acc, Name: "Leif", Relay: relay.URL(), Wait: 5 * time.Second})
+	o := &accounthome.Options{Node: n, Account: acc, Name: "Leif", Relay: relay.URL(), Wait: 5 * time.Second}
+	if tune != nil {
+		tune(o)
+	}
+	s, err := accounthome.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,5 +400,32 @@ func TestFileStore(t *testing.T) {
 	os.WriteFile(p, []byte(`[{"Kind":2,"Audi`), 0o600)
 	if _, err := s.Connections(ctx); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("a damaged file: %v", err)
+	}
+}
+
+// connect-code.test.ts: "a home opened at a link nobody waits on any more
+// says so" (06 §3), on the page: the exchange ends as nobody, and the page
+// tells the person to start again from the program.
+func TestConnectCode_AHomeOpenedAtALinkNobodyWaitsOnAnyMoreSaysSo(t *testing.T) {
+	h := newHomeWith(t, func(o *accounthome.Options) { o.Wait = 300 * time.Millisecond })
+	code, _ := connect.NewCode()
+	var started struct{ ID string }
+	h.do("POST", "/connect/code", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": h.url}, form(url.Values{"code": {"see " + code.Link(h.url+"/connect")}}), &started)
+	var v codeView
+	for i := 0; i < 200 && v.State != "nobody"; i++ {
+		time.Sleep(20 * time.Millisecond)
+		h.do("GET", "/connect/code/"+started.ID, nil, nil, &v)
+	}
+	if v.State != "nobody" {
+		t.Fatalf("%+v", v)
+	}
+	res, err := http.Get(h.url + "/connect?code=" + started.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !bytes.Contains(page, []byte("Nobody is waiting")) || !bytes.Contains(page, []byte("start again from the program")) || bytes.Contains(page, []byte(`value="allow"`)) {
+		t.Fatalf("the page:\n%s", page)
 	}
 }
