@@ -242,7 +242,11 @@ func checkQuery(v any, at string) (string, *canonical.Object, error) {
 		if ie.Path != "" {
 			path += "." + ie.Path
 		}
-		return "", nil, refuse(code, path, ie.Message+" (06 §2.11)")
+		msg := ie.Message
+		if !strings.Contains(msg, "06 §2.11") {
+			msg += " (06 §2.11)"
+		}
+		return "", nil, refuse(code, path, msg)
 	}
 	wv, ok := v.(*canonical.Object).Get("where")
 	if !ok {
