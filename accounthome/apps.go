@@ -205,6 +205,8 @@ func (s *Server) runApp(a *appRequest, home *connect.Home) {
 }
 
 func (s *Server) grantApp(ctx context.Context, a *appRequest, home *connect.Home) (*connect.Grant, error) {
+	s.granting.Lock()
+	defer s.granting.Unlock()
 	if err := home.Check(ctx, a.req, a.origin); err != nil {
 		return nil, err
 	}

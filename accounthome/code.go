@@ -171,8 +171,10 @@ func (s *Server) runCode(e *exchange, code connect.Code) {
 				return connect.Decision{Denied: "the person said no"}, nil
 			}
 		}
+		s.granting.Lock()
 		g, err := home.GrantCode(ctx, ask, connect.GrantOptions{Account: s.o.Account, Name: s.o.Name, Days: s.o.Days,
 			Relays: []string{s.o.Relay}, Now: s.o.Now()})
+		s.granting.Unlock()
 		if err != nil {
 			var ref *connect.Refusal
 			if errors.As(err, &ref) {

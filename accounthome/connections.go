@@ -109,6 +109,8 @@ func (s *Server) Disconnect(ctx context.Context, id string) ([]Revoked, error) {
 		return nil, err
 	}
 	var d connect.Disconnected
+	s.granting.Lock()
+	defer s.granting.Unlock()
 	switch kind, rest, _ := strings.Cut(id, ":"); kind {
 	case "app":
 		d, err = home.DisconnectApp(ctx, rest)

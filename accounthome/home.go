@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -73,6 +74,11 @@ type Server struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 
+	// granting serializes what changes connections (granting,
+	// remembering, disconnecting) across the connect.Homes of the
+	// origins, which share one store but each have a lock of their own.
+	granting sync.Mutex
+
 	mu        sync.Mutex
 	homes     map[string]*connect.Home // by origin: each loopback name the page is served at
 	exchanges map[string]*exchange     // by id
@@ -88,6 +94,9 @@ func New(o *Options) (*Server, error) {
 	opts := *o
 	if opts.Node.Account() != opts.Account.DID() || !opts.Node.HasAccountKey() {
 		return nil, fmt.Errorf("minca/accounthome: the node acts for %s with the account key %v, not for the account %s", opts.Node.Account(), opts.Node.HasAccountKey(), opts.Account.DID())
+	}
+	if u, err := url.Parse(opts.Relay); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return nil, fmt.Errorf("minca/accounthome: options: Relay %q is not a ws:// or wss:// address", opts.Relay)
 	}
 	if opts.Days < 0 || opts.Days > 365 {
 		return nil, fmt.Errorf("minca/accounthome: options: Days %d is outside 0–365", opts.Days)
