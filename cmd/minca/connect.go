@@ -103,11 +103,11 @@ func runConnect(ctx context.Context, s *stdio, args []string) error {
 		}
 		fmt.Fprint(s.err, "Type the six-digit check the home shows: ")
 		got := make(chan string, 1)
-		failed := make(chan error, 1)
+		readErr := make(chan error, 1)
 		go func() {
 			l, err := lines.ReadString('\n')
 			if err != nil && (l == "" || !errors.Is(err, io.EOF)) {
-				failed <- fmt.Errorf("no check given: %w", err)
+				readErr <- fmt.Errorf("no check given: %w", err)
 				return
 			}
 			got <- l
@@ -115,7 +115,7 @@ func runConnect(ctx context.Context, s *stdio, args []string) error {
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case err := <-failed:
+		case err := <-readErr:
 			return "", usageError("%v", err)
 		case l := <-got:
 			return strings.TrimSpace(l), nil
