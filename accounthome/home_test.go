@@ -306,6 +306,24 @@ func TestConnect_Disconnecting(t *testing.T) {
 	if st := h.do("POST", "/connections/disconnect", formHeader, form(url.Values{"id": {"code:" + key.DID()}}), nil); st != http.StatusNotFound {
 		t.Fatalf("disconnecting again: %d", st)
 	}
+
+	// An app with scope spaces is disconnected by its origin, and its key
+	// revoked in the space it was granted, nowhere else.
+	todo := newApp(t, "https://todo.example")
+	var started struct{ ID string }
+	todo.ask(h, &connect.ConnectRequest{Audience: todo.key.DID(), Access: connect.AccessWrite, Scope: connect.ScopeSpaces,
+		Create: []connect.NewSpace{{Name: "Todos", Visibility: "public"}}}, &started)
+	h.do("POST", "/connect/request/"+started.ID, formHeader, form(url.Values{"decision": {"allow"}}), nil)
+	g2, err := connect.DecodeGrant(mustParse(t, todo.answer(h, started.ID)["grant"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := h.do("POST", "/connections/disconnect", formHeader, form(url.Values{"id": {"app:" + todo.origin}}), &d); st != 200 {
+		t.Fatalf("%d", st)
+	}
+	if len(d.Revoked) != 1 || d.Revoked[0].Key != todo.key.DID() || len(d.Revoked[0].Spaces) != 1 || d.Revoked[0].Spaces[0] != g2.Spaces[0].ID {
+		t.Fatalf("%+v", d)
+	}
 }
 
 type codeView struct{ ID, State, Name, Check, Audience string }
