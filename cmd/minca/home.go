@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -49,6 +50,15 @@ func runHome(ctx context.Context, s *stdio, args []string) error {
 		return usageError("--listen %q: the home listens on a loopback address only (127.0.0.1, [::1], localhost)", *listen)
 	}
 	o := nodeOptions(s, *dir, nil, nil)
+	if o.Dir == "" {
+		if o.Dir, err = node.DefaultDir(); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	_, noKey := os.Stat(filepath.Join(o.Dir, node.AccountKeyName))
+	if held, _ := node.HeldNote(o.Dir); noKey != nil && held != nil {
+		return usageError("%s holds a note from %s and no account key: it is a program's directory, not an account's", o.Dir, held.Iss)
+	}
 	d, err := initDir(o)
 	if err != nil {
 		return err

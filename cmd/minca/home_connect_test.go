@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/node"
 )
 
 // homeProc is a `minca home` process.
@@ -333,5 +336,23 @@ func TestConnectExitCodes(t *testing.T) {
 	}
 	if _, code := nodeCLI(t, "", "home", "--listen", "0.0.0.0:0", "--dir", t.TempDir()); code != exitUsage {
 		t.Fatalf("a home on a public address: exit %d", code)
+	}
+	// A program's directory (a note, no account key) is not made an
+	// account's.
+	prog := t.TempDir()
+	key, err := node.SessionKey(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, _ := identity.GenerateKey()
+	n, _ := identity.IssueNote(acc, identity.NoteOptions{Aud: key.DID(), Cmd: identity.CmdRecord})
+	if err := node.KeepGrant(prog, n, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, code := nodeCLI(t, "", "home", "--listen", "127.0.0.1:0", "--dir", prog); code != exitUsage {
+		t.Fatalf("a home on a program's directory: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(prog, node.AccountKeyName)); err == nil {
+		t.Fatal("an account key was made in a program's directory")
 	}
 }
