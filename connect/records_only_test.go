@@ -1,6 +1,7 @@
 package connect_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -323,4 +324,28 @@ func TestRecordsOnly_OverACodeTheProgramLearnsTheHomesOriginAndItsProofIsRefused
 	if err := newAccount(t).home.Check(ctx, r, ""); err != nil {
 		t.Fatalf("at the home it named: %v", err)
 	}
+
+	// Over a room: the program asks with a proof naming the origin the
+	// home said, which another home refuses.
+	overRelays(t, func(t *testing.T, kind string) {
+		s := newSceneOver(t, kind)
+		shown := make(chan string, 1)
+		var asked connect.Ask
+		allow := s.allow(shown)
+		res := s.run(s.program(s.progKey), s.homeSide(), func(c context.Context, ask connect.Ask) (connect.Decision, error) {
+			asked = ask
+			return allow(c, ask)
+		}, person(shown))
+		if res.progErr != nil || res.homeErr != nil || asked.DID != s.progKey.DID() {
+			t.Fatalf("%+v", res)
+		}
+		if err := (connect.KeyProof{Audience: asked.DID, RecordsOnly: true, Origin: homeOrigin}).Check(asked.Proof); err != nil {
+			t.Fatalf("the proof does not name the home's origin: %v", err)
+		}
+		r, err := connect.NewCodeRequest(asked.DID, asked.Proof, asked.Name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, h.Check(ctx, r, ""), connect.CodeHomeProof)
+	})
 }
