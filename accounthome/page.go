@@ -98,6 +98,7 @@ const pageHTML = `<!doctype html>
   button { flex: 1; font: inherit; font-weight: 600; padding: .7rem 1rem; border-radius: 10px; border: 1px solid var(--line); background: #fff; color: var(--ink); cursor: pointer; }
   button.allow { background: var(--accent); border-color: var(--accent); color: #fff; }
   code { font-size: .85rem; word-break: break-all; }
+  code.key { white-space: nowrap; word-break: normal; }
   footer { margin-top: 1.6rem; padding-top: 1rem; border-top: 1px solid var(--line); font-size: .85rem; color: var(--muted); }
   a { color: var(--accent); }
 </style>
@@ -130,9 +131,9 @@ const pageHTML = `<!doctype html>
     <p>It asks to:</p>
     <ul class="asks">
       <li>read and write <strong>records</strong> in every space of your account,</li>
-      <li>for <strong>{{$.Days}} days</strong>, as <code title="{{.Audience}}">its own key</code>.</li>
+      <li>for <strong>{{$.Days}} days</strong>.</li>
     </ul>
-    <p class="muted">It cannot change who is in a space, define collections, or touch your account's own spaces. You can disconnect it at any time.</p>
+    <p class="muted">It cannot change who is in a space, define collections, or touch your account's own spaces. You can disconnect it at any time. It signs with its own key, <code class="key" title="{{.Audience}}">{{short .Audience}}</code>.</p>
     <div class="check"><div class="muted">The program will ask you for this check</div><div class="digits" id="check">{{$.Check}}</div></div>
     {{if .Problem}}<p class="muted">{{.Problem}}</p>{{end}}
     <form method="post" action="/connect/code/{{.ID}}" class="buttons">

@@ -101,7 +101,7 @@ func openChromium(t *testing.T, ctx context.Context, browser, link string) *tab 
 	t.Helper()
 	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--window-size=720,900", link)
+		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--window-size=720,1000", link)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
