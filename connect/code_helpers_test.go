@@ -13,15 +13,15 @@ import (
 	"github.com/minca-go/minca/connect"
 	"github.com/minca-go/minca/connect/connecttest"
 	"github.com/minca-go/minca/connect/internal/channel"
+	"github.com/minca-go/minca/connect/relayroom"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/transport/transporttest"
 )
 
 const homePage = homeOrigin + "/connect"
 
-// join puts a side in room on the relay the tests run over. It is an
-// in-memory relay; once the transport's relay lands, this is the line to
-// change for the tests that do not tamper with messages.
-func join(t testing.TB, r *connecttest.Relay, room string) connect.Room {
+// join puts a side in room on the relay the tests run over.
+func join(t testing.TB, r *connecttest.Relay, room string) connecttest.Peer {
 	t.Helper()
 	m, err := r.Join(ctx, room)
 	if err != nil {
@@ -31,26 +31,80 @@ func join(t testing.TB, r *connecttest.Relay, room string) connect.Room {
 	return m
 }
 
+// Relays the exchange tests run over: rooms in memory, where peers see
+// each other join, and a real relay (transport.Relay on a loopback port,
+// joined through relayroom), where they do not and the program hails.
+const (
+	inMemory  = "memory"
+	overRelay = "relay"
+)
+
+// overRelays runs f once over each relay.
+func overRelays(t *testing.T, f func(t *testing.T, kind string)) {
+	for _, kind := range []string{inMemory, overRelay} {
+		t.Run(kind, func(t *testing.T) { f(t, kind) })
+	}
+}
+
+// newRelay makes a relay of kind for one test: over a real relay, the
+// Relay taps what each side sends on its way to the transport's relay.
+func newRelay(t testing.TB, kind string) *connecttest.Relay {
+	t.Helper()
+	if kind == inMemory {
+		return &connecttest.Relay{}
+	}
+	srv := transporttest.StartRelay(t, nil)
+	return &connecttest.Relay{Over: func(ctx context.Context, room string) (connecttest.Underlying, error) {
+		return relayroom.Join(ctx, srv.URL(), room, nil)
+	}}
+}
+
+// toAll sends message to every other member of m's room: a hail over a
+// real relay, where the others are not known until they speak; to peer in
+// memory.
+func toAll(t testing.TB, m connecttest.Peer, peer string, message []byte) {
+	t.Helper()
+	var err error
+	if h, ok := m.(connect.Hailer); ok {
+		err = h.Hail(ctx, message)
+	} else {
+		err = m.Send(ctx, peer, message)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // scene is one connecting by code: an account home, a program with its
 // key, the code, and a relay.
 type scene struct {
 	t       testing.TB
+	kind    string
 	relay   *connecttest.Relay
 	a       *account
 	code    connect.Code
 	progKey *identity.PrivateKey
 
 	mu      sync.Mutex
-	ignored map[string][]error // by the side that ignored: "home", "program"
+	ignored map[string][]ignoredMsg // by the side that ignored: "home", "program"
 }
 
-func newScene(t testing.TB) *scene {
+type ignoredMsg struct {
+	peer string
+	err  error
+}
+
+// newScene is a scene over rooms in memory.
+func newScene(t testing.TB) *scene { return newSceneOver(t, inMemory) }
+
+// newSceneOver is a scene over a relay of kind.
+func newSceneOver(t testing.TB, kind string) *scene {
 	t.Helper()
 	code, err := connect.NewCode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &scene{t: t, relay: &connecttest.Relay{}, a: newAccount(t), code: code, progKey: newKey(t), ignored: map[string][]error{}}
+	return &scene{t: t, kind: kind, relay: newRelay(t, kind), a: newAccount(t), code: code, progKey: newKey(t), ignored: map[string][]ignoredMsg{}}
 }
 
 func (s *scene) program(key *identity.PrivateKey) *connect.Program {
@@ -73,17 +127,34 @@ func (s *scene) homeSide() *connect.HomeExchange {
 }
 
 func (s *scene) opts(side string) *connect.RunOptions {
-	return &connect.RunOptions{Wait: 10 * time.Second, Dropped: func(peer string, err error) {
+	return &connect.RunOptions{Wait: 10 * time.Second, Hail: 50 * time.Millisecond, Dropped: func(peer string, err error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.ignored[side] = append(s.ignored[side], err)
+		s.ignored[side] = append(s.ignored[side], ignoredMsg{peer, err})
 	}}
 }
 
 func (s *scene) ignoredBy(side string) []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]error(nil), s.ignored[side]...)
+	var out []error
+	for _, m := range s.ignored[side] {
+		out = append(out, m.err)
+	}
+	return out
+}
+
+// ignoredFrom is what side ignored of peer's messages.
+func (s *scene) ignoredFrom(side, peer string) []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []error
+	for _, m := range s.ignored[side] {
+		if m.peer == peer {
+			out = append(out, m.err)
+		}
+	}
+	return out
 }
 
 // allow is a decider that shows the check on shown and grants.

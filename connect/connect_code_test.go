@@ -21,7 +21,11 @@ import (
 // ignored by both sides once each has taken its one exchange, and opens
 // nothing of it.
 func TestConnectCode_TheCodeAloneDoesNotOpenARecordedExchange(t *testing.T) {
-	s := newScene(t)
+	overRelays(t, theCodeAloneDoesNotOpenARecordedExchange)
+}
+
+func theCodeAloneDoesNotOpenARecordedExchange(t *testing.T, kind string) {
+	s := newSceneOver(t, kind)
 	mallory := join(t, s.relay, s.code.Room())
 	done := make(chan struct{})
 	go func() {
@@ -45,7 +49,7 @@ func TestConnectCode_TheCodeAloneDoesNotOpenARecordedExchange(t *testing.T) {
 	shown := make(chan string, 1)
 	// The person decides once both sides have ignored Mallory.
 	decide := func(c context.Context, ask connect.Ask) (connect.Decision, error) {
-		for len(s.ignoredBy("home")) == 0 || len(s.ignoredBy("program")) == 0 {
+		for len(s.ignoredFrom("home", mallory.ID())) == 0 || len(s.ignoredFrom("program", mallory.ID())) == 0 {
 			select {
 			case <-c.Done():
 				return connect.Decision{}, c.Err()
@@ -59,7 +63,7 @@ func TestConnectCode_TheCodeAloneDoesNotOpenARecordedExchange(t *testing.T) {
 	if r.progErr != nil || r.homeErr != nil || r.grant == nil {
 		t.Fatalf("the exchange: %+v", r)
 	}
-	if !slices.Contains(codes(s.ignoredBy("home")), connect.CodeCodeSpent) || !slices.Contains(codes(s.ignoredBy("program")), connect.CodeCodeSpent) {
+	if !slices.Equal(codes(s.ignoredFrom("home", mallory.ID())), []string{connect.CodeCodeSpent}) || !slices.Equal(codes(s.ignoredFrom("program", mallory.ID())), []string{connect.CodeCodeSpent}) {
 		t.Fatalf("Mallory's hello and key were not ignored as later ones: home %v, program %v", codes(s.ignoredBy("home")), codes(s.ignoredBy("program")))
 	}
 	if opened := opensAny(t, s.code, seen(t, s.relay.Recording())); len(opened) != 0 {
@@ -71,7 +75,11 @@ func TestConnectCode_TheCodeAloneDoesNotOpenARecordedExchange(t *testing.T) {
 // later, open nothing" (06 §3): the recording shows neither the program's
 // key nor the grant, and with the code nothing in it opens.
 func TestConnectCode_ARecordingOfTheRoomAndTheCodeLearnedLaterOpenNothing(t *testing.T) {
-	s := newScene(t)
+	overRelays(t, aRecordingOfTheRoomAndTheCodeLearnedLaterOpenNothing)
+}
+
+func aRecordingOfTheRoomAndTheCodeLearnedLaterOpenNothing(t *testing.T, kind string) {
+	s := newSceneOver(t, kind)
 	r := s.connectOnce()
 	if r.progErr != nil || r.homeErr != nil {
 		t.Fatalf("%+v", r)
@@ -95,7 +103,11 @@ func TestConnectCode_ARecordingOfTheRoomAndTheCodeLearnedLaterOpenNothing(t *tes
 // sender's previous sealed message, and is then repeated; the exchange
 // ends as it would have, and not one copy was taken.
 func TestConnectCode_ARelayThatRelabelsOrRepeatsMessagesChangesNothing(t *testing.T) {
-	s := newScene(t)
+	overRelays(t, aRelayThatRelabelsOrRepeatsMessagesChangesNothing)
+}
+
+func aRelayThatRelabelsOrRepeatsMessagesChangesNothing(t *testing.T, kind string) {
+	s := newSceneOver(t, kind)
 	clearTypes := []string{connect.MsgHello, connect.MsgKey, connect.MsgPoint}
 	sealedTypes := []string{connect.MsgHome, connect.MsgAsk, connect.MsgHeard, connect.MsgAnswer, connect.MsgDone}
 	previous := map[string]string{} // the last sealed payload each peer sent
@@ -150,7 +162,11 @@ func TestConnectCode_ARelayThatRelabelsOrRepeatsMessagesChangesNothing(t *testin
 // connect-code.test.ts: "a code works for one program: a second with the
 // same code is not answered" (06 §3).
 func TestConnectCode_ACodeWorksForOneProgram(t *testing.T) {
-	s := newScene(t)
+	overRelays(t, aCodeWorksForOneProgram)
+}
+
+func aCodeWorksForOneProgram(t *testing.T, kind string) {
+	s := newSceneOver(t, kind)
 	p1, p2 := s.program(s.progKey), s.program(newKey(t))
 	h := s.homeSide()
 	shown := make(chan string, 1)
@@ -178,7 +194,10 @@ func TestConnectCode_ACodeWorksForOneProgram(t *testing.T) {
 	r2 := join(t, s.relay, s.code.Room())
 	c2, cancel2 := context.WithCancel(c)
 	p2Err := make(chan error, 1)
-	go func() { _, err := connect.RunProgram(c2, r2, p2, person(make(chan string)), nil); p2Err <- err }()
+	go func() {
+		_, err := connect.RunProgram(c2, r2, p2, person(make(chan string)), &connect.RunOptions{Hail: 50 * time.Millisecond})
+		p2Err <- err
+	}()
 	if err := <-p1Err; err != nil {
 		t.Fatal(err)
 	}
@@ -189,11 +208,13 @@ func TestConnectCode_ACodeWorksForOneProgram(t *testing.T) {
 	if err := <-p2Err; !errors.Is(err, context.Canceled) || p2.State() != connect.ProgramWaiting {
 		t.Fatalf("the second program: %v, %v", err, p2.State())
 	}
-	if got := codes(s.ignoredBy("home")); !slices.Equal(got, []string{connect.CodeCodeSpent}) {
-		t.Fatalf("the home ignored %v", got)
+	// The home ignored the second program's hellos (one, or as many hails
+	// as came), and nothing else of it.
+	id2 := r2.ID()
+	if got := codes(s.ignoredFrom("home", id2)); len(got) == 0 || slices.ContainsFunc(got, func(c string) bool { return c != connect.CodeCodeSpent }) {
+		t.Fatalf("the home ignored %v of the second program", got)
 	}
 	e := seen(t, s.relay.Recording())
-	id2 := r2.(*connecttest.Member).ID()
 	for _, r := range s.relay.Recording() {
 		if typ, _ := readMsgQuiet(r.Message); r.To == id2 && typ == connect.MsgKey {
 			t.Fatal("the second program was answered")
@@ -208,14 +229,17 @@ func TestConnectCode_ACodeWorksForOneProgram(t *testing.T) {
 // connect-code.test.ts: "saying no reaches the program; a note for another
 // key, or for more than records, is refused" (06 §3, §2.6).
 func TestConnectCode_SayingNoReachesTheProgramANoteForAnotherKeyOrForMoreThanRecordsIsRefused(t *testing.T) {
-	s := newScene(t)
 	no := func(ctx context.Context, ask connect.Ask) (connect.Decision, error) {
 		return connect.Decision{Denied: "not this time"}, nil
 	}
-	r := s.run(s.program(s.progKey), s.homeSide(), no, person(make(chan string)))
-	if !isCode(r.progErr, connect.CodeCodeDenied) || !strings.Contains(r.progErr.Error(), "not this time") || r.grant != nil || r.homeErr != nil {
-		t.Fatalf("%+v", r)
-	}
+	overRelays(t, func(t *testing.T, kind string) {
+		s := newSceneOver(t, kind)
+		r := s.run(s.program(s.progKey), s.homeSide(), no, person(make(chan string)))
+		if !isCode(r.progErr, connect.CodeCodeDenied) || !strings.Contains(r.progErr.Error(), "not this time") || r.grant != nil || r.homeErr != nil {
+			t.Fatalf("%+v", r)
+		}
+	})
+	s := newScene(t)
 
 	// An honest home sends no grant for another key, nor for more.
 	p, h := s.program(s.progKey), s.homeSide()
@@ -310,12 +334,49 @@ func TestConnectCode_TheProgramAsksOnlyTheHomeItOpenedAndKeepsThatHome(t *testin
 	if err != nil || kept.Home != homePage {
 		t.Fatalf("kept %+v %v", kept, err)
 	}
+
+	// Over a room: a real home at another origin is never asked, and waits
+	// in vain; the program goes on waiting for the home it opened.
+	overRelays(t, func(t *testing.T, kind string) {
+		s := newSceneOver(t, kind)
+		h, err := connect.NewHomeExchange(s.code, "https://evil.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		homeRoom := join(t, s.relay, s.code.Room())
+		progRoom := join(t, s.relay, s.code.Room())
+		homeErr := make(chan error, 1)
+		o := s.opts("home")
+		o.Wait = 500 * time.Millisecond
+		go func() { homeErr <- connect.RunHome(c, homeRoom, h, s.allow(make(chan string, 1)), o) }()
+		p := s.program(s.progKey)
+		pc, pcancel := context.WithCancel(c)
+		progErr := make(chan error, 1)
+		go func() {
+			_, err := connect.RunProgram(pc, progRoom, p, person(make(chan string)), s.opts("program"))
+			progErr <- err
+		}()
+		wantCode(t, <-homeErr, connect.CodeCodeNobody)
+		pcancel()
+		if err := <-progErr; !errors.Is(err, context.Canceled) || p.State() != connect.ProgramKeyed {
+			t.Fatalf("the program: %v, %v", err, p.State())
+		}
+		if !slices.Contains(codes(s.ignoredBy("program")), connect.CodeCodeOrigin) || h.State() != connect.HomeOpened {
+			t.Fatalf("the program ignored %v; the home is %v", codes(s.ignoredBy("program")), h.State())
+		}
+	})
 }
 
 // connect-code.test.ts: "a home opened at a link nobody waits on any more
 // says so" (06 §3).
 func TestConnectCode_AHomeOpenedAtALinkNobodyWaitsOnAnyMoreSaysSo(t *testing.T) {
-	s := newScene(t)
+	overRelays(t, aHomeOpenedAtALinkNobodyWaitsOnAnyMoreSaysSo)
+}
+
+func aHomeOpenedAtALinkNobodyWaitsOnAnyMoreSaysSo(t *testing.T, kind string) {
+	s := newSceneOver(t, kind)
 	room := join(t, s.relay, s.code.Room())
 	start := time.Now()
 	err := connect.RunHome(ctx, room, s.homeSide(), s.allow(make(chan string, 1)), &connect.RunOptions{Wait: 50 * time.Millisecond})
@@ -324,14 +385,12 @@ func TestConnectCode_AHomeOpenedAtALinkNobodyWaitsOnAnyMoreSaysSo(t *testing.T) 
 		t.Fatal("said so before waiting")
 	}
 	// A program that said hello and went: the home is not left waiting.
-	s = newScene(t)
+	s = newSceneOver(t, kind)
 	room = join(t, s.relay, s.code.Room())
-	gone := join(t, s.relay, s.code.Room()).(*connecttest.Member)
+	gone := join(t, s.relay, s.code.Room())
 	eph, _ := channel.NewEphemeral()
 	c := channel.Commit(eph.Point())
-	if err := gone.Send(ctx, "peer1", clearMsg(t, connect.MsgHello, "commit", c[:])); err != nil {
-		t.Fatal(err)
-	}
+	toAll(t, gone, room.ID(), clearMsg(t, connect.MsgHello, "commit", c[:]))
 	gone.Leave()
 	h := s.homeSide()
 	err = connect.RunHome(ctx, room, h, s.allow(make(chan string, 1)), &connect.RunOptions{Wait: 50 * time.Millisecond})
@@ -438,7 +497,13 @@ func TestConnectCode_TheProgramKeepsItsNoteOnlyOnceThePersonGivesTheCodeTheHomeS
 
 	// Over the room: a person who keeps giving another check leaves the
 	// program with nothing, and the home never hears it is done.
-	s2 := newScene(t)
+	overRelays(t, func(t *testing.T, kind string) {
+		aPersonWhoGivesAnotherCheckLeavesTheProgramWithNothing(t, kind, wrong)
+	})
+}
+
+func aPersonWhoGivesAnotherCheckLeavesTheProgramWithNothing(t *testing.T, kind string, wrong func(string) string) {
+	s2 := newSceneOver(t, kind)
 	shown := make(chan string, 1)
 	c, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -450,7 +515,7 @@ func TestConnectCode_TheProgramKeepsItsNoteOnlyOnceThePersonGivesTheCodeTheHomeS
 		check := <-shown
 		shown <- check
 		return wrong(check), nil
-	}, nil)
+	}, s2.opts("program"))
 	if g != nil || !isCode(err, connect.CodeCodeCheck) {
 		t.Fatalf("%v %v", g, err)
 	}
@@ -464,13 +529,17 @@ func TestConnectCode_TheProgramKeepsItsNoteOnlyOnceThePersonGivesTheCodeTheHomeS
 // connect-code.test.ts: "each exchange has keys of its own on both sides,
 // so seeing one tells nothing about another" (06 §3).
 func TestConnectCode_EachExchangeHasKeysOfItsOwnOnBothSides(t *testing.T) {
-	s := newScene(t)
+	overRelays(t, eachExchangeHasKeysOfItsOwnOnBothSides)
+}
+
+func eachExchangeHasKeysOfItsOwnOnBothSides(t *testing.T, kind string) {
+	s := newSceneOver(t, kind)
 	if r := s.connectOnce(); r.progErr != nil || r.homeErr != nil {
 		t.Fatalf("%+v", r)
 	}
 	first := seen(t, s.relay.Recording())
 	// The same code, the same program's key, again.
-	s.relay = &connecttest.Relay{}
+	s.relay = newRelay(t, kind)
 	if r := s.connectOnce(); r.progErr != nil || r.homeErr != nil {
 		t.Fatalf("%+v", r)
 	}

@@ -79,6 +79,7 @@ type Program struct {
 	eph     *channel.Ephemeral
 	commit  string
 	helloed map[string]bool
+	hailed  bool   // its commitment went to the whole room (Hello)
 	home    string // the peer whose key it took
 	sess    *channel.Session
 	state   ProgramState
@@ -132,12 +133,35 @@ func (p *Program) Result() (*Grant, error) {
 
 // Joined greets a peer that connected with the program's commitment
 // (code:hello), until a home has heard it, and to at most MaxPeers peers.
+//
+// In a room hailed with [Program.Hello], a peer is known only by the first
+// message it sends, which it could send only after the hail reached it: it
+// counts as greeted, and is not greeted again.
 func (p *Program) Joined(peer string) []Send {
 	if p.state >= ProgramHeard || p.helloed[peer] || len(p.helloed) >= MaxPeers {
 		return nil
 	}
 	p.helloed[peer] = true
-	return []Send{{Peer: peer, Message: encodeClear(MsgHello, canonical.NewObject("commit", p.commit))}}
+	if p.hailed {
+		return nil
+	}
+	return []Send{{Peer: peer, Message: p.hello()}}
+}
+
+// Hello is the program's commitment (code:hello) for every peer of a room
+// where peers do not see each other join (a [Hailer]), or nil once the
+// program has taken a key: it greets nobody new after that, since it
+// ignores every later key (06 §3).
+func (p *Program) Hello() []byte {
+	if p.state != ProgramWaiting {
+		return nil
+	}
+	p.hailed = true
+	return p.hello()
+}
+
+func (p *Program) hello() []byte {
+	return encodeClear(MsgHello, canonical.NewObject("commit", p.commit))
 }
 
 // Receive takes a message from peer and returns what to send. An error is

@@ -1,22 +1,23 @@
 package connect
 
 import (
+	"errors"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/minca-go/minca/canonical"
-	"github.com/minca-go/minca/collection"
+	"github.com/minca-go/minca/index"
 )
 
 // Limits of a proposal (06 §2.11).
 const (
-	MaxProposals         = 8   // automations one request offers
-	MaxAutomationNameLen = 120 // characters of a Proposal's name
-	MaxNotifyTextLen     = 500 // characters of then.text
-	MaxProposalSpaces    = 256 // entries of a Proposal's spaces
-	MaxWhereDepth        = 16  // filters nested in where
+	MaxProposals         = 8              // automations one request offers
+	MaxAutomationNameLen = 120            // characters of a Proposal's name
+	MaxNotifyTextLen     = 500            // characters of then.text
+	MaxProposalSpaces    = 256            // entries of a Proposal's spaces
+	MaxWhereDepth        = index.MaxDepth // filters nested in where
 	proposeV             = 2
 )
 
@@ -223,156 +224,35 @@ func openOn(s, origin string) bool {
 	return false
 }
 
-// checkQuery checks a proposal's query: {collection, where?} and nothing
-// else.
+// checkQuery checks a proposal's query, {collection, where?} and nothing
+// else, with the query parser every query goes through
+// ([index.ParseProposal]), so what a home takes is what a node can answer.
 func checkQuery(v any, at string) (string, *canonical.Object, error) {
-	o, ok := v.(*canonical.Object)
+	q, err := index.ParseProposal(v)
+	if err != nil {
+		var ie *index.Error
+		if !errors.As(err, &ie) {
+			return "", nil, refuse(CodeProposeQuery, at, err.Error())
+		}
+		code := CodeProposeQuery
+		if ie.Code == index.CodeDepth {
+			code = CodeProposeDepth
+		}
+		path := at
+		if ie.Path != "" {
+			path += "." + ie.Path
+		}
+		msg := ie.Message
+		if !strings.Contains(msg, "06 §2.11") {
+			msg += " (06 §2.11)"
+		}
+		return "", nil, refuse(code, path, msg)
+	}
+	wv, ok := v.(*canonical.Object).Get("where")
 	if !ok {
-		return "", nil, refuse(CodeProposeQuery, at, "query is an object {collection, where?} (06 §2.11)")
+		return q.Collection, nil, nil
 	}
-	for _, m := range o.Members {
-		if m.Name != "collection" && m.Name != "where" {
-			return "", nil, refuse(CodeProposeQuery, at+"."+m.Name, "a proposal's query is {collection, where?} and nothing else (06 §2.11)")
-		}
-	}
-	cv, _ := o.Get("collection")
-	c, isStr := cv.(string)
-	if !isStr || !collection.ValidName(c) {
-		return "", nil, refuse(CodeProposeQuery, at+".collection", "collection is a collection name (02 §6.1) that does not start with sys. (06 §2.11)")
-	}
-	wv, ok := o.Get("where")
-	if !ok {
-		return c, nil, nil
-	}
-	if err := checkFilter(wv, at+".where", 1); err != nil {
-		return "", nil, err
-	}
-	return c, wv.(*canonical.Object), nil
-}
-
-var (
-	whereAttrs = []string{"@key", "@collection", "@createdBy", "@createdAt"}
-	whereOps   = []string{"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$contains"}
-)
-
-// checkFilter checks a filter's shape, depth deep (where is 1).
-func checkFilter(v any, at string, depth int) error {
-	if depth > MaxWhereDepth {
-		return refuse(CodeProposeDepth, at, "where nests at most 16 deep (06 §2.11)")
-	}
-	o, ok := v.(*canonical.Object)
-	if !ok {
-		return refuse(CodeProposeQuery, at, "a filter is an object (06 §2.11)")
-	}
-	for _, m := range o.Members {
-		mat := at + "[" + strconv.Quote(m.Name) + "]"
-		switch {
-		case m.Name == "$and" || m.Name == "$or":
-			l, ok := m.Value.([]any)
-			if !ok || len(l) == 0 {
-				return refuse(CodeProposeQuery, mat, m.Name+" is a non-empty list of filters (06 §2.11)")
-			}
-			for i, f := range l {
-				if err := checkFilter(f, mat+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
-					return err
-				}
-			}
-		case m.Name == "$not":
-			if err := checkFilter(m.Value, mat, depth+1); err != nil {
-				return err
-			}
-		case strings.HasPrefix(m.Name, "$"):
-			return refuse(CodeProposeQuery, mat, "a filter's members are fields, link:<role>, @key, @collection, @createdBy, @createdAt, $and, $or and $not (06 §2.11)")
-		default:
-			if !validWhereName(m.Name) {
-				return refuse(CodeProposeQuery, mat, "not a body field path, link:<role>, @key, @collection, @createdBy or @createdAt (06 §2.11)")
-			}
-			if err := checkCondition(m.Value, mat); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkCondition checks what a filter member holds: a value to equal, or
-// an object of operators (an object with no $ member is a value).
-func checkCondition(v any, at string) error {
-	o, ok := v.(*canonical.Object)
-	if !ok {
-		return nil
-	}
-	ops := 0
-	for _, m := range o.Members {
-		if strings.HasPrefix(m.Name, "$") {
-			ops++
-		}
-	}
-	if ops == 0 {
-		return nil
-	}
-	if ops != o.Len() {
-		return refuse(CodeProposeQuery, at, "an object is either operators or a value to equal, not both (06 §2.11)")
-	}
-	for _, m := range o.Members {
-		mat := at + "." + m.Name
-		switch m.Name {
-		case "$in", "$nin":
-			if _, ok := m.Value.([]any); !ok {
-				return refuse(CodeProposeQuery, mat, m.Name+" takes a list (06 §2.11)")
-			}
-		case "$exists":
-			if _, ok := m.Value.(bool); !ok {
-				return refuse(CodeProposeQuery, mat, "$exists takes a boolean (06 §2.11)")
-			}
-		default:
-			if !slices.Contains(whereOps, m.Name) {
-				return refuse(CodeProposeQuery, mat, m.Name+" is not an operator: $eq $ne $gt $gte $lt $lte $in $nin $exists $contains (06 §2.11)")
-			}
-		}
-	}
-	return nil
-}
-
-// validWhereName reports whether name is a body field path, link:<role>
-// or one of the @ attributes a proposal may name.
-func validWhereName(name string) bool {
-	if strings.HasPrefix(name, "@") {
-		return slices.Contains(whereAttrs, name)
-	}
-	if rel, ok := strings.CutPrefix(name, "link:"); ok {
-		return validRole(rel)
-	}
-	segs := strings.Split(name, ".")
-	if len(segs) > 8 {
-		return false
-	}
-	for _, s := range segs {
-		if len(s) < 1 || len(s) > 64 {
-			return false
-		}
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// validRole is a link role: ^[a-z][a-zA-Z0-9]{0,63}$ (02 §5.1).
-func validRole(s string) bool {
-	if len(s) < 1 || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
+	return q.Collection, wv.(*canonical.Object), nil
 }
 
 // Proposed is the home's answer to a proposal (06 §2.11 step 5): the

@@ -1,7 +1,9 @@
 package connect_test
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/minca-go/minca/backends/memory"
@@ -256,6 +258,43 @@ func TestRecordsOnly_AProgramOnAComputerGetsTheWholeAccountRecordsOnlyForAsLongA
 	if len(conns) != 1 || conns[0].Audience != s2.DID() {
 		t.Fatalf("%+v", conns)
 	}
+
+	// By code, over a room: two programs, two connections, each its key's.
+	overRelays(t, func(t *testing.T, kind string) {
+		s := newSceneOver(t, kind)
+		var keys []string
+		for i := 0; i < 2; i++ {
+			if i > 0 {
+				code, err := connect.NewCode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.code, s.progKey = code, newKey(t)
+			}
+			r := s.connectOnce()
+			if r.progErr != nil || r.homeErr != nil || r.grant == nil {
+				t.Fatalf("%+v", r)
+			}
+			g := r.grant
+			if g.Note.Aud != s.progKey.DID() || g.Note.Sub != s.a.root.DID() || g.Note.Cmd != identity.CmdRecord || g.Scope != connect.ScopeAccount || g.ExpiresAt != now.Unix()+7*86400 {
+				t.Fatalf("%+v", g.Note)
+			}
+			keys = append(keys, s.progKey.DID())
+		}
+		conns, _ := s.a.home.Connections(ctx)
+		var got []string
+		for _, c := range conns {
+			if c.Kind != connect.KindCode {
+				t.Fatalf("%+v", c)
+			}
+			got = append(got, c.Audience)
+		}
+		slices.Sort(keys)
+		slices.Sort(got)
+		if !slices.Equal(got, keys) {
+			t.Fatalf("connections %v, want %v", got, keys)
+		}
+	})
 }
 
 // records-only.test.ts: "over a code: the program learns the home's origin,
@@ -285,4 +324,28 @@ func TestRecordsOnly_OverACodeTheProgramLearnsTheHomesOriginAndItsProofIsRefused
 	if err := newAccount(t).home.Check(ctx, r, ""); err != nil {
 		t.Fatalf("at the home it named: %v", err)
 	}
+
+	// Over a room: the program asks with a proof naming the origin the
+	// home said, which another home refuses.
+	overRelays(t, func(t *testing.T, kind string) {
+		s := newSceneOver(t, kind)
+		shown := make(chan string, 1)
+		var asked connect.Ask
+		allow := s.allow(shown)
+		res := s.run(s.program(s.progKey), s.homeSide(), func(c context.Context, ask connect.Ask) (connect.Decision, error) {
+			asked = ask
+			return allow(c, ask)
+		}, person(shown))
+		if res.progErr != nil || res.homeErr != nil || asked.DID != s.progKey.DID() {
+			t.Fatalf("%+v", res)
+		}
+		if err := (connect.KeyProof{Audience: asked.DID, RecordsOnly: true, Origin: homeOrigin}).Check(asked.Proof); err != nil {
+			t.Fatalf("the proof does not name the home's origin: %v", err)
+		}
+		r, err := connect.NewCodeRequest(asked.DID, asked.Proof, asked.Name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, h.Check(ctx, r, ""), connect.CodeHomeProof)
+	})
 }

@@ -20,6 +20,18 @@ type Room interface {
 	Send(ctx context.Context, peer string, message []byte) error
 }
 
+// Hailer is a Room whose peers do not see each other join: a relay room
+// with introductions off (06 §3; 04), where the two sides find each other
+// only by what they send. A peer becomes known to the other side (a
+// RoomEvent with no Message) just before its first message. RunProgram
+// hails such a room with its commitment at intervals (RunOptions.Hail)
+// until it takes a key, since the home may join after it.
+type Hailer interface {
+	Room
+	// Hail sends message to every other peer in the room.
+	Hail(ctx context.Context, message []byte) error
+}
+
 // RoomEvent is a peer connecting (Message nil) or a message from a peer.
 type RoomEvent struct {
 	Peer    string
@@ -37,6 +49,16 @@ type RunOptions struct {
 	// program said hello and went. 0 means 2 minutes. A program waits as
 	// long as ctx lets it.
 	Wait time.Duration
+	// Hail is how often a program hails a [Hailer] room with its
+	// commitment while it has no key. 0 means 1 second.
+	Hail time.Duration
+}
+
+func (o *RunOptions) hail() time.Duration {
+	if o != nil && o.Hail > 0 {
+		return o.Hail
+	}
+	return time.Second
 }
 
 func (o *RunOptions) dropped(peer string, err error) {
@@ -89,11 +111,22 @@ type CheckAsker func(ctx context.Context, tries int) (string, error)
 // not match (code/check), the asker's error, or ctx's. ask is called once
 // the home has heard the program, and again after a check that does not
 // match; it runs beside the room, so the answer may come before or after
-// the person gives the check.
+// the person gives the check. A [Hailer] room is hailed with the
+// program's commitment at once and every o.Hail until it takes a key.
 func RunProgram(ctx context.Context, room Room, p *Program, ask CheckAsker, o *RunOptions) (*Grant, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, errs := pump(ctx, room)
+	hailer, _ := room.(Hailer)
+	var hail <-chan time.Time
+	if hailer != nil {
+		t := time.NewTicker(o.hail())
+		defer t.Stop()
+		hail = t.C
+		if err := hailOnce(ctx, hailer, p, o); err != nil {
+			return nil, err
+		}
+	}
 	type given struct {
 		digits string
 		err    error
@@ -114,6 +147,10 @@ func RunProgram(ctx context.Context, room Room, p *Program, ask CheckAsker, o *R
 			return nil, ctx.Err()
 		case err := <-errs:
 			return nil, fmt.Errorf("minca/connect: the room: %w", err)
+		case <-hail:
+			if err := hailOnce(ctx, hailer, p, o); err != nil {
+				return nil, err
+			}
 		case ev := <-events:
 			if ev.Message == nil {
 				out = p.Joined(ev.Peer)
@@ -138,6 +175,22 @@ func RunProgram(ctx context.Context, room Room, p *Program, ask CheckAsker, o *R
 		}
 	}
 	return p.Result()
+}
+
+// hailOnce sends the program's commitment to the whole room while it has
+// no key; a hail that fails is dropped, as the next may reach.
+func hailOnce(ctx context.Context, room Hailer, p *Program, o *RunOptions) error {
+	msg := p.Hello()
+	if msg == nil {
+		return nil
+	}
+	if err := room.Hail(ctx, msg); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		o.dropped("", fmt.Errorf("minca/connect: hailing the room: %w", err))
+	}
+	return nil
 }
 
 // Decision is the person's answer to a program that asked: a grant they

@@ -18,7 +18,7 @@ func TestBinaryLinksNoTestCode(t *testing.T) {
 		t.Fatalf("go list -deps printed %d packages: %q", len(deps), out)
 	}
 	for _, p := range deps {
-		for _, bad := range []string{"gofakes3", "enginetest", "blobstest"} {
+		for _, bad := range []string{"gofakes3", "enginetest", "blobstest", "connecttest", "transporttest"} {
 			if strings.Contains(p, bad) {
 				t.Errorf("the minca binary links %s", p)
 			}

@@ -98,6 +98,8 @@ func verbs() []verb {
 		{"restore", "admit every version in a folder's or bucket's segments into a store (resumable)", runRestore},
 		{"compact", "rewrite this store's segments in a folder or S3 into fewer, stubs for superseded bodies", runCompact},
 		{"serve", "run the node: its store, mirrors and local API (docs/api.md)", runServe},
+		{"connect", "connect this node to an account at its home, by code: a records-only note, no seed (06 §3)", runConnect},
+		{"home", "run a minimal account home: the connect page, programs by code, apps, connections (06 §2–§3)", runHome},
 		{"init", "make a node directory: an account key, a session, the API token", runInit},
 		{"space", "spaces: make one, join, invite, change who is in it (through the node); read a space's state from a store", runSpace},
 		{"put", "write a record's next version through the node (02 §4)", runPut},

@@ -1,8 +1,8 @@
-// Package connecttest is a relay in memory for testing connecting by code
-// (06 §3): rooms whose members are connected to each other, with hooks to
-// record, relabel, repeat and drop messages, as a relay sitting
-// between the two sides could. It is for tests only; the minca binary
-// never links it.
+// Package connecttest is a relay for testing connecting by code (06 §3):
+// rooms in memory whose members are connected to each other, or a tap on
+// rooms of a real relay (Relay.Over), with hooks to record, relabel, repeat
+// and drop messages, as a relay sitting between the two sides could. It is
+// for tests only; the minca binary never links it.
 package connecttest
 
 import (
@@ -32,6 +32,11 @@ type Recorded struct {
 // Relay is a relay in memory. The zero value is ready. Safe for
 // concurrent use.
 type Relay struct {
+	// Over, when set, makes the Relay a tap on real rooms: each member
+	// joins the room Over returns (on a transport relay, say) and the
+	// Relay records, and passes through Tamper, what members send before
+	// it goes there. nil: rooms in memory.
+	Over func(ctx context.Context, room string) (Underlying, error)
 	// Tamper, when set, decides what reaches to of each message from
 	// sends: nothing (a drop), the message, changed copies, or several
 	// (repeats). It is called under the relay's lock, in send order.
@@ -43,7 +48,76 @@ type Relay struct {
 	record []Recorded
 }
 
-// Member is one peer's place in a room: a connect.Room.
+// Peer is one side's place in a room of the Relay: a *Member in memory,
+// or a *Tapped over a real room.
+type Peer interface {
+	connect.Room
+	// ID is the peer's id in its room, as the other members see it.
+	ID() string
+	// Leave takes the peer out of its room.
+	Leave()
+}
+
+// Underlying is a real room a Tapped member sends through.
+type Underlying interface {
+	connect.Hailer
+	ID() string
+	Close() error
+}
+
+// Tapped is one peer's place in a real room, its sends recorded and
+// tampered with by the Relay: a connect.Hailer, as rooms whose peers do
+// not see each other join are.
+type Tapped struct {
+	relay *Relay
+	room  string
+	u     Underlying
+}
+
+var _ connect.Hailer = (*Tapped)(nil)
+
+// ID is the peer's id in the real room.
+func (m *Tapped) ID() string { return m.u.ID() }
+
+// Next returns the peer's next event in the real room.
+func (m *Tapped) Next(ctx context.Context) (connect.RoomEvent, error) { return m.u.Next(ctx) }
+
+// Send records message, and sends to peer what Tamper makes of it.
+func (m *Tapped) Send(ctx context.Context, peer string, message []byte) error {
+	for _, b := range m.relay.tap(m.room, m.u.ID(), peer, message) {
+		if err := m.u.Send(ctx, peer, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Hail records message (To ""), and sends the whole room what Tamper
+// makes of it.
+func (m *Tapped) Hail(ctx context.Context, message []byte) error {
+	for _, b := range m.relay.tap(m.room, m.u.ID(), "", message) {
+		if err := m.u.Hail(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Leave leaves the real room.
+func (m *Tapped) Leave() { m.u.Close() }
+
+func (r *Relay) tap(room, from, to string, message []byte) [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	msg := slices.Clone(message)
+	r.record = append(r.record, Recorded{Room: room, From: from, To: to, Message: msg})
+	if r.Tamper != nil {
+		return r.Tamper(room, from, to, slices.Clone(msg))
+	}
+	return [][]byte{msg}
+}
+
+// Member is one peer's place in a room in memory: a connect.Room.
 type Member struct {
 	relay *Relay
 	room  string
@@ -56,11 +130,18 @@ type Member struct {
 
 var _ connect.Room = (*Member)(nil)
 
-// Join puts a new peer in room: it and every member there are told the
-// other connected.
-func (r *Relay) Join(ctx context.Context, room string) (*Member, error) {
+// Join puts a new peer in room. In memory, it and every member there are
+// told the other connected; over real rooms, nobody is told.
+func (r *Relay) Join(ctx context.Context, room string) (Peer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if r.Over != nil {
+		u, err := r.Over(ctx, room)
+		if err != nil {
+			return nil, err
+		}
+		return &Tapped{relay: r, room: room, u: u}, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

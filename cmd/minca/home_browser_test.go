@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// updateScreenshot, set to 1, makes TestHomePageInChromium write its
+// screenshot of the connect page to docs/home-connect.png too.
+const updateScreenshot = "MINCA_UPDATE_SCREENSHOT"
+
+// The connect page in a real browser (Debian's chromium, headless): the
+// page reads the code from its address, shows the program's name, what it
+// asks and the check, and its Allow button grants; the check typed in
+// `minca connect` then keeps the note, and the page says so. Screenshots
+// of the page are kept as the test's artefacts (go test -artifacts).
+func TestHomePageInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (.ci/run installs Debian's)")
+	}
+	h := startHome(t, t.TempDir())
+	prog := t.TempDir()
+	c := startConnect(t, h.URL, prog)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tab := openChromium(t, ctx, browser, c.Link)
+	shown := tab.waitFor(t, ctx, `(() => { const b = document.getElementById('allow'); return b ? JSON.stringify({check: document.getElementById('check').textContent, program: document.getElementById('program').textContent, text: document.body.innerText, address: location.href}) : ''; })()`)
+	var asked struct{ Check, Program, Text, Address string }
+	if err := json.Unmarshal([]byte(shown), &asked); err != nil {
+		t.Fatal(err)
+	}
+	check := strings.ReplaceAll(asked.Check, " ", "")
+	if asked.Program != "agent" || len(check) != 6 || !strings.Contains(asked.Text, "records") || !strings.Contains(asked.Text, "Deny") {
+		t.Fatalf("the page shows %+v", asked)
+	}
+	if strings.Contains(asked.Address, "mc_") {
+		t.Fatalf("the code stayed in the address bar: %s", asked.Address)
+	}
+	png := tab.screenshot(t, ctx)
+	keep(t, "home-connect.png", png)
+	if os.Getenv(updateScreenshot) == "1" {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "home-connect.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	tab.eval(t, ctx, `document.getElementById('allow').click(), ''`)
+	allowed := tab.waitFor(t, ctx, `(() => { const h = document.querySelector('h1'); return h && h.textContent === 'Allowed' ? document.getElementById('check').textContent : ''; })()`)
+	if strings.ReplaceAll(allowed, " ", "") != check {
+		t.Fatalf("after Allow the page shows the check %q, not %q", allowed, asked.Check)
+	}
+	fmt.Fprintln(c.stdin, check)
+	if code, out := c.wait(t); code != 0 || !strings.Contains(out, h.Account) {
+		t.Fatalf("connect: exit %d, %q; stderr:\n%s", code, out, c.stderr)
+	}
+	tab.waitFor(t, ctx, `document.getElementById('done') ? 'yes' : ''`)
+	keep(t, "home-connected.png", tab.screenshot(t, ctx))
+	if _, err := os.Stat(filepath.Join(prog, "session.note")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// keep writes an artefact of the test.
+func keep(t *testing.T, name string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tab is one page of a headless Chromium, driven over the DevTools
+// protocol's WebSocket.
+type tab struct {
+	c    *websocket.Conn
+	next int
+}
+
+var devtoolsLine = regexp.MustCompile(`DevTools listening on (ws://[^\s]+)`)
+
+// openChromium starts a headless Chromium with a fresh profile on link and
+// returns its page.
+func openChromium(t *testing.T, ctx context.Context, browser, link string) *tab {
+	t.Helper()
+	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--window-size=720,1000", link)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := devtoolsLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	var browserWS string
+	select {
+	case browserWS = <-found:
+	case <-ctx.Done():
+		t.Fatal("chromium did not say where DevTools listen")
+	}
+	host := strings.TrimPrefix(browserWS, "ws://")
+	host = host[:strings.Index(host, "/")]
+	var pageWS string
+	for pageWS == "" {
+		res, err := http.Get("http://" + host + "/json/list")
+		if err == nil {
+			var targets []struct{ Type, URL, WebSocketDebuggerURL string }
+			json.NewDecoder(res.Body).Decode(&targets)
+			res.Body.Close()
+			for _, tg := range targets {
+				if tg.Type == "page" {
+					pageWS = tg.WebSocketDebuggerURL
+				}
+			}
+		}
+		if pageWS == "" {
+			select {
+			case <-ctx.Done():
+				t.Fatal("chromium opened no page")
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	c, _, err := websocket.Dial(ctx, pageWS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadLimit(64 << 20)
+	t.Cleanup(func() { c.CloseNow() })
+	return &tab{c: c}
+}
+
+// call sends one DevTools command and returns its result, skipping the
+// events that come between.
+func (b *tab) call(t *testing.T, ctx context.Context, method string, params any) json.RawMessage {
+	t.Helper()
+	b.next++
+	msg, _ := json.Marshal(map[string]any{"id": b.next, "method": method, "params": params})
+	if err := b.c.Write(ctx, websocket.MessageText, msg); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, data, err := b.c.Read(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		var r struct {
+			ID     int
+			Result json.RawMessage
+			Error  *struct{ Message string }
+		}
+		if json.Unmarshal(data, &r) != nil || r.ID != b.next {
+			continue
+		}
+		if r.Error != nil {
+			t.Fatalf("%s: %s", method, r.Error.Message)
+		}
+		return r.Result
+	}
+}
+
+// eval evaluates a JavaScript expression that yields a string.
+func (b *tab) eval(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	res := b.call(t, ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	var r struct {
+		Result struct{ Value any }
+	}
+	json.Unmarshal(res, &r)
+	s, _ := r.Result.Value.(string)
+	return s
+}
+
+// waitFor evaluates expr until it yields a non-empty string.
+func (b *tab) waitFor(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	for {
+		if s := b.eval(t, ctx, expr); s != "" {
+			return s
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the page never showed %s; it shows:\n%s", expr, b.eval(t, context.Background(), "document.body ? document.body.innerText : ''"))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// screenshot is the page as PNG.
+func (b *tab) screenshot(t *testing.T, ctx context.Context) []byte {
+	t.Helper()
+	var r struct{ Data string }
+	json.Unmarshal(b.call(t, ctx, "Page.captureScreenshot", map[string]any{"format": "png"}), &r)
+	png, err := base64.StdEncoding.DecodeString(r.Data)
+	if err != nil || len(png) < 1000 {
+		t.Fatalf("a screenshot of %d bytes: %v", len(png), err)
+	}
+	return png
+}
