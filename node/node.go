@@ -42,7 +42,10 @@ type Node struct {
 	registry string
 	w        *writer
 	ev       *events
-	mirrors  []*mirror.Mirror
+	// carryMu makes adding, removing and refilling carriers one at a
+	// time (06 §4.2: a removal waits for a refill under way).
+	carryMu sync.Mutex
+	mirrors []*mirror.Mirror
 
 	ctx    context.Context
 	cancel context.CancelFunc
