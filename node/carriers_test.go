@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -405,4 +406,122 @@ func mustCarryGenesis(t testing.TB, acc *identity.PrivateKey, did string, gen in
 		t.Fatal(err)
 	}
 	return g
+}
+
+// A carry space holds a pass per space the account uses (a private one's
+// with the read seed of the key held now), the account's automations as
+// wakes and the registry's links; the live carriers are named keepers
+// (06 §4.2, §4.4).
+func TestCarrySpaceContents(t *testing.T) {
+	ctx := context.Background()
+	k0 := seal.NewKey()
+	acc, err := identity.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := space.NewGenesis(space.GenesisOptions{Name: "diary", Private: true, Founders: []string{acc.DID()},
+		CreatedAt: "2026-09-26T12:00:00.000Z", Nonce: "p1", EncryptionKeyID: k0.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unkeyed, err := space.NewGenesis(space.GenesisOptions{Name: "other", Private: true, Founders: []string{acc.DID()},
+		CreatedAt: "2026-09-26T12:00:00.000Z", Nonce: "p2", EncryptionKeyID: seal.NewKey().ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := seal.NewKeyring(priv.ID, k0.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring.Offer(k0)
+	a := &testNode{t: t, dir: t.TempDir(), account: acc, clock: newClock()}
+	a.open(&node.Options{PassKeys: rings{priv.ID: ring}})
+	pub := a.space("club", nil)
+	other := carrierDID(t)
+	for _, g := range []*space.Genesis{priv, unkeyed} {
+		if err := a.JoinGenesis(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Someone else keeps the club: that keeper stays.
+	if _, err := a.WriteKeepers(ctx, pub.ID, []space.Keeper{{DID: other, Name: "backup"}}); err != nil {
+		t.Fatal(err)
+	}
+	auto := canonical.NewObject("name", "New messages", "when", canonical.NewObject("query", canonical.NewObject("collection", "app.chat")),
+		"spaces", []any{pub.ID}, "open", "https://chat.example/inbox")
+	if err := a.PutRegistry(ctx, node.AutomationCollection, "automation:a1", auto); err != nil {
+		t.Fatal(err)
+	}
+	link := canonical.NewObject("blob", "x", "until", "2027-01-01T00:00:00.000Z")
+	if err := a.PutRegistry(ctx, node.LinkCollection, "link:l1", link); err != nil {
+		t.Fatal(err)
+	}
+	did := carrierDID(t)
+	r, err := a.AddCarrier(ctx, did, "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ck, _ := node.CarrySpace(acc, did, 0)
+
+	passes := livePasses(t, a.Node, r.Space)
+	for _, id := range []string{a.Registry(), pub.ID, priv.ID} {
+		if !passes[node.PassKey(id)] {
+			t.Fatalf("no pass for %s: %v", id, passes)
+		}
+	}
+	if passes[node.PassKey(unkeyed.ID)] {
+		t.Fatal("a private space held without its key got a pass")
+	}
+	p, err := node.ReadPass(node.PassKey(priv.ID), current(t, a.Node, r.Space, node.PassKey(priv.ID), ck))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Read == nil || *p.Read != k0.ReadSeed() || p.ReadKey != "" {
+		t.Fatalf("the private space's pass: %+v", p)
+	}
+	rk, err := p.ReadKeyPair()
+	if err != nil || rk.DID() != k0.ReadKeyDID() {
+		t.Fatalf("the pass proves %v, not K₀'s read key (%v)", rk, err)
+	}
+	w, err := node.ReadWake(current(t, a.Node, r.Space, node.WakeKey("automation:a1"), ck))
+	if err != nil || w.Collection != "app.chat" || !w.Others || w.Open != "https://chat.example/inbox" || len(w.Spaces) != 1 {
+		t.Fatalf("the wake: %+v %v", w, err)
+	}
+	if b, _ := canonical.Marshal(current(t, a.Node, r.Space, "link:l1", ck)); string(b) != `{"blob":"x","until":"2027-01-01T00:00:00.000Z"}` {
+		t.Fatalf("the link copied: %s", b)
+	}
+	keepers := func(id string) []space.Keeper {
+		var ks []space.Keeper
+		if _, err := a.Judge().WithHistory(ctx, id, func(h *space.History) error { ks = h.Now().Keepers(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return ks
+	}
+	if ks := keepers(pub.ID); len(ks) != 2 || !slices.Contains(ks, space.Keeper{DID: other, Name: "backup"}) || !slices.Contains(ks, space.Keeper{DID: did, Name: "server"}) {
+		t.Fatalf("the club's keepers: %+v", ks)
+	}
+	if ks := keepers(a.Registry()); len(ks) != 1 || ks[0].DID != did {
+		t.Fatalf("the registry's keepers: %+v", ks)
+	}
+
+	// The automation and the link go: so do the wake and the copy.
+	if err := a.PutRegistry(ctx, node.AutomationCollection, "automation:a1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PutRegistry(ctx, node.LinkCollection, "link:l1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RefillCarriers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if current(t, a.Node, r.Space, node.WakeKey("automation:a1"), ck) != nil || current(t, a.Node, r.Space, "link:l1", ck) != nil {
+		t.Fatal("a wake or link the registry no longer holds is still in the carry space")
+	}
+	// Removed, the carrier is no keeper; the other keeper stays.
+	if err := a.RemoveCarrier(ctx, did); err != nil {
+		t.Fatal(err)
+	}
+	if ks := keepers(pub.ID); len(ks) != 1 || ks[0].DID != other {
+		t.Fatalf("after removal the club's keepers: %+v", ks)
+	}
 }

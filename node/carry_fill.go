@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 )
@@ -247,11 +248,7 @@ func (n *Node) nameKeepers(ctx context.Context) error {
 		if sameKeepers(now, next) {
 			continue
 		}
-		l := make([]any, len(next))
-		for i, k := range next {
-			l[i] = canonical.NewObject("did", k.DID, "name", k.Name)
-		}
-		_, err = n.writeAccess(ctx, id, space.KindKeepers, "keepers", canonical.NewObject("keepers", l))
+		_, err = n.WriteKeepers(ctx, id, next)
 		var we *WriteError
 		if errors.As(err, &we) {
 			n.o.Logger.Debug("not naming keepers", "space", id, "err", err)
@@ -262,6 +259,16 @@ func (n *Node) nameKeepers(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// WriteKeepers names a space's keepers (06 §4.2; docs/spaces.md
+// sys.keepers): at key "keepers", body {keepers: [{did, name}…]}.
+func (n *Node) WriteKeepers(ctx context.Context, spaceID string, keepers []space.Keeper) (*record.Version, error) {
+	l := make([]any, len(keepers))
+	for i, k := range keepers {
+		l[i] = canonical.NewObject("did", k.DID, "name", k.Name)
+	}
+	return n.writeAccess(ctx, spaceID, space.KindKeepers, "keepers", canonical.NewObject("keepers", l))
 }
 
 func sameKeepers(a, b []space.Keeper) bool {
