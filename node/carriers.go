@@ -385,9 +385,16 @@ func (n *Node) closeCarrySpace(ctx context.Context, c CarrierRecord) error {
 // currentIn lists the current version of each record of coll in a space
 // that is not a delete, by key.
 func (n *Node) currentIn(ctx context.Context, spaceID, coll string) (map[string]*record.Version, error) {
+	return CurrentRecords(ctx, n.st, spaceID, coll)
+}
+
+// CurrentRecords lists the readable current version (engine.Store.Current)
+// of each record of coll in a space that is not a delete, by key: how a
+// node and a carrier read a registry's or a carry space's records.
+func CurrentRecords(ctx context.Context, st *engine.Store, spaceID, coll string) (map[string]*record.Version, error) {
 	out := map[string]*record.Version{}
 	seen := map[string]bool{}
-	for v, err := range n.st.Export(ctx, spaceID) {
+	for v, err := range st.Export(ctx, spaceID) {
 		if err != nil {
 			return nil, err
 		}
@@ -395,7 +402,7 @@ func (n *Node) currentIn(ctx context.Context, spaceID, coll string) (map[string]
 			continue
 		}
 		seen[v.Key] = true
-		cur, err := n.st.Current(ctx, spaceID, v.Key)
+		cur, err := st.Current(ctx, spaceID, v.Key)
 		if errors.Is(err, engine.ErrNotFound) {
 			continue
 		}

@@ -1,0 +1,532 @@
+package carrier_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/carrier"
+	"github.com/minca-go/minca/collection"
+	"github.com/minca-go/minca/connect"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/seal"
+	"github.com/minca-go/minca/space"
+	"github.com/minca-go/minca/store"
+)
+
+var ctx = context.Background()
+
+const (
+	secretMarker = "carrier-plaintext-marker-7f3a"
+	publicMarker = "carrier-public-marker-91bc"
+	chatDef      = `{"name":"app.chat","version":1,"schema":{"type":"object"},"topics":["channel"]}`
+)
+
+// rings is the keys a node holds: one ring a space.
+type rings map[string]*seal.Keyring
+
+func (r rings) Keyring(id string) *seal.Keyring { return r[id] }
+
+// writer signs versions of one space by hand, as a member's node would
+// write them (a node of this tree does not write private spaces yet).
+type writer struct {
+	t     testing.TB
+	g     *space.Genesis
+	top   map[string]*record.Version // by key
+	logs  map[string]*record.Version // by author and collection
+	clock int
+}
+
+func (w *writer) write(by identity.Signer, coll, key string, body any, seen []*record.Version, opts ...func(*canonical.Object)) *record.Version {
+	w.t.Helper()
+	w.clock++
+	o := canonical.NewObject("collection", coll, "createdAt", fmt.Sprintf("2026-01-01T00:%02d:%02d.000Z", w.clock/60, w.clock%60),
+		"key", key, "space", w.g.ID)
+	if prev, ok := w.top[key]; ok {
+		record.NextAfter(prev).Apply(o)
+	} else {
+		o.Set("seq", float64(0))
+	}
+	if last, ok := w.logs[by.DID()+coll]; ok {
+		o.Set("log", canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID))
+	} else {
+		o.Set("log", canonical.NewObject("n", float64(0)))
+	}
+	if len(seen) > 0 {
+		l := make([]any, len(seen))
+		for i, v := range seen {
+			l[i] = v.ID
+		}
+		o.Set("seen", l)
+	}
+	if space.IsAccessCollection(coll) {
+		o.Set("retain", true)
+	}
+	o.Set("body", body)
+	for _, f := range opts {
+		f(o)
+	}
+	v, err := record.Sign(o, by)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.top[key], w.logs[by.DID()+coll] = v, v
+	return v
+}
+
+// scene is an account's home node, with a public and a private space, and
+// a carrier it added.
+type scene struct {
+	t       *testing.T
+	acc     *identity.PrivateKey
+	home    *node.Node
+	homeDir string
+	ring    *seal.Keyring
+	pub     *space.Genesis
+	priv    *space.Genesis
+	k0      *seal.Key
+	c       *carrier.Carrier
+	cdir    string
+	copts   *carrier.Options
+	added   *node.CarryAdded
+	grant   *connect.CarryGrant
+}
+
+func newScene(t *testing.T, copts *carrier.Options) *scene {
+	t.Helper()
+	s := &scene{t: t, k0: seal.NewKey(), homeDir: t.TempDir()}
+	var err error
+	if s.acc, err = identity.GenerateKey(); err != nil {
+		t.Fatal(err)
+	}
+	if s.priv, err = space.NewGenesis(space.GenesisOptions{Name: "diary", Private: true, Founders: []string{s.acc.DID()},
+		Roles: map[string][]space.Grant{"writer": {space.MustGrant("/record")}}, CreatedAt: "2026-01-01T00:00:00.000Z",
+		Nonce: "diary", EncryptionKeyID: s.k0.ID()}); err != nil {
+		t.Fatal(err)
+	}
+	s.ring, _ = seal.NewKeyring(s.priv.ID, s.k0.ID())
+	s.ring.Offer(s.k0)
+	s.openHome()
+	if s.pub, err = s.home.CreateSpace(ctx, "club", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.home.JoinGenesis(ctx, s.priv); err != nil {
+		t.Fatal(err)
+	}
+	if copts == nil {
+		copts = &carrier.Options{}
+	}
+	s.copts = copts
+	if s.copts.Dir == "" {
+		s.copts.Dir = t.TempDir()
+	}
+	s.openCarrier()
+	if s.added, err = s.home.AddCarrier(ctx, s.c.DID(), "server"); err != nil {
+		t.Fatal(err)
+	}
+	s.grant = &connect.CarryGrant{DID: s.acc.DID(), Name: "Ada", Space: s.added.Space, Invite: s.added.Invite}
+	if err := s.c.Accept(ctx, s.grant); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *scene) openHome() {
+	s.t.Helper()
+	n, err := node.Open(ctx, &node.Options{Dir: s.homeDir, Store: "pebble:" + filepath.Join(s.homeDir, "store"), Account: s.acc,
+		PassKeys: rings{s.priv.ID: s.ring}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.home = n
+	s.t.Cleanup(func() { n.Close() })
+}
+
+func (s *scene) openCarrier() {
+	s.t.Helper()
+	c, err := carrier.Open(ctx, s.copts)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.c = c
+	s.t.Cleanup(func() { c.Close() })
+}
+
+// carry hands the carrier every version the home holds of each space it
+// holds, until it holds no new space: what sync sessions will do.
+func (s *scene) carry() {
+	s.t.Helper()
+	done := map[string]int{}
+	for {
+		more := false
+		for _, id := range s.c.Spaces() {
+			n := push(s.t, s.home.Store(), s.c, id)
+			if n != done[id] {
+				more = true
+			}
+			done[id] = n
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+func push(t testing.TB, from *engine.Store, c *carrier.Carrier, id string) int {
+	t.Helper()
+	var vs []*record.Version
+	for v, err := range from.Export(ctx, id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) > 0 {
+		if _, err := c.Admit(ctx, "home", vs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(vs)
+}
+
+// privateVersions writes the private space as its members would: Ben
+// joins as a writer, Ada defines app.chat (sealed, with a topic), both
+// write, Ada removes Ben, and Ben writes once more as of before his
+// removal (withdrawn everywhere).
+func (s *scene) privateVersions() (honest []*record.Version, benMsg *record.Version) {
+	t := s.t
+	ben, _ := identity.GenerateKey()
+	w := &writer{t: t, g: s.priv, top: map[string]*record.Version{}, logs: map[string]*record.Version{}}
+	sealed := func(k *seal.Key, coll, key string, body any) *canonical.Object {
+		b, err := seal.SealBody(k, s.priv.ID, coll, key, collection.Content{Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	dv, _ := canonical.Parse([]byte(chatDef))
+	def, _ := collection.ParseDefinition(dv)
+	tagged := func(body *canonical.Object) func(*canonical.Object) {
+		ts, err := def.Tags(s.k0.TagKey(), collection.Content{Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(o *canonical.Object) {
+			l := make([]any, len(ts))
+			for i, x := range ts {
+				l[i] = x
+			}
+			o.Set("tags", l)
+		}
+	}
+	a1 := w.write(s.acc, "sys.assign", "member:"+record.OwnerPart(ben.DID()), canonical.NewObject("member", ben.DID(), "roles", []any{"writer"}), nil)
+	d1 := w.write(s.acc, "sys.collection", "collection:app.chat", sealed(s.k0, "sys.collection", "collection:app.chat", dv), []*record.Version{a1})
+	msg := func(by *identity.PrivateKey, text string, seen *record.Version) *record.Version {
+		key, _ := record.FreshKey(by.DID())
+		body := canonical.NewObject("channel", "home", "text", text)
+		return w.write(by, "app.chat", key, sealed(s.k0, "app.chat", key, body), []*record.Version{seen}, tagged(body))
+	}
+	m1 := msg(s.acc, "milk?", d1)
+	m2 := msg(ben, secretMarker, d1)
+	keep := canonical.NewObject(ben.DID(), canonical.NewObject("app.chat", 0.0)) // Ada saw m2: it stays
+	r1 := w.write(s.acc, "sys.remove", "remove:"+record.OwnerPart(ben.DID()), canonical.NewObject("member", ben.DID(), "keep", keep), []*record.Version{d1})
+	late := msg(ben, "one more", d1) // as of before his removal, not kept
+	return []*record.Version{a1, d1, m1, m2, r1, late}, m2
+}
+
+// admitTo admits versions into a store.
+func admitTo(t testing.TB, st *engine.Store, vs []*record.Version) {
+	t.Helper()
+	if _, err := st.Admit(ctx, "x", vs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// standings is each version's standing and each record's current version
+// in a store, for the versions given.
+func standings(t testing.TB, st *engine.Store, vs []*record.Version) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, v := range vs {
+		s, _, err := st.Standing(ctx, v.ID)
+		if err != nil {
+			out[v.ID] = "absent"
+		} else {
+			out[v.ID] = s.String()
+		}
+		if cur, err := st.Current(ctx, v.Space, v.Key); err == nil {
+			out["current "+v.Key] = cur.ID
+		}
+	}
+	return out
+}
+
+// A carrier holds passes from its carry space, judges a private space as a
+// keyless peer does, and ends with the same versions and standing as a
+// member that reads every body (06 §4.1).
+func TestCarrierConvergesWithMembers(t *testing.T) {
+	s := newScene(t, nil)
+	s.carry()
+	for _, id := range []string{s.home.Registry(), s.pub.ID, s.priv.ID} {
+		if !slices.Contains(s.c.Carried(), id) {
+			t.Fatalf("the carrier does not carry %s after its carry space arrived: %v", id, s.c.Carried())
+		}
+	}
+	rk, ok := s.c.ReadKey(s.priv.ID)
+	if !ok || rk.DID() != s.k0.ReadKeyDID() {
+		t.Fatalf("the read key the carrier proves for the private space: %v", rk)
+	}
+	if _, ok := s.c.ReadKey(s.pub.ID); ok {
+		t.Fatal("a read key for a public space")
+	}
+
+	vs, _ := s.privateVersions()
+	// A member reading every body.
+	j := node.NewPrivateJudge(&identity.Checker{}, rings{s.priv.ID: s.ring})
+	member, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	j.Source = member
+	if err := node.AddGenesis(ctx, member, s.priv); err != nil {
+		t.Fatal(err)
+	}
+	admitTo(t, member, vs)
+	// The carrier takes them in any order, a few at a time.
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 5 {
+		shuffled := slices.Clone(vs)
+		r.Shuffle(len(shuffled), func(i, k int) { shuffled[i], shuffled[k] = shuffled[k], shuffled[i] })
+		for i := 0; i < len(shuffled); i += 2 {
+			if _, err := s.c.Admit(ctx, "peer", shuffled[i:min(i+2, len(shuffled))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want, got := standings(t, member, vs), standings(t, s.c.Store(), vs)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatalf("the carrier and a member differ:\nmember  %v\ncarrier %v", want, got)
+	}
+	if got[vs[5].ID] != engine.Withdrawn.String() || got[vs[3].ID] != engine.Stands.String() {
+		t.Fatalf("the scene did not exercise a withdrawal: %v", got)
+	}
+	// It takes in nothing of a space it does not carry.
+	other := &writer{t: t, g: mustGenesis(t, s.acc, "elsewhere"), top: map[string]*record.Version{}, logs: map[string]*record.Version{}}
+	v := other.write(s.acc, "app.note", "x", canonical.NewObject("a", 1.0), nil)
+	outs, err := s.c.Admit(ctx, "peer", []*record.Version{v})
+	if err != nil || outs[0].Verdict != engine.Refused || outs[0].Refusal.Code != carrier.CodeNotCarried {
+		t.Fatalf("a version of a space not carried: %+v %v", outs, err)
+	}
+}
+
+func mustGenesis(t testing.TB, acc *identity.PrivateKey, name string) *space.Genesis {
+	g, err := space.NewGenesis(space.GenesisOptions{Name: name, Founders: []string{acc.DID()}, CreatedAt: "2026-01-01T00:00:00.000Z", Nonce: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// grep reports whether any file under dir holds marker.
+func grep(t testing.TB, dir, marker string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(marker)) {
+			found = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// The carrier's store holds no plaintext of a private space, on a local
+// store and on a mirror (a folder: store, as an S3 one), while a public
+// space's text is there to find — so the search can find what is there.
+func TestCarrierStoreHoldsNoPlaintext(t *testing.T) {
+	for _, kind := range []string{"pebble", "folder"} {
+		t.Run(kind, func(t *testing.T) {
+			dir, cache := t.TempDir(), t.TempDir()
+			o := &carrier.Options{Dir: t.TempDir()}
+			if kind == "folder" {
+				o.Store = "folder:" + dir
+				o.StoreOptions = &store.Options{CacheDir: cache}
+			} else {
+				o.Store = "pebble:" + dir
+			}
+			s := newScene(t, o)
+			s.carry()
+			vs, _ := s.privateVersions()
+			admitTo(t, s.home.Store(), vs)
+			if _, err := s.home.Put(ctx, s.pub.ID, "app.note", map[string]any{"text": publicMarker}, nil); err != nil {
+				t.Fatal(err)
+			}
+			s.carry()
+			if st := standings(t, s.c.Store(), vs); st[vs[3].ID] != engine.Stands.String() {
+				t.Fatalf("the carrier does not hold the private message: %v", st)
+			}
+			if err := s.c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			roots := []string{dir, s.copts.Dir, cache}
+			found := false
+			for _, r := range roots {
+				if grep(t, r, secretMarker) {
+					t.Fatalf("plaintext of the private space in the carrier's files under %s", r)
+				}
+				found = found || grep(t, r, publicMarker)
+			}
+			if !found {
+				t.Fatal("the public record's text is nowhere in the carrier's store: the search finds nothing")
+			}
+		})
+	}
+}
+
+// Wakes (06 §4.4): the account's automations reach the carry space as
+// wakes, and the carrier reports a version matching one, from its outside
+// alone.
+func TestCarrierWakes(t *testing.T) {
+	s := newScene(t, nil)
+	auto := canonical.NewObject("name", "Ben wrote", "when", canonical.NewObject("query", canonical.NewObject("collection", "app.chat")),
+		"spaces", []any{s.priv.ID}, "open", "https://chat.example/diary")
+	if err := s.home.PutRegistry(ctx, node.AutomationCollection, "automation:ben", auto); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.home.RefillCarriers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sub := s.c.Subscribe(0)
+	defer sub.Close()
+	s.carry()
+	vs, benMsg := s.privateVersions()
+	if _, err := s.c.Admit(ctx, "peer", vs); err != nil {
+		t.Fatal(err)
+	}
+	// The same versions again wake nothing more.
+	if _, err := s.c.Admit(ctx, "peer", vs); err != nil {
+		t.Fatal(err)
+	}
+	var wakes []carrier.Event
+	for {
+		select {
+		case e := <-sub.C:
+			if e.Type == carrier.EventWake {
+				wakes = append(wakes, e)
+			}
+			continue
+		case <-time.After(100 * time.Millisecond):
+		}
+		break
+	}
+	want := carrier.Event{Type: carrier.EventWake, Account: s.acc.DID(), Space: s.priv.ID, Collection: "app.chat",
+		Open: "https://chat.example/diary", Wake: "Ben wrote", Version: benMsg.ID}
+	// Ada's own message does not wake it (others), nor does Ben's
+	// withdrawn one: one wake, for Ben's message.
+	if len(wakes) != 1 || wakes[0] != want {
+		t.Fatalf("wakes: %+v\nwant %+v", wakes, want)
+	}
+}
+
+// "a removal reaches the carrier even when the home closes straight
+// after" (06 §4.2): the removal is durable when RemoveCarrier returns, the
+// node keeps the carry space among those it serves, and the carrier that
+// hears carry:closed forgets the account.
+func TestCarrierRemoval(t *testing.T) {
+	t.Run("a removal reaches the carrier even when the home closes straight after", func(t *testing.T) {
+		s := newScene(t, nil)
+		s.carry()
+		if len(s.c.Carried()) != 3 {
+			t.Fatalf("carried before the removal: %v", s.c.Carried())
+		}
+		sub := s.c.Subscribe(0)
+		defer sub.Close()
+		if err := s.home.RemoveCarrier(ctx, s.c.DID()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.home.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s.openHome() // the home, or any device, later
+		ids, err := s.home.CarrySpaceIDs(ctx)
+		if err != nil || !slices.Contains(ids, s.added.Space) {
+			t.Fatalf("the removed carrier's carry space is not served: %v %v", ids, err)
+		}
+		push(t, s.home.Store(), s.c, s.added.Space)
+		got := map[string]bool{}
+		for len(got) < 2 {
+			select {
+			case e := <-sub.C:
+				got[e.Type] = true
+			case <-time.After(5 * time.Second):
+				t.Fatalf("events: %v", got)
+			}
+		}
+		if !got[carrier.EventDisconnected] || !got[carrier.EventDropped] {
+			t.Fatalf("events: %v", got)
+		}
+		if len(s.c.Carried()) != 0 || len(s.c.Accounts()) != 0 {
+			t.Fatalf("after carry:closed the carrier carries %v for %v", s.c.Carried(), s.c.Accounts())
+		}
+		// It stays forgotten: opened again, it holds no grant.
+		if err := s.c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s.openCarrier()
+		if len(s.c.Accounts()) != 0 || len(s.c.Spaces()) != 0 {
+			t.Fatalf("opened again the carrier holds %v", s.c.Spaces())
+		}
+	})
+}
+
+// A pass follows the key the account holds: after a key change, the pass
+// gives the new key's read key, which the space's key change names.
+func TestCarrierPassFollowsKeyChange(t *testing.T) {
+	s := newScene(t, nil)
+	vs, _ := s.privateVersions()
+	admitTo(t, s.home.Store(), vs)
+	k1 := seal.NewKey()
+	kc, err := seal.NewKeyChange(s.priv.ID, s.k0.ID(), k1, []*seal.Key{s.k0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &writer{t: t, g: s.priv, top: map[string]*record.Version{}, logs: map[string]*record.Version{}}
+	w.clock = 30
+	kv := w.write(s.acc, seal.KeyChangeCollection, seal.KeyChangeKey(k1.ID()), kc.Object(), vs[4:5])
+	admitTo(t, s.home.Store(), []*record.Version{kv})
+	s.ring.Offer(k1)
+	if err := s.ring.Take(kc); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.home.RefillCarriers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.carry()
+	rk, ok := s.c.ReadKey(s.priv.ID)
+	if !ok || rk.DID() != k1.ReadKeyDID() {
+		t.Fatalf("after the key change the carrier proves %v, not K₁'s read key %s", rk, k1.ReadKeyDID())
+	}
+}

@@ -1,0 +1,318 @@
+package carrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/record"
+)
+
+// CodeNotCarried: a version of a space the carrier does not carry; it
+// takes none in, so no peer can fill its store with what no account asked
+// it to keep.
+const CodeNotCarried = "carrier/not-carried"
+
+// Admit takes versions in through the judge — the one way anything enters
+// the carrier's store — and reads what they change: a carry space's
+// passes, carry:closed and wakes, and, for a version of a carried space
+// that stands and was not held before, the wakes it matches (06 §4.4).
+// A version of a space it does not carry is refused (CodeNotCarried).
+func (c *Carrier) Admit(ctx context.Context, from string, vs []*record.Version) ([]engine.Outcome, error) {
+	carry, carried := c.sets()
+	outs := make([]engine.Outcome, len(vs))
+	var in []*record.Version
+	var idx []int
+	var fresh []bool
+	for i, v := range vs {
+		if !carry[v.Space] && !carried[v.Space] {
+			outs[i] = engine.Outcome{ID: v.ID, Verdict: engine.Refused, Refusal: &record.Refusal{Code: CodeNotCarried, Field: "space",
+				Message: "the carrier does not carry the space " + v.Space}}
+			continue
+		}
+		_, _, err := c.st.Standing(ctx, v.ID)
+		if err != nil && !errors.Is(err, engine.ErrNotFound) {
+			return nil, err
+		}
+		in = append(in, v)
+		idx = append(idx, i)
+		fresh = append(fresh, err != nil)
+	}
+	if len(in) == 0 {
+		return outs, nil
+	}
+	got, err := c.st.Admit(ctx, from, in)
+	if err != nil {
+		return nil, err
+	}
+	touched := map[string]bool{}
+	for k, o := range got {
+		outs[idx[k]] = o
+		v := in[k]
+		switch {
+		case carry[v.Space]:
+			touched[v.Space] = true
+		case fresh[k] && o.Verdict == engine.Stands:
+			c.match(v)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(touched)) {
+		if err := c.read(ctx, id); err != nil {
+			return outs, err
+		}
+	}
+	return outs, nil
+}
+
+// sets are the carry spaces and the spaces carried now.
+func (c *Carrier) sets() (carry, carried map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	carry, carried = map[string]bool{}, map[string]bool{}
+	for id, a := range c.accounts {
+		carry[id] = true
+		for s := range a.passes {
+			carried[s] = true
+		}
+	}
+	return carry, carried
+}
+
+// match reports each wake a version of a carried space matches, from its
+// outside alone: space, collection and root.
+func (c *Carrier) match(v *record.Version) {
+	root := v.Author
+	if v.Proof != nil {
+		r, err := c.notes.CheckNote(v.Proof, v.Author, nil, nil)
+		if err != nil {
+			return // it stood, so its note checked; nothing to match otherwise
+		}
+		root = r
+	}
+	var evs []Event
+	c.mu.Lock()
+	for _, a := range c.accounts {
+		if _, ok := a.passes[v.Space]; !ok {
+			continue
+		}
+		for _, w := range a.wakes {
+			if w.Matches(v, root, a.grant.DID) {
+				evs = append(evs, Event{Type: EventWake, Account: a.grant.DID, Space: v.Space, Collection: v.Collection,
+					Open: w.Open, Wake: w.Name, Version: v.ID})
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range evs {
+		c.hub.send(e)
+	}
+}
+
+// read reads a carry space: carry:closed, then its passes and wakes. Only
+// records standing in the account's own carry space count: the judge let
+// none in but the account's, under a note granting /account/write.
+func (c *Carrier) read(ctx context.Context, carryID string) error {
+	c.scan.Lock()
+	defer c.scan.Unlock()
+	c.mu.Lock()
+	a := c.accounts[carryID]
+	c.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	recs, err := node.CurrentRecords(ctx, c.st, carryID, node.PassCollection)
+	if err != nil {
+		return err
+	}
+	if v, ok := recs[node.ClosedKey]; ok && closed(a, v) {
+		return c.forget(carryID, a)
+	}
+	passes := map[string]*node.SpacePass{}
+	for key, v := range recs {
+		if key == node.ClosedKey {
+			continue
+		}
+		o, err := a.ring.OpenVersion(v)
+		if err != nil || o == nil {
+			c.o.Logger.Warn("a pass that does not open", "carry", carryID, "key", key, "err", err)
+			continue
+		}
+		p, err := node.ReadPass(key, o.Body)
+		if err != nil {
+			c.o.Logger.Warn("a pass the carrier does not accept", "carry", carryID, "key", key, "err", err)
+			continue
+		}
+		passes[p.Genesis.ID] = p
+	}
+	wrecs, err := node.CurrentRecords(ctx, c.st, carryID, node.WakeCollection)
+	if err != nil {
+		return err
+	}
+	var wakes []node.Wake
+	for _, key := range slices.Sorted(maps.Keys(wrecs)) {
+		o, err := a.ring.OpenVersion(wrecs[key])
+		if err != nil || o == nil {
+			continue
+		}
+		if w, err := node.ReadWake(o.Body); err == nil {
+			wakes = append(wakes, w)
+		}
+	}
+	for _, p := range passes {
+		if _, ok, err := node.GenesisOf(ctx, c.st, p.Genesis.ID); err != nil {
+			return err
+		} else if !ok {
+			if err := node.AddGenesis(ctx, c.st, p.Genesis); err != nil {
+				return err
+			}
+		}
+	}
+	_, before := c.sets()
+	c.mu.Lock()
+	old := a.passes
+	a.passes, a.wakes = passes, wakes
+	c.mu.Unlock()
+	_, after := c.sets()
+	for _, id := range slices.Sorted(maps.Keys(passes)) {
+		if _, had := old[id]; !had {
+			c.hub.send(Event{Type: EventCarrying, Account: a.grant.DID, Space: id})
+		}
+	}
+	c.dropped(before, after)
+	if !maps.Equal(before, after) {
+		c.signal()
+	}
+	return nil
+}
+
+// closed reports whether v is carry:closed: {"v": 1, "closed": true}.
+func closed(a *account, v *record.Version) bool {
+	o, err := a.ring.OpenVersion(v)
+	if err != nil || o == nil {
+		return false
+	}
+	b, err := canonical.Marshal(o.Body)
+	return err == nil && string(b) == `{"closed":true,"v":1}`
+}
+
+// forget stops carrying for the account whose carry space says
+// carry:closed (06 §4.2: the carrier "MUST stop carrying for it and forget
+// what it held"): its grant, carry space key, passes and wakes go. What
+// the store holds of spaces no other account names is no longer served
+// or taken in.
+func (c *Carrier) forget(carryID string, a *account) error {
+	_, before := c.sets()
+	c.mu.Lock()
+	delete(c.accounts, carryID)
+	c.mu.Unlock()
+	_, after := c.sets()
+	if err := c.writeGrants(); err != nil {
+		return fmt.Errorf("minca/carrier: forgetting %s: %w", a.grant.DID, err)
+	}
+	c.hub.send(Event{Type: EventDisconnected, Account: a.grant.DID, Space: carryID})
+	c.dropped(before, after)
+	c.signal()
+	return nil
+}
+
+func (c *Carrier) dropped(before, after map[string]bool) {
+	for _, id := range slices.Sorted(maps.Keys(before)) {
+		if !after[id] {
+			c.hub.send(Event{Type: EventDropped, Space: id})
+		}
+	}
+}
+
+// signal tells whoever waits on Changed that the spaces carried changed.
+func (c *Carrier) signal() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Changed is closed when the spaces the carrier holds next change: a
+// grant taken, a pass added or gone, an account forgotten.
+func (c *Carrier) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// Accounts lists the accounts the carrier carries for, by DID.
+func (c *Carrier) Accounts() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, a := range c.accounts {
+		if !slices.Contains(out, a.grant.DID) {
+			out = append(out, a.grant.DID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Spaces lists every space the carrier holds and syncs: its carry spaces
+// and the spaces their passes name.
+func (c *Carrier) Spaces() []string {
+	carry, carried := c.sets()
+	maps.Copy(carry, carried)
+	return slices.Sorted(maps.Keys(carry))
+}
+
+// Carried lists the spaces the carrier carries for accounts: those a pass
+// names.
+func (c *Carrier) Carried() []string {
+	_, carried := c.sets()
+	return slices.Sorted(maps.Keys(carried))
+}
+
+// Relays lists the relays the carrier's grants name, each once.
+func (c *Carrier) Relays() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, a := range c.accounts {
+		for _, r := range a.grant.Relays {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ReadKey is the key the carrier proves to peers of a private space it
+// carries (06 §4.1): the read key of its pass, the one for a later key
+// when two accounts name the space (06 §4.2). ok is false for a public
+// space or one it does not carry.
+func (c *Carrier) ReadKey(spaceID string) (*identity.PrivateKey, bool) {
+	c.mu.Lock()
+	var best *node.SpacePass
+	for _, id := range slices.Sorted(maps.Keys(c.accounts)) {
+		p, ok := c.accounts[id].passes[spaceID]
+		if !ok || p.Read == nil {
+			continue
+		}
+		if best == nil || best.ReadKey == "" && p.ReadKey != "" {
+			best = p
+		}
+	}
+	c.mu.Unlock()
+	if best == nil {
+		return nil, false
+	}
+	k, err := best.ReadKeyPair()
+	if err != nil {
+		return nil, false
+	}
+	return k, true
+}
