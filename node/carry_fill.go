@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/record"
@@ -27,8 +29,8 @@ func (n *Node) RefillCarriers(ctx context.Context) error {
 	n.carryMu.Lock()
 	defer n.carryMu.Unlock()
 	cs, err := n.Carriers(ctx)
-	if err != nil {
-		return err
+	if err != nil || len(cs) == 0 {
+		return err // no carrier: nothing to keep in step, no keeper to name
 	}
 	for _, c := range cs {
 		if !c.Live() || c.Invite != "" {
@@ -286,4 +288,39 @@ func sameKeepers(a, b []space.Keeper) bool {
 		m[k]--
 	}
 	return true
+}
+
+// carryDelay is how long the node waits after a change before it refills
+// the carry spaces, so a burst of changes makes one refill.
+const carryDelay = 100 * time.Millisecond
+
+// carryLoop keeps the carry spaces in step while the node runs (06 §1.3):
+// a refill when it opens, and after each change to the account registry
+// or to a space's key; the node's own writes in carry spaces and keepers
+// start none.
+func (n *Node) carryLoop() {
+	defer n.wg.Done()
+	sub := n.st.Subscribe("", 256)
+	defer sub.Close()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var dropped int64
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case e := <-sub.Events():
+			if e.Space == n.registry && e.Key != "keepers" || strings.HasPrefix(e.Key, "key:") {
+				t.Reset(carryDelay)
+			}
+		case <-t.C:
+			if err := n.RefillCarriers(n.ctx); err != nil && n.ctx.Err() == nil {
+				n.o.Logger.Warn("refilling the carry spaces", "err", err)
+			}
+			if d := sub.Dropped(); d != dropped {
+				dropped = d
+				t.Reset(carryDelay) // events were lost: look again
+			}
+		}
+	}
 }

@@ -131,6 +131,10 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	}
 	n.wg.Add(1)
 	go n.renewLoop()
+	if n.account != nil {
+		n.wg.Add(1)
+		go n.carryLoop()
+	}
 	n.stopCtx = context.AfterFunc(ctx, func() { n.Close() })
 	return n, nil
 }
