@@ -49,7 +49,8 @@ type Options struct {
 	Store string
 	// StoreOptions are how the store is opened (S3 credentials, CacheDir,
 	// Adopt); the carrier sets Judge and Create. Default nil: store's
-	// defaults.
+	// defaults, but CacheDir, the index of a folder: or s3:// store, is
+	// Dir/cache.
 	StoreOptions *store.Options
 	// FlushEvery is how often what a folder: or s3:// store took in is
 	// made durable in its blob store (store.Store.Flush), besides at
@@ -159,6 +160,9 @@ func Open(ctx context.Context, opts *Options) (*Carrier, error) {
 		so = *o.StoreOptions
 	}
 	so.Judge, so.Create, so.ReadOnly = c.judge, true, false
+	if so.CacheDir == "" {
+		so.CacheDir = filepath.Join(o.Dir, "cache") // a folder: or s3:// store's index
+	}
 	if so.Logger == nil {
 		so.Logger = o.Logger
 	}
