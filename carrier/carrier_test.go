@@ -98,7 +98,6 @@ type scene struct {
 	priv    *space.Genesis
 	k0      *seal.Key
 	c       *carrier.Carrier
-	cdir    string
 	copts   *carrier.Options
 	added   *node.CarryAdded
 	grant   *connect.CarryGrant
