@@ -24,6 +24,7 @@ import (
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/store"
+	"github.com/minca-go/minca/transport"
 )
 
 var ctx = context.Background()
@@ -170,7 +171,7 @@ func (s *scene) carry() {
 	done := map[string]int{}
 	for {
 		more := false
-		for _, id := range s.c.Spaces() {
+		for _, id := range spacesOf(s.c) {
 			n := push(s.t, s.home.Store(), s.c, id)
 			if n != done[id] {
 				more = true
@@ -495,8 +496,8 @@ func TestCarrierRemoval(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.openCarrier()
-		if len(s.c.Accounts()) != 0 || len(s.c.Spaces()) != 0 {
-			t.Fatalf("opened again the carrier holds %v", s.c.Spaces())
+		if len(s.c.Accounts()) != 0 || len(spacesOf(s.c)) != 0 {
+			t.Fatalf("opened again the carrier holds %v", spacesOf(s.c))
 		}
 	})
 }
@@ -527,5 +528,37 @@ func TestCarrierPassFollowsKeyChange(t *testing.T) {
 	rk, ok := s.c.ReadKey(s.priv.ID)
 	if !ok || rk.DID() != k1.ReadKeyDID() {
 		t.Fatalf("after the key change the carrier proves %v, not K₁'s read key %s", rk, k1.ReadKeyDID())
+	}
+}
+
+func spacesOf(c *carrier.Carrier) []string {
+	ids, _ := c.Spaces(ctx)
+	return ids
+}
+
+// Who may read what from a carrier: its carry space only the account's
+// devices; a carried private space its members and keepers; a public one
+// anyone; a space it does not hold nobody.
+func TestCarrierMayRead(t *testing.T) {
+	s := newScene(t, nil)
+	s.carry()
+	stranger, _ := identity.GenerateKey()
+	dev := transport.Peer{DID: "did:key:zDnaeSession", Root: s.acc.DID()}
+	other := transport.Peer{DID: stranger.DID(), Root: stranger.DID()}
+	keeper := transport.Peer{DID: s.c.DID()} // a carrier: no note, no root
+	for _, c := range []struct {
+		space string
+		peer  transport.Peer
+		want  bool
+	}{
+		{s.added.Space, dev, true}, {s.added.Space, other, false}, {s.added.Space, keeper, false},
+		{s.priv.ID, dev, true}, {s.priv.ID, other, false},
+		{s.pub.ID, other, true},
+		{"bnotheld", dev, false},
+	} {
+		got, err := s.c.MayRead(ctx, c.space, c.peer)
+		if err != nil || got != c.want {
+			t.Errorf("MayRead(%s, %s) = %v %v, want %v", c.space, c.peer.DID, got, err, c.want)
+		}
 	}
 }

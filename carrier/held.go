@@ -12,6 +12,8 @@ import (
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/space"
+	"github.com/minca-go/minca/transport"
 )
 
 // CodeNotCarried: a version of a space the carrier does not carry; it
@@ -260,11 +262,45 @@ func (c *Carrier) Accounts() []string {
 }
 
 // Spaces lists every space the carrier holds and syncs: its carry spaces
-// and the spaces their passes name.
-func (c *Carrier) Spaces() []string {
+// and the spaces their passes name. (The shape of a sync host's Spaces.)
+func (c *Carrier) Spaces(context.Context) ([]string, error) {
+	return c.held(), nil
+}
+
+func (c *Carrier) held() []string {
 	carry, carried := c.sets()
 	maps.Copy(carry, carried)
 	return slices.Sorted(maps.Keys(carry))
+}
+
+// MayRead says whether a peer may read a space from the carrier (docs/
+// sync.md's read rule, as a node's): a carry space only the account's own
+// devices (by the note's issuer); a carried public space any peer whose
+// key is not revoked there; a carried private space a member (by root) or
+// a keeper the space names (by key), as of now. A space it does not hold
+// nobody, so a peer asking learns nothing.
+func (c *Carrier) MayRead(ctx context.Context, spaceID string, p transport.Peer) (bool, error) {
+	carry, carried := c.sets()
+	if carry[spaceID] {
+		c.mu.Lock()
+		a := c.accounts[spaceID]
+		c.mu.Unlock()
+		return a != nil && p.Root == a.grant.DID, nil
+	}
+	if !carried[spaceID] {
+		return false, nil
+	}
+	may := false
+	ok, err := c.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
+		st := h.Now()
+		if slices.ContainsFunc(st.Revoked(), func(r space.RevokedKey) bool { return r.Key == p.DID }) {
+			return nil
+		}
+		may = !h.Genesis().Private() || p.Root != "" && st.IsMember(p.Root) ||
+			slices.ContainsFunc(st.Keepers(), func(k space.Keeper) bool { return k.DID == p.DID })
+		return nil
+	})
+	return ok && may, err
 }
 
 // Carried lists the spaces the carrier carries for accounts: those a pass

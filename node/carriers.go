@@ -181,6 +181,23 @@ func (n *Node) IsCarrySpace(ctx context.Context, id string) (bool, error) {
 	return m[id], err
 }
 
+// CarrierOf is the carrier whose carry space spaceID is, live or removed
+// (so a removed one still hears carry:closed); ok is false when it is no
+// carry space of the account's. A sync host lets that carrier, by its key,
+// read the space (06 §4.2).
+func (n *Node) CarrierOf(ctx context.Context, spaceID string) (did string, ok bool, err error) {
+	cs, err := n.Carriers(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	for _, c := range cs {
+		if c.Space == spaceID {
+			return c.DID, true, nil
+		}
+	}
+	return "", false, nil
+}
+
 // CarrySpaceIDs lists the carry spaces the node keeps open, live and
 // removed, for sync to serve: a removed carrier's carry space stays open
 // until the node closes, so the carrier hears carry:closed (06 §4.2).

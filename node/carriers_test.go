@@ -252,12 +252,21 @@ func TestCarriers(t *testing.T) {
 		if ok, err := a.IsCarrySpace(ctx, r.Space); !ok || err != nil {
 			t.Fatalf("IsCarrySpace: %v %v", ok, err)
 		}
+		if c, ok, err := a.CarrierOf(ctx, r.Space); c != did || !ok || err != nil {
+			t.Fatalf("CarrierOf: %s %v %v", c, ok, err)
+		}
+		if _, ok, _ := a.CarrierOf(ctx, a.Registry()); ok {
+			t.Fatal("the registry is no carry space")
+		}
 		// Removed, it is still a carry space: the key alone decides.
 		if err := a.RemoveCarrier(ctx, did); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.Leave(ctx, r.Space); !errors.As(err, &we) {
 			t.Fatalf("leaving a removed carrier's carry space: %v", err)
+		}
+		if c, ok, _ := a.CarrierOf(ctx, r.Space); c != did || !ok {
+			t.Fatal("a removed carrier's carry space is no longer its")
 		}
 	})
 

@@ -78,7 +78,11 @@ func runCarry(ctx context.Context, s *stdio, args []string) error {
 		}
 	}
 	all := append(append([]string{}, relays...), c.Relays()...)
-	if err := emit(map[string]any{"type": "carrier", "did": c.DID(), "accounts": c.Accounts(), "spaces": c.Spaces(), "relays": all}); err != nil {
+	spaces, err := c.Spaces(ctx)
+	if err != nil {
+		return err
+	}
+	if err := emit(map[string]any{"type": "carrier", "did": c.DID(), "accounts": c.Accounts(), "spaces": spaces, "relays": all}); err != nil {
 		return err
 	}
 	done := make(chan struct{})
