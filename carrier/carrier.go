@@ -93,6 +93,8 @@ type Carrier struct {
 	judge *node.PrivateJudge
 	notes *identity.Checker
 	hub   *hub
+	// matched are the versions matched against wakes lately.
+	matched *seenIDs
 
 	// scan makes reading carry spaces one at a time.
 	scan sync.Mutex
@@ -129,7 +131,7 @@ func Open(ctx context.Context, opts *Options) (*Carrier, error) {
 		return nil, fmt.Errorf("minca/carrier: directory: %w", err)
 	}
 	c := &Carrier{o: o, lock: flock.New(filepath.Join(o.Dir, lockName)), notes: &identity.Checker{},
-		accounts: map[string]*account{}, changed: make(chan struct{}), hub: newHub()}
+		accounts: map[string]*account{}, changed: make(chan struct{}), hub: newHub(), matched: newSeenIDs(watchBuffer)}
 	ok, err := c.lock.TryLock()
 	if err != nil {
 		return nil, fmt.Errorf("minca/carrier: locking %s: %w", o.Dir, err)
@@ -138,6 +140,10 @@ func Open(ctx context.Context, opts *Options) (*Carrier, error) {
 		return nil, fmt.Errorf("%w: %s", ErrLocked, o.Dir)
 	}
 	fail := func(err error) (*Carrier, error) {
+		if c.stop != nil {
+			c.stop()
+			c.wg.Wait()
+		}
 		if c.sto != nil {
 			c.sto.Close()
 		}
@@ -171,6 +177,10 @@ func Open(ctx context.Context, opts *Options) (*Carrier, error) {
 	}
 	c.st = c.sto.Engine()
 	c.judge.Source = c.st
+	bg, cancel := context.WithCancel(context.Background())
+	c.stop = cancel
+	sub := c.st.Subscribe("", watchBuffer)
+	c.wg.Go(func() { c.watch(bg, sub) })
 	grants, err := c.readGrants()
 	if err != nil {
 		return fail(err)
@@ -180,8 +190,6 @@ func Open(ctx context.Context, opts *Options) (*Carrier, error) {
 			return fail(err)
 		}
 	}
-	bg, cancel := context.WithCancel(context.Background())
-	c.stop = cancel
 	if store.IsBlobURL(o.Store) {
 		c.wg.Go(func() { c.flushLoop(bg) })
 	}

@@ -423,6 +423,11 @@ func TestCarrierWakes(t *testing.T) {
 	defer sub.Close()
 	s.carry()
 	vs, benMsg := s.privateVersions()
+	// Ben's message first: it waits for the changes it saw, and wakes the
+	// wake once it comes to stand.
+	if outs, err := s.c.Admit(ctx, "peer", []*record.Version{benMsg}); err != nil || outs[0].Verdict != engine.Later {
+		t.Fatalf("Ben's message alone: %+v %v", outs, err)
+	}
 	if _, err := s.c.Admit(ctx, "peer", vs); err != nil {
 		t.Fatal(err)
 	}

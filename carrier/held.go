@@ -2,10 +2,10 @@ package carrier
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
@@ -21,30 +21,25 @@ import (
 // it to keep.
 const CodeNotCarried = "carrier/not-carried"
 
-// Admit takes versions in through the judge — the one way anything enters
-// the carrier's store — and reads what they change: a carry space's
-// passes, carry:closed and wakes, and, for a version of a carried space
-// that stands and was not held before, the wakes it matches (06 §4.4).
-// A version of a space it does not carry is refused (CodeNotCarried).
+// Admit takes versions in through the judge and reads the carry spaces
+// they touch at once. A version of a space the carrier does not carry is
+// refused (CodeNotCarried). Sync sessions may admit into Store directly:
+// the carrier follows its store's events either way (watch), reading a
+// carry space after anything arrives in it and matching each version of a
+// carried space that comes to stand against the wakes (06 §4.4).
 func (c *Carrier) Admit(ctx context.Context, from string, vs []*record.Version) ([]engine.Outcome, error) {
 	carry, carried := c.sets()
 	outs := make([]engine.Outcome, len(vs))
 	var in []*record.Version
 	var idx []int
-	var fresh []bool
 	for i, v := range vs {
 		if !carry[v.Space] && !carried[v.Space] {
 			outs[i] = engine.Outcome{ID: v.ID, Verdict: engine.Refused, Refusal: &record.Refusal{Code: CodeNotCarried, Field: "space",
 				Message: "the carrier does not carry the space " + v.Space}}
 			continue
 		}
-		_, _, err := c.st.Standing(ctx, v.ID)
-		if err != nil && !errors.Is(err, engine.ErrNotFound) {
-			return nil, err
-		}
 		in = append(in, v)
 		idx = append(idx, i)
-		fresh = append(fresh, err != nil)
 	}
 	if len(in) == 0 {
 		return outs, nil
@@ -56,12 +51,8 @@ func (c *Carrier) Admit(ctx context.Context, from string, vs []*record.Version) 
 	touched := map[string]bool{}
 	for k, o := range got {
 		outs[idx[k]] = o
-		v := in[k]
-		switch {
-		case carry[v.Space]:
-			touched[v.Space] = true
-		case fresh[k] && o.Verdict == engine.Stands:
-			c.match(v)
+		if carry[in[k].Space] {
+			touched[in[k].Space] = true
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(touched)) {
@@ -70,6 +61,58 @@ func (c *Carrier) Admit(ctx context.Context, from string, vs []*record.Version) 
 		}
 	}
 	return outs, nil
+}
+
+// watchBuffer bounds the store events the carrier has not read yet.
+const watchBuffer = 4096
+
+// watch follows the store's events until ctx ends: after each burst it
+// reads the carry spaces that changed, and a version of a carried space
+// newly standing is matched against the wakes. When events were lost it
+// reads every carry space again (wakes lost with them are not reported).
+func (c *Carrier) watch(ctx context.Context, sub *engine.Subscription) {
+	defer sub.Close()
+	var dropped int64
+	for {
+		var burst []engine.Event
+		select {
+		case <-ctx.Done():
+			return
+		case e := <-sub.Events():
+			burst = append(burst, e)
+		}
+	more:
+		for len(burst) < watchBuffer {
+			select {
+			case e := <-sub.Events():
+				burst = append(burst, e)
+			default:
+				break more
+			}
+		}
+		carry, carried := c.sets()
+		touched := map[string]bool{}
+		if d := sub.Dropped(); d != dropped {
+			dropped = d
+			c.o.Logger.Warn("the carrier fell behind its store's events", "dropped", d)
+			touched = carry
+		}
+		for _, e := range burst {
+			switch {
+			case carry[e.Space]:
+				touched[e.Space] = true
+			case carried[e.Space] && e.Kind == engine.EventAdmitted && e.Verdict == engine.Stands:
+				if v, err := c.st.Version(ctx, e.ID); err == nil {
+					c.match(v)
+				}
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(touched)) {
+			if err := c.read(ctx, id); err != nil && ctx.Err() == nil {
+				c.o.Logger.Warn("reading a carry space", "space", id, "err", err)
+			}
+		}
+	}
 }
 
 // sets are the carry spaces and the spaces carried now.
@@ -87,8 +130,11 @@ func (c *Carrier) sets() (carry, carried map[string]bool) {
 }
 
 // match reports each wake a version of a carried space matches, from its
-// outside alone: space, collection and root.
+// outside alone: space, collection and root. A version is matched once.
 func (c *Carrier) match(v *record.Version) {
+	if !c.matched.add(v.ID) {
+		return
+	}
 	root := v.Author
 	if v.Proof != nil {
 		r, err := c.notes.CheckNote(v.Proof, v.Author, nil, nil)
@@ -351,4 +397,30 @@ func (c *Carrier) ReadKey(spaceID string) (*identity.PrivateKey, bool) {
 		return nil, false
 	}
 	return k, true
+}
+
+// seenIDs remembers the last ids matched, so a version whose body arrives
+// after its stub, or that is admitted twice, wakes once. Bounded.
+type seenIDs struct {
+	mu   sync.Mutex
+	ids  map[string]bool
+	ring []string
+	next int
+}
+
+func newSeenIDs(n int) *seenIDs { return &seenIDs{ids: map[string]bool{}, ring: make([]string, n)} }
+
+// add reports whether id is new, and remembers it.
+func (s *seenIDs) add(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids[id] {
+		return false
+	}
+	if old := s.ring[s.next]; old != "" {
+		delete(s.ids, old)
+	}
+	s.ring[s.next], s.ids[id] = id, true
+	s.next = (s.next + 1) % len(s.ring)
+	return true
 }
