@@ -23,16 +23,19 @@
 //
 // The network loop — sync sessions over relays — is not here: a Network
 // runs it, given the carrier's Self (transport.Carrier: from null on the
-// wire), the spaces it carries, the read keys to prove, and Admit for what
-// arrives. Its store is any store URL (package store), an S3 mirror
+// wire), the spaces it carries and who may read them (Spaces, MayRead: the
+// shape of a sync host), the read keys to prove, and its store. The
+// carrier follows its store's events, so what a session admits there is
+// read as what Admit takes in. Its store is any store URL (package store), an S3 mirror
 // included; nothing in it is plaintext of a private space, and its secrets
 // (its key, its carry spaces' keys) stay in its directory, not the store.
 //
 // API:
 //
 //	Open(ctx, *Options) (*Carrier, error); (*Carrier).Close
-//	(*Carrier).DID, Self, Store, Accept(ctx, *connect.CarryGrant), Accounts, Spaces, Carried, ReadKey
-//	(*Carrier).Admit(ctx, from, versions) — the one way versions come in
+//	(*Carrier).DID, Self, Store, Accept(ctx, *connect.CarryGrant), Accounts, Carried, Relays, ReadKey
+//	(*Carrier).Spaces(ctx), MayRead(ctx, space, peer), Changed — what a sync host answers
+//	(*Carrier).Admit(ctx, from, versions) — versions in, through the judge
 //	(*Carrier).Subscribe(buffer) *Subscription — Event: carrying, dropped, disconnected, wake
 //	Network, Run(ctx, Network)
 //
