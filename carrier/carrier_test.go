@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -565,5 +566,78 @@ func TestCarrierMayRead(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("MayRead(%s, %s) = %v %v, want %v", c.space, c.peer.DID, got, err, c.want)
 		}
+	}
+}
+
+// pull hands a node every version the carrier holds of a space, as a sync
+// session with the carrier would.
+func pull(t testing.TB, c *carrier.Carrier, to *node.Node, id string) {
+	t.Helper()
+	var vs []*record.Version
+	for v, err := range c.Store().Export(ctx, id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) > 0 {
+		if _, err := to.Store().Admit(ctx, "carrier", vs); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The carrier keeps a private space available between two devices of the
+// account that are never online at the same time: the first writes and
+// goes away; the second, new, gets the registry and the space from the
+// carrier alone, and holds every version with the standing the first gave
+// it. (Versions move by store export and import here; the sync sessions
+// move them over the network.)
+func TestCarrierBetweenDevicesNeverOnlineTogether(t *testing.T) {
+	s := newScene(t, nil)
+	vs, benMsg := s.privateVersions()
+	admitTo(t, s.home.Store(), vs)
+	s.carry()
+	want := standings(t, s.home.Store(), vs)
+	if err := s.home.Close(); err != nil { // the first device goes away
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	b, err := node.Open(ctx, &node.Options{Dir: dir, Store: "pebble:" + filepath.Join(dir, "store"), Account: s.acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pull(t, s.c, b, b.Registry())
+	if err := b.Close(); err != nil { // opened again, it follows what the registry lists
+		t.Fatal(err)
+	}
+	if b, err = node.Open(ctx, &node.Options{Dir: dir, Account: s.acc}); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	spaces, err := b.Spaces(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(spaces, func(i node.SpaceInfo) bool { return i.ID == s.priv.ID }) {
+		t.Fatalf("the second device does not know the private space from the registry: %+v", spaces)
+	}
+	pull(t, s.c, b, s.priv.ID)
+	if got := standings(t, b.Store(), vs); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the second device holds\n%v\nthe first held\n%v", got, want)
+	}
+	// Ben's message reaches it sealed, and opens with the space's key.
+	v, err := b.Store().Version(ctx, benMsg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := s.ring.OpenVersion(v)
+	if err != nil || !strings.Contains(fmt.Sprint(o.Body), secretMarker) {
+		t.Fatalf("Ben's message on the second device: %v", err)
+	}
+	// It knows the carrier too, and derives the same carry space.
+	cs, err := b.Carriers(ctx)
+	if err != nil || len(cs) != 1 || cs[0].Space != s.added.Space || cs[0].DID != s.c.DID() {
+		t.Fatalf("the second device's carriers: %+v %v", cs, err)
 	}
 }

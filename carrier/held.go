@@ -63,6 +63,10 @@ func (c *Carrier) Admit(ctx context.Context, from string, vs []*record.Version) 
 	return outs, nil
 }
 
+// MaxWakes bounds the wakes a carrier matches for one account (by key
+// order): every version of a carried space is matched against each.
+const MaxWakes = 256
+
 // watchBuffer bounds the store events the carrier has not read yet.
 const watchBuffer = 4096
 
@@ -209,6 +213,10 @@ func (c *Carrier) read(ctx context.Context, carryID string) error {
 			continue
 		}
 		if w, err := node.ReadWake(o.Body); err == nil {
+			if len(wakes) == MaxWakes {
+				c.o.Logger.Warn("more wakes than a carrier matches; the rest are ignored", "carry", carryID, "max", MaxWakes)
+				break
+			}
 			wakes = append(wakes, w)
 		}
 	}
