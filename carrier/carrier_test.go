@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/carrier"
 	"github.com/minca-go/minca/collection"
@@ -31,8 +39,11 @@ import (
 var ctx = context.Background()
 
 const (
-	secretMarker = "carrier-plaintext-marker-7f3a"
-	publicMarker = "carrier-public-marker-91bc"
+	// The markers share no four bytes with each other or with what else a
+	// store holds, so a compressor that copies repeats (Pebble's blocks)
+	// keeps each whole where it is.
+	secretMarker = "Xq9vK2mZpL7wR4tNj8"
+	publicMarker = "Hb3YcT6dGs5fWu1eVa"
 	chatDef      = `{"name":"app.chat","version":1,"schema":{"type":"object"},"topics":["channel"]}`
 )
 
@@ -341,7 +352,25 @@ func mustGenesis(t testing.TB, acc *identity.PrivateKey, name string) *space.Gen
 	return g
 }
 
-// grep reports whether any file under dir holds marker.
+// readable is what bytes hold as a reader of the store sees them: the
+// bytes themselves and, when they hold a zstd frame (a mirror's segments
+// are compressed, engine/mirror), what it decompresses to.
+func readable(b []byte) []byte {
+	i := bytes.Index(b, []byte{0x28, 0xb5, 0x2f, 0xfd})
+	if i < 0 {
+		return b
+	}
+	d, err := zstd.NewReader(bytes.NewReader(b[i:]))
+	if err != nil {
+		return b
+	}
+	defer d.Close()
+	out, _ := io.ReadAll(d) // up to where the segment's trailer starts
+	return append(append([]byte{}, b...), out...)
+}
+
+// grep reports whether any file under dir holds marker, read as
+// readable says.
 func grep(t testing.TB, dir, marker string) bool {
 	t.Helper()
 	found := false
@@ -353,7 +382,7 @@ func grep(t testing.TB, dir, marker string) bool {
 		if err != nil {
 			return err
 		}
-		if bytes.Contains(b, []byte(marker)) {
+		if bytes.Contains(readable(b), []byte(marker)) {
 			found = true
 		}
 		return nil
@@ -365,18 +394,24 @@ func grep(t testing.TB, dir, marker string) bool {
 }
 
 // The carrier's store holds no plaintext of a private space, on a local
-// store and on a mirror (a folder: store, as an S3 one), while a public
+// store and on mirrors (a folder: store, an s3:// one), while a public
 // space's text is there to find — so the search can find what is there.
 func TestCarrierStoreHoldsNoPlaintext(t *testing.T) {
-	for _, kind := range []string{"pebble", "folder"} {
+	for _, kind := range []string{"pebble", "folder", "s3"} {
 		t.Run(kind, func(t *testing.T) {
 			dir, cache := t.TempDir(), t.TempDir()
-			o := &carrier.Options{Dir: t.TempDir()}
-			if kind == "folder" {
-				o.Store = "folder:" + dir
-				o.StoreOptions = &store.Options{CacheDir: cache}
-			} else {
+			o := &carrier.Options{Dir: t.TempDir(), StoreOptions: &store.Options{CacheDir: cache}}
+			var bucket *s3mem.Backend
+			switch kind {
+			case "pebble":
 				o.Store = "pebble:" + dir
+			case "folder":
+				o.Store = "folder:" + dir
+			case "s3":
+				var url string
+				bucket, url = newS3(t)
+				o.Store = url
+				o.StoreOptions.S3 = &s3.Options{Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), MaxAttempts: 2}
 			}
 			s := newScene(t, o)
 			s.carry()
@@ -392,19 +427,77 @@ func TestCarrierStoreHoldsNoPlaintext(t *testing.T) {
 			if err := s.c.Close(); err != nil {
 				t.Fatal(err)
 			}
-			roots := []string{dir, s.copts.Dir, cache}
+			if kind == "folder" && !grep(t, dir, publicMarker) {
+				t.Fatal("the public record's text is not in the folder: the search there finds nothing")
+			}
 			found := false
-			for _, r := range roots {
+			for _, r := range []string{dir, s.copts.Dir, cache} {
 				if grep(t, r, secretMarker) {
 					t.Fatalf("plaintext of the private space in the carrier's files under %s", r)
 				}
 				found = found || grep(t, r, publicMarker)
+			}
+			if bucket != nil {
+				objs := objects(t, bucket)
+				if len(objs) == 0 {
+					t.Fatal("nothing in the bucket")
+				}
+				inBucket := false
+				for name, b := range objs {
+					if bytes.Contains(readable(b), []byte(secretMarker)) {
+						t.Fatalf("plaintext of the private space in the bucket's %s", name)
+					}
+					inBucket = inBucket || bytes.Contains(readable(b), []byte(publicMarker))
+				}
+				if !inBucket {
+					t.Fatal("the public record's text is not in the bucket: the search there finds nothing")
+				}
 			}
 			if !found {
 				t.Fatal("the public record's text is nowhere in the carrier's store: the search finds nothing")
 			}
 		})
 	}
+}
+
+// newS3 is gofakes3 on loopback with a bucket "bkt", and an s3:// URL to a
+// prefix of it.
+func newS3(t *testing.T) (*s3mem.Backend, string) {
+	t.Helper()
+	be := s3mem.New()
+	if err := be.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(be).Server())
+	t.Cleanup(srv.Close)
+	none := filepath.Join(t.TempDir(), "none")
+	t.Setenv("AWS_CONFIG_FILE", none)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", none)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	return be, "s3://bkt/carrier?region=us-east-1&path-style=true&endpoint=" + srv.URL
+}
+
+// objects reads every object of the bucket.
+func objects(t *testing.T, be *s3mem.Backend) map[string][]byte {
+	t.Helper()
+	l, err := be.ListBucket("bkt", &gofakes3.Prefix{}, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, c := range l.Contents {
+		o, err := be.GetObject("bkt", c.Key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(o.Contents)
+		o.Contents.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[c.Key] = b
+	}
+	return out
 }
 
 // Wakes (06 §4.4): the account's automations reach the carry space as
