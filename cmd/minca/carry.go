@@ -28,7 +28,7 @@ func runCarry(ctx context.Context, s *stdio, args []string) error {
 		"Prints JSON lines: {\"type\":\"carrier\",\"did\",\"accounts\",\"spaces\",\"relays\"}\n"+
 		"once it runs, then an event a line: carrying, dropped, disconnected (the\n"+
 		"account removed it) and wake {account, space, collection, open, wake,\n"+
-		"version} (06 §4.4), and the network's sync state. SIGINT or SIGTERM flush\n"+
+		"version} (06 §4.4), and the network's sync state ({\"type\":\"sync\",\"state\"…}). SIGINT or SIGTERM flush\n"+
 		"the store and exit 130 or 143.")
 	dir := fs.String("dir", "", "the carrier's `DIR`ectory: its key, its grants and (by default) its store (required)")
 	storeURL := fs.String("store", "", "the store `URL`: pebble:PATH, sqlite:FILE, memory:, folder:PATH, s3://BUCKET/PREFIX?… (default pebble:DIR/store)")
@@ -85,6 +85,12 @@ func runCarry(ctx context.Context, s *stdio, args []string) error {
 	if err := emit(map[string]any{"type": "carrier", "did": c.DID(), "accounts": c.Accounts(), "spaces": spaces, "relays": all}); err != nil {
 		return err
 	}
+	if carryNetwork == nil && len(all) > 0 {
+		s.logger().Warn("this build has no sync sessions: the carrier holds and judges what it has and meets no peer", "relays", all)
+		if err := emit(map[string]any{"type": "sync", "state": "unavailable", "reason": "this build has no sync sessions"}); err != nil {
+			return err
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -98,9 +104,6 @@ func runCarry(ctx context.Context, s *stdio, args []string) error {
 	switch {
 	case carryNetwork != nil && len(all) > 0:
 		runErr = c.Run(ctx, carryNetwork(all, s))
-	case len(all) > 0:
-		s.logger().Warn("this build has no sync sessions: the carrier holds and judges what it has and meets no peer", "relays", all)
-		<-ctx.Done()
 	default:
 		<-ctx.Done()
 	}
