@@ -28,8 +28,8 @@ func runCarry(ctx context.Context, s *stdio, args []string) error {
 		"Prints JSON lines: {\"type\":\"carrier\",\"did\",\"accounts\",\"spaces\",\"relays\"}\n"+
 		"once it runs, then an event a line: carrying, dropped, disconnected (the\n"+
 		"account removed it) and wake {account, space, collection, open, wake,\n"+
-		"version} (06 §4.4), and the network's sync state ({\"type\":\"sync\",\"state\"…}). SIGINT or SIGTERM flush\n"+
-		"the store and exit 130 or 143.")
+		"version} (06 §4.4); and the network's sync state, {\"type\":\"sync\",\n"+
+		"\"state\"…}. SIGINT or SIGTERM flush the store and exit 130 or 143.")
 	dir := fs.String("dir", "", "the carrier's `DIR`ectory: its key, its grants and (by default) its store (required)")
 	storeURL := fs.String("store", "", "the store `URL`: pebble:PATH, sqlite:FILE, memory:, folder:PATH, s3://BUCKET/PREFIX?… (default pebble:DIR/store)")
 	var relays, grants listFlag
