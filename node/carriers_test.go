@@ -534,3 +534,59 @@ func TestCarrySpaceContents(t *testing.T) {
 		t.Fatalf("after removal the club's keepers: %+v", ks)
 	}
 }
+
+// A private space whose key is stale (a member was removed and the key
+// has not changed yet) keeps its pass: it is still the key the space is
+// read under, and the carrier still carries it.
+func TestCarrierPassOfStaleKey(t *testing.T) {
+	ctx := context.Background()
+	k0 := seal.NewKey()
+	acc, _ := identity.GenerateKey()
+	ben, _ := identity.GenerateKey()
+	priv, err := space.NewGenesis(space.GenesisOptions{Name: "diary", Private: true, Founders: []string{acc.DID()},
+		Roles: map[string][]space.Grant{"writer": {space.MustGrant("/record")}}, CreatedAt: "2026-09-26T12:00:00.000Z", Nonce: "p1", EncryptionKeyID: k0.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, _ := seal.NewKeyring(priv.ID, k0.ID())
+	ring.Offer(k0)
+	a := &testNode{t: t, dir: t.TempDir(), account: acc, clock: newClock()}
+	a.open(&node.Options{PassKeys: rings{priv.ID: ring}})
+	if err := a.JoinGenesis(ctx, priv); err != nil {
+		t.Fatal(err)
+	}
+	// Ada assigns Ben and removes him, as any node would (signed here: the
+	// node does not write in private spaces yet).
+	sign := func(coll, key string, body *canonical.Object, n int64, prev string, seen []any) *record.Version {
+		o := canonical.NewObject("space", priv.ID, "collection", coll, "key", key, "seq", 0.0, "createdAt", "2026-09-26T12:00:00.000Z",
+			"retain", true, "body", body)
+		lo := canonical.NewObject("n", float64(n))
+		if prev != "" {
+			lo.Set("prev", prev)
+		}
+		o.Set("log", lo)
+		if seen != nil {
+			o.Set("seen", seen)
+		}
+		v, err := record.Sign(o, acc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	as := sign("sys.assign", "member:"+record.OwnerPart(ben.DID()), canonical.NewObject("member", ben.DID(), "roles", []any{"writer"}), 0, "", nil)
+	rm := sign("sys.remove", "remove:"+record.OwnerPart(ben.DID()), canonical.NewObject("member", ben.DID()), 0, "", []any{as.ID})
+	if _, err := a.Store().Admit(ctx, "x", []*record.Version{as, rm}); err != nil {
+		t.Fatal(err)
+	}
+	did := carrierDID(t)
+	r, err := a.AddCarrier(ctx, did, "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ck, _ := node.CarrySpace(acc, did, 0)
+	p, err := node.ReadPass(node.PassKey(priv.ID), current(t, a.Node, r.Space, node.PassKey(priv.ID), ck))
+	if err != nil || p.Read == nil || *p.Read != k0.ReadSeed() {
+		t.Fatalf("the pass of a space whose K₀ is stale: %+v %v", p, err)
+	}
+}

@@ -116,8 +116,10 @@ func (n *Node) passes(ctx context.Context) (map[string]any, error) {
 }
 
 // passKey is the key a private space's pass is written from: of the
-// space's current keys, the one the node would seal under; nil when it
-// holds none.
+// space's current keys the node holds, one not stale if it can (the one it
+// would seal under), else a stale one — a key a removed member may hold
+// is still the key the space is read under until it changes, and the
+// carrier still carries the space; nil when it holds none.
 func (n *Node) passKey(ctx context.Context, g *space.Genesis) (*seal.Key, error) {
 	if n.o.PassKeys == nil {
 		return nil, nil
@@ -134,6 +136,14 @@ func (n *Node) passKey(ctx context.Context, g *space.Genesis) (*seal.Key, error)
 		return nil, err
 	}
 	k, err := ring.Current(heads)
+	if !errors.Is(err, seal.ErrNoCurrentKey) {
+		return k, err
+	}
+	fresh := make([]seal.Head, len(heads))
+	for i, h := range heads {
+		fresh[i] = seal.Head{KeyID: h.KeyID}
+	}
+	k, err = ring.Current(fresh)
 	if errors.Is(err, seal.ErrNoCurrentKey) {
 		return nil, nil
 	}
