@@ -218,6 +218,11 @@ func (n *Node) Leave(ctx context.Context, spaceID string) error {
 	if spaceID == n.Registry() {
 		return writeErr(CodeBadInput, "space", "the account registry is never left")
 	}
+	if carry, err := n.IsCarrySpace(ctx, spaceID); err != nil {
+		return err
+	} else if carry {
+		return writeErr(CodeBadInput, "space", "a carry space is never left: remove its carrier (06 §4.2)")
+	}
 	if founder {
 		return writeErr(space.CodeAccessFounder, "space", "a founder leaves by stepping down first (sys.stepdown): the account founded "+spaceID)
 	}

@@ -42,7 +42,10 @@ type Node struct {
 	registry string
 	w        *writer
 	ev       *events
-	mirrors  []*mirror.Mirror
+	// carryMu makes adding, removing and refilling carriers one at a
+	// time (06 §4.2: a removal waits for a refill under way).
+	carryMu sync.Mutex
+	mirrors []*mirror.Mirror
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -128,6 +131,10 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	}
 	n.wg.Add(1)
 	go n.renewLoop()
+	if n.account != nil {
+		n.wg.Add(1)
+		go n.carryLoop()
+	}
 	n.stopCtx = context.AfterFunc(ctx, func() { n.Close() })
 	return n, nil
 }

@@ -74,6 +74,10 @@ type Options struct {
 	Querier Querier
 	// Logger receives the node's logs. Default: discarded.
 	Logger *slog.Logger
+	// PassKeys are the keys the node writes carriers' passes from (06
+	// §4.2): a private space without a ring here gets no pass. Default
+	// nil: none.
+	PassKeys KeyRings
 }
 
 // DefaultDir is the node directory when Options.Dir is empty: minca under

@@ -92,13 +92,18 @@ func (n *Node) joined(ctx context.Context) ([]joinedSpace, error) {
 	if reg == "" {
 		return nil, nil
 	}
+	// A carry space is never one the account uses (06 §4.2).
+	carry, err := n.carrySpaces(ctx)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	var out []joinedSpace
 	for v, err := range n.st.Export(ctx, reg) {
 		if err != nil {
 			return nil, err
 		}
-		if v.Collection != JoinedCollection || seen[v.Key] {
+		if v.Collection != JoinedCollection || seen[v.Key] || carry[strings.TrimPrefix(v.Key, joinedPrefix)] {
 			continue
 		}
 		seen[v.Key] = true

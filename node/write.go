@@ -11,6 +11,7 @@ import (
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 )
 
@@ -141,6 +142,9 @@ type writeReq struct {
 	// sys: a version of a sys.* collection outside the access history
 	// (sys.joined); key is exact.
 	sys bool
+	// sealWith: a private space's body is sealed under this key (the
+	// carry spaces, whose key every device derives: node/carriers.go).
+	sealWith *seal.Key
 
 	done chan writeResult
 }
@@ -182,7 +186,7 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 	if !ok {
 		return nil, writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+r.space+" (no genesis held): create or join it first")
 	}
-	if g.Private() && !r.del {
+	if g.Private() && !r.del && r.sealWith == nil {
 		return nil, writeErr(CodePrivate, "space", "the space is private, and this node cannot seal bodies yet (docs/private-spaces.md); nothing is written in the clear")
 	}
 	key := r.key
@@ -245,6 +249,14 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 	}
 	if r.del {
 		o.Set("deleted", true)
+		return &prepared{req: r, obj: o}, nil
+	}
+	if r.sealWith != nil {
+		sealed, err := seal.SealBody(r.sealWith, r.space, r.collection, key, collection.Content{Body: r.body})
+		if err != nil {
+			return nil, writeErr(CodeBadInput, "body", err.Error())
+		}
+		o.Set("body", sealed)
 		return &prepared{req: r, obj: o}, nil
 	}
 	o.Set("body", r.body)

@@ -108,6 +108,8 @@ func verbs() []verb {
 		{"history", "list every held version of a record", runHistory},
 		{"query", "answer a query (06 §2.11) through the node", runQuery},
 		{"watch", "print a space's events as they happen, from a cursor", runWatch},
+		{"carry", "run a carrier: keep an account's spaces online and backed up without reading them (06 §4)", runCarry},
+		{"carrier", "the account's carriers: add one (printing its carry grant), remove, list (06 §4.2)", runCarrier},
 		{"store", "version stores: import, get, history, export, stats, check (pebble:, sqlite:, memory:, folder:, s3://)", runStore},
 	}
 	sort.Slice(v, func(i, j int) bool { return v[i].name < v[j].name })
@@ -200,6 +202,8 @@ func subverbsOf(name string) []verb {
 		return benchSuites()
 	case "space":
 		return spaceSubverbs()
+	case "carrier":
+		return carrierSubverbs()
 	}
 	return nil
 }

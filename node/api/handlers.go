@@ -38,6 +38,9 @@ func (s *Server) routes() {
 	h("GET /v1/spaces/{space}/query/live", s.liveQuery)
 	h("GET /v1/spaces/{space}/events", s.events)
 	h("GET /v1/events", s.events)
+	h("GET /v1/carriers", s.listCarriers)
+	h("POST /v1/carriers", s.addCarrier)
+	h("DELETE /v1/carriers/{did}", s.removeCarrier)
 	h("/", func(w http.ResponseWriter, r *http.Request) error {
 		return bad(CodeNotFound, "", "no route "+r.Method+" "+r.URL.Path+" (docs/api.md)")
 	})
