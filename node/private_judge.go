@@ -84,6 +84,15 @@ func (j *PrivateJudge) Decide(hr engine.HeldReader, v *record.Version, c engine.
 	return d, nil
 }
 
+// Preview is SpaceJudge's Preview with this judge's Decide: what a writer
+// asks before it signs, a private space's body checks included.
+func (j *PrivateJudge) Preview(hr engine.HeldReader, v *record.Version, c engine.Checked) (engine.Decision, error) {
+	if space.IsAccessCollection(v.Collection) {
+		return j.SpaceJudge.Preview(hr, v, c)
+	}
+	return j.Decide(hr, v, c)
+}
+
 // inClear: outside the access history, the collections whose bodies a
 // private space keeps in the clear (docs/private-spaces.md §4).
 func inClear(coll string) bool { return coll == seal.MemberKeyCollection || coll == seal.BoxCollection }

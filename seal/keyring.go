@@ -96,6 +96,50 @@ func (r *Keyring) Take(c *KeyChange) error {
 	return nil
 }
 
+// Restore takes keys this reader took before and kept, in its own key
+// file, as they are: they came into a ring by the rules above once. K₀
+// must be among them whenever any is given, so a ring restored still
+// holds every key with K₀ (02 §7.3).
+func (r *Keyring) Restore(ks []*Key) error {
+	if len(ks) == 0 {
+		return nil
+	}
+	if !slices.ContainsFunc(ks, func(k *Key) bool { return k.id == r.first }) {
+		return fail(ErrChain, CodeChain, "keys", "keys restored into a ring carry K₀, "+r.first+" (02 §7.3)")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range ks {
+		if _, ok := r.keys[k.id]; !ok {
+			r.keys[k.id] = k
+		}
+		delete(r.offered, k.id)
+	}
+	return nil
+}
+
+// Offered lists the keys offered and not yet taken, by keyId: a reader
+// keeps them with its keys until their key changes arrive.
+func (r *Keyring) Offered() []*Key {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Key, 0, len(r.offered))
+	for _, k := range r.offered {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b *Key) int { return strings.Compare(a.id, b.id) })
+	return out
+}
+
+// HasOffered reports whether the key keyID is offered or taken.
+func (r *Keyring) HasOffered(keyID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, taken := r.keys[keyID]
+	_, offered := r.offered[keyID]
+	return taken || offered
+}
+
 // Key returns a key the ring has taken.
 func (r *Keyring) Key(id string) (*Key, bool) {
 	r.mu.Lock()
