@@ -155,3 +155,212 @@ func copyVersions(t *testing.T, from, to *testNode, spaceID string) {
 		t.Fatal(err)
 	}
 }
+
+// syncAll copies every node's versions of a space into every other, both
+// ways, as sync would.
+func syncAll(t *testing.T, spaceID string, nodes ...*testNode) {
+	t.Helper()
+	for round := 0; round < 2; round++ {
+		for _, a := range nodes {
+			for _, b := range nodes {
+				if a != b {
+					copyVersions(t, a, b, spaceID)
+				}
+			}
+		}
+	}
+}
+
+func join(t *testing.T, inviter, joiner *testNode, spaceID string, roles ...string) {
+	t.Helper()
+	ctx := context.Background()
+	text, err := inviter.Invite(ctx, spaceID, roles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := joiner.JoinInvite(ctx, text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noteIn(t *testing.T, tn *testNode, spaceID, text string) *record.Version {
+	t.Helper()
+	return put(t, tn, spaceID, "app.note", canonical.NewObject("text", text), nil)
+}
+
+func readsAs(t *testing.T, tn *testNode, v *record.Version, text string) {
+	t.Helper()
+	o, err := tn.Open(context.Background(), v)
+	if err != nil || o == nil {
+		t.Fatalf("%s cannot open %q: %v", tn.Account(), text, err)
+	}
+	if got := canon(t, o.Body); got != canon(t, canonical.NewObject("text", text)) {
+		t.Fatalf("opened %s, want %q", got, text)
+	}
+}
+
+func cannotOpen(t *testing.T, tn *testNode, v *record.Version) {
+	t.Helper()
+	o, err := tn.Open(context.Background(), v)
+	if !errors.Is(err, node.ErrNoKey) || o != nil {
+		t.Fatalf("%s opened a body it must not hold the key of: %v, %v", tn.Account(), o, err)
+	}
+}
+
+var writers = map[string][]space.Grant{"writer": {space.MustGrant("/record")}, "keeper": {space.MustGrant("/record"), space.MustGrant(space.CmdKey)}}
+
+// Removing a member changes the key, boxed to the members that remain: the
+// removed member reads what was written before and nothing after; a
+// member joining later reads everything through the chain (earlier).
+func TestPrivateRemoveRotatesTheKey(t *testing.T) {
+	ctx := context.Background()
+	ada, g := privateNode(t, nil, writers)
+	ben, cy := newNode(t, nil), newNode(t, nil)
+	join(t, ada, ben, g.ID, "writer")
+	join(t, ada, cy, g.ID, "writer")
+	syncAll(t, g.ID, ada, ben, cy)
+
+	before := noteIn(t, ben, g.ID, "before")
+	syncAll(t, g.ID, ada, ben, cy)
+	readsAs(t, cy, before, "before")
+	readsAs(t, ada, before, "before")
+
+	if _, err := ada.Remove(ctx, g.ID, cy.Account()); err != nil {
+		t.Fatal(err)
+	}
+	after := noteIn(t, ada, g.ID, "after")
+	if s, _ := seal.ParseSealed(after.Body); s.KeyID == g.EncryptionKeyID {
+		t.Fatal("written after a removal under K₀, which the removed member holds")
+	}
+	syncAll(t, g.ID, ada, ben, cy)
+	readsAs(t, ben, after, "after") // through his box
+	cannotOpen(t, cy, after)
+	readsAs(t, cy, before, "before")
+	// Ben now seals under the new key too.
+	benAfter := noteIn(t, ben, g.ID, "ben after")
+	if s, _ := seal.ParseSealed(benAfter.Body); s.KeyID != mustSealed(t, after).KeyID {
+		t.Errorf("Ben seals under %s, Ada under %s", s.KeyID, mustSealed(t, after).KeyID)
+	}
+	syncAll(t, g.ID, ada, ben, cy)
+	cannotOpen(t, cy, benAfter)
+	// Cy's node writes nothing more under a key it holds: the space moved on.
+	if _, err := cy.Put(ctx, g.ID, "app.note", canonical.NewObject("text", "x"), nil); err == nil {
+		t.Error("the removed member's node wrote in the space")
+	}
+
+	// Dee joins now: her invite carries the key in use, and the chain
+	// brings K₀ with it.
+	dee := newNode(t, nil)
+	join(t, ada, dee, g.ID, "writer")
+	syncAll(t, g.ID, ada, dee)
+	readsAs(t, dee, before, "before")
+	readsAs(t, dee, after, "after")
+	readsAs(t, dee, benAfter, "ben after")
+}
+
+func mustSealed(t *testing.T, v *record.Version) *seal.Sealed {
+	t.Helper()
+	s, err := seal.ParseSealed(v.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Two key changes made apart merge: both are current, every member ends
+// up holding both, and every writer then seals under the same one, the
+// keyId that sorts first (docs/private-spaces.md §10).
+func TestPrivateConcurrentKeyChanges(t *testing.T) {
+	ctx := context.Background()
+	ada, g := privateNode(t, nil, writers)
+	ben := newNode(t, nil)
+	join(t, ada, ben, g.ID, "keeper")
+	syncAll(t, g.ID, ada, ben)
+
+	ka, err := ada.ChangeKey(ctx, g.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := ben.ChangeKey(ctx, g.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncAll(t, g.ID, ada, ben)
+	idA, idB := strings.TrimPrefix(ka.Key, "key:"), strings.TrimPrefix(kb.Key, "key:")
+	want := min(idA, idB)
+	va, vb := noteIn(t, ada, g.ID, "from ada"), noteIn(t, ben, g.ID, "from ben")
+	for _, v := range []*record.Version{va, vb} {
+		if s := mustSealed(t, v); s.KeyID != want {
+			t.Errorf("%s sealed under %s; the current keys are %s and %s, and %s sorts first", v.Author, s.KeyID, idA, idB, want)
+		}
+	}
+	syncAll(t, g.ID, ada, ben)
+	readsAs(t, ada, vb, "from ben")
+	readsAs(t, ben, va, "from ada")
+}
+
+// A node that holds the space without its key (a carrier, a restore
+// without keys) stores the same versions as a member, with the same
+// standing, including versions only a member could refuse being absent
+// from neither.
+func TestPrivateKeylessConvergesWithAMember(t *testing.T) {
+	ctx := context.Background()
+	ada, g := privateNode(t, nil, writers)
+	ben := newNode(t, nil)
+	join(t, ada, ben, g.ID, "writer")
+	syncAll(t, g.ID, ada, ben)
+	def, _ := canonical.Parse([]byte(`{"name":"app.vote","version":1,"schema":{"type":"object"},"links":{"about":{"to":"*"}},"rules":{"onePer":["@author","link:about"]},"topics":["link:about"]}`))
+	if _, err := ada.Define(ctx, g.ID, def); err != nil {
+		t.Fatal(err)
+	}
+	syncAll(t, g.ID, ada, ben)
+	about := []record.Link{{Rel: "about", To: "poll.one"}}
+	for i, tn := range []*testNode{ada, ben, ada} {
+		put(t, tn, g.ID, "app.vote", canonical.NewObject("choice", float64(i)), &node.PutOptions{Links: about})
+		noteIn(t, tn, g.ID, "note")
+	}
+	if _, err := ada.Remove(ctx, g.ID, ben.Account()); err != nil {
+		t.Fatal(err)
+	}
+	noteIn(t, ada, g.ID, "after ben")
+	syncAll(t, g.ID, ada, ben)
+
+	carrier := newNode(t, nil)
+	if err := carrier.JoinGenesis(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	copyVersions(t, ben, carrier, g.ID) // what Ben holds first, then the rest
+	copyVersions(t, ada, carrier, g.ID)
+	member, keyless := standings(t, ada, g.ID), standings(t, carrier, g.ID)
+	if len(member) < 12 {
+		t.Fatalf("the member holds only %d versions", len(member))
+	}
+	for id, s := range member {
+		if keyless[id] != s {
+			t.Errorf("version %s: the member holds it %s, the keyless node %q", id, s, keyless[id])
+		}
+	}
+	for id, s := range keyless {
+		if _, ok := member[id]; !ok {
+			t.Errorf("the keyless node holds %s (%s), the member does not", id, s)
+		}
+	}
+}
+
+// standings are the versions a node holds of a space and their standing.
+func standings(t *testing.T, tn *testNode, spaceID string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	for v, err := range tn.Store().Export(ctx, spaceID) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := tn.Store().Standing(ctx, v.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[v.ID] = s.String()
+	}
+	return out
+}

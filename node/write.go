@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/minca-go/minca/canonical"
@@ -343,14 +344,14 @@ func (n *Node) sealingKey(ctx context.Context, spaceID string, ring *seal.Keyrin
 	if ring == nil {
 		return nil, writeErr(seal.CodeNoKey, "space", "the space "+spaceID+" is private and this node holds none of its keys: it cannot seal, and nothing is written in the clear (docs/private-spaces.md §10)")
 	}
-	k, err := ring.Current(heads)
-	if err != nil {
-		if took, terr := n.takeKeys(ctx, spaceID, ""); terr != nil {
-			return nil, terr
-		} else if took {
-			k, err = ring.Current(heads)
+	// A current key not held yet may be in a box the store holds: every
+	// writer seals under the same one once it has them all.
+	if slices.ContainsFunc(heads, func(h seal.Head) bool { _, ok := ring.Key(h.KeyID); return !ok }) {
+		if _, err := n.takeKeys(ctx, spaceID, ""); err != nil {
+			return nil, err
 		}
 	}
+	k, err := ring.Current(heads)
 	if err != nil {
 		var e *seal.Error
 		if errors.As(err, &e) {
