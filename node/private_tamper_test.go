@@ -49,7 +49,7 @@ func TestPrivateTamperedBodies(t *testing.T) {
 	ada, g := privateNode(t, nil, writers)
 	ben := newNode(t, nil)
 	join(t, ada, ben, g.ID, "writer")
-	syncAll(t, g.ID, ada, ben) // Ada holds Ben's member key
+	syncAll(t, g.ID, ada, ben)                          // Ada holds Ben's member key
 	if _, err := ada.ChangeKey(ctx, g.ID); err != nil { // so Ada holds two keys
 		t.Fatal(err)
 	}
