@@ -24,6 +24,7 @@ func benchSuites() []verb {
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
 		{"spaces", "a large space under the full judge: replay, judging and import against today's judge", runBenchSpaces},
 		{"seal", "seal and open a 600-byte body of a private space, against a bare AES-256-GCM of the same bytes", runBenchSeal},
+		{"private-import", "import a private space's versions by a member and by a node without the key, against a public space's", runBenchPrivateImport},
 	}
 }
 
