@@ -40,6 +40,7 @@ type Node struct {
 	pj      *PrivateJudge
 	keys    *keyStore
 	reindex chan struct{} // reindexSoon's requests
+	privacy sync.Map      // space id → whether it is private (isPrivate)
 	notes   *identity.Checker
 	sess    *session
 	account *identity.PrivateKey

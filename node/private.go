@@ -31,8 +31,10 @@ type Opened = seal.Opened
 // error wrapping ErrNoKey; a body that does not open under a key held is a
 // *seal.Error (seal/open, seal/plaintext) and nothing of it is returned.
 func (n *Node) Open(ctx context.Context, v *record.Version) (*Opened, error) {
-	g, ok, err := GenesisOf(ctx, n.st, v.Space)
-	if err != nil || !ok || !g.Private() || !v.HasBody || v.Deleted {
+	if !v.HasBody || v.Deleted {
+		return nil, nil
+	}
+	if private, err := n.isPrivate(ctx, v.Space); err != nil || !private {
 		return nil, err
 	}
 	if space.IsAccessCollection(v.Collection) && v.Collection != space.KindDefine.Collection() || inClear(v.Collection) {
@@ -55,6 +57,20 @@ func (n *Node) Open(ctx context.Context, v *record.Version) (*Opened, error) {
 		}
 	}
 	return o, err
+}
+
+// isPrivate reports whether the node keeps a space that is private, from
+// its genesis, remembered once read: a space's id fixes its genesis.
+func (n *Node) isPrivate(ctx context.Context, spaceID string) (bool, error) {
+	if p, ok := n.privacy.Load(spaceID); ok {
+		return p.(bool), nil
+	}
+	g, ok, err := GenesisOf(ctx, n.st, spaceID)
+	if err != nil || !ok {
+		return false, err
+	}
+	n.privacy.Store(spaceID, g.Private())
+	return g.Private(), nil
 }
 
 // Reveal is a version's canonical JSON as the node's reads give it: in a
@@ -278,8 +294,7 @@ func (n *Node) File(ctx context.Context, spaceID, hash string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, ok, err := GenesisOf(ctx, n.st, spaceID)
-	if err != nil || !ok || !g.Private() {
+	if private, err := n.isPrivate(ctx, spaceID); err != nil || !private {
 		return data, err
 	}
 	ring := n.keys.Keyring(spaceID)
