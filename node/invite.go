@@ -60,6 +60,11 @@ func (n *Node) Invite(ctx context.Context, spaceID string, roles []string) (stri
 	if err != nil {
 		return "", err
 	}
+	if sk != nil {
+		if err := n.BoxMissing(ctx, spaceID); err != nil {
+			return "", err
+		}
+	}
 	if _, err := n.writeAccess(ctx, spaceID, space.KindInvite, "invite:"+record.OwnerPart(ik.DID()),
 		canonical.NewObject("key", ik.DID(), "roles", rolesValue(roles))); err != nil {
 		return "", err

@@ -180,13 +180,40 @@ func (n *Node) ChangeKey(ctx context.Context, spaceID string) (*record.Version, 
 	if err != nil {
 		return nil, err
 	}
-	return v, n.boxKey(ctx, spaceID, next)
+	return v, n.boxKey(ctx, spaceID, next, false)
+}
+
+// BoxMissing boxes the space's current keys the node holds to every
+// member with a member key and no box for them (docs/private-spaces.md §7:
+// a member who joined concurrently with a key change, or published its
+// member key since). It is for after a sync brings new members or member
+// keys; invites call it too.
+func (n *Node) BoxMissing(ctx context.Context, spaceID string) error {
+	ring := n.keys.Keyring(spaceID)
+	if ring == nil {
+		return nil
+	}
+	var heads []seal.Head
+	if _, err := n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
+		heads = h.Now().KeyHeads()
+		return nil
+	}); err != nil {
+		return err
+	}
+	var errs []error
+	for _, h := range heads {
+		if k, ok := ring.Key(h.KeyID); ok && !h.Stale {
+			errs = append(errs, n.boxKey(ctx, spaceID, k, true))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // boxKey boxes k to every member now that has published a member key
 // (docs/private-spaces.md §7), the account itself included, so its other
-// devices open it too.
-func (n *Node) boxKey(ctx context.Context, spaceID string, k *seal.Key) error {
+// devices open it too; with missing, only to those the store holds no box
+// of k for.
+func (n *Node) boxKey(ctx context.Context, spaceID string, k *seal.Key, missing bool) error {
 	var members []space.Member
 	if _, err := n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
 		members = h.Now().Members()
@@ -209,6 +236,16 @@ func (n *Node) boxKey(ctx context.Context, spaceID string, k *seal.Key) error {
 		mk, err := seal.ReadMemberKey(v, m.Root)
 		if err != nil {
 			continue
+		}
+		if missing {
+			bv, err := n.st.Current(ctx, spaceID, seal.BoxKey(k.ID(), m.Root))
+			if err == nil && bv.HasBody {
+				if b, err := seal.ReadBox(bv); err == nil && b.To.Equal(mk.Key) {
+					continue
+				}
+			} else if err != nil && !errors.Is(err, engine.ErrNotFound) {
+				return err
+			}
 		}
 		b, err := seal.NewBox(k, spaceID, m.Root, mk.Key)
 		if err != nil {

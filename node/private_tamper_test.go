@@ -53,6 +53,12 @@ func TestPrivateTamperedBodies(t *testing.T) {
 	if _, err := ada.ChangeKey(ctx, g.ID); err != nil { // so Ada holds two keys
 		t.Fatal(err)
 	}
+	// Ada changed the key before she held Ben's member key: she boxes it
+	// to him once she sees it.
+	syncAll(t, g.ID, ada, ben)
+	if err := ada.BoxMissing(ctx, g.ID); err != nil {
+		t.Fatal(err)
+	}
 	syncAll(t, g.ID, ada, ben)
 	legit := noteIn(t, ben, g.ID, "legit")
 	syncAll(t, g.ID, ada, ben)
