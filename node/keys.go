@@ -59,8 +59,9 @@ func newKeyStore(dir string, account func() []byte) *keyStore {
 func (ks *keyStore) path(spaceID string) string { return filepath.Join(ks.dir, spaceID+".json") }
 
 // Keyring returns the ring of a space, nil when the node holds no key of
-// it. A key file that does not read is logged by [keyStore.load]'s caller
-// and treated as none.
+// it. A key file that does not read gives none here, so the judge judges
+// as a peer without the key; the write path, which reads it with load,
+// names it.
 func (ks *keyStore) Keyring(spaceID string) *seal.Keyring {
 	r, _ := ks.load(spaceID)
 	return r

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -363,4 +365,22 @@ func standings(t *testing.T, tn *testNode, spaceID string) map[string]string {
 		out[v.ID] = s.String()
 	}
 	return out
+}
+
+// A key file that does not read is named on the write path, not taken for
+// a space whose keys the node lacks.
+func TestPrivateDamagedKeyFile(t *testing.T) {
+	ctx := context.Background()
+	tn, g := privateNode(t, nil, nil)
+	if err := tn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tn.dir, "keys", g.ID+".json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tn.open(nil)
+	_, err := tn.Put(ctx, g.ID, "app.note", canonical.NewObject("text", "x"), nil)
+	if err == nil || !strings.Contains(err.Error(), "key file") {
+		t.Fatalf("a write over a damaged key file gives %v, want the key file named", err)
+	}
 }

@@ -169,7 +169,10 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 	var heads []seal.Head
 	// A private space's rules are read through the node's keys: its
 	// definitions are sealed (docs/private-spaces.md §4, §9).
-	ring := n.keys.Keyring(r.space)
+	ring, err := n.keys.load(r.space)
+	if err != nil {
+		return nil, err // a key file that does not read is named, not taken for none
+	}
 	hr := overlay{ctx, n.st, w}
 	inForce := func(st *space.State, coll string) (collection.InForce, bool) {
 		if !g.Private() || record.IsSys(coll) {

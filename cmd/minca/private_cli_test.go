@@ -42,6 +42,10 @@ func TestPrivateSpaceVerbsAndBackups(t *testing.T) {
 	if c != 0 || openedText(t, out) != marker {
 		t.Fatalf("get: %d %q", c, out)
 	}
+	out, c = nodeCLI(t, "", "history", sp, key, "--dir", a)
+	if c != 0 || strings.Count(out, `"opened":{"body":{"text":"`+marker+`"}}`) != 1 {
+		t.Fatalf("history: %d %q", c, out)
+	}
 	out, c = nodeCLI(t, "", "query", sp, `{"collection":"app.entry","where":{"text":"`+marker+`"}}`, "--dir", a)
 	if c != 0 || strings.Count(out, marker) != 1 {
 		t.Fatalf("query over the opened body: %d %q", c, out)
