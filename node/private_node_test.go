@@ -135,10 +135,7 @@ func TestPrivateWithoutTheKey(t *testing.T) {
 		t.Fatalf("the keyless node does not hold the version whole: %v", err)
 	}
 	_, err = other.Put(ctx, g.ID, "app.note", canonical.NewObject("text", "x"), nil)
-	var we *node.WriteError
-	if !errors.As(err, &we) {
-		t.Fatalf("a keyless node wrote in a private space: %v", err)
-	}
+	wantCode(t, err, node.CodePrivate)
 }
 
 // copyVersions admits every version one node holds of a space into

@@ -25,7 +25,7 @@ const (
 	CodeBadKey       = "write/key"        // a key that is neither a valid key nor a chosen name, or not the onePer key
 	CodeSchema       = "write/schema"     // the body does not fit the collection's schema (02 §6.2, §9.6)
 	CodeLinks        = "write/links"      // the links do not conform to the definition (02 §5.2, §9.6)
-	CodePrivate      = "write/private"    // writing bodies in a private space needs its sealing, which this node lacks
+	CodePrivate      = "write/private"    // a private space this node holds no key of: it seals nothing, and writes nothing in the clear
 	CodeBadInput     = "write/input"      // a body, link or file that is not what a version carries
 	CodeNotStanding  = "write/withdrawn"  // the judge would store it withdrawn at once (a revoked key, a forked line)
 	CodeWaits        = "write/later"      // the judge would hold it aside: what it names is not held
@@ -342,10 +342,11 @@ func sealedIn(r *writeReq) bool {
 // sealingKey is the key a write in a private space is sealed under
 // (docs/private-spaces.md §10): of the current keys as of its seen, the
 // one the ring holds, not stale, whose keyId sorts first; the store's
-// boxes and key changes are looked at once when the ring holds none.
+// boxes and key changes are looked at first when a current key is not
+// held.
 func (n *Node) sealingKey(ctx context.Context, spaceID string, ring *seal.Keyring, heads []seal.Head) (*seal.Key, error) {
 	if ring == nil {
-		return nil, writeErr(seal.CodeNoKey, "space", "the space "+spaceID+" is private and this node holds none of its keys: it cannot seal, and nothing is written in the clear (docs/private-spaces.md §10)")
+		return nil, writeErr(CodePrivate, "space", "the space "+spaceID+" is private and this node holds none of its keys: it cannot seal, and nothing is written in the clear (docs/private-spaces.md §10)")
 	}
 	// A current key not held yet may be in a box the store holds: every
 	// writer seals under the same one once it has them all.
