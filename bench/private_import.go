@@ -39,16 +39,21 @@ type PrivateImportConfig struct {
 // member that opens every body (the judge's body checks, the index over
 // opened bodies), and the same private versions by a node without the key.
 type PrivateImportResult struct {
-	Versions       int       `json:"versions"`
-	Rounds         int       `json:"rounds"`
-	PublicPerSec   float64   `json:"publicPerSecond"`
-	MemberPerSec   float64   `json:"memberPerSecond"`
-	KeylessPerSec  float64   `json:"keylessPerSecond"`
-	MemberRatio    float64   `json:"memberRatio"`  // member / public; goal ≥ 0.9
-	KeylessRatio   float64   `json:"keylessRatio"` // keyless / public; goal ≥ 0.9
-	MemberRatios   []float64 `json:"memberRatios"`
-	KeylessRatios  []float64 `json:"keylessRatios"`
-	CorpusDuration string    `json:"corpusDuration"`
+	Versions      int       `json:"versions"`
+	Rounds        int       `json:"rounds"`
+	PublicPerSec  float64   `json:"publicPerSecond"`
+	MemberPerSec  float64   `json:"memberPerSecond"`
+	KeylessPerSec float64   `json:"keylessPerSecond"`
+	MemberRatio   float64   `json:"memberRatio"`  // member / public; goal ≥ 0.9
+	KeylessRatio  float64   `json:"keylessRatio"` // keyless / public; goal ≥ 0.9
+	MemberRatios  []float64 `json:"memberRatios"`
+	KeylessRatios []float64 `json:"keylessRatios"`
+	// The same ratios over the process's CPU time (user and system) an
+	// import took rather than its wall time: on a shared machine, less
+	// moved by what other processes run.
+	MemberCPURatio  float64 `json:"memberCpuRatio"`
+	KeylessCPURatio float64 `json:"keylessCpuRatio"`
+	CorpusDuration  string  `json:"corpusDuration"`
 }
 
 func (c *PrivateImportConfig) fill() {
@@ -149,20 +154,22 @@ func RunPrivateImport(ctx context.Context, cfg PrivateImportConfig) (PrivateImpo
 		{"member", priv, privLines, benchRings{priv.ID: ring}},
 		{"keyless", priv, privLines, benchRings{}},
 	}
-	var pubPS, memPS, keyPS, memR, keyR []float64
+	var pubPS, memPS, keyPS, memR, keyR, memC, keyC []float64
 	for r := 0; r < cfg.Rounds; r++ {
-		per := map[string]float64{}
+		per, cpu := map[string]float64{}, map[string]float64{}
 		for i := range subjects {
 			s := subjects[(i+r)%len(subjects)]
-			d, err := importInto(ctx, filepath.Join(dir, fmt.Sprintf("%s-%d", s.name, r)), s.g, s.rings, s.lines, cfg.Batch)
+			d, c, err := importInto(ctx, filepath.Join(dir, fmt.Sprintf("%s-%d", s.name, r)), s.g, s.rings, s.lines, cfg.Batch)
 			if err != nil {
 				return res, fmt.Errorf("bench: the %s import: %w", s.name, err)
 			}
-			per[s.name] = float64(len(s.lines)) / d.Seconds()
+			per[s.name], cpu[s.name] = float64(len(s.lines))/d.Seconds(), c.Seconds()
 		}
 		pubPS, memPS, keyPS = append(pubPS, per["public"]), append(memPS, per["member"]), append(keyPS, per["keyless"])
 		memR, keyR = append(memR, per["member"]/per["public"]), append(keyR, per["keyless"]/per["public"])
+		memC, keyC = append(memC, cpu["public"]/cpu["member"]), append(keyC, cpu["public"]/cpu["keyless"])
 	}
+	res.MemberCPURatio, res.KeylessCPURatio = median(memC), median(keyC)
 	res.MemberRatios, res.KeylessRatios = append([]float64(nil), memR...), append([]float64(nil), keyR...)
 	res.PublicPerSec, res.MemberPerSec, res.KeylessPerSec = median(pubPS), median(memPS), median(keyPS)
 	res.MemberRatio, res.KeylessRatio = median(memR), median(keyR)
@@ -171,34 +178,36 @@ func RunPrivateImport(ctx context.Context, cfg PrivateImportConfig) (PrivateImpo
 
 // importInto imports lines into a new Pebble store at path holding g,
 // under the node's judge with rings and the node's index with an opener,
-// and returns how long the import took. Every version must stand.
-func importInto(ctx context.Context, path string, g *space.Genesis, rings benchRings, lines [][]byte, batch int) (time.Duration, error) {
+// and returns how long the import took, in wall time and in the process's
+// CPU time. Every version must stand.
+func importInto(ctx context.Context, path string, g *space.Genesis, rings benchRings, lines [][]byte, batch int) (wall, cpu time.Duration, err error) {
 	kv, err := pebble.Open(path, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	ix, err := index.New(&index.Options{Opener: ringOpener{rings}})
 	if err != nil {
 		kv.Close()
-		return 0, err
+		return 0, 0, err
 	}
 	j := node.NewPrivateJudge(&identity.Checker{}, rings)
 	st, err := engine.Open(kv, &engine.Options{Judge: j, Indexer: ix})
 	if err != nil {
 		kv.Close()
-		return 0, err
+		return 0, 0, err
 	}
 	defer st.Close()
 	j.Source = st
 	ix.Attach(st)
 	if err := node.AddGenesis(ctx, st, g); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	t0 := time.Now()
+	runtime.GC()
+	t0, c0 := time.Now(), processCPU()
 	if err := importAll(ctx, st, lines, batch, len(lines)); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return time.Since(t0), nil
+	return time.Since(t0), processCPU() - c0, nil
 }
 
 // noteCorpus is n first versions of notes by one key in one space, as
