@@ -209,6 +209,15 @@ func (n *Node) JoinInvite(ctx context.Context, text string) (*space.Genesis, err
 		return nil, err
 	}
 	if p.spaceKey != nil {
+		if n.keys.Keyring(p.g.ID) == nil {
+			// What the node held of the space without its key was indexed
+			// sealed: it is indexed again, opened.
+			if held, err := n.holds(ctx, p.g.ID); err != nil {
+				return nil, err
+			} else if held {
+				defer n.reindexSoon()
+			}
+		}
 		if err := n.startRing(p.g, p.spaceKey); err != nil {
 			return nil, err
 		}

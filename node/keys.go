@@ -325,3 +325,11 @@ func (n *Node) reindexLoop() {
 		}
 	}
 }
+
+// holds reports whether the store holds any version of a space.
+func (n *Node) holds(ctx context.Context, spaceID string) (bool, error) {
+	for _, err := range n.st.Export(ctx, spaceID) {
+		return err == nil, err
+	}
+	return false, nil
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/node"
@@ -379,5 +380,39 @@ func TestPrivateDamagedKeyFile(t *testing.T) {
 	_, err := tn.Put(ctx, g.ID, "app.note", canonical.NewObject("text", "x"), nil)
 	if err == nil || !strings.Contains(err.Error(), "key file") {
 		t.Fatalf("a write over a damaged key file gives %v, want the key file named", err)
+	}
+}
+
+// A node that held a private space without its key and then takes it (an
+// invite) indexes what it held again, opened: queries over the bodies
+// find what was indexed sealed.
+func TestPrivateIndexOpensOnceTheKeyArrives(t *testing.T) {
+	ctx := context.Background()
+	ada, g := privateNode(t, nil, writers)
+	noteIn(t, ada, g.ID, "held sealed")
+	ben := newNode(t, nil)
+	if err := ben.JoinGenesis(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	copyVersions(t, ada, ben, g.ID)
+	q := json.RawMessage(`{"collection":"app.note","where":{"text":"held sealed"}}`)
+	page, err := ben.Query(ctx, g.ID, q)
+	if err != nil || len(page.Entries) != 0 {
+		t.Fatalf("without the key, a query on a sealed body's field finds %d (%v)", len(page.Entries), err)
+	}
+	join(t, ada, ben, g.ID, "writer")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		page, err := ben.Query(ctx, g.ID, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Entries) == 1 && strings.Contains(string(page.Entries[0]), `"opened":{"body":{"text":"held sealed"}}`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("with the key, the query finds %s", page.Entries)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
