@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -57,7 +58,7 @@ func (ix *Index) Current(b engine.IndexBatch, c engine.CurrentChange) (any, erro
 
 // docOf makes the doc of a whole version (json nil: made when needed). A
 // sealed body the Opener opens is indexed opened, and the version's JSON
-// carries what it holds as "opened" (openedJSON).
+// carries what it holds as "opened" (OpenedJSON).
 func (ix *Index) docOf(space string, v *record.Version, json []byte) *doc {
 	d := &doc{space: space, collection: v.Collection, key: v.Key, id: v.ID, json: json,
 		content: &content{body: v.Body, hasBody: v.HasBody, links: v.Links, tags: v.Tags, v: v}}
@@ -75,8 +76,19 @@ func (ix *Index) docOf(space string, v *record.Version, json []byte) *doc {
 
 // OpenedJSON is a version's canonical JSON with what its sealed body holds
 // beside it, as the member "opened": {"body", "links"?} (docs/private-
-// spaces.md §14). The signed version is the JSON without "opened".
+// spaces.md §14). The signed version is the JSON without "opened". It is
+// appended last: a version's canonical JSON sorts its members, and every
+// version in a space has seq and space, which sort after "opened", so a
+// member a writer named "opened" is never last (readers tell them apart
+// so). A version that has one is left as it is.
 func OpenedJSON(versionJSON []byte, body any, links []record.Link) []byte {
+	if bytes.Contains(versionJSON, []byte(`"opened":`)) {
+		if v, err := canonical.Parse(versionJSON); err == nil {
+			if o, ok := v.(*canonical.Object); ok && o.Has("opened") {
+				return versionJSON
+			}
+		}
+	}
 	o := canonical.NewObject("body", body)
 	if len(links) > 0 {
 		o.Set("links", record.LinksValue(links))
@@ -265,8 +277,10 @@ func (d *doc) load() {
 	}
 	d.body, d.hasBody = o.Get("body")
 	lo := o
-	if ov, ok := o.Get("opened"); ok {
-		if oo, ok := ov.(*canonical.Object); ok {
+	// "opened" is the index's only when it is the last member (OpenedJSON)
+	// beside a sealed body: a writer's own member of that name is not.
+	if n := len(o.Members); n > 0 && o.Members[n-1].Name == "opened" && sealedShape(d.body) {
+		if oo, ok := o.Members[n-1].Value.(*canonical.Object); ok {
 			d.body, d.hasBody = oo.Get("body")
 			lo = oo
 		}
@@ -284,4 +298,11 @@ func (d *doc) load() {
 			}
 		}
 	}
+}
+
+// sealedShape reports whether a body is a sealed body, {sealed, keyId}
+// (02 §3.1).
+func sealedShape(body any) bool {
+	o, ok := body.(*canonical.Object)
+	return ok && o.Len() == 2 && o.Has("sealed") && o.Has("keyId")
 }

@@ -196,3 +196,53 @@ func TestPrivateTamperedBodies(t *testing.T) {
 		}
 	}
 }
+
+// A writer's own member named "opened" is not what the node opened: a
+// query never reads a body from it, in a public space or a private one.
+func TestPrivateOpenedIsTheNodesOwn(t *testing.T) {
+	ctx := context.Background()
+	for _, private := range []bool{false, true} {
+		tn, g := privateNode(t, nil, nil)
+		if !private {
+			g = tn.space("public", nil)
+		}
+		key, _ := record.FreshKey(tn.Account())
+		body := any(canonical.NewObject("text", "real"))
+		if private {
+			k := keysOf(t, tn, g.ID)[0]
+			b, err := seal.SealBody(k, g.ID, "app.note", key, collection.Content{Body: body})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = b
+		}
+		o := canonical.NewObject("space", g.ID, "collection", "app.note", "createdAt", "2026-09-26T12:00:00.000Z",
+			"key", key, "seq", float64(0), "log", canonical.NewObject("n", float64(0)), "body", body,
+			"opened", canonical.NewObject("body", canonical.NewObject("text", "fake")))
+		v, err := record.Sign(o, tn.account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := tn.Store().Admit(ctx, "peer", []*record.Version{v})
+		if err != nil || outs[0].Verdict != engine.Stands {
+			t.Fatalf("private %v: %v %v", private, outs, err)
+		}
+		// In a private space the node does not put its opening beside a
+		// writer's member of the same name: such a version is not found
+		// by its body at all, which its writer could as well have left
+		// unwritten.
+		real := 1
+		if private {
+			real = 0
+		}
+		for text, want := range map[string]int{"fake": 0, "real": real} {
+			page, err := tn.Query(ctx, g.ID, json.RawMessage(`{"collection":"app.note","where":{"text":"`+text+`"}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Entries) != want {
+				t.Errorf("private %v: a query for %q finds %d, want %d: %s", private, text, len(page.Entries), want, page.Entries)
+			}
+		}
+	}
+}
