@@ -63,6 +63,11 @@ func (n *Node) CreateSpace(ctx context.Context, name string, o *CreateOptions) (
 		if err := n.publishMemberKey(ctx, g.ID); err != nil {
 			return nil, err
 		}
+		// K₀ boxed to the account's own member key: its other devices,
+		// which derive the same member key, take it from the box.
+		if err := n.boxKey(ctx, g.ID, k0, false); err != nil {
+			return nil, err
+		}
 	}
 	return g, nil
 }

@@ -209,8 +209,12 @@ func (n *Node) JoinInvite(ctx context.Context, text string) (*space.Genesis, err
 		return nil, err
 	}
 	if p.spaceKey != nil {
-		if n.keys.Keyring(p.g.ID) == nil {
-			// What the node held of the space without its key was indexed
+		had := false
+		if r := n.keys.Keyring(p.g.ID); r != nil {
+			_, had = r.Key(p.spaceKey.ID())
+		}
+		if !had {
+			// What the node held of the space without this key was indexed
 			// sealed: it is indexed again, opened.
 			if held, err := n.holds(ctx, p.g.ID); err != nil {
 				return nil, err

@@ -253,8 +253,10 @@ func (n *Node) takeKeys(ctx context.Context, spaceID, want string) (bool, error)
 				if err == nil && v.HasBody {
 					if b, err := seal.ReadBox(v); err == nil && b.KeyID == id {
 						if k, err := b.Open(mk, spaceID); err == nil {
-							ring.Offer(k)
 							offered = true
+							if ring.Offer(k) { // K₀, taken as it is
+								progress, took = true, true
+							}
 						}
 					}
 				} else if err != nil && !errors.Is(err, engine.ErrNotFound) {

@@ -124,6 +124,31 @@ func (n *Node) startRing(g *space.Genesis, k *seal.Key) error {
 	return n.keys.persist(g.ID)
 }
 
+// adoptKeys starts a ring for a private space the account's registry
+// lists and this node holds no key of, when the node holds the account
+// key: its member key is the account's (§6), so the boxes the account's
+// other devices made to it — K₀'s at creation, every key change's since —
+// open here (docs/private-spaces.md §14).
+func (n *Node) adoptKeys(ctx context.Context, g *space.Genesis) error {
+	if !g.Private() || n.account == nil {
+		return nil
+	}
+	if r, err := n.keys.load(g.ID); err != nil || r != nil {
+		if err != nil { // named again by every write there
+			n.o.Logger.Error("a private space's key file", "space", g.ID, "err", err)
+		}
+		return nil
+	}
+	if err := n.startRing(g, nil); err != nil {
+		return err
+	}
+	took, err := n.takeKeys(ctx, g.ID, g.EncryptionKeyID)
+	if err == nil && took {
+		n.reindexSoon()
+	}
+	return err
+}
+
 // publishMemberKey writes the account's member key for a private space
 // (sys.memberkey, docs/private-spaces.md §6), unless the current one is
 // already it.

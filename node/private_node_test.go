@@ -135,8 +135,13 @@ func TestPrivateWithoutTheKey(t *testing.T) {
 	if err != nil || held.BodyHash != v.BodyHash {
 		t.Fatalf("the keyless node does not hold the version whole: %v", err)
 	}
+	// Without a ring (write/private), or — its account key lets it look for
+	// boxes to the account — with an empty one (seal/no-current).
 	_, err = other.Put(ctx, g.ID, "app.note", canonical.NewObject("text", "x"), nil)
-	wantCode(t, err, node.CodePrivate)
+	var we *node.WriteError
+	if !errors.As(err, &we) || we.Code != node.CodePrivate && we.Code != seal.CodeNoCurrent {
+		t.Fatalf("a keyless node's write gives %v", err)
+	}
 }
 
 // copyVersions admits every version one node holds of a space into
@@ -414,5 +419,36 @@ func TestPrivateIndexOpensOnceTheKeyArrives(t *testing.T) {
 			t.Fatalf("with the key, the query finds %s", page.Entries)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Another device of the account (the account key, its own directory)
+// follows the registry to a private space and takes its keys from the
+// boxes to the account's member key: K₀'s, boxed at creation, and a
+// later key's.
+func TestPrivateAnotherDeviceOfTheAccount(t *testing.T) {
+	ctx := context.Background()
+	ada, g := privateNode(t, nil, writers)
+	ben := newNode(t, nil)
+	join(t, ada, ben, g.ID, "writer")
+	syncAll(t, g.ID, ada, ben)
+	first := noteIn(t, ada, g.ID, "first")
+	if _, err := ada.Remove(ctx, g.ID, ben.Account()); err != nil {
+		t.Fatal(err)
+	}
+	second := noteIn(t, ada, g.ID, "second")
+
+	phone := newNode(t, &node.Options{Account: ada.account})
+	phone.account = ada.account // reopened with it too
+	copyVersions(t, ada, phone, ada.Registry())
+	phone.reopen(nil) // follows the registry: the space's genesis, its ring
+	if phone.Account() != ada.Account() {
+		t.Fatal("the phone is not the account's")
+	}
+	copyVersions(t, ada, phone, g.ID)
+	readsAs(t, phone, first, "first")
+	readsAs(t, phone, second, "second")
+	if v := noteIn(t, phone, g.ID, "from the phone"); mustSealed(t, v).KeyID != mustSealed(t, second).KeyID {
+		t.Errorf("the phone seals under %s, the laptop under %s", mustSealed(t, v).KeyID, mustSealed(t, second).KeyID)
 	}
 }
