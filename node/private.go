@@ -142,10 +142,7 @@ func (n *Node) adoptKeys(ctx context.Context, g *space.Genesis) error {
 	if err := n.startRing(g, nil); err != nil {
 		return err
 	}
-	took, err := n.takeKeys(ctx, g.ID, g.EncryptionKeyID)
-	if err == nil && took {
-		n.reindexSoon()
-	}
+	_, err := n.takeKeys(ctx, g.ID, g.EncryptionKeyID)
 	return err
 }
 
