@@ -171,3 +171,14 @@ func ParseKey(data []byte) (*PrivateKey, error) {
 	}
 	return fromECDSA(k)
 }
+
+// Scalar returns the key's 32-byte private scalar, big-endian. Secrets
+// derived from the account's key (06 §2.5 deriveMemberKeyBytes) start
+// from it; it never leaves the process.
+func (k *PrivateKey) Scalar() []byte {
+	b, err := k.key.Bytes()
+	if err != nil {
+		panic("minca/identity: a P-256 key without its scalar: " + err.Error()) // a key made here always has one
+	}
+	return b
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/record"
 )
 
 // Options configures an [Index]. nil means the defaults.
@@ -27,6 +28,19 @@ type Options struct {
 	// dispatcher holds before it is behind and every live query is
 	// dropped. Default 8192.
 	EventBuffer int
+	// Opener opens the sealed bodies of private spaces, so the index
+	// answers queries over what they hold (docs/private-spaces.md §14).
+	// The index table is the local store's alone: no mirror, segment or
+	// backup carries it. Default nil: bodies are indexed as they are.
+	Opener Opener
+}
+
+// Opener opens a version's sealed body for the index.
+type Opener interface {
+	// Open returns what a version of a private space holds, its body and
+	// links; ok is false when it is not sealed or the key is not held,
+	// and the version is indexed as it is.
+	Open(v *record.Version) (body any, links []record.Link, ok bool)
 }
 
 // maxFields bounds the declared fields of a collection.
@@ -124,6 +138,9 @@ func New(opts *Options) (*Index, error) {
 		}
 	}
 	ix.layout = layoutVersion
+	if o.Opener != nil {
+		ix.layout += " opened"
+	}
 	if len(cs) > 0 {
 		ix.layout += " fields " + hex.EncodeToString(h.Sum(nil)[:8])
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -25,7 +26,7 @@ type change struct {
 func (ix *Index) Current(b engine.IndexBatch, c engine.CurrentChange) (any, error) {
 	var old, nw *doc
 	if c.Old != nil && !c.Old.Deleted {
-		old = docOf(c.Space, c.Old, nil)
+		old = ix.docOf(c.Space, c.Old, nil)
 		lv, ok, err := b.Get(locatorKey(c.Space, old.collection, c.Key))
 		if err != nil {
 			return nil, err
@@ -39,7 +40,7 @@ func (ix *Index) Current(b engine.IndexBatch, c engine.CurrentChange) (any, erro
 		}
 	}
 	if c.New != nil && !c.New.Deleted {
-		nw = docOf(c.Space, c.New, c.NewJSON)
+		nw = ix.docOf(c.Space, c.New, c.NewJSON)
 		if old != nil && old.v.FirstID() == c.New.FirstID() {
 			nw.created, nw.createdBy = old.created, old.createdBy
 		} else if err := creation(b, nw); err != nil {
@@ -55,10 +56,52 @@ func (ix *Index) Current(b engine.IndexBatch, c engine.CurrentChange) (any, erro
 	return &change{space: c.Space, key: c.Key, old: old, new: nw}, nil
 }
 
-// docOf makes the doc of a whole version (json nil: made when needed).
-func docOf(space string, v *record.Version, json []byte) *doc {
-	return &doc{space: space, collection: v.Collection, key: v.Key, id: v.ID, json: json,
+// docOf makes the doc of a whole version (json nil: made when needed). A
+// sealed body the Opener opens is indexed opened, and the version's JSON
+// carries what it holds as "opened" (OpenedJSON).
+func (ix *Index) docOf(space string, v *record.Version, json []byte) *doc {
+	d := &doc{space: space, collection: v.Collection, key: v.Key, id: v.ID, json: json,
 		content: &content{body: v.Body, hasBody: v.HasBody, links: v.Links, tags: v.Tags, v: v}}
+	if ix.opts.Opener == nil || !v.HasBody || v.Deleted {
+		return d
+	}
+	if body, links, ok := ix.opts.Opener.Open(v); ok {
+		d.body, d.links = body, links
+		if json != nil {
+			d.json = OpenedJSON(json, body, links)
+		}
+	}
+	return d
+}
+
+// OpenedJSON is a version's canonical JSON with what its sealed body holds
+// beside it, as the member "opened": {"body", "links"?} (docs/private-
+// spaces.md §14). The signed version is the JSON without "opened". It is
+// appended last: a version's canonical JSON sorts its members, and every
+// version in a space has seq and space, which sort after "opened", so a
+// member a writer named "opened" is never last (readers tell them apart
+// so). A version that has one is left as it is.
+func OpenedJSON(versionJSON []byte, body any, links []record.Link) []byte {
+	if bytes.Contains(versionJSON, []byte(`"opened":`)) {
+		if v, err := canonical.Parse(versionJSON); err == nil {
+			if o, ok := v.(*canonical.Object); ok && o.Has("opened") {
+				return versionJSON
+			}
+		}
+	}
+	o := canonical.NewObject("body", body)
+	if len(links) > 0 {
+		o.Set("links", record.LinksValue(links))
+	}
+	b, err := canonical.Marshal(o)
+	if err != nil || len(versionJSON) < 2 || versionJSON[len(versionJSON)-1] != '}' {
+		return versionJSON
+	}
+	out := make([]byte, 0, len(versionJSON)+len(b)+12)
+	out = append(out, versionJSON[:len(versionJSON)-1]...)
+	out = append(out, `,"opened":`...)
+	out = append(out, b...)
+	return append(out, '}')
 }
 
 // creation fills in @createdAt and @createdBy from the record's first
@@ -233,7 +276,16 @@ func (d *doc) load() {
 		return
 	}
 	d.body, d.hasBody = o.Get("body")
-	if lv, ok := o.Get("links"); ok {
+	lo := o
+	// "opened" is the index's only when it is the last member (OpenedJSON)
+	// beside a sealed body: a writer's own member of that name is not.
+	if n := len(o.Members); n > 0 && o.Members[n-1].Name == "opened" && sealedShape(d.body) {
+		if oo, ok := o.Members[n-1].Value.(*canonical.Object); ok {
+			d.body, d.hasBody = oo.Get("body")
+			lo = oo
+		}
+	}
+	if lv, ok := lo.Get("links"); ok {
 		if d.links, err = record.ParseLinks(lv); err != nil {
 			d.links = nil // a stored version's links are well formed; none else
 		}
@@ -246,4 +298,11 @@ func (d *doc) load() {
 			}
 		}
 	}
+}
+
+// sealedShape reports whether a body is a sealed body, {sealed, keyId}
+// (02 §3.1).
+func sealedShape(body any) bool {
+	o, ok := body.(*canonical.Object)
+	return ok && o.Len() == 2 && o.Has("sealed") && o.Has("keyId")
 }

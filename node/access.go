@@ -12,6 +12,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 )
 
@@ -21,11 +22,16 @@ type CreateOptions struct {
 	Founders []string
 	// Roles the space starts with.
 	Roles map[string][]space.Grant
+	// Private makes a private space (docs/private-spaces.md): its first
+	// key K₀ is made and kept in the node directory, the genesis names it
+	// (encryptionKeyId), and the account's member key is published.
+	Private bool
 }
 
-// CreateSpace makes a public space with the account as its first founder:
-// its genesis, kept with the store, and (with the account key) its
-// sys.joined record in the account registry (06 §1.3).
+// CreateSpace makes a space with the account as its first founder: its
+// genesis, kept with the store, and (with the account key) its sys.joined
+// record in the account registry (06 §1.3). A private space's K₀ is kept
+// in the node's key file before the genesis naming it is stored.
 func (n *Node) CreateSpace(ctx context.Context, name string, o *CreateOptions) (*space.Genesis, error) {
 	if o == nil {
 		o = &CreateOptions{}
@@ -34,12 +40,36 @@ func (n *Node) CreateSpace(ctx context.Context, name string, o *CreateOptions) (
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, err
 	}
-	g, err := space.NewGenesis(space.GenesisOptions{Name: name, Founders: append([]string{n.Account()}, o.Founders...),
-		Roles: o.Roles, CreatedAt: record.FormatTime(n.now()), Nonce: base64.RawURLEncoding.EncodeToString(nonce[:])})
+	gopts := space.GenesisOptions{Name: name, Founders: append([]string{n.Account()}, o.Founders...),
+		Roles: o.Roles, CreatedAt: record.FormatTime(n.now()), Nonce: base64.RawURLEncoding.EncodeToString(nonce[:])}
+	var k0 *seal.Key
+	if o.Private {
+		k0 = seal.NewKey()
+		gopts.Private, gopts.EncryptionKeyID = true, k0.ID()
+	}
+	g, err := space.NewGenesis(gopts)
 	if err != nil {
 		return nil, err
 	}
-	return g, n.JoinGenesis(ctx, g)
+	if o.Private {
+		if err := n.startRing(g, k0); err != nil {
+			return nil, err
+		}
+	}
+	if err := n.JoinGenesis(ctx, g); err != nil {
+		return nil, err
+	}
+	if o.Private {
+		if err := n.publishMemberKey(ctx, g.ID); err != nil {
+			return nil, err
+		}
+		// K₀ boxed to the account's own member key: its other devices,
+		// which derive the same member key, take it from the box.
+		if err := n.boxKey(ctx, g.ID, k0, false); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // JoinGenesis keeps a space the node is given by its genesis (checked
@@ -86,7 +116,16 @@ func (n *Node) Remove(ctx context.Context, spaceID, member string) (*record.Vers
 	if err := n.addKeep(ctx, spaceID, member, body); err != nil {
 		return nil, err
 	}
-	return n.writeAccess(ctx, spaceID, space.KindRemove, "remove:"+record.OwnerPart(member), body)
+	v, err := n.writeAccess(ctx, spaceID, space.KindRemove, "remove:"+record.OwnerPart(member), body)
+	if err != nil || member == n.Account() || n.keys.Keyring(spaceID) == nil {
+		return v, err
+	}
+	// The removed member holds the key in use: a private space changes it,
+	// boxed to the members that remain (docs/private-spaces.md §5).
+	if _, err := n.ChangeKey(ctx, spaceID); err != nil {
+		return v, fmt.Errorf("minca/node: %s is removed from %s, but its key did not change: %w", member, spaceID, err)
+	}
+	return v, nil
 }
 
 // addKeep sets a removal's or a change of roles' keep: per key of the

@@ -121,10 +121,11 @@ func (n *Node) passes(ctx context.Context) (map[string]any, error) {
 // is still the key the space is read under until it changes, and the
 // carrier still carries the space; nil when it holds none.
 func (n *Node) passKey(ctx context.Context, g *space.Genesis) (*seal.Key, error) {
-	if n.o.PassKeys == nil {
-		return nil, nil
+	var rings KeyRings = n.keys
+	if n.o.PassKeys != nil {
+		rings = n.o.PassKeys
 	}
-	ring := n.o.PassKeys.Keyring(g.ID)
+	ring := rings.Keyring(g.ID)
 	if ring == nil {
 		return nil, nil
 	}

@@ -11,6 +11,7 @@
 //	        Define, DefineRole, Revoke, Members, Spaces, SignOut                    // 06 §1.2–§1.3
 //	(*Node).Subscribe(space, after, buffer) (*Subscription, error)                  // events, by cursor
 //	(*Node).Query(ctx, space, query) (QueryPage, error); WatchQuery               // 06 §2.11, package index
+//	(*Node).ChangeKey, BoxMissing, Open, Reveal, PutFile, File                    // private spaces, docs/private-spaces.md §14
 //	(*Node).Store(); Judge(); Account(); Session(); Dir(); Close()
 //	Judge, SpaceJudge, PrivateJudge; AddGenesis, GenesisOf; Recheck           // 02 §9, docs/spaces.md
 //
@@ -40,6 +41,12 @@
 //     behind is dropped with [ErrSlow], never slowing a write.
 //   - Queries answer only readable current versions (02 §9.5), "$me" the
 //     account; a malformed one is an *index.Error naming the bad member.
+//   - In a private space (CreateOptions.Private) bodies, links and files
+//     are sealed before they are signed, never written in the clear, and
+//     the keys are kept in the node directory only; reads and the index
+//     give what a sealed body holds beside it, as "opened", and the index
+//     is the local store's alone: nothing a mirror, a segment or a backup
+//     carries holds plaintext or a key (docs/private-spaces.md §14).
 //
 // The node's methods are safe for concurrent use.
 package node

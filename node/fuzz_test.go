@@ -25,6 +25,9 @@ func FuzzParseInvite(f *testing.F) {
 				t.Fatal("an invite carries a change of another space")
 			}
 		}
+		if (p.spaceKey != nil) != p.g.Private() {
+			t.Fatal("an invite to a private space carries the key in use, and to a public one none")
+		}
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 )
 
@@ -21,7 +22,10 @@ import (
 // handed over as text: "minca-invite:" and base64url (no padding) of the canonical JSON
 //
 //	{"v": 1, "genesis": {…}, "key": base64url(PKCS #8 of the invite key),
-//	 "roles": [role…], "history": [access change…]}
+//	 "roles": [role…], "history": [access change…], "spaceKey"?: {keyId, key}}
+//
+// spaceKey is a private space's key in use when the invite was made (06
+// §1.3, §4.3; docs/private-spaces.md §8), absent for a public space.
 //
 // The invite key is the key the space's sys.invite names (docs/spaces.md);
 // whoever holds it may join once, for those roles, by a sys.assign the key
@@ -52,6 +56,15 @@ func (n *Node) Invite(ctx context.Context, spaceID string, roles []string) (stri
 	if !ok {
 		return "", writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+spaceID)
 	}
+	sk, err := n.inviteKey(ctx, g)
+	if err != nil {
+		return "", err
+	}
+	if sk != nil {
+		if err := n.BoxMissing(ctx, spaceID); err != nil {
+			return "", err
+		}
+	}
 	if _, err := n.writeAccess(ctx, spaceID, space.KindInvite, "invite:"+record.OwnerPart(ik.DID()),
 		canonical.NewObject("key", ik.DID(), "roles", rolesValue(roles))); err != nil {
 		return "", err
@@ -77,8 +90,12 @@ func (n *Node) Invite(ctx context.Context, spaceID string, roles []string) (stri
 	if err != nil {
 		return "", err
 	}
-	b, err := canonical.Marshal(canonical.NewObject("v", float64(1), "genesis", g.Object(),
-		"key", base64.RawURLEncoding.EncodeToString(der), "roles", rolesValue(roles), "history", hist))
+	io := canonical.NewObject("v", float64(1), "genesis", g.Object(),
+		"key", base64.RawURLEncoding.EncodeToString(der), "roles", rolesValue(roles), "history", hist)
+	if sk != nil {
+		io.Set("spaceKey", sk)
+	}
+	b, err := canonical.Marshal(io)
 	if err != nil {
 		return "", err
 	}
@@ -91,6 +108,8 @@ type parsedInvite struct {
 	key     *identity.PrivateKey
 	roles   []string
 	history []*record.Version
+	// spaceKey is a private space's key in use; nil for a public space.
+	spaceKey *seal.Key
 }
 
 func parseInvite(text string) (*parsedInvite, error) {
@@ -110,8 +129,9 @@ func parseInvite(text string) (*parsedInvite, error) {
 		return bad(err.Error())
 	}
 	o, ok := v.(*canonical.Object)
-	if !ok || o.Len() != 5 {
-		return bad("an invite is {v, genesis, key, roles, history}")
+	sv, hasSK := o.Get("spaceKey")
+	if !ok || o.Len() != 5 && !(o.Len() == 6 && hasSK) {
+		return bad("an invite is {v, genesis, key, roles, history, spaceKey?}")
 	}
 	if ver, _ := o.Get("v"); ver != float64(1) {
 		return bad("v is 1")
@@ -137,6 +157,18 @@ func parseInvite(text string) (*parsedInvite, error) {
 		return bad("key: " + err.Error())
 	}
 	p := &parsedInvite{g: g, key: ik}
+	switch {
+	case hasSK && !g.Private():
+		return bad("spaceKey: an invite to a public space carries no key")
+	case !hasSK && g.Private():
+		return bad("spaceKey: an invite to a private space carries the key in use (06 §1.3)")
+	case hasSK:
+		k, err := seal.ParseInviteKey(sv)
+		if err != nil {
+			return bad("spaceKey: " + err.Error())
+		}
+		p.spaceKey = k
+	}
 	rv, _ := o.Get("roles")
 	rs, ok := rv.([]any)
 	if !ok || len(rs) > space.MaxRoles {
@@ -176,11 +208,36 @@ func (n *Node) JoinInvite(ctx context.Context, text string) (*space.Genesis, err
 	if err != nil {
 		return nil, err
 	}
+	if p.spaceKey != nil {
+		had := false
+		if r := n.keys.Keyring(p.g.ID); r != nil {
+			_, had = r.Key(p.spaceKey.ID())
+		}
+		if !had {
+			// What the node held of the space without this key was indexed
+			// sealed: it is indexed again, opened.
+			if held, err := n.holds(ctx, p.g.ID); err != nil {
+				return nil, err
+			} else if held {
+				defer n.reindexSoon()
+			}
+		}
+		if err := n.startRing(p.g, p.spaceKey); err != nil {
+			return nil, err
+		}
+	}
 	if err := AddGenesis(ctx, n.st, p.g); err != nil {
 		return nil, err
 	}
 	if len(p.history) > 0 {
 		if _, err := n.st.Admit(ctx, "invite", p.history); err != nil {
+			return nil, err
+		}
+	}
+	if p.spaceKey != nil {
+		// The key change that made the invite's key is in its history:
+		// with it come every earlier key (docs/private-spaces.md §5, §8).
+		if _, err := n.takeKeys(ctx, p.g.ID, p.spaceKey.ID()); err != nil {
 			return nil, err
 		}
 	}
@@ -193,6 +250,11 @@ func (n *Node) JoinInvite(ctx context.Context, text string) (*space.Genesis, err
 		"invite", canonical.NewObject("key", p.key.DID(), "sig", base64.RawURLEncoding.EncodeToString(sig)))
 	if _, err := n.writeAccess(ctx, p.g.ID, space.KindAssign, "member:"+record.OwnerPart(me), body); err != nil {
 		return nil, fmt.Errorf("minca/node: joining %s: %w", p.g.ID, err)
+	}
+	if p.spaceKey != nil {
+		if err := n.publishMemberKey(ctx, p.g.ID); err != nil {
+			return nil, err
+		}
 	}
 	return p.g, n.keep(ctx, p.g)
 }

@@ -28,13 +28,19 @@ var ErrClosed = errors.New("minca/node: closed")
 // API): its store, its session key and note, the spaces it keeps, the
 // write path, events and mirrors. Its methods are safe for concurrent use.
 type Node struct {
-	o       Options
-	lock    *flock.Flock
-	sto     *store.Store
-	st      *engine.Store // sto's engine
-	ix      *index.Index  // nil with Options.Querier
-	q       Querier
-	judge   *SpaceJudge
+	o     Options
+	lock  *flock.Flock
+	sto   *store.Store
+	st    *engine.Store // sto's engine
+	ix    *index.Index  // nil with Options.Querier
+	q     Querier
+	judge *SpaceJudge
+	// pj is the judge the store stores through: judge with private
+	// spaces' checks, opening bodies with keys (docs/private-spaces.md §9).
+	pj      *PrivateJudge
+	keys    *keyStore
+	reindex chan struct{} // reindexSoon's requests
+	privacy sync.Map      // space id → whether it is private (isPrivate)
 	notes   *identity.Checker
 	sess    *session
 	account *identity.PrivateKey
@@ -96,14 +102,25 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	if n.sess, err = openSession(o, n.account); err != nil {
 		return fail(err)
 	}
-	n.judge = NewSpaceJudge(n.notes)
+	var scalar func() []byte
+	if acct := n.account; acct != nil {
+		scalar = acct.Scalar
+	}
+	n.keys = newKeyStore(o.Dir, scalar)
+	n.pj = NewPrivateJudge(n.notes, n.keys)
+	n.judge = n.pj.SpaceJudge
 	if n.o.Store, err = storeURL(o); err != nil {
 		return fail(err)
 	}
 	var indexer engine.Indexer
 	n.q = o.Querier
 	if n.q == nil {
-		if n.ix, err = index.New(o.Index); err != nil {
+		var io index.Options
+		if o.Index != nil {
+			io = *o.Index
+		}
+		io.Opener = opener{n.keys}
+		if n.ix, err = index.New(&io); err != nil {
 			return fail(fmt.Errorf("minca/node: Options.Index: %w", err))
 		}
 		indexer, n.q = n.ix, indexQuerier{n.ix}
@@ -117,6 +134,7 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 		n.ix.Attach(n.st)
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.reindex = make(chan struct{}, 1)
 	if n.ev, err = openEvents(n); err != nil {
 		return fail(err)
 	}
@@ -129,8 +147,9 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	if err := n.startMirrors(ctx); err != nil {
 		return fail(err)
 	}
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go n.renewLoop()
+	go n.reindexLoop()
 	if n.account != nil {
 		n.wg.Add(1)
 		go n.carryLoop()

@@ -76,7 +76,7 @@ type Options struct {
 	Logger *slog.Logger
 	// PassKeys are the keys the node writes carriers' passes from (06
 	// §4.2): a private space without a ring here gets no pass. Default
-	// nil: none.
+	// nil: the node's own keys (the private spaces it holds keys of).
 	PassKeys KeyRings
 }
 

@@ -64,16 +64,18 @@ func (j *PrivateJudge) Decide(hr engine.HeldReader, v *record.Version, c engine.
 	if inClear(v.Collection) {
 		return d, nil
 	}
-	if r := sealedShape(v); r != nil {
-		return refusedBy(r), nil
-	}
 	var ring *seal.Keyring
 	if j.Keys != nil {
 		ring = j.Keys.Keyring(v.Space)
 	}
 	if ring == nil {
+		if r := sealedShape(v); r != nil {
+			return refusedBy(r), nil
+		}
 		return d, nil
 	}
+	// With a ring, opening the body checks its shape first (seal/shape),
+	// whether or not the key it names is held.
 	r, err := j.bodyChecks(hr, h, ring, v, c.Root)
 	if err != nil {
 		return engine.Decision{}, err
@@ -82,6 +84,15 @@ func (j *PrivateJudge) Decide(hr engine.HeldReader, v *record.Version, c engine.
 		return refusedBy(r), nil
 	}
 	return d, nil
+}
+
+// Preview is SpaceJudge's Preview with this judge's Decide: what a writer
+// asks before it signs, a private space's body checks included.
+func (j *PrivateJudge) Preview(hr engine.HeldReader, v *record.Version, c engine.Checked) (engine.Decision, error) {
+	if space.IsAccessCollection(v.Collection) {
+		return j.SpaceJudge.Preview(hr, v, c)
+	}
+	return j.Decide(hr, v, c)
 }
 
 // inClear: outside the access history, the collections whose bodies a

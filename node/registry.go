@@ -64,16 +64,20 @@ func (n *Node) followRegistry(ctx context.Context) error {
 		return err
 	}
 	for _, j := range joined {
-		if _, ok, err := GenesisOf(ctx, n.st, j.id); err != nil || ok {
-			if err != nil {
+		g, ok, err := GenesisOf(ctx, n.st, j.id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if j.genesis == nil {
+				continue
+			}
+			if err := AddGenesis(ctx, n.st, j.genesis); err != nil {
 				return err
 			}
-			continue
+			g = j.genesis
 		}
-		if j.genesis == nil {
-			continue
-		}
-		if err := AddGenesis(ctx, n.st, j.genesis); err != nil {
+		if err := n.adoptKeys(ctx, g); err != nil {
 			return err
 		}
 	}

@@ -54,7 +54,7 @@ func (n *Node) storeOptions(indexer engine.Indexer) *store.Options {
 	if n.o.StoreOptions != nil {
 		so = *n.o.StoreOptions
 	}
-	so.Judge, so.Indexer, so.Create, so.ReadOnly = n.judge, indexer, true, false
+	so.Judge, so.Indexer, so.Create, so.ReadOnly = n.pj, indexer, true, false
 	if so.Logger == nil {
 		so.Logger = n.o.Logger
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/minca-go/minca/canonical"
@@ -24,7 +25,7 @@ const (
 	CodeBadKey       = "write/key"        // a key that is neither a valid key nor a chosen name, or not the onePer key
 	CodeSchema       = "write/schema"     // the body does not fit the collection's schema (02 §6.2, §9.6)
 	CodeLinks        = "write/links"      // the links do not conform to the definition (02 §5.2, §9.6)
-	CodePrivate      = "write/private"    // writing bodies in a private space needs its sealing, which this node lacks
+	CodePrivate      = "write/private"    // a private space this node holds no key of: it seals nothing, and writes nothing in the clear
 	CodeBadInput     = "write/input"      // a body, link or file that is not what a version carries
 	CodeNotStanding  = "write/withdrawn"  // the judge would store it withdrawn at once (a revoked key, a forked line)
 	CodeWaits        = "write/later"      // the judge would hold it aside: what it names is not held
@@ -168,6 +169,24 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 	var in collection.InForce
 	var contested bool
 	var g *space.Genesis
+	var heads []seal.Head
+	// A private space's rules are read through the node's keys: its
+	// definitions are sealed (docs/private-spaces.md §4, §9).
+	ring, err := n.keys.load(r.space)
+	if err != nil {
+		return nil, err // a key file that does not read is named, not taken for none
+	}
+	hr := overlay{ctx, n.st, w}
+	inForce := func(st *space.State, coll string) (collection.InForce, bool) {
+		if !g.Private() || record.IsSys(coll) {
+			return st.InForce(coll)
+		}
+		if ring == nil {
+			return collection.Unreadable(), false
+		}
+		in, rf := definitionInForce(hr, st, ring, coll)
+		return in, rf != nil
+	}
 	ok, err := n.judge.WithHistory(ctx, r.space, func(h *space.History) error {
 		g = h.Genesis()
 		seen = h.Heads()
@@ -175,8 +194,9 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 		if err != nil {
 			return err
 		}
+		heads = st.KeyHeads()
 		if !r.del || r.collection != "" {
-			in, contested = st.InForce(r.collection)
+			in, contested = inForce(st, r.collection)
 		}
 		return nil
 	})
@@ -186,12 +206,21 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 	if !ok {
 		return nil, writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+r.space+" (no genesis held): create or join it first")
 	}
-	if g.Private() && !r.del && r.sealWith == nil {
-		return nil, writeErr(CodePrivate, "space", "the space is private, and this node cannot seal bodies yet (docs/private-spaces.md); nothing is written in the clear")
+	var sealer *seal.Key // the key the body is sealed under; nil in the clear
+	if g.Private() && !r.del && sealedIn(r) {
+		if sealer = r.sealWith; sealer == nil {
+			if sealer, err = n.sealingKey(ctx, r.space, ring, heads); err != nil {
+				return nil, err
+			}
+		}
+	}
+	oneKey := collection.PublicOneKey(g.ID)
+	if g.Private() && ring != nil {
+		oneKey, _ = ring.OneKey() // held whenever sealer is
 	}
 	key := r.key
 	if !r.access && !r.sys && !r.del {
-		if key, err = keyFor(r.collection, r.key, root, in, collection.PublicOneKey(g.ID), collection.Content{Body: r.body, Links: r.links}); err != nil {
+		if key, err = keyFor(r.collection, r.key, root, in, oneKey, collection.Content{Body: r.body, Links: r.links}); err != nil {
 			return nil, err
 		}
 	}
@@ -214,7 +243,7 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 			if _, err := n.judge.WithHistory(ctx, r.space, func(h *space.History) error {
 				st, err := h.At(seen)
 				if err == nil {
-					in, contested = st.InForce(r.collection)
+					in, contested = inForce(st, r.collection)
 				}
 				return err
 			}); err != nil {
@@ -251,14 +280,6 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 		o.Set("deleted", true)
 		return &prepared{req: r, obj: o}, nil
 	}
-	if r.sealWith != nil {
-		sealed, err := seal.SealBody(r.sealWith, r.space, r.collection, key, collection.Content{Body: r.body})
-		if err != nil {
-			return nil, writeErr(CodeBadInput, "body", err.Error())
-		}
-		o.Set("body", sealed)
-		return &prepared{req: r, obj: o}, nil
-	}
 	o.Set("body", r.body)
 	if len(r.links) > 0 {
 		if len(r.links) > record.MaxLinks {
@@ -286,7 +307,11 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 		if is := collection.LinkIssues(r.links, in, storeTargets{ctx, n.st, r.space}); len(is) > 0 {
 			return nil, &WriteError{Code: CodeLinks, Field: "links", Message: "the links do not conform to the definition of " + r.collection + " (02 §5.2, §9.6)", Issues: is}
 		}
-		tags, err := tagsFor(d, collection.PublicTagKey(r.space), c)
+		tagKey := collection.PublicTagKey(r.space)
+		if sealer != nil {
+			tagKey = sealer.TagKey() // 02 §8.2: the key the body is sealed with
+		}
+		tags, err := tagsFor(d, tagKey, c)
 		if err != nil {
 			return nil, writeErr(CodeBadInput, "body", "the topic tags: "+err.Error())
 		}
@@ -294,7 +319,56 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 			o.Set("tags", tags)
 		}
 	}
+	if sealer != nil {
+		// 02 §5.1: the links leave the version and are sealed with the body.
+		b, err := seal.SealBody(sealer, r.space, r.collection, key, collection.Content{Body: r.body, Links: r.links})
+		if err != nil {
+			return nil, writeErr(CodeBadInput, "body", err.Error())
+		}
+		o.Set("body", b)
+		o.Delete("links")
+	}
 	return &prepared{req: r, obj: o}, nil
+}
+
+// sealedIn reports whether a write's body is sealed in a private space
+// (docs/private-spaces.md §4): every body but the access changes' other
+// than sys.collection, and sys.memberkey's and sys.box's.
+func sealedIn(r *writeReq) bool {
+	switch {
+	case r.access:
+		return r.collection == space.KindDefine.Collection()
+	case r.sys:
+		return !inClear(r.collection)
+	}
+	return true
+}
+
+// sealingKey is the key a write in a private space is sealed under
+// (docs/private-spaces.md §10): of the current keys as of its seen, the
+// one the ring holds, not stale, whose keyId sorts first; the store's
+// boxes and key changes are looked at first when a current key is not
+// held.
+func (n *Node) sealingKey(ctx context.Context, spaceID string, ring *seal.Keyring, heads []seal.Head) (*seal.Key, error) {
+	if ring == nil {
+		return nil, writeErr(CodePrivate, "space", "the space "+spaceID+" is private and this node holds none of its keys: it cannot seal, and nothing is written in the clear (docs/private-spaces.md §10)")
+	}
+	// A current key not held yet may be in a box the store holds: every
+	// writer seals under the same one once it has them all.
+	if slices.ContainsFunc(heads, func(h seal.Head) bool { _, ok := ring.Key(h.KeyID); return !ok }) {
+		if _, err := n.takeKeys(ctx, spaceID, ""); err != nil {
+			return nil, err
+		}
+	}
+	k, err := ring.Current(heads)
+	if err != nil {
+		var e *seal.Error
+		if errors.As(err, &e) {
+			return nil, writeErr(e.Code, "space", e.Message)
+		}
+		return nil, err
+	}
+	return k, nil
 }
 
 // keyFor is the key a write goes to (02 §4.1): the onePer key under rules

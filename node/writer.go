@@ -182,7 +182,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 				reply(i, nil, fmt.Errorf("minca/node: signing: %w", err))
 				continue
 			}
-			d, err := w.n.judge.Preview(overlay{ctx, w.n.st, w}, v, engine.Checked{Root: root})
+			d, err := w.n.pj.Preview(overlay{ctx, w.n.st, w}, v, engine.Checked{Root: root})
 			if err != nil {
 				return err
 			}

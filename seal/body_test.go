@@ -271,6 +271,18 @@ func TestOpenVersion(t *testing.T) {
 	if err != nil || canon(t, o.Body) != `{"a":1}` {
 		t.Fatalf("%v", err)
 	}
+	// Opened again, it is the same; a copy with the same id and another
+	// sealed text (a mangled copy) is opened afresh, and fails.
+	if again, err := ring.OpenVersion(v); err != nil || again != o {
+		t.Fatalf("opened again: %v", err)
+	}
+	s, _ := ParseSealed(v.Body)
+	s.Envelope[len(s.Envelope)-1] ^= 1
+	mangled := *v
+	mangled.Body = s.Object()
+	if _, err := ring.OpenVersion(&mangled); !errors.Is(err, ErrOpen) {
+		t.Fatalf("a mangled copy with the genuine id: %v", err)
+	}
 	// A body not sealed in a private space.
 	v = signed(t, testSpace, "app.note", "owner.n", parse(t, `{"a":1}`))
 	if _, err := ring.OpenVersion(v); !errors.Is(err, ErrNotSealed) {

@@ -27,7 +27,14 @@ type Keyring struct {
 	mu      sync.Mutex
 	keys    map[string]*Key // taken
 	offered map[string]*Key // held, waiting for their key change
+	// recent is what OpenVersion opened last, by version id and sealed
+	// text: a node's judge and its index open each version they store, in
+	// the same batch, and the second is a look-up. Bounded by maxRecent.
+	recent map[string]*Opened
 }
+
+// maxRecent bounds Keyring.recent: about two batches of versions.
+const maxRecent = 2048
 
 // NewKeyring makes an empty ring for a private space whose genesis names
 // firstID as encryptionKeyId.
@@ -94,6 +101,50 @@ func (r *Keyring) Take(c *KeyChange) error {
 		delete(r.offered, k.id)
 	}
 	return nil
+}
+
+// Restore takes keys this reader took before and kept, in its own key
+// file, as they are: they came into a ring by the rules above once. K₀
+// must be among them whenever any is given, so a ring restored still
+// holds every key with K₀ (02 §7.3).
+func (r *Keyring) Restore(ks []*Key) error {
+	if len(ks) == 0 {
+		return nil
+	}
+	if !slices.ContainsFunc(ks, func(k *Key) bool { return k.id == r.first }) {
+		return fail(ErrChain, CodeChain, "keys", "keys restored into a ring carry K₀, "+r.first+" (02 §7.3)")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range ks {
+		if _, ok := r.keys[k.id]; !ok {
+			r.keys[k.id] = k
+		}
+		delete(r.offered, k.id)
+	}
+	return nil
+}
+
+// Offered lists the keys offered and not yet taken, by keyId: a reader
+// keeps them with its keys until their key changes arrive.
+func (r *Keyring) Offered() []*Key {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Key, 0, len(r.offered))
+	for _, k := range r.offered {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b *Key) int { return strings.Compare(a.id, b.id) })
+	return out
+}
+
+// HasOffered reports whether the key keyID is offered or taken.
+func (r *Keyring) HasOffered(keyID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, taken := r.keys[keyID]
+	_, offered := r.offered[keyID]
+	return taken || offered
 }
 
 // Key returns a key the ring has taken.
@@ -194,7 +245,8 @@ var ErrNotSealed = errors.New("minca/seal: the body is not sealed")
 
 // OpenVersion opens a version of the ring's space: its body and links.
 // A stub and a delete have none (nil, nil). A body of another space is
-// not opened here.
+// not opened here. What it returns is shared with later calls for the same
+// version: it must not be changed.
 func (r *Keyring) OpenVersion(v *record.Version) (*Opened, error) {
 	if v.Space != r.space {
 		return nil, fail(ErrNoKey, CodeNoKey, "space", "the version is of the space "+v.Space+", the ring of "+r.space)
@@ -205,7 +257,28 @@ func (r *Keyring) OpenVersion(v *record.Version) (*Opened, error) {
 	if !IsSealed(v.Body) {
 		return nil, fail(ErrNotSealed, CodeShape, "body", "a version of a private space carries a sealed body {sealed, keyId} (02 §3.1)")
 	}
-	return r.OpenBody(v.Collection, v.Key, v.Body)
+	// The id covers the version's space, collection and key — the binding
+	// — and the sealed text is the rest of what opens: both name an entry.
+	sv, _ := v.Body.(*canonical.Object).Get("sealed")
+	text, _ := sv.(string)
+	rk := v.ID + "\x00" + text
+	r.mu.Lock()
+	o, ok := r.recent[rk]
+	r.mu.Unlock()
+	if ok {
+		return o, nil
+	}
+	o, err := r.OpenBody(v.Collection, v.Key, v.Body)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.recent == nil || len(r.recent) >= maxRecent {
+		r.recent = make(map[string]*Opened, maxRecent)
+	}
+	r.recent[rk] = o
+	r.mu.Unlock()
+	return o, nil
 }
 
 // OpenFile opens a sealed file of the ring's space.

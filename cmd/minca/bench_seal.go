@@ -22,3 +22,21 @@ func runBenchSeal(ctx context.Context, s *stdio, args []string) error {
 	}
 	return writeJSON(s, r)
 }
+
+func runBenchPrivateImport(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "bench private-import", "bench private-import [--versions N] [--rounds N] [--dir DIR]\n\nImports N versions of a private space into a node's store (Pebble, the\nnode's judge and index) by a member that opens every body and by a node\nwithout the key, and N versions of a public space, in the same run; prints\nas JSON, medians of the rounds, each private import against the public one\n(goal ≥ 0.9×).")
+	versions := fs.Int("versions", 100_000, "versions in each import")
+	rounds := fs.Int("rounds", 3, "rounds to take the medians of")
+	dir := fs.String("dir", "", "where the stores go (default a temporary directory)")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	if *versions < 1 || *rounds < 1 {
+		return usageError("--versions and --rounds are at least 1")
+	}
+	r, err := bench.RunPrivateImport(ctx, bench.PrivateImportConfig{Versions: *versions, Rounds: *rounds, Dir: *dir})
+	if err != nil {
+		return failed(err)
+	}
+	return writeJSON(s, r)
+}

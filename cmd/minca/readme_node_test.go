@@ -45,4 +45,20 @@ func TestReadmeNodeExamples(t *testing.T) {
 	if strings.Count(string(out), `"cursor"`) != 3 {
 		t.Fatalf("minca watch printed:\n%s", out)
 	}
+	// The private space's lines, in a node directory of their own.
+	_, rest, ok = strings.Cut(rest, "A **private space**")
+	if !ok {
+		t.Fatal("the README has no private space walkthrough")
+	}
+	_, rest, _ = strings.Cut(rest, "```sh\n")
+	script, _, ok = strings.Cut(rest, "```")
+	if !ok || !strings.Contains(script, "space create Diary --private") {
+		t.Fatal("the README's private space walkthrough is not a sh block")
+	}
+	cmd = exec.Command("bash", "-c", "set -euo pipefail\n"+script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(env, "PATH="+mincaOnPath(t)+string(os.PathListSeparator)+os.Getenv("PATH"), "MINCA_DIR="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the README's private space examples failed: %v\n%s", err, out)
+	}
 }

@@ -35,9 +35,10 @@ func throughNode(fs *flags, sp *storeSpec, dir string) (bool, error) {
 }
 
 func runSpaceCreate(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "space create", "space create NAME [--roles JSON] [--dir DIR]\n\nMakes a public space with the account as its first founder, through the\nnode, which keeps it (and lists it in the account registry when it holds\nthe account key, 06 §1.3). --roles is {\"role\": [{\"cmd\", \"pol\"?}…]}.\nPrints {\"id\",\"genesis\"}.")
+	fs := newFlags(s, "space create", "space create NAME [--private] [--roles JSON] [--dir DIR]\n\nMakes a space with the account as its first founder, through the node,\nwhich keeps it (and lists it in the account registry when it holds the\naccount key, 06 §1.3). --private makes a private space: its bodies, links\nand files are sealed under keys the node keeps in its directory\n(docs/private-spaces.md). --roles is {\"role\": [{\"cmd\", \"pol\"?}…]}.\nPrints {\"id\",\"genesis\"}.")
 	dir := dirFlag(fs)
 	roles := fs.String("roles", "", "the roles the space starts with, as `JSON`")
+	private := fs.Bool("private", false, "make a private space (docs/private-spaces.md)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -45,6 +46,9 @@ func runSpaceCreate(ctx context.Context, s *stdio, args []string) error {
 		return usageError("space create takes a NAME")
 	}
 	body := map[string]any{"name": fs.Arg(0)}
+	if *private {
+		body["private"] = true
+	}
 	if *roles != "" {
 		if !json.Valid([]byte(*roles)) {
 			return usageError("--roles is JSON")

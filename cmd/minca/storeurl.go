@@ -115,12 +115,12 @@ func (sp *storeSpec) open(ctx context.Context, a storeAccess) (*store.Store, err
 	// for. A folder: or s3:// store admits its blob store's segments as it
 	// opens, before that store is there to read, so it keeps the roots
 	// judge until geneses travel with segments.
-	var full *node.SpaceJudge
+	var full *node.PrivateJudge
 	if sp.judge == "full" && store.IsBlobURL(sp.url) {
 		sp.judge = "roots" // and store check re-judges with it too
 	}
 	if sp.judge == "full" {
-		full = node.NewSpaceJudge(noteChecker())
+		full = node.NewPrivateJudge(noteChecker(), nil) // a store holds no keys
 		o.Judge = full
 	}
 	st, err := store.Open(ctx, sp.url, o)

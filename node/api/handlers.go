@@ -73,7 +73,7 @@ func (s *Server) listSpaces(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createSpace(w http.ResponseWriter, r *http.Request) error {
-	o, err := s.readObject(r, []string{"name", "roles", "founders"}, "name")
+	o, err := s.readObject(r, []string{"name", "roles", "founders", "private"}, "name")
 	if err != nil {
 		return err
 	}
@@ -84,6 +84,11 @@ func (s *Server) createSpace(w http.ResponseWriter, r *http.Request) error {
 	co := &node.CreateOptions{}
 	if co.Founders, err = strList(o, "founders"); err != nil {
 		return err
+	}
+	if pv, ok := o.Get("private"); ok {
+		if co.Private, ok = pv.(bool); !ok {
+			return bad(CodeBad, "private", "private is true or false")
+		}
 	}
 	if rv, ok := o.Get("roles"); ok {
 		ro, isObj := rv.(*canonical.Object)
@@ -289,6 +294,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if b, err = s.n.Reveal(r.Context(), b); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, b)
 	return nil
 }
@@ -310,6 +318,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	for _, h := range hs {
 		b, err := h.Version.MarshalJSON()
 		if err != nil {
+			return err
+		}
+		if b, err = s.n.Reveal(r.Context(), b); err != nil {
 			return err
 		}
 		out = append(out, map[string]any{"version": json.RawMessage(b), "standing": h.Verdict.String(), "stored": h.Stored.String()})
