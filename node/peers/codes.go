@@ -19,6 +19,7 @@ const (
 	CodeUseless      = "sync/useless"       // too many versions that brought nothing
 	CodeTooMany      = "sync/sessions"      // more sessions on one connection than the limit
 	CodeInternal     = "sync/internal"      // this side failed (its store); try again later
+	CodeScope        = "sync/scope"         // the responder holds fewer collections: the message lists them; open again with those
 )
 
 // retryable reports whether an opener opens a session that ended so
@@ -26,7 +27,7 @@ const (
 // fault nor a refusal.
 func retryable(code string) bool {
 	switch code {
-	case CodeChanged, CodeBehind, CodeInternal:
+	case CodeChanged, CodeBehind, CodeInternal, CodeScope:
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,14 +41,15 @@ type conn struct {
 	sessions map[uint64]*session
 	nextSID  uint64
 	stray    int
-	ended    []SessionStatus // sessions that ended, newest last, at most 64
+	narrow   map[string][]string // space → the collections the responder said it holds
+	ended    []SessionStatus     // sessions that ended, newest last, at most 64
 	totals   Stats
 	since    time.Time
 }
 
 func newConn(ctx context.Context, p *Peers, c *transport.Conn, opener, live bool, via string) *conn {
 	cc := &conn{p: p, host: p.host, c: c, peer: c.Peer(), opener: opener, live: live, via: via,
-		sessions: map[uint64]*session{}, since: time.Now()}
+		sessions: map[uint64]*session{}, narrow: map[string][]string{}, since: time.Now()}
 	cc.ctx, cc.cancel = context.WithCancel(ctx)
 	return cc
 }
@@ -63,9 +65,66 @@ func (c *conn) send(ctx context.Context, s *session, msg []byte) error {
 	return err
 }
 
-// collections is the scope this end holds of a space: nil for all of it.
+// collections is the scope this end syncs of a space with this peer: what
+// it holds (nil: all of it), narrowed to what the responder holds when it
+// said so (sync/scope).
 func (c *conn) collections(spaceID string) []string {
-	return c.p.o.Collections[spaceID]
+	own := c.p.o.Collections[spaceID]
+	c.mu.Lock()
+	theirs, ok := c.narrow[spaceID]
+	c.mu.Unlock()
+	if !ok {
+		return own
+	}
+	if own == nil {
+		return theirs
+	}
+	var both []string
+	for _, x := range own {
+		if slices.Contains(theirs, x) {
+			both = append(both, x)
+		}
+	}
+	if len(both) == 0 {
+		// Nothing in common but the access history, which every scope
+		// holds.
+		both = []string{"sys.role"}
+	}
+	return both
+}
+
+// scoped reads a responder's sync/scope answer: the collections it holds.
+func (c *conn) scoped(spaceID, msg string) {
+	cs := strings.Fields(msg)
+	if len(cs) == 0 || len(cs) > MaxCollections {
+		return
+	}
+	for _, x := range cs {
+		if !collName.MatchString(x) {
+			return
+		}
+	}
+	c.mu.Lock()
+	c.narrow[spaceID] = cs
+	c.mu.Unlock()
+}
+
+// covers reports whether a scope asked for is within the collections
+// held (nil: everything).
+func covers(held, asked []string) bool {
+	if held == nil {
+		return true
+	}
+	if asked == nil {
+		return false
+	}
+	sc := scopeOf("", held)
+	for _, a := range asked {
+		if !slices.Contains(sc.Collections, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // run reads the connection until it ends, then ends its sessions.
@@ -149,6 +208,10 @@ func (c *conn) accept(m *message, size int) {
 		c.send(c.ctx, nil, encodeNegErr(m.sid, CodeNotHeld, notHeld))
 		return
 	}
+	if own := c.p.o.Collections[m.open.Space]; !covers(own, m.open.Collections) {
+		c.send(c.ctx, nil, encodeNegErr(m.sid, CodeScope, strings.Join(own, " ")))
+		return
+	}
 	s := newSession(c, m.sid, false, m.open)
 	s.stats.BytesReceived = int64(size)
 	c.add(s)
@@ -172,6 +235,9 @@ func (c *conn) add(s *session) {
 			c.ended = c.ended[1:]
 		}
 		c.mu.Unlock()
+		c.p.mu.Lock()
+		c.p.totals.add(st.Stats)
+		c.p.mu.Unlock()
 	}()
 }
 
@@ -216,6 +282,9 @@ func (c *conn) openLoop() {
 					continue
 				}
 				delete(open, id)
+				if e.code == CodeScope && e.remote {
+					c.scoped(id, e.msg)
+				}
 				wait := c.p.o.Reopen
 				if !retryable(e.code) {
 					wait = c.p.o.Rescan
@@ -238,4 +307,11 @@ func (c *conn) openLoop() {
 		case <-t.C:
 		}
 	}
+}
+
+func (c *conn) narrowed(spaceID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.narrow[spaceID]
+	return ok
 }

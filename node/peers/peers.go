@@ -56,6 +56,24 @@ type Peers struct {
 	dials     map[string]*dialState
 	conns     map[*conn]struct{}
 	roomSpace map[string]string // relay room → space
+	totals    Stats             // of every session that ended
+}
+
+// Totals counts what every session carried, those running included.
+func (p *Peers) Totals() Stats {
+	p.mu.Lock()
+	t := p.totals
+	conns := make([]*conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		for _, s := range c.list() {
+			t.add(s.status().Stats)
+		}
+	}
+	return t
 }
 
 type dialState struct {

@@ -62,11 +62,19 @@ func (p *Peers) Sync(ctx context.Context, c *transport.Conn, spaces []string) (S
 		open = append(open, cc.open(id))
 	}
 	for _, s := range open {
-		select {
-		case <-s.done:
-		case <-ctx.Done():
-			cc.cancel()
-			return sum, ctx.Err()
+		for {
+			select {
+			case <-s.done:
+			case <-ctx.Done():
+				cc.cancel()
+				return sum, ctx.Err()
+			}
+			e := s.Err()
+			if e == nil || e.code != CodeScope || !e.remote || cc.narrowed(s.space) {
+				break
+			}
+			cc.scoped(s.space, e.msg)
+			s = cc.open(s.space)
 		}
 		st := s.status()
 		r := SpaceResult{Space: s.space, Code: st.Ended, Stats: st.Stats}
