@@ -148,4 +148,3 @@ func TestPartialHold(t *testing.T) {
 		return converged(ns, g.ID) && slices.Equal(part.export(g.ID), chatOnly())
 	})
 }
-
