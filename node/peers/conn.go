@@ -57,6 +57,9 @@ func newConn(ctx context.Context, p *Peers, c *transport.Conn, opener, live bool
 // send sends one message, counting its bytes to s.
 func (c *conn) send(ctx context.Context, s *session, msg []byte) error {
 	err := c.c.Send(ctx, msg)
+	if err == nil && c.p.trace != nil {
+		c.p.trace(true, msg)
+	}
 	if err == nil && s != nil {
 		s.mu.Lock()
 		s.stats.BytesSent += int64(len(msg) + 1)
@@ -142,6 +145,9 @@ func (c *conn) run() {
 		b, err := c.c.Recv(c.ctx)
 		if err != nil {
 			return
+		}
+		if c.p.trace != nil {
+			c.p.trace(false, b)
 		}
 		m, err := decode(b)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
@@ -116,3 +117,5 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func canonicalDigest(id string) (canonical.ID, error) { return canonical.ParseID(id) }

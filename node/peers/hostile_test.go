@@ -442,3 +442,31 @@ func TestHostileAccess(t *testing.T) {
 		t.Fatalf("an expired note: %v", err)
 	}
 }
+
+// A version whose writer's line names a version before it that is not
+// held makes the receiver ask for that one (02 §4.10).
+func TestWritersLineAsksForWhatIsMissing(t *testing.T) {
+	a, b := newNode(t, nil), newNode(t, nil)
+	g := shared(t, a, b)
+	v1, err := a.Put(context.Background(), g.ID, "app.chat", map[string]any{"text": "one"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := a.Put(context.Background(), g.ID, "app.chat", map[string]any{"text": "two"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Log == nil || v2.Log.Prev != v1.ID {
+		t.Fatalf("v2's line: %+v", v2.Log)
+	}
+	raw, _ := a.Store().VersionJSON(context.Background(), v2.ID)
+	h := newHostile(t, b, nil)
+	h.send(negOpen(t, 1, g.ID, nil))
+	h.until(tNegMsg, 1)
+	h.send(versions(2, 1, raw))
+	want := h.until(tWant, 1)
+	d, _ := canonicalDigest(v1.ID)
+	if len(want) != 33 || string(want[1:]) != string(d[:]) {
+		t.Fatalf("WANT %x, want v1's digest %x", want, d)
+	}
+}

@@ -55,8 +55,9 @@ type Peers struct {
 	mu        sync.Mutex
 	dials     map[string]*dialState
 	conns     map[*conn]struct{}
-	roomSpace map[string]string // relay room → space
-	totals    Stats             // of every session that ended
+	roomSpace map[string]string          // relay room → space
+	totals    Stats                      // of every session that ended
+	trace     func(out bool, msg []byte) // tests: every message, as sent or received
 }
 
 // Totals counts what every session carried, those running included.

@@ -512,7 +512,7 @@ func (s *session) admit(raws [][]byte) (admitted, *endError) {
 		}
 		vs = append(vs, v)
 	}
-	var bodies []canonical.ID
+	var bodies, gaps []canonical.ID
 	if len(vs) > 0 {
 		outs, err := st.Admit(s.ctx, from, vs)
 		if err != nil {
@@ -526,6 +526,9 @@ func (s *session) admit(raws [][]byte) (admitted, *endError) {
 			case engine.Stands, engine.Withdrawn:
 				a.Stored++
 				s.remember(o.ID)
+				if d, ok := s.gap(vs[i]); ok {
+					gaps = append(gaps, d)
+				}
 				if o.Stored == engine.Stub && s.currentStub(vs[i]) {
 					if d, err := canonical.ParseID(o.ID); err == nil {
 						bodies = append(bodies, d)
@@ -549,8 +552,30 @@ func (s *session) admit(raws [][]byte) (admitted, *endError) {
 			s.bodyQ = append(s.bodyQ, d)
 		}
 	}
+	for _, d := range gaps {
+		if len(s.wantQ) < maxDiff {
+			s.wantQ = append(s.wantQ, d)
+		}
+	}
 	s.mu.Unlock()
 	return a, nil
+}
+
+// gap is the version before v in its writer's line (02 §4.10) when it is
+// not held: a version this end lacks in the collection, to ask for.
+func (s *session) gap(v *record.Version) (canonical.ID, bool) {
+	if v.Log == nil || v.Log.N == 0 || v.Log.Prev == "" {
+		return canonical.ID{}, false
+	}
+	st := s.c.host.Store()
+	if _, _, err := st.Standing(s.ctx, v.Log.Prev); !errors.Is(err, engine.ErrNotFound) {
+		return canonical.ID{}, false
+	}
+	if st.Refused(s.c.peer.DID, v.Log.Prev) {
+		return canonical.ID{}, false
+	}
+	d, err := canonical.ParseID(v.Log.Prev)
+	return d, err == nil
 }
 
 // currentStub reports whether v, stored as a stub, is its record's
