@@ -113,7 +113,7 @@ func mustKey() *identity.PrivateKey {
 }
 
 func runSync(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "sync", `sync [--store URL] [--key FILE] [--timeout D] PEER [SPACE…]
+	fs := newFlags(s, "sync", `sync [--store URL] [--key FILE] [--deadline D] PEER [SPACE…]
 
 Runs one reconciliation (docs/sync.md §7) of each SPACE, or of every space
 the store holds, with the peer at PEER (ws://HOST:PORT/minca on loopback,
@@ -130,7 +130,7 @@ be reached or the connection broke: try again.`)
 	sp := storeFlags(fs, false)
 	judgeFlag(fs, sp)
 	keyFile := fs.String("key", "", "the key `FILE` to connect with (default: a throwaway key)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "give up after `D`")
+	deadline := fs.Duration("deadline", 10*time.Minute, "give up after `D`, exit 4")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -157,7 +157,7 @@ be reached or the connection broke: try again.`)
 	if err != nil {
 		return err
 	}
-	cctx, cancel := context.WithTimeout(ctx, *timeout)
+	cctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()
 	c, err := transport.Dial(cctx, fs.Arg(0), p.TransportOptions())
 	if err != nil {
@@ -173,7 +173,7 @@ be reached or the connection broke: try again.`)
 	}
 	if err != nil && !errors.Is(err, peers.ErrNoSpaces) {
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return &exitError{code: exitUnreachable, err: fmt.Errorf("the peer %s: not done within %v", fs.Arg(0), *timeout)}
+			return &exitError{code: exitUnreachable, err: fmt.Errorf("the peer %s: not done within %v", fs.Arg(0), *deadline)}
 		}
 		return err
 	}
