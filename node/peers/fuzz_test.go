@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bytes"
+	"encoding/json"
 
 	"github.com/minca-go/minca/canonical"
 	"testing"
@@ -51,6 +52,29 @@ func FuzzDecode(f *testing.F) {
 		// A uvarint may be written long; the canonical form is shorter.
 		if len(again) > len(b) || (len(again) == len(b) && !bytes.Equal(again, b)) {
 			t.Fatalf("%x decodes and encodes as %x", b, again)
+		}
+	})
+}
+
+// FuzzMembers: the top-level scan agrees with a JSON decoder on what it
+// reads, and never panics.
+func FuzzMembers(f *testing.F) {
+	f.Add([]byte(`{"body":{"space":"x","a":[1,"}"]},"collection":"app.chat","space":"bsp"}`))
+	f.Add([]byte(`{"space":"a\"b"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sp, coll, ok := members(b, "space", "collection")
+		if !ok {
+			return
+		}
+		var m map[string]any
+		if json.Unmarshal(b, &m) != nil {
+			return // the scan reads only what the store keeps; junk it may pass over
+		}
+		if s, _ := m["space"].(string); s != sp {
+			t.Fatalf("space %q, the decoder reads %q", sp, s)
+		}
+		if c, _ := m["collection"].(string); c != coll {
+			t.Fatalf("collection %q, the decoder reads %q", coll, c)
 		}
 	})
 }

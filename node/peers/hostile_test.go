@@ -56,6 +56,19 @@ func negOpen(t testing.TB, sid uint64, spaceID string, neg []byte) []byte {
 	return wire(tNegOpen, sid, uv(len(p)), p, neg)
 }
 
+// negOpenIn opens sid on some collections of a space.
+func negOpenIn(t testing.TB, sid uint64, spaceID string, colls []string) []byte {
+	v := negentropy.NewVector(0)
+	v.Seal()
+	cl, _ := negentropy.NewClient(v, 1<<20)
+	neg, err := cl.Initiate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := json.Marshal(map[string]any{"space": spaceID, "collections": colls, "live": true})
+	return wire(tNegOpen, sid, uv(len(p)), p, neg)
+}
+
 func versions(flag byte, sid uint64, raws ...[]byte) []byte {
 	b := wire(tVersions, sid, []byte{flag})
 	for _, r := range raws {
@@ -446,8 +459,12 @@ func TestHostileAccess(t *testing.T) {
 // A version whose writer's line names a version before it that is not
 // held makes the receiver ask for that one (02 §4.10).
 func TestWritersLineAsksForWhatIsMissing(t *testing.T) {
-	a, b := newNode(t, nil), newNode(t, nil)
-	g := shared(t, a, b)
+	a := newNode(t, nil)
+	g := shared(t, a)
+	b := newNode(t, &peers.Options{Collections: map[string][]string{g.ID: {"app.chat"}}})
+	if err := b.JoinGenesis(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
 	v1, err := a.Put(context.Background(), g.ID, "app.chat", map[string]any{"text": "one"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -461,7 +478,7 @@ func TestWritersLineAsksForWhatIsMissing(t *testing.T) {
 	}
 	raw, _ := a.Store().VersionJSON(context.Background(), v2.ID)
 	h := newHostile(t, b, nil)
-	h.send(negOpen(t, 1, g.ID, nil))
+	h.send(negOpenIn(t, 1, g.ID, []string{"app.chat"}))
 	h.until(tNegMsg, 1)
 	h.send(versions(2, 1, raw))
 	want := h.until(tWant, 1)

@@ -2,6 +2,7 @@ package peers
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
@@ -186,14 +187,20 @@ func (s *session) kept(d canonical.ID, wholeOnly bool) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	// Decoded always: an id of another space, one the peer may not read,
-	// is never sent.
-	v, err := record.Decode(raw)
-	if err != nil {
-		return nil, false, err
+	// Read always: an id of another space, one the peer may not read, is
+	// never sent.
+	sp, coll, ok := members(raw, "space", "collection")
+	if !ok {
+		return nil, false, fmt.Errorf("minca/peers: stored version %s does not read as JSON", d)
 	}
-	if v.Space != s.space || !s.inScope(v.Collection) || (wholeOnly && v.IsStub()) {
+	if sp != s.space || !s.inScope(coll) {
 		return nil, false, nil
+	}
+	if wholeOnly {
+		v, err := record.Decode(raw)
+		if err != nil || v.IsStub() {
+			return nil, false, err
+		}
 	}
 	return raw, true, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -107,23 +108,26 @@ type session struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu        sync.Mutex
-	kick      chan struct{} // wakes write
-	ctrl      [][]byte      // small messages, sent first
-	serve     []wantJob     // the peer's WANTs, answered in order
-	pushQ     []canonical.ID
-	pushOut   int // pushes not yet acknowledged by the peer
-	pushIn    int // the peer's pushes not yet acknowledged by us
-	wantQ     []canonical.ID
-	bodyQ     []canonical.ID
-	wantsOut  int
-	recent    map[canonical.ID]struct{}
-	phase     string
-	negDone   bool
-	settled   chan struct{} // closed when a reconciliation has nothing left in flight
-	settledOK bool
-	stats     Stats
-	end       *endError
+	mu         sync.Mutex
+	kick       chan struct{} // wakes write
+	ctrl       [][]byte      // small messages, sent first
+	serve      []wantJob     // the peer's WANTs, answered in order
+	pushQ      []canonical.ID
+	pushOut    int // pushes not yet acknowledged by the peer
+	pushIn     int // the peer's pushes not yet acknowledged by us
+	committing int // VERSIONS received and not yet committed
+	wantQ      []canonical.ID
+	bodyQ      []canonical.ID
+	wantsOut   int
+	recent     map[canonical.ID]struct{}
+	phase      string
+	negDone    bool
+	settled    chan struct{} // closed when a reconciliation has nothing left in flight
+	settledOK  bool
+	stats      Stats
+	end        *endError
+
+	pending *admission // the batch committing while the next is checked
 
 	neg    *negentropy.Client // opener
 	negSrv *negentropy.Server // responder
@@ -254,15 +258,35 @@ func (s *session) run(first *message) {
 		return
 	}
 	for {
+		var m *message
+		var committed <-chan struct{}
+		if s.pending != nil {
+			committed = s.pending.done
+		}
 		select {
-		case <-s.ctx.Done():
-			s.finish(ended(CodeClosed, "the session was closed"))
-			return
-		case m := <-s.inbox:
-			if e := s.handle(m); e != nil {
+		case m = <-s.inbox:
+		case <-committed:
+			// The batch committing landed with nothing new to check
+			// meanwhile: its answer is counted and acknowledged now.
+			if e := s.settle(); e != nil {
 				s.finish(e)
 				return
 			}
+			continue
+		case <-s.ctx.Done():
+			s.finish(ended(CodeClosed, "the session was closed"))
+			return
+		}
+		if m.typ != msgVersions {
+			// Anything else acts on what is held: the batch before it lands first.
+			if e := s.settle(); e != nil {
+				s.finish(e)
+				return
+			}
+		}
+		if e := s.handle(m); e != nil {
+			s.finish(e)
+			return
 		}
 	}
 }
@@ -442,7 +466,7 @@ func (s *session) checkSettled() {
 	if !s.opener || !s.negDone || s.settledOK {
 		return
 	}
-	if len(s.wantQ) == 0 && len(s.bodyQ) == 0 && s.wantsOut == 0 && len(s.pushQ) == 0 && s.pushOut == 0 {
+	if len(s.wantQ) == 0 && len(s.bodyQ) == 0 && s.wantsOut == 0 && len(s.pushQ) == 0 && s.pushOut == 0 && s.committing == 0 {
 		s.settledOK = true
 		s.phase = PhaseLive
 		close(s.settled)
@@ -450,6 +474,9 @@ func (s *session) checkSettled() {
 }
 
 // received admits a VERSIONS message: an answer to our WANT, or a push.
+// Its checks run, and its batch is decided, while the batch before it
+// commits (engine.Submit); what follows from a batch — ADMITTED, the
+// answer counted, bodies and gaps asked for — waits for its commit.
 func (s *session) received(m *message) *endError {
 	s.mu.Lock()
 	if m.flag == versPush {
@@ -461,75 +488,114 @@ func (s *session) received(m *message) *endError {
 	} else if s.wantsOut == 0 {
 		s.mu.Unlock()
 		return ended(CodeUnexpected, "VERSIONS answering no WANT")
+	} else if m.flag == versLast {
+		// The answer is whole: the next WANT may go while this commits.
+		s.wantsOut--
 	}
+	s.committing++
 	s.mu.Unlock()
-
-	a, e := s.admit(m.versions)
+	s.wake()
+	next, e := s.submit(m)
 	if e != nil {
 		return e
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if e := s.settle(); e != nil {
+		return e
+	}
+	s.pending = next
 	if m.flag == versPush {
-		s.pushIn--
-		s.ctrl = append(s.ctrl, encodeAdmitted(s.sid, a))
-	} else if m.flag == versLast {
-		s.wantsOut--
+		// Acknowledged only once durable: no waiting for the next batch.
+		return s.settle()
 	}
-	st := &s.stats
-	if st.Refused > maxRefused && st.Refused > st.Received {
-		return ended(CodeRefused, "%d versions refused, %d taken in", st.Refused, st.Received)
-	}
-	if st.Held > maxUseless && st.Held > 4*st.Received {
-		return ended(CodeUseless, "%d versions that brought nothing, %d taken in", st.Held, st.Received)
-	}
-	s.checkSettled()
-	s.wake()
 	return nil
 }
 
-// admit passes versions through the judge in one batch (02 §9): a version
-// already held is not judged again, one outside the scope not at all.
-func (s *session) admit(raws [][]byte) (admitted, *endError) {
-	var a admitted
+// admission is a batch submitted and committing.
+type admission struct {
+	flag byte
+	a    admitted
+	vs   []*record.Version
+	done chan struct{} // closed once committed (or failed)
+	outs []engine.Outcome
+	err  error
+}
+
+// submit decodes a VERSIONS message's versions, leaves out what is held or
+// outside the scope, and submits the rest to the judge (02 §9).
+func (s *session) submit(m *message) (*admission, *endError) {
+	ad := &admission{flag: m.flag}
 	st := s.c.host.Store()
-	from := s.c.peer.DID
-	vs := make([]*record.Version, 0, len(raws))
-	for _, raw := range raws {
-		v, err := record.Decode(raw)
+	ad.vs = make([]*record.Version, 0, len(m.versions))
+	decoded, errs := decodeAll(m.versions)
+	for i := range m.versions {
+		v, err := decoded[i], errs[i]
 		if err != nil {
-			a.Refused++ // unreadable: nothing to remember it by
+			ad.a.Refused++ // unreadable: nothing to remember it by
 			continue
 		}
 		if !v.HasSpace || v.Space != s.space || !s.inScope(v.Collection) {
-			a.Held++
+			ad.a.Held++
 			continue
 		}
 		if _, stored, err := st.Standing(s.ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
-			a.Held++
+			ad.a.Held++
 			s.remember(v.ID)
 			continue
 		}
-		vs = append(vs, v)
+		ad.vs = append(ad.vs, v)
 	}
+	ad.done = make(chan struct{})
+	if len(ad.vs) == 0 {
+		close(ad.done)
+		return ad, nil
+	}
+	p, err := st.Prepare(s.ctx, ad.vs)
+	var adm *engine.Admission
+	if err == nil {
+		adm, err = st.Submit(s.ctx, s.c.peer.DID, p)
+	}
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return nil, ended(CodeClosed, "closed while admitting")
+		}
+		return nil, ended(CodeInternal, "admitting: %v", err)
+	}
+	go func() {
+		ad.outs, ad.err = adm.Wait()
+		close(ad.done)
+	}()
+	return ad, nil
+}
+
+// settle waits for the batch committing, if any, and acts on its
+// outcomes.
+func (s *session) settle() *endError {
+	ad := s.pending
+	if ad == nil {
+		return nil
+	}
+	s.pending = nil
+	a := ad.a
 	var bodies, gaps []canonical.ID
-	if len(vs) > 0 {
-		outs, err := st.Admit(s.ctx, from, vs)
+	<-ad.done
+	if outs, err := ad.outs, ad.err; len(ad.vs) > 0 {
 		if err != nil {
 			if s.ctx.Err() != nil {
-				return a, ended(CodeClosed, "closed while admitting")
+				return ended(CodeClosed, "closed while admitting")
 			}
-			return a, ended(CodeInternal, "admitting: %v", err)
+			return ended(CodeInternal, "admitting: %v", err)
 		}
 		for i, o := range outs {
 			switch o.Verdict {
 			case engine.Stands, engine.Withdrawn:
 				a.Stored++
 				s.remember(o.ID)
-				if d, ok := s.gap(vs[i]); ok {
-					gaps = append(gaps, d)
+				if len(s.scope.Collections) > 0 {
+					if d, ok := s.gap(ad.vs[i]); ok {
+						gaps = append(gaps, d)
+					}
 				}
-				if o.Stored == engine.Stub && s.currentStub(vs[i]) {
+				if o.Stored == engine.Stub && s.currentStub(ad.vs[i]) {
 					if d, err := canonical.ParseID(o.ID); err == nil {
 						bodies = append(bodies, d)
 					}
@@ -543,10 +609,12 @@ func (s *session) admit(raws [][]byte) (admitted, *endError) {
 		}
 	}
 	s.mu.Lock()
-	s.stats.Received += int64(a.Stored)
-	s.stats.Later += int64(a.Later)
-	s.stats.Refused += int64(a.Refused)
-	s.stats.Held += int64(a.Held)
+	defer s.mu.Unlock()
+	st := &s.stats
+	st.Received += int64(a.Stored)
+	st.Later += int64(a.Later)
+	st.Refused += int64(a.Refused)
+	st.Held += int64(a.Held)
 	for _, d := range bodies {
 		if len(s.bodyQ) < maxBodyQueue {
 			s.bodyQ = append(s.bodyQ, d)
@@ -557,12 +625,26 @@ func (s *session) admit(raws [][]byte) (admitted, *endError) {
 			s.wantQ = append(s.wantQ, d)
 		}
 	}
-	s.mu.Unlock()
-	return a, nil
+	s.committing--
+	if ad.flag == versPush {
+		s.pushIn--
+		s.ctrl = append(s.ctrl, encodeAdmitted(s.sid, a))
+	}
+	if st.Refused > maxRefused && st.Refused > st.Received {
+		return ended(CodeRefused, "%d versions refused, %d taken in", st.Refused, st.Received)
+	}
+	if st.Held > maxUseless && st.Held > 4*st.Received {
+		return ended(CodeUseless, "%d versions that brought nothing, %d taken in", st.Held, st.Received)
+	}
+	s.checkSettled()
+	s.wake()
+	return nil
 }
 
 // gap is the version before v in its writer's line (02 §4.10) when it is
-// not held: a version this end lacks in the collection, to ask for.
+// not held: a version this end lacks in the collection, to ask for. Only a
+// partial hold walks the lines: a whole space's reconciliation finds
+// everything the peer holds by itself.
 func (s *session) gap(v *record.Version) (canonical.ID, bool) {
 	if v.Log == nil || v.Log.N == 0 || v.Log.Prev == "" {
 		return canonical.ID{}, false
@@ -636,4 +718,22 @@ func (s *session) pushLive(sub *engine.Subscription) {
 			s.wake()
 		}
 	}
+}
+
+// decodeAll decodes versions on every core.
+func decodeAll(raws [][]byte) ([]*record.Version, []error) {
+	vs, errs := make([]*record.Version, len(raws)), make([]error, len(raws))
+	n := min(runtime.GOMAXPROCS(0), (len(raws)+63)/64)
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(raws); i += n {
+				vs[i], errs[i] = record.Decode(raws[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return vs, errs
 }
