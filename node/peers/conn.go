@@ -33,6 +33,7 @@ type conn struct {
 	live   bool
 	only   []string // the spaces to sync; nil: every space held
 	via    string
+	url    string // the peer dialled, "" for any other connection
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -143,7 +143,12 @@ func (p *Peers) Handler(ctx context.Context, so *transport.ServerOptions) (*tran
 // a session for every space both may read; as the responder it answers.
 // via names the connection in Status ("dial", "accept", "webrtc").
 func (p *Peers) Serve(ctx context.Context, c *transport.Conn, opener bool, via string) {
+	p.serve(ctx, c, opener, via, "")
+}
+
+func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, url string) {
 	cc := newConn(ctx, p, c, opener, true, via)
+	cc.url = url
 	p.mu.Lock()
 	p.conns[cc] = struct{}{}
 	p.mu.Unlock()
@@ -189,7 +194,7 @@ func (p *Peers) Run(ctx context.Context) error {
 				p.mu.Lock()
 				ds.state = "connected"
 				p.mu.Unlock()
-				p.Serve(ctx, c, true, "dial "+u)
+				p.serve(ctx, c, true, "dial "+u, u)
 			}, &ro)
 		}()
 	}
@@ -275,9 +280,9 @@ func (p *Peers) Status() []Status {
 	seen := map[string]bool{}
 	for _, c := range conns {
 		st := c.status()
-		if d, ok := dials[c.via[min(len(c.via), 5):]]; ok && len(c.via) > 5 && c.via[:5] == "dial " {
+		if d, ok := dials[c.url]; ok && c.url != "" {
 			st.LastError = d.lastErr
-			seen[c.via[5:]] = true
+			seen[c.url] = true
 		}
 		out = append(out, st)
 	}
