@@ -537,6 +537,13 @@ func (s *session) submit(m *message) (*admission, *endError) {
 			ad.a.Held++
 			continue
 		}
+		// A push may bring what is held (a flood of it ends the session);
+		// an answer brings what this end asked for, not held when asked,
+		// and the store changes nothing for a copy it holds.
+		if m.flag != versPush {
+			ad.vs = append(ad.vs, v)
+			continue
+		}
 		if _, stored, err := st.Standing(s.ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
 			ad.a.Held++
 			s.remember(v.ID)
@@ -585,6 +592,14 @@ func (s *session) settle() *endError {
 			}
 			return ended(CodeInternal, "admitting: %v", err)
 		}
+		// A stub another version of the batch supersedes is not current:
+		// no need to read its record to know.
+		top := map[string]int64{}
+		for _, v := range ad.vs {
+			if sq, ok := top[v.Key]; !ok || v.Seq > sq {
+				top[v.Key] = v.Seq
+			}
+		}
 		for i, o := range outs {
 			switch o.Verdict {
 			case engine.Stands, engine.Withdrawn:
@@ -595,7 +610,7 @@ func (s *session) settle() *endError {
 						gaps = append(gaps, d)
 					}
 				}
-				if o.Stored == engine.Stub && s.currentStub(ad.vs[i]) {
+				if o.Stored == engine.Stub && top[ad.vs[i].Key] == ad.vs[i].Seq && s.currentStub(ad.vs[i]) {
 					if d, err := canonical.ParseID(o.ID); err == nil {
 						bodies = append(bodies, d)
 					}
