@@ -8,7 +8,7 @@ import (
 )
 
 func runServe(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "serve", "serve [--dir DIR] [--store URL] [--mirror BLOBURL]… [--listen ADDR]\n\nRuns the node: its store, the mirrors to folders or S3 continuously, and the\nlocal API (docs/api.md) on ADDR (127.0.0.1:7465 by default, or unix:PATH),\nwith the bearer token in DIR/api.token. The node directory remembers the\nstore it runs on (an embedded Pebble store in DIR unless --store named\nanother once); $MINCA_STORE is not used here. Prints {\"url\",\"account\",\"dir\"}\nonce it listens. SIGINT or SIGTERM drain the writes under way, export what\nthe mirrors have not, close everything and exit 130 or 143.")
+	fs := newFlags(s, "serve", "serve [--dir DIR] [--store URL] [--mirror BLOBURL]… [--listen ADDR]\n      [--peer-listen ADDR [--tls-cert FILE --tls-key FILE] [--serve-relay]]\n      [--peer URL]… [--relay URL]… [--hold SPACE=COLL,…]…\n\nRuns the node: its store, the mirrors to folders or S3 continuously, the\nlocal API (docs/api.md) on ADDR (127.0.0.1:7465 by default, or unix:PATH),\nwith the bearer token in DIR/api.token, and sync sessions with its peers\n(docs/sync.md §7–§8) for every space it holds: those it dials (--peer),\nthose that dial it (--peer-listen), and those it meets at relays (--relay).\nThe node directory remembers the store it runs on (an embedded Pebble store\nin DIR unless --store named another once); $MINCA_STORE is not used here.\nPrints {\"url\",\"account\",\"dir\",\"peers\"?} once it listens (peers: where\npeers reach it). SIGINT or SIGTERM drain the writes under way, export what\nthe mirrors have not, close everything and exit 130 or 143.")
 	dir := dirFlag(fs)
 	sp := storeFlags(fs, true)
 	// The node's store is its directory's: $MINCA_STORE names the store
@@ -20,6 +20,7 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	listen := fs.String("listen", api.DefaultListen, "where the API listens: `ADDR` HOST:PORT on the loopback interface, or unix:PATH")
 	var mirrors listFlag
 	fs.Var(&mirrors, "mirror", "a blob store to mirror continuously, `BLOBURL` "+blobURLHelp+" (repeatable)")
+	ps := peerFlags(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -36,12 +37,22 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 		return usageIfBadURL(err)
 	}
 	defer n.Close()
-	srv, err := api.New(n, &api.Options{Logger: s.logger()})
+	p, peerURL, stopPeers, err := startPeers(ctx, s, n, ps)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	if err := writeJSON(s, map[string]any{"url": url, "account": n.Account(), "dir": n.Dir()}); err != nil {
+	defer stopPeers()
+	srv, err := api.New(n, &api.Options{Logger: s.logger(), Peers: p})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	out := map[string]any{"url": url, "account": n.Account(), "dir": n.Dir()}
+	if peerURL != "" {
+		out["peers"] = peerURL
+	}
+	if err := writeJSON(s, out); err != nil {
 		ln.Close()
 		return err
 	}
@@ -49,6 +60,7 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	if err := srv.Serve(ctx, ln, url); err != nil {
 		return err
 	}
+	stopPeers()
 	return n.Close()
 }
 

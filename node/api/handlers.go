@@ -8,6 +8,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -41,6 +42,7 @@ func (s *Server) routes() {
 	h("GET /v1/carriers", s.listCarriers)
 	h("POST /v1/carriers", s.addCarrier)
 	h("DELETE /v1/carriers/{did}", s.removeCarrier)
+	h("GET /v1/peers", s.listPeers)
 	h("/", func(w http.ResponseWriter, r *http.Request) error {
 		return bad(CodeNotFound, "", "no route "+r.Method+" "+r.URL.Path+" (docs/api.md)")
 	})
@@ -355,5 +357,14 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	b.Write(next)
 	b.WriteByte('}')
 	writeJSON(w, http.StatusOK, b.Bytes())
+	return nil
+}
+
+func (s *Server) listPeers(w http.ResponseWriter, r *http.Request) error {
+	ps := []peers.Status{}
+	if s.o.Peers != nil {
+		ps = s.o.Peers.Status()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"peers": ps})
 	return nil
 }

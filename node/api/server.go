@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/node/peers"
 )
 
 // TokenName is the API token's file in the node directory.
@@ -40,6 +41,16 @@ type Options struct {
 	MaxDepth int
 	// Logger receives request failures. Default: discarded.
 	Logger *slog.Logger
+	// Peers answers GET /v1/peers: the node's connections and sync
+	// sessions (docs/sync.md §8). nil: the node keeps none, and the list
+	// is empty.
+	Peers PeerLister
+}
+
+// PeerLister is what the API reads of a node's peers; *peers.Peers is
+// one.
+type PeerLister interface {
+	Status() []peers.Status
 }
 
 // Server is the API of one node. It is an http.Handler.

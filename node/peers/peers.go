@@ -1,0 +1,300 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/minca-go/minca/transport"
+)
+
+// Options shape a node's peers. nil means defaults; Transport.Self is
+// required.
+type Options struct {
+	// Transport is how connections are proven and kept (Self: the node's
+	// session signer, or transport.Carrier for a keyless carrier). Its
+	// Revoked, when nil, is answered from the host's spaces.
+	Transport *transport.Options
+	// Peers are ws:// or wss:// URLs (path /minca) to keep a connection
+	// with, as the opener, redialled with backoff.
+	Peers []string
+	// Relays are relays (path /minca/relay) to join: a room per space
+	// held, and a direct WebRTC connection to each peer introduced there.
+	Relays []string
+	// Collections are partial holds: for a space named here, only these
+	// collections (and the access history) are synced (02 §4.10).
+	Collections map[string][]string
+	// Redial shapes redialling peers and relays.
+	Redial *transport.RedialOptions
+	// WebRTC shapes the direct connections opened through relays.
+	WebRTC *transport.WebRTCOptions
+	// Reopen is how long an opener waits before opening again a session
+	// that ended for a moment's reason (the sync order changed, events
+	// fell behind). Default 500 ms.
+	Reopen time.Duration
+	// Rescan is how often an opener looks for spaces newly held, and asks
+	// again for spaces the peer did not hold. Default 10 s.
+	Rescan time.Duration
+	// Logger hears connections and sessions ending. nil: none.
+	Logger *slog.Logger
+}
+
+// Peers keeps a node's connections to its peers and the sync sessions on
+// them (docs/sync.md §7–§9). Its methods are safe for concurrent use.
+type Peers struct {
+	host Host
+	o    Options
+	topt *transport.Options
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	dials     map[string]*dialState
+	conns     map[*conn]struct{}
+	roomSpace map[string]string          // relay room → space
+	totals    Stats                      // of every session that ended
+	trace     func(out bool, msg []byte) // tests: every message, as sent or received
+}
+
+// Totals counts what every session carried, those running included.
+func (p *Peers) Totals() Stats {
+	p.mu.Lock()
+	t := p.totals
+	conns := make([]*conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		for _, s := range c.list() {
+			t.add(s.status().Stats)
+		}
+	}
+	return t
+}
+
+type dialState struct {
+	state   string
+	lastErr string
+}
+
+// New makes the peers of host. Nothing happens until Run, Handler or
+// Serve.
+func New(host Host, o *Options) (*Peers, error) {
+	if o == nil || o.Transport == nil || o.Transport.Self == nil {
+		return nil, errors.New("minca/peers: Options.Transport.Self is required")
+	}
+	if host == nil {
+		return nil, errors.New("minca/peers: a host is required")
+	}
+	oo := *o
+	if oo.Reopen == 0 {
+		oo.Reopen = 500 * time.Millisecond
+	}
+	if oo.Rescan == 0 {
+		oo.Rescan = 10 * time.Second
+	}
+	if oo.Reopen < 0 || oo.Rescan < 0 {
+		return nil, fmt.Errorf("minca/peers: Reopen %v and Rescan %v must not be negative", oo.Reopen, oo.Rescan)
+	}
+	if oo.Logger == nil {
+		oo.Logger = slog.New(slog.DiscardHandler)
+	}
+	for sp, cs := range oo.Collections {
+		if len(cs) == 0 || len(cs) > MaxCollections {
+			return nil, fmt.Errorf("minca/peers: Collections[%s]: 1 to %d collections", sp, MaxCollections)
+		}
+		for _, c := range cs {
+			if !collName.MatchString(c) {
+				return nil, fmt.Errorf("minca/peers: Collections[%s]: %q is not a collection name", sp, c)
+			}
+		}
+	}
+	topt := *oo.Transport
+	if topt.Revoked == nil {
+		if hs, ok := host.(interface{ histories() Histories }); ok {
+			topt.Revoked = revocations{hs: hs.histories(), spaces: host.Spaces}
+		}
+	}
+	return &Peers{host: host, o: oo, topt: &topt, log: oo.Logger,
+		dials: map[string]*dialState{}, conns: map[*conn]struct{}{}, roomSpace: map[string]string{}}, nil
+}
+
+func (h nodeHost) histories() Histories { return h.n.Judge() }
+
+// TransportOptions are the options connections of these peers are made
+// with.
+func (p *Peers) TransportOptions() *transport.Options { return p.topt }
+
+// Handler is the WebSocket endpoint peers dial (transport.PathPeer):
+// each connection it accepts runs as the responder. Close the returned
+// server when done.
+func (p *Peers) Handler(ctx context.Context, so *transport.ServerOptions) (*transport.Server, error) {
+	return transport.NewServer(p.topt, so, func(sctx context.Context, c *transport.Conn) {
+		p.Serve(ctx, c, false, "accept")
+	})
+}
+
+// Serve runs one proven connection until it ends: as the opener it keeps
+// a session for every space both may read; as the responder it answers.
+// via names the connection in Status ("dial", "accept", "webrtc").
+func (p *Peers) Serve(ctx context.Context, c *transport.Conn, opener bool, via string) {
+	p.serve(ctx, c, opener, via, "")
+}
+
+func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, url string) {
+	cc := newConn(ctx, p, c, opener, true, via)
+	cc.url = url
+	p.mu.Lock()
+	p.conns[cc] = struct{}{}
+	p.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { c.CloseWith(CodeClosed, "the node is closing") })
+	defer stop()
+	cc.run()
+	p.mu.Lock()
+	delete(p.conns, cc)
+	p.mu.Unlock()
+	p.log.Debug("peer connection ended", "peer", cc.peer.DID, "via", via, "reason", transport.Code(c.Err()))
+}
+
+// Run keeps the connections to Options.Peers and Relays until ctx is done.
+func (p *Peers) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, u := range p.o.Peers {
+		p.mu.Lock()
+		ds := &dialState{state: "connecting"}
+		p.dials[u] = ds
+		p.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ro := transport.RedialOptions{}
+			if p.o.Redial != nil {
+				ro = *p.o.Redial
+			}
+			ro.OnError = func(err error, wait time.Duration) {
+				p.mu.Lock()
+				ds.state = "waiting"
+				if err != nil {
+					ds.lastErr = err.Error()
+				}
+				p.mu.Unlock()
+				p.log.Debug("peer unreachable or gone", "url", u, "err", err, "retry", wait)
+			}
+			transport.Redial(ctx, func(ctx context.Context) (*transport.Conn, error) {
+				p.mu.Lock()
+				ds.state = "connecting"
+				p.mu.Unlock()
+				return transport.Dial(ctx, u, p.topt)
+			}, func(ctx context.Context, c *transport.Conn) {
+				p.mu.Lock()
+				ds.state = "connected"
+				p.mu.Unlock()
+				p.serve(ctx, c, true, "dial "+u, u)
+			}, &ro)
+		}()
+	}
+	for _, u := range p.o.Relays {
+		rc, err := p.relayClient(u)
+		if err != nil {
+			return err
+		}
+		wg.Add(2)
+		go func() { defer wg.Done(); rc.Run(ctx) }()
+		go func() { defer wg.Done(); p.joinRooms(ctx, rc) }()
+	}
+	<-ctx.Done()
+	wg.Wait()
+	return ctx.Err()
+}
+
+// Status is what a node tells of one connection and its sessions
+// (minca peers).
+type Status struct {
+	// Via is how it was made: "dial URL", "accept", "webrtc ROOM".
+	Via string `json:"via"`
+	// State: connected, or for a dialled peer connecting or waiting (to
+	// dial again after a failure).
+	State   string `json:"state"`
+	Peer    string `json:"peer,omitempty"`    // the key it proved
+	Account string `json:"account,omitempty"` // its note's issuer; "" for a carrier
+	Since   string `json:"since,omitempty"`
+	// LastError is why the last connection to a dialled peer ended.
+	LastError string          `json:"lastError,omitempty"`
+	Sessions  []SessionStatus `json:"sessions"`
+	// Totals count the sessions that ended on this connection.
+	Totals Stats `json:"totals"`
+}
+
+// SessionStatus is one session's state.
+type SessionStatus struct {
+	Space  string `json:"space"`
+	Opener bool   `json:"opener"`
+	Phase  string `json:"phase"`
+	// Ended is why it ended, "" while it runs.
+	Ended string `json:"ended,omitempty"`
+	Stats
+}
+
+func (s *session) status() SessionStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := SessionStatus{Space: s.space, Opener: s.opener, Phase: s.phase, Stats: s.stats}
+	if s.end != nil {
+		st.Ended = s.end.code
+	}
+	return st
+}
+
+func (c *conn) status() Status {
+	st := Status{Via: c.via, State: "connected", Peer: c.peer.DID, Account: c.peer.Root,
+		Since: c.since.UTC().Format(time.RFC3339), Sessions: []SessionStatus{}}
+	for _, s := range c.list() {
+		st.Sessions = append(st.Sessions, s.status())
+	}
+	sort.Slice(st.Sessions, func(i, j int) bool { return st.Sessions[i].Space < st.Sessions[j].Space })
+	c.mu.Lock()
+	st.Totals = c.totals
+	c.mu.Unlock()
+	return st
+}
+
+// Status lists the dialled peers (connected or not) and every other
+// connection, with their sessions.
+func (p *Peers) Status() []Status {
+	p.mu.Lock()
+	conns := make([]*conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	dials := map[string]dialState{}
+	for u, d := range p.dials {
+		dials[u] = *d
+	}
+	p.mu.Unlock()
+	out := []Status{}
+	seen := map[string]bool{}
+	for _, c := range conns {
+		st := c.status()
+		if d, ok := dials[c.url]; ok && c.url != "" {
+			st.LastError = d.lastErr
+			seen[c.url] = true
+		}
+		out = append(out, st)
+	}
+	for u, d := range dials {
+		if !seen[u] {
+			out = append(out, Status{Via: "dial " + u, State: d.state, LastError: d.lastErr, Sessions: []SessionStatus{}})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Via < out[j].Via || out[i].Via == out[j].Via && out[i].Peer < out[j].Peer
+	})
+	return out
+}
+
+var _ http.Handler = (*transport.Server)(nil)

@@ -1,0 +1,206 @@
+package peers
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/record"
+)
+
+// write sends the session's messages until it ends: small messages
+// first, then answers to the peer's WANTs, then pushes and our own WANTs
+// within the credit the wire allows (MaxPushesOut, MaxWantsOut).
+func (s *session) write() {
+	checked := time.Now()
+	for {
+		msg, job, push, want, flag := s.next()
+		if (job != nil || push != nil) && time.Since(checked) > recheckEvery {
+			// A member removed, a key revoked: what it may read is asked
+			// again before more is sent.
+			checked = time.Now()
+			if ok, err := s.c.host.MayRead(s.ctx, s.space, s.c.peer); err == nil && !ok {
+				s.finish(ended(CodeNotHeld, notHeld))
+				return
+			}
+		}
+		var err error
+		switch {
+		case msg != nil:
+			err = s.c.send(s.ctx, s, msg)
+		case job != nil:
+			err = s.answer(job)
+		case push != nil:
+			err = s.push(push)
+		case want != nil:
+			err = s.c.send(s.ctx, s, encodeWant(s.sid, flag, want))
+		default:
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-s.kick:
+			}
+			continue
+		}
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.finish(ended(CodeInternal, "sending: %v", err))
+			}
+			return
+		}
+	}
+}
+
+// next takes the next thing to send off the queues.
+func (s *session) next() (msg []byte, job *wantJob, push, want []canonical.ID, flag byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ctrl) > 0 {
+		msg = s.ctrl[0]
+		s.ctrl = s.ctrl[1:]
+		return
+	}
+	if len(s.serve) > 0 {
+		j := s.serve[0]
+		s.serve = s.serve[1:]
+		return nil, &j, nil, nil, 0
+	}
+	if s.pushOut < MaxPushesOut && len(s.pushQ) > 0 {
+		n := min(len(s.pushQ), MaxBatch)
+		push = s.pushQ[:n:n]
+		s.pushQ = s.pushQ[n:]
+		s.pushOut++
+		return
+	}
+	if s.wantsOut < MaxWantsOut {
+		for _, q := range []*[]canonical.ID{&s.wantQ, &s.bodyQ} {
+			var ids []canonical.ID
+			for len(*q) > 0 && len(ids) < MaxWantIDs {
+				d := (*q)[0]
+				*q = (*q)[1:]
+				if s.c.host.Store().Refused(s.c.peer.DID, d.String()) {
+					continue // refused from this peer: not asked again (02 §9.5)
+				}
+				ids = append(ids, d)
+			}
+			if len(ids) > 0 {
+				s.wantsOut++
+				flag = wantKept
+				if q == &s.bodyQ {
+					flag = wantBodies
+				}
+				return nil, nil, nil, ids, flag
+			}
+		}
+		s.checkSettled()
+	}
+	return
+}
+
+// answer sends the versions a WANT asks for that are held, as held (02
+// §4.5: stubs as stubs; for wantBodies only whole ones), in as many
+// VERSIONS as they need, the last flagged last.
+func (s *session) answer(j *wantJob) error {
+	vb := newVersionsBuilder(s.sid, s.c.c.MaxMessage())
+	sent := 0
+	for _, d := range j.ids {
+		raw, ok, err := s.kept(d, j.flag == wantBodies)
+		if err != nil {
+			return err
+		}
+		if !ok || !vb.alone(len(raw)) {
+			continue
+		}
+		if !vb.fits(len(raw)) {
+			if err := s.c.send(s.ctx, s, vb.take(versAnswer)); err != nil {
+				return err
+			}
+		}
+		vb.add(raw)
+		sent++
+	}
+	s.count(sent)
+	return s.c.send(s.ctx, s, vb.take(versLast))
+}
+
+// push sends held versions unasked; the peer answers with ADMITTED.
+func (s *session) push(ids []canonical.ID) error {
+	vb := newVersionsBuilder(s.sid, s.c.c.MaxMessage())
+	sent := 0
+	for _, d := range ids {
+		raw, ok, err := s.kept(d, false)
+		if err != nil {
+			return err
+		}
+		if !ok || !vb.alone(len(raw)) {
+			continue
+		}
+		if !vb.fits(len(raw)) {
+			// The rest goes back to the front of the queue for the next
+			// push, within the credit.
+			s.mu.Lock()
+			rest := ids[indexOf(ids, d):]
+			s.pushQ = append(append([]canonical.ID(nil), rest...), s.pushQ...)
+			s.mu.Unlock()
+			break
+		}
+		vb.add(raw)
+		sent++
+	}
+	s.count(sent)
+	if sent == 0 {
+		s.mu.Lock()
+		s.pushOut--
+		s.checkSettled()
+		s.mu.Unlock()
+		s.wake()
+		return nil
+	}
+	return s.c.send(s.ctx, s, vb.take(versPush))
+}
+
+func indexOf(ids []canonical.ID, d canonical.ID) int {
+	for i := range ids {
+		if ids[i] == d {
+			return i
+		}
+	}
+	return len(ids)
+}
+
+func (s *session) count(n int) {
+	s.mu.Lock()
+	s.stats.Sent += int64(n)
+	s.mu.Unlock()
+}
+
+// kept reads a held version in the session's scope, as held; wholeOnly
+// skips a stub. ok is false for what is not held or not to be sent.
+func (s *session) kept(d canonical.ID, wholeOnly bool) ([]byte, bool, error) {
+	st := s.c.host.Store()
+	raw, err := st.VersionJSON(s.ctx, d.String())
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	// Read always: an id of another space, one the peer may not read, is
+	// never sent.
+	sp, coll, ok := members(raw, "space", "collection")
+	if !ok {
+		return nil, false, fmt.Errorf("minca/peers: stored version %s does not read as JSON", d)
+	}
+	if sp != s.space || !s.inScope(coll) {
+		return nil, false, nil
+	}
+	if wholeOnly {
+		v, err := record.Decode(raw)
+		if err != nil || v.IsStub() {
+			return nil, false, err
+		}
+	}
+	return raw, true, nil
+}

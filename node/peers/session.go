@@ -1,0 +1,754 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/negentropy"
+	"github.com/minca-go/minca/negentropy/enginestore"
+	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/space"
+)
+
+// Session limits past the wire's (docs/sync.md §7.3).
+const (
+	inboxSize    = 4       // messages waiting for a session's reader
+	maxRounds    = 4096    // negentropy rounds in one reconciliation
+	maxDiff      = 1 << 21 // ids one reconciliation may find missing on either side
+	maxLiveQueue = 8192    // versions waiting to be pushed live before the session is behind
+	maxBodyQueue = 1024    // stubs whose bodies wait to be asked for
+	recentSize   = 8192    // ids received from the peer, not pushed back to it
+	maxRefused   = 256     // refusals before a session is ended, when more than it stored
+	maxUseless   = 4096    // versions that brought nothing before a session is ended
+	eventBuffer  = 4096    // live events held for a session's pusher
+)
+
+// Stats count what one session, or several, carried.
+type Stats struct {
+	Sent     int64 `json:"sent"`     // versions sent (answers and pushes)
+	Received int64 `json:"received"` // versions received that the store took in new
+	Later    int64 `json:"later"`    // versions received that wait (02 §9.5)
+	Refused  int64 `json:"refused"`  // versions received that the judge refused
+	Held     int64 `json:"held"`     // versions received already held, or outside the scope
+	// PeerRefused is how many of the versions pushed the peer refused.
+	PeerRefused   int64 `json:"peerRefused"`
+	BytesSent     int64 `json:"bytesSent"`     // session messages, as framed
+	BytesReceived int64 `json:"bytesReceived"` // session messages, as framed
+	NegBytes      int64 `json:"negentropyBytes"`
+	Rounds        int64 `json:"rounds"` // negentropy rounds
+}
+
+func (s *Stats) add(o Stats) {
+	s.Sent += o.Sent
+	s.Received += o.Received
+	s.Later += o.Later
+	s.Refused += o.Refused
+	s.Held += o.Held
+	s.PeerRefused += o.PeerRefused
+	s.BytesSent += o.BytesSent
+	s.BytesReceived += o.BytesReceived
+	s.NegBytes += o.NegBytes
+	s.Rounds += o.Rounds
+}
+
+// Phases of a session.
+const (
+	PhaseOpening     = "opening"
+	PhaseReconciling = "reconciling"
+	PhaseLive        = "live"
+	PhaseEnded       = "ended"
+)
+
+// endError is why a session ended.
+type endError struct {
+	code, msg string
+	remote    bool
+}
+
+func (e *endError) Error() string {
+	if e.remote {
+		return "the peer ended the session: " + e.code + ": " + e.msg
+	}
+	return e.code + ": " + e.msg
+}
+
+func ended(code, format string, args ...any) *endError {
+	return &endError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// wantJob is a WANT the peer sent, waiting for its answer.
+type wantJob struct {
+	flag byte
+	ids  []canonical.ID
+}
+
+// session syncs one space over one connection (docs/sync.md §7). Two
+// goroutines: run reads the inbox (negentropy, admitting, bookkeeping) and
+// never waits on the network beyond posting a bounded number of small
+// messages; write sends, in order of priority, small messages, answers,
+// pushes and wants, each within the peer's credit. So neither side's
+// reader waits on its own sends, and two sessions cannot deadlock.
+type session struct {
+	c      *conn
+	sid    uint64
+	opener bool
+	space  string
+	scope  enginestore.Scope
+	live   bool
+
+	inbox  chan *message
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu         sync.Mutex
+	kick       chan struct{} // wakes write
+	ctrl       [][]byte      // small messages, sent first
+	serve      []wantJob     // the peer's WANTs, answered in order
+	pushQ      []canonical.ID
+	pushOut    int // pushes not yet acknowledged by the peer
+	pushIn     int // the peer's pushes not yet acknowledged by us
+	committing int // VERSIONS received and not yet committed
+	wantQ      []canonical.ID
+	bodyQ      []canonical.ID
+	wantsOut   int
+	recent     map[canonical.ID]struct{}
+	phase      string
+	negDone    bool
+	settled    chan struct{} // closed when a reconciliation has nothing left in flight
+	settledOK  bool
+	stats      Stats
+	end        *endError
+
+	pending *admission // the batch committing while the next is checked
+
+	neg    *negentropy.Client // opener
+	negSrv *negentropy.Server // responder
+}
+
+func newSession(c *conn, sid uint64, opener bool, p *openParams) *session {
+	ctx, cancel := context.WithCancel(c.ctx)
+	s := &session{
+		c: c, sid: sid, opener: opener, space: p.Space, live: p.Live,
+		scope: scopeOf(p.Space, p.Collections),
+		inbox: make(chan *message, inboxSize), ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		kick: make(chan struct{}, 1), recent: map[canonical.ID]struct{}{},
+		phase: PhaseOpening, settled: make(chan struct{}),
+	}
+	return s
+}
+
+// scopeOf is what a session over collections holds: those collections and
+// the access history, without which nothing in them can be judged
+// (02 §9.4; 06 §1.3).
+func scopeOf(spaceID string, colls []string) enginestore.Scope {
+	sc := enginestore.Scope{Space: spaceID}
+	if len(colls) == 0 {
+		return sc
+	}
+	sc.Collections = slices.Clone(colls)
+	for k := space.KindRole; k <= space.KindSucceed; k++ {
+		sc.Collections = append(sc.Collections, k.Collection())
+	}
+	// A private space's keys and boxes are read wherever its records are.
+	sc.Collections = append(sc.Collections, "sys.box", "sys.memberkey", "sys.profile")
+	slices.Sort(sc.Collections)
+	sc.Collections = slices.Compact(sc.Collections)
+	return sc
+}
+
+func (s *session) inScope(coll string) bool {
+	return len(s.scope.Collections) == 0 || slices.Contains(s.scope.Collections, coll)
+}
+
+func (s *session) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// post queues a small message for write.
+func (s *session) post(m []byte) {
+	s.mu.Lock()
+	s.ctrl = append(s.ctrl, m)
+	s.mu.Unlock()
+	s.wake()
+}
+
+// finish ends the session once, telling the peer unless it told us.
+func (s *session) finish(e *endError) {
+	s.mu.Lock()
+	if s.end != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.end = e
+	s.phase = PhaseEnded
+	s.mu.Unlock()
+	if !e.remote && s.c.c.Err() == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s.c.send(ctx, s, encodeNegErr(s.sid, e.code, e.msg))
+		cancel()
+	}
+	s.cancel()
+}
+
+// Err is why the session ended, nil while it runs.
+func (s *session) Err() *endError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.end
+}
+
+// start runs the session's goroutines; for an opener it sends NEG-OPEN.
+// first, for a responder, is its NEG-OPEN.
+func (s *session) start(first *message) {
+	var sub *engine.Subscription
+	if s.live {
+		// Subscribed before the reconciliation reads the order, so nothing
+		// admitted in between is missed.
+		sub = s.c.host.Store().Subscribe(s.space, eventBuffer)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.write() }()
+	go func() { defer wg.Done(); s.run(first) }()
+	if sub != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.pushLive(sub) }()
+	}
+	if s.opener && !s.live {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-s.settled:
+				s.finish(ended(CodeDone, "reconciled"))
+			case <-s.ctx.Done():
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		if sub != nil {
+			sub.Close()
+		}
+		close(s.done)
+	}()
+}
+
+// run reads the inbox until the session ends.
+func (s *session) run(first *message) {
+	defer s.cancel()
+	if s.opener {
+		if e := s.openNeg(); e != nil {
+			s.finish(e)
+			return
+		}
+	} else if e := s.handle(first); e != nil {
+		s.finish(e)
+		return
+	}
+	for {
+		var m *message
+		var committed <-chan struct{}
+		if s.pending != nil {
+			committed = s.pending.done
+		}
+		select {
+		case m = <-s.inbox:
+		case <-committed:
+			// The batch committing landed with nothing new to check
+			// meanwhile: its answer is counted and acknowledged now.
+			if e := s.settle(); e != nil {
+				s.finish(e)
+				return
+			}
+			continue
+		case <-s.ctx.Done():
+			s.finish(ended(CodeClosed, "the session was closed"))
+			return
+		}
+		if m.typ != msgVersions {
+			// Anything else acts on what is held: the batch before it lands first.
+			if e := s.settle(); e != nil {
+				s.finish(e)
+				return
+			}
+		}
+		if e := s.handle(m); e != nil {
+			s.finish(e)
+			return
+		}
+	}
+}
+
+// negLimit is the frame size limit negentropy's messages keep to.
+func (s *session) negLimit() uint64 {
+	return uint64(max(4096, min(s.c.c.MaxMessage()-256, 1<<20)))
+}
+
+func (s *session) build() (*enginestore.Store, *endError) {
+	st, err := enginestore.Build(s.ctx, enginestore.Engine{Store: s.c.host.Store()}, s.scope, enginestore.Options{})
+	if err != nil {
+		return nil, ended(CodeInternal, "reading the sync order: %v", err)
+	}
+	return st, nil
+}
+
+func (s *session) openNeg() *endError {
+	st, e := s.build()
+	if e != nil {
+		return e
+	}
+	cl, err := negentropy.NewClient(st, s.negLimit())
+	if err != nil {
+		return ended(CodeInternal, "negentropy: %v", err)
+	}
+	first, err := cl.Initiate()
+	if err != nil {
+		return s.negErr(err)
+	}
+	p := &openParams{Space: s.space, Collections: s.c.collections(s.space), Live: s.live}
+	s.mu.Lock()
+	s.neg, s.phase = cl, PhaseReconciling
+	s.stats.NegBytes += int64(len(first))
+	s.mu.Unlock()
+	s.post(encodeNegOpen(s.sid, p, first))
+	return nil
+}
+
+func (s *session) negErr(err error) *endError {
+	switch {
+	case errors.Is(err, enginestore.ErrChanged):
+		return ended(CodeChanged, "the sync order changed during the reconciliation")
+	case errors.Is(err, negentropy.ErrMalformed):
+		return ended(CodeNegMalformed, "%v", err)
+	default:
+		var ve *negentropy.VersionError
+		if errors.As(err, &ve) {
+			return ended(CodeNegMalformed, "%v", err)
+		}
+		return ended(CodeInternal, "negentropy: %v", err)
+	}
+}
+
+// handle acts on one message from the peer.
+func (s *session) handle(m *message) *endError {
+	switch m.typ {
+	case msgNegOpen:
+		if s.opener {
+			return ended(CodeUnexpected, "NEG-OPEN from the responder")
+		}
+		st, e := s.build()
+		if e != nil {
+			return e
+		}
+		srv, err := negentropy.NewServer(st, s.negLimit())
+		if err != nil {
+			return ended(CodeInternal, "negentropy: %v", err)
+		}
+		s.mu.Lock()
+		s.negSrv, s.phase = srv, PhaseReconciling
+		s.mu.Unlock()
+		return s.serverRound(m.body)
+	case msgNegMsg:
+		if s.opener {
+			return s.clientRound(m.body)
+		}
+		if s.negSrv == nil {
+			return ended(CodeUnexpected, "NEG-MSG after NEG-CLOSE")
+		}
+		return s.serverRound(m.body)
+	case msgNegClose:
+		if s.opener || s.negSrv == nil {
+			return ended(CodeUnexpected, "NEG-CLOSE with no reconciliation open")
+		}
+		s.mu.Lock()
+		s.negSrv, s.phase = nil, PhaseLive
+		s.mu.Unlock()
+		return nil
+	case msgNegErr:
+		return &endError{code: m.code, msg: m.text, remote: true}
+	case msgWant:
+		s.mu.Lock()
+		if len(s.serve) >= MaxWantsOut {
+			s.mu.Unlock()
+			return ended(CodeWantFlood, "a WANT with %d unanswered; at most %d", len(s.serve), MaxWantsOut)
+		}
+		s.serve = append(s.serve, wantJob{flag: m.flag, ids: m.ids})
+		s.mu.Unlock()
+		s.wake()
+		return nil
+	case msgVersions:
+		return s.received(m)
+	case msgAdmitted:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.pushOut == 0 {
+			return ended(CodeUnexpected, "ADMITTED with no push unacknowledged")
+		}
+		s.pushOut--
+		s.stats.PeerRefused += int64(m.counts.Refused)
+		s.checkSettled()
+		s.wake()
+		return nil
+	}
+	return ended(CodeUnexpected, "message type 0x%02x", m.typ)
+}
+
+func (s *session) serverRound(q []byte) *endError {
+	s.mu.Lock()
+	s.stats.Rounds++
+	rounds := s.stats.Rounds
+	s.stats.NegBytes += int64(len(q))
+	s.mu.Unlock()
+	if rounds > maxRounds {
+		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
+	}
+	out, err := s.negSrv.Reconcile(q)
+	if err != nil {
+		return s.negErr(err)
+	}
+	s.mu.Lock()
+	s.stats.NegBytes += int64(len(out))
+	s.mu.Unlock()
+	s.post(encodeNegMsg(s.sid, out))
+	return nil
+}
+
+func (s *session) clientRound(q []byte) *endError {
+	if s.neg == nil || s.negDone {
+		return ended(CodeUnexpected, "NEG-MSG with no reconciliation open")
+	}
+	r, err := s.neg.Reconcile(q)
+	if err != nil {
+		return s.negErr(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Rounds++
+	s.stats.NegBytes += int64(len(q) + len(r.Next))
+	if s.stats.Rounds > maxRounds {
+		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
+	}
+	for _, id := range r.Have {
+		s.pushQ = append(s.pushQ, canonical.ID(id))
+	}
+	for _, id := range r.Need {
+		s.wantQ = append(s.wantQ, canonical.ID(id))
+	}
+	if len(s.pushQ) > maxDiff || len(s.wantQ) > maxDiff {
+		return ended(CodeNegTooLong, "more than %d differences", maxDiff)
+	}
+	if r.Next == nil {
+		s.negDone, s.neg = true, nil
+		s.ctrl = append(s.ctrl, encodeNegClose(s.sid))
+		s.checkSettled()
+	} else {
+		s.ctrl = append(s.ctrl, encodeNegMsg(s.sid, r.Next))
+	}
+	s.wake()
+	return nil
+}
+
+// checkSettled closes settled once the opener's reconciliation has found
+// its differences and nothing is left in flight. s.mu is held.
+func (s *session) checkSettled() {
+	if !s.opener || !s.negDone || s.settledOK {
+		return
+	}
+	if len(s.wantQ) == 0 && len(s.bodyQ) == 0 && s.wantsOut == 0 && len(s.pushQ) == 0 && s.pushOut == 0 && s.committing == 0 {
+		s.settledOK = true
+		s.phase = PhaseLive
+		close(s.settled)
+	}
+}
+
+// received admits a VERSIONS message: an answer to our WANT, or a push.
+// Its checks run, and its batch is decided, while the batch before it
+// commits (engine.Submit); what follows from a batch — ADMITTED, the
+// answer counted, bodies and gaps asked for — waits for its commit.
+func (s *session) received(m *message) *endError {
+	s.mu.Lock()
+	if m.flag == versPush {
+		if s.pushIn >= MaxPushesOut {
+			s.mu.Unlock()
+			return ended(CodePushFlood, "a push with %d unacknowledged; at most %d", s.pushIn, MaxPushesOut)
+		}
+		s.pushIn++
+	} else if s.wantsOut == 0 {
+		s.mu.Unlock()
+		return ended(CodeUnexpected, "VERSIONS answering no WANT")
+	} else if m.flag == versLast {
+		// The answer is whole: the next WANT may go while this commits.
+		s.wantsOut--
+	}
+	s.committing++
+	s.mu.Unlock()
+	s.wake()
+	next, e := s.submit(m)
+	if e != nil {
+		return e
+	}
+	if e := s.settle(); e != nil {
+		return e
+	}
+	s.pending = next
+	if m.flag == versPush {
+		// Acknowledged only once durable: no waiting for the next batch.
+		return s.settle()
+	}
+	return nil
+}
+
+// admission is a batch submitted and committing.
+type admission struct {
+	flag byte
+	a    admitted
+	vs   []*record.Version
+	done chan struct{} // closed once committed (or failed)
+	outs []engine.Outcome
+	err  error
+}
+
+// submit decodes a VERSIONS message's versions, leaves out what is held or
+// outside the scope, and submits the rest to the judge (02 §9).
+func (s *session) submit(m *message) (*admission, *endError) {
+	ad := &admission{flag: m.flag}
+	st := s.c.host.Store()
+	ad.vs = make([]*record.Version, 0, len(m.versions))
+	decoded, errs := decodeAll(m.versions)
+	for i := range m.versions {
+		v, err := decoded[i], errs[i]
+		if err != nil {
+			ad.a.Refused++ // unreadable: nothing to remember it by
+			continue
+		}
+		if !v.HasSpace || v.Space != s.space || !s.inScope(v.Collection) {
+			ad.a.Held++
+			continue
+		}
+		// A push may bring what is held (a flood of it ends the session);
+		// an answer brings what this end asked for, not held when asked,
+		// and the store changes nothing for a copy it holds.
+		if m.flag != versPush {
+			ad.vs = append(ad.vs, v)
+			continue
+		}
+		if _, stored, err := st.Standing(s.ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
+			ad.a.Held++
+			s.remember(v.ID)
+			continue
+		}
+		ad.vs = append(ad.vs, v)
+	}
+	ad.done = make(chan struct{})
+	if len(ad.vs) == 0 {
+		close(ad.done)
+		return ad, nil
+	}
+	p, err := st.Prepare(s.ctx, ad.vs)
+	var adm *engine.Admission
+	if err == nil {
+		adm, err = st.Submit(s.ctx, s.c.peer.DID, p)
+	}
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return nil, ended(CodeClosed, "closed while admitting")
+		}
+		return nil, ended(CodeInternal, "admitting: %v", err)
+	}
+	go func() {
+		ad.outs, ad.err = adm.Wait()
+		close(ad.done)
+	}()
+	return ad, nil
+}
+
+// settle waits for the batch committing, if any, and acts on its
+// outcomes.
+func (s *session) settle() *endError {
+	ad := s.pending
+	if ad == nil {
+		return nil
+	}
+	s.pending = nil
+	a := ad.a
+	var bodies, gaps []canonical.ID
+	<-ad.done
+	if outs, err := ad.outs, ad.err; len(ad.vs) > 0 {
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return ended(CodeClosed, "closed while admitting")
+			}
+			return ended(CodeInternal, "admitting: %v", err)
+		}
+		// A stub another version of the batch supersedes is not current:
+		// no need to read its record to know.
+		top := map[string]int64{}
+		for _, v := range ad.vs {
+			if sq, ok := top[v.Key]; !ok || v.Seq > sq {
+				top[v.Key] = v.Seq
+			}
+		}
+		for i, o := range outs {
+			switch o.Verdict {
+			case engine.Stands, engine.Withdrawn:
+				a.Stored++
+				s.remember(o.ID)
+				if len(s.scope.Collections) > 0 {
+					if d, ok := s.gap(ad.vs[i]); ok {
+						gaps = append(gaps, d)
+					}
+				}
+				if o.Stored == engine.Stub && top[ad.vs[i].Key] == ad.vs[i].Seq && s.currentStub(ad.vs[i]) {
+					if d, err := canonical.ParseID(o.ID); err == nil {
+						bodies = append(bodies, d)
+					}
+				}
+			case engine.Later:
+				a.Later++
+				s.remember(o.ID)
+			default:
+				a.Refused++
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := &s.stats
+	st.Received += int64(a.Stored)
+	st.Later += int64(a.Later)
+	st.Refused += int64(a.Refused)
+	st.Held += int64(a.Held)
+	for _, d := range bodies {
+		if len(s.bodyQ) < maxBodyQueue {
+			s.bodyQ = append(s.bodyQ, d)
+		}
+	}
+	for _, d := range gaps {
+		if len(s.wantQ) < maxDiff {
+			s.wantQ = append(s.wantQ, d)
+		}
+	}
+	s.committing--
+	if ad.flag == versPush {
+		s.pushIn--
+		s.ctrl = append(s.ctrl, encodeAdmitted(s.sid, a))
+	}
+	if st.Refused > maxRefused && st.Refused > st.Received {
+		return ended(CodeRefused, "%d versions refused, %d taken in", st.Refused, st.Received)
+	}
+	if st.Held > maxUseless && st.Held > 4*st.Received {
+		return ended(CodeUseless, "%d versions that brought nothing, %d taken in", st.Held, st.Received)
+	}
+	s.checkSettled()
+	s.wake()
+	return nil
+}
+
+// gap is the version before v in its writer's line (02 §4.10) when it is
+// not held: a version this end lacks in the collection, to ask for. Only a
+// partial hold walks the lines: a whole space's reconciliation finds
+// everything the peer holds by itself.
+func (s *session) gap(v *record.Version) (canonical.ID, bool) {
+	if v.Log == nil || v.Log.N == 0 || v.Log.Prev == "" {
+		return canonical.ID{}, false
+	}
+	st := s.c.host.Store()
+	if _, _, err := st.Standing(s.ctx, v.Log.Prev); !errors.Is(err, engine.ErrNotFound) {
+		return canonical.ID{}, false
+	}
+	if st.Refused(s.c.peer.DID, v.Log.Prev) {
+		return canonical.ID{}, false
+	}
+	d, err := canonical.ParseID(v.Log.Prev)
+	return d, err == nil
+}
+
+// currentStub reports whether v, stored as a stub, is its record's
+// current version: its body is asked for separately (02 §4.5).
+func (s *session) currentStub(v *record.Version) bool {
+	hs, err := s.c.host.Store().History(s.ctx, v.Space, v.Key)
+	return err == nil && len(hs) > 0 && hs[0].Version.ID == v.ID && hs[0].Stored == engine.Stub
+}
+
+// remember notes an id the peer sent, so it is not pushed back.
+func (s *session) remember(id string) {
+	d, err := canonical.ParseID(id)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	if len(s.recent) >= recentSize {
+		clear(s.recent)
+	}
+	s.recent[d] = struct{}{}
+	s.mu.Unlock()
+}
+
+// pushLive queues the versions the store admits for the peer, until the
+// session ends; a subscription that dropped events, or a queue past its
+// bound, ends the session as behind, and the opener opens it again.
+func (s *session) pushLive(sub *engine.Subscription) {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case ev, ok := <-sub.Events():
+			if !ok {
+				return
+			}
+			if sub.Dropped() > 0 {
+				s.finish(ended(CodeBehind, "live events were dropped"))
+				return
+			}
+			if ev.Kind != engine.EventAdmitted {
+				continue
+			}
+			d, err := canonical.ParseID(ev.ID)
+			if err != nil {
+				continue
+			}
+			s.mu.Lock()
+			_, echo := s.recent[d]
+			if !echo {
+				s.pushQ = append(s.pushQ, d)
+			}
+			n := len(s.pushQ)
+			s.mu.Unlock()
+			if n > maxLiveQueue {
+				s.finish(ended(CodeBehind, "more than %d versions waiting to be pushed", maxLiveQueue))
+				return
+			}
+			s.wake()
+		}
+	}
+}
+
+// decodeAll decodes versions on every core.
+func decodeAll(raws [][]byte) ([]*record.Version, []error) {
+	vs, errs := make([]*record.Version, len(raws)), make([]error, len(raws))
+	n := min(runtime.GOMAXPROCS(0), (len(raws)+63)/64)
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(raws); i += n {
+				vs[i], errs[i] = record.Decode(raws[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return vs, errs
+}
