@@ -86,6 +86,10 @@ type SyncResult struct {
 	FanoutSeconds    float64 `json:"fanoutSeconds"`
 	CPUPerWallSecond float64 `json:"cpuPerWallSecond"`
 	PeakHeapMiB      float64 `json:"peakHeapMiB"`
+	// BaseHeapMiB is the heap with every store open and every session
+	// up, before the writes: the peers' stores (memory: stores, a
+	// memtable each) are most of it.
+	BaseHeapMiB float64 `json:"baseHeapMiB"`
 }
 
 func (c *SyncConfig) fill() {
@@ -540,6 +544,10 @@ func fanoutCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult
 	srvSub := srvStore.Engine().Subscribe(sp, 1<<16)
 	defer srvSub.Close()
 	time.Sleep(500 * time.Millisecond) // sessions open
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.BaseHeapMiB = float64(ms.HeapAlloc) / (1 << 20)
 	peak := sampleHeap()
 	cpu0, start := cpuSeconds(), time.Now()
 	var werr atomic.Value

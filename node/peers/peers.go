@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -134,7 +133,7 @@ func (p *Peers) TransportOptions() *transport.Options { return p.topt }
 // each connection it accepts runs as the responder. Close the returned
 // server when done.
 func (p *Peers) Handler(ctx context.Context, so *transport.ServerOptions) (*transport.Server, error) {
-	return transport.NewServer(p.topt, so, func(sctx context.Context, c *transport.Conn) {
+	return transport.NewServer(p.topt, so, func(_ context.Context, c *transport.Conn) {
 		p.Serve(ctx, c, false, "accept")
 	})
 }
@@ -296,5 +295,3 @@ func (p *Peers) Status() []Status {
 	})
 	return out
 }
-
-var _ http.Handler = (*transport.Server)(nil)
