@@ -220,6 +220,7 @@ func (w *writer) submit(st *staged) {
 	vs, err := signAll(st.ps)
 	var adm *engine.Admission
 	if err == nil {
+		w.n.judge.Base.vouch(vs)
 		var p *engine.Prepared
 		if p, err = w.n.st.Prepare(ctx, vs); err == nil {
 			adm, err = w.n.st.Submit(ctx, "local", p)
