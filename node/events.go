@@ -120,7 +120,7 @@ type events struct {
 func openEvents(n *Node) (*events, error) {
 	e := &events{n: n, wake: make(chan struct{}), done: make(chan struct{})}
 	var err error
-	if e.journal, err = openJournal(n.o.Dir); err != nil {
+	if e.journal, err = openJournal(n.o.Dir, n.o.EventJournalBytes, n.o.EventJournalAge, n.o.Now); err != nil {
 		return nil, err
 	}
 	e.sub = n.st.Subscribe("", 1<<16)
@@ -144,6 +144,9 @@ func (e *events) close() error {
 	return e.journal.close()
 }
 
+// maxTake bounds the engine events the pump takes at once.
+const maxTake = 4096
+
 // pump makes the events as the store commits.
 func (e *events) pump() {
 	defer close(e.done)
@@ -152,32 +155,26 @@ func (e *events) pump() {
 	for {
 		select {
 		case ev, ok := <-e.sub.Events():
-			// The changes of everything queued are read once, before the
-			// first standing or line event and after the last event.
-			dirty := false
-			for {
-				if !ok {
-					e.readChanges() // what committed last
-					return
-				}
-				if ev.Kind == engine.EventAdmitted {
-					dirty = true
-				} else if ev.Kind == engine.EventStanding || ev.Kind == engine.EventLine {
-					if dirty {
-						e.readChanges()
-						dirty = false
-					}
-					e.handle(ev)
-				}
+			// Everything queued is taken at once: what it says of records
+			// is read from it, not from the store.
+			evs := []engine.Event{ev}
+			for ok && len(evs) < maxTake {
 				select {
 				case ev, ok = <-e.sub.Events():
+					if ok {
+						evs = append(evs, ev)
+					}
 					continue
 				default:
 				}
 				break
 			}
-			if dirty {
-				e.readChanges()
+			if evs[0].Kind != 0 {
+				e.take(evs)
+			}
+			if !ok {
+				e.readChanges() // what committed last
+				return
 			}
 			if d := e.sub.Dropped(); d > e.dropped {
 				e.dropped = d
@@ -363,6 +360,9 @@ func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error)
 		if c, err = parseCursor(after); err != nil {
 			return nil, err
 		}
+	}
+	if f := e.journal.dropped(); after != "" && c.before(f) {
+		return nil, &CursorGoneError{Cursor: c.String(), Dropped: f.String()}
 	}
 	if after != "" {
 		st, err := n.st.Stats(context.Background())
