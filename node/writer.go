@@ -16,9 +16,10 @@ import (
 // writer makes the node's writes one batch at a time (02 §4.10: "writes by
 // one key in one space are made one at a time"). It takes the writes
 // waiting and, on its own goroutine, derives each version, takes its log
-// place under the places' lock, previews it with the judge, and writes the
-// places down (build); a second goroutine then signs the batch and checks
-// it on every core (sign), a third decides it through the judge (submit),
+// place under the places' lock, previews it with the judge, and appends
+// the places to their log (build); a second goroutine then syncs the
+// places, and only then signs the batch and checks it on every core
+// (sign), a third decides it through the judge (submit),
 // each while the stage before works on the next batch, and the answers
 // wait for its synced commit. Many writers waiting share one fsync of the
 // places and one of the store.
@@ -140,19 +141,21 @@ func (w *writer) run() {
 	}
 }
 
-// staged is a batch whose places are written down, to sign and store.
+// staged is a batch whose places are appended, to sync, sign and store.
 type staged struct {
 	batch   []*writeReq
 	ps      []*record.Presigned
 	idx     []int
 	decided chan struct{}
+	// sync writes the batch's places down: before it is signed.
+	sync func() error
 	// Once signed and checked:
 	vs []*record.Version
 	p  *engine.Prepared
 }
 
 // build makes one batch ready to sign: each version derived, its log
-// place taken and its judgement previewed, the places written down. The
+// place taken and its judgement previewed, the places appended. The
 // writes refused are answered; nil when none is left.
 func (w *writer) build(batch []*writeReq) *staged {
 	ctx := w.n.ctx
@@ -170,7 +173,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 	}
 	root := signer.Root()
 	st := &staged{batch: batch, decided: make(chan struct{})}
-	err = w.n.sess.places.Update(func(t *PlaceTxn) error {
+	st.sync, err = w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
 			p, err := w.prepare(ctx, r, root)
 			if err != nil {
@@ -230,7 +233,11 @@ func (w *writer) build(batch []*writeReq) *staged {
 // while the writer builds the next batch and the one before is decided.
 // False when it failed: its writes are answered.
 func (w *writer) sign(st *staged) bool {
-	vs, err := signAll(st.ps)
+	err := st.sync() // the places are written down before anything is signed
+	var vs []*record.Version
+	if err == nil {
+		vs, err = signAll(st.ps)
+	}
 	if err == nil {
 		w.n.judge.Base.vouch(vs)
 		st.vs = vs
