@@ -92,14 +92,16 @@ func parseCursor(s string) (cursor, error) {
 // resumes from the cursor of the last event it took.
 var ErrSlow = errors.New("minca/node: subscription dropped: its reader fell behind; subscribe again from the last cursor taken")
 
-// events turns the store's changes into the node's events: a pump reads
-// the engine's change log (durable, in commit order) and its events, and
-// keeps the last ones in a ring; what the change log cannot say again
-// (standing changes, forks, waiting counts) is written to a journal as the
-// pump makes it. A process killed between a batch's commit and the pump's
-// journaling its standing changes loses those events (not the standings:
-// reading a record reads them); every change's own event is made again
-// from the change log, after any crash.
+// events turns the store's changes into the node's events: a pump takes
+// the engine's events (each stored version with its change's sequence,
+// pump.go) and keeps the last ones in a ring; a change whose engine event
+// it missed, and every change a resuming subscriber asks for, it reads
+// from the engine's change log (durable, in commit order). What the change
+// log cannot say again (standing changes, forks, waiting counts) is written
+// to a bounded journal as the pump makes it. A process killed between a
+// batch's commit and the pump's journaling its standing changes loses
+// those events (not the standings: reading a record reads them); every
+// change's own event is made again from the change log, after any crash.
 type events struct {
 	n       *Node
 	sub     *engine.Subscription
