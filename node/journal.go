@@ -74,8 +74,7 @@ type journalLine struct {
 
 func openJournal(dir string, maxBytes int64, maxAge time.Duration, now func() time.Time) (*journal, error) {
 	j := &journal{path: filepath.Join(dir, journalName), last: map[uint64]int{}, maxBytes: maxBytes, maxAge: maxAge, now: now}
-	var err error
-	if j.floor, err = j.scan(func(ev Event, at int64, line []byte) {
+	floor, whole, err := j.scan(func(ev Event, at int64, line []byte) {
 		j.size += int64(len(line)) + 1
 		if j.oldest == 0 {
 			j.oldest = at
@@ -84,11 +83,17 @@ func openJournal(dir string, maxBytes int64, maxAge time.Duration, now func() ti
 			j.top = ev.seq
 			j.last = map[uint64]int{ev.seq: ev.idx}
 		}
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
+	j.floor = floor
 	if j.f, err = os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
 		return nil, fmt.Errorf("minca/node: event journal: %w", err)
+	}
+	if err := cutTorn(j.path, j.f, whole); err != nil {
+		j.f.Close()
+		return nil, err
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -164,7 +169,7 @@ func (j *journal) compact() error {
 	}
 	var all []kept
 	var total int64
-	floor, err := j.scan(func(ev Event, at int64, line []byte) {
+	floor, _, err := j.scan(func(ev Event, at int64, line []byte) {
 		all = append(all, kept{ev, at, bytes.Clone(line)})
 		total += int64(len(line)) + 1
 	})
@@ -233,19 +238,20 @@ func writeSynced(path string, data []byte) error {
 }
 
 // scan calls fn with each event of the journal file, in order, and
-// returns the file's floor. A line cut short by a crash ends the journal.
-func (j *journal) scan(fn func(ev Event, at int64, line []byte)) (cursor, error) {
+// returns the file's floor and how many of its bytes hold whole lines.
+// A line cut short by a crash ends the journal.
+func (j *journal) scan(fn func(ev Event, at int64, line []byte)) (floor cursor, whole int64, err error) {
 	f, err := os.Open(j.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cursor{}, nil
+		return cursor{}, 0, nil
 	}
 	if err != nil {
-		return cursor{}, fmt.Errorf("minca/node: event journal: %w", err)
+		return cursor{}, 0, fmt.Errorf("minca/node: event journal: %w", err)
 	}
 	defer f.Close()
-	var floor cursor
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
+	sc.Split(wholeLines)
 	for first := true; sc.Scan(); first = false {
 		var l journalLine
 		if json.Unmarshal(sc.Bytes(), &l) != nil {
@@ -253,8 +259,9 @@ func (j *journal) scan(fn func(ev Event, at int64, line []byte)) (cursor, error)
 		}
 		if first && l.Floor != "" {
 			if floor, err = parseCursor(l.Floor); err != nil {
-				return cursor{}, fmt.Errorf("minca/node: event journal: damaged: its floor: %w", err)
+				return cursor{}, 0, fmt.Errorf("minca/node: event journal: damaged: its floor: %w", err)
 			}
+			whole += int64(len(sc.Bytes())) + 1
 			continue
 		}
 		c, err := parseCursor(l.Cursor)
@@ -263,8 +270,36 @@ func (j *journal) scan(fn func(ev Event, at int64, line []byte)) (cursor, error)
 		}
 		l.seq, l.idx = c.seq, c.idx
 		fn(l.Event, l.Journaled, sc.Bytes())
+		whole += int64(len(sc.Bytes())) + 1
 	}
-	return floor, nil
+	return floor, whole, nil
+}
+
+// cutTorn cuts off what follows the journal's last whole line when it is
+// a last line without its '\n' — a write a crash cut short — or the next
+// event would be joined to it and lost. A damaged line followed by others
+// is left as it is (reading stops at it).
+func cutTorn(path string, f *os.File, whole int64) error {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) <= whole || bytes.IndexByte(data[whole:], '\n') >= 0 {
+		return err
+	}
+	if err := f.Truncate(whole); err != nil {
+		return fmt.Errorf("minca/node: event journal: cutting off a torn line: %w", err)
+	}
+	return nil
+}
+
+// wholeLines splits at '\n' and drops a last line without one: a write a
+// crash cut short.
+func wholeLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF {
+		return len(data), nil, bufio.ErrFinalToken
+	}
+	return 0, nil, nil
 }
 
 // read returns the events journaled in (from, to], in order; a
@@ -273,7 +308,7 @@ func (j *journal) scan(fn func(ev Event, at int64, line []byte)) (cursor, error)
 // file's floor.
 func (j *journal) read(from, to cursor) ([]Event, error) {
 	var out []Event
-	floor, err := j.scan(func(ev Event, _ int64, _ []byte) {
+	floor, _, err := j.scan(func(ev Event, _ int64, _ []byte) {
 		c := cursor{ev.seq, ev.idx}
 		if from.before(c) && !to.before(c) {
 			out = append(out, ev)

@@ -162,3 +162,34 @@ func TestSubscribingFromADroppedCursor(t *testing.T) {
 		}
 	}
 }
+
+// A line a crash cut short is cut off when the journal opens, so the
+// events journaled after it are read.
+func TestATornJournalLineIsCutOff(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	j, err := openJournal(dir, 1<<20, 0, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journaled(t, j, 1, 1)
+	j.close()
+	f, err := os.OpenFile(filepath.Join(dir, journalName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"cursor":"2.1","kind":"wait`)
+	f.Close()
+	if j, err = openJournal(dir, 1<<20, 0, c.now); err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	journaled(t, j, 3, 1)
+	evs, err := j.read(cursor{}, cursor{seq: 3, idx: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[0].seq != 1 || evs[1].seq != 3 {
+		t.Fatalf("after a torn line: %+v, want the events at 1 and 3", evs)
+	}
+}

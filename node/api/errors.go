@@ -20,22 +20,25 @@ import (
 // Error codes of the API itself (docs/api.md, Errors); a write the node
 // refuses carries the node's or the judge's code (write/…, standing/…).
 const (
-	CodeUnauthorized  = "auth/unauthorized"  // no bearer token, or not this node's
-	CodeTooLarge      = "request/too-large"  // the body is over the limit
-	CodeTooDeep       = "request/too-deep"   // the body's JSON nests deeper than the limit
-	CodeJSON          = "request/json"       // the body is not JSON
-	CodeUnknownMember = "request/unknown"    // a member the request does not take
-	CodeMissing       = "request/missing"    // a member the request needs is absent
-	CodeBad           = "request/bad"        // a member of the wrong type or form
-	CodeNotFound      = "not-found"          // no such record, space or route
-	CodeClosed        = "node/closed"        // the node is closing
-	CodeInternal      = "internal"           // anything else; the node logs it
-	CodeSlow          = "events/slow"        // a subscriber fell behind and was dropped
-	CodeCursor        = "events/cursor"      // a cursor that is not one
-	CodeCursorGone    = "events/cursor-gone" // a cursor older than the events the node keeps
-	CodeMethod        = "request/method"     // a route that does not take the method
+	CodeUnauthorized  = "auth/unauthorized" // no bearer token, or not this node's
+	CodeTooLarge      = "request/too-large" // the body is over the limit
+	CodeTooDeep       = "request/too-deep"  // the body's JSON nests deeper than the limit
+	CodeJSON          = "request/json"      // the body is not JSON
+	CodeUnknownMember = "request/unknown"   // a member the request does not take
+	CodeMissing       = "request/missing"   // a member the request needs is absent
+	CodeBad           = "request/bad"       // a member of the wrong type or form
+	CodeNotFound      = "not-found"         // no such record, space or route
+	CodeClosed        = "node/closed"       // the node is closing
+	CodeInternal      = "internal"          // anything else; the node logs it
+	CodeSlow          = "events/slow"       // a subscriber fell behind and was dropped
+	CodeCursor        = "events/cursor"     // a cursor that is not one
+	CodeMethod        = "request/method"    // a route that does not take the method
 	CodeGenesis       = space.CodeGenesisShape
 )
+
+// CodeCursorGone: a cursor older than the events the node keeps
+// (node.ErrCursorGone), answered 410.
+const CodeCursorGone = "events/cursor-gone"
 
 // apiError is the body of every error: {"error": {code, message, field?}}.
 type apiError struct {
