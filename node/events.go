@@ -93,15 +93,16 @@ func parseCursor(s string) (cursor, error) {
 var ErrSlow = errors.New("minca/node: subscription dropped: its reader fell behind; subscribe again from the last cursor taken")
 
 // events turns the store's changes into the node's events: a pump takes
-// the engine's events (each stored version with its change's sequence,
-// pump.go) and keeps the last ones in a ring; a change whose engine event
-// it missed, and every change a resuming subscriber asks for, it reads
-// from the engine's change log (durable, in commit order). What the change
-// log cannot say again (standing changes, forks, waiting counts) is written
-// to a bounded journal as the pump makes it. A process killed between a
-// batch's commit and the pump's journaling its standing changes loses
-// those events (not the standings: reading a record reads them); every
-// change's own event is made again from the change log, after any crash.
+// the engine's events (each stored version and each standing change with
+// its change's sequence, pump.go) and keeps the last ones in a ring; a
+// change whose engine event it missed, and every change a resuming
+// subscriber asks for, it reads from the engine's change log (durable, in
+// commit order, standing changes included, engine.Store.ChangeLog). What
+// the change log cannot say again (forks, waiting counts) is written to a
+// bounded journal as the pump makes it. A process killed between a batch's
+// commit and the pump's journaling a fork loses that event (not the fork:
+// the store keeps its proof); every change's own event, a standing change
+// included, is made again from the change log, after any crash.
 type events struct {
 	n       *Node
 	sub     *engine.Subscription
@@ -210,7 +211,7 @@ func (e *events) handle(ev engine.Event) {
 func (e *events) readChanges() {
 	ctx := context.Background()
 	var evs []Event
-	for c, err := range e.n.st.Changes(ctx, e.at.seq) {
+	for c, err := range e.n.st.ChangeLog(ctx, e.at.seq) {
 		if err != nil {
 			if !errors.Is(err, engine.ErrClosed) {
 				e.n.o.Logger.Error("reading the change log", "err", err)
@@ -254,6 +255,10 @@ func (e *events) derive(ctx context.Context, c engine.Change) (Event, error) {
 	ev := Event{seq: c.Seq, Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
 	ev.Current = e.currentOf(v.Space, v.Key)
 	switch {
+	case c.Kind == engine.Withdrew:
+		ev.Kind = EventWithdrawn
+	case c.Kind == engine.Restood:
+		ev.Kind = EventRestored
 	case ev.Current == v.ID && v.Deleted:
 		ev.Kind = EventDeleted
 	case ev.Current == v.ID:
@@ -492,7 +497,7 @@ func (e *events) replay(from, to cursor) ([]Event, error) {
 	// A change's own event is at idx 0: from has taken from.seq's.
 	after := from.seq
 	j := 0
-	for c, err := range e.n.st.Changes(ctx, after) {
+	for c, err := range e.n.st.ChangeLog(ctx, after) {
 		if err != nil {
 			return nil, err
 		}

@@ -7,8 +7,9 @@ import (
 )
 
 // take makes the node's events from a run of the engine's, in order.
-// Each stored version's own event is made from what the engine's event
-// carries (the change's sequence and the version at hand); what the run
+// Each stored version's and each standing change's own event is made from
+// what the engine's event carries (the change's sequence and the version
+// at hand); what the run
 // says of records afterwards — each one's last current version, each
 // version's last standing — stands in for reading them back from the
 // store, which is what [events.derive] does for a change read from the
@@ -38,7 +39,12 @@ func (e *events) take(evs []engine.Event) {
 	}
 	for _, ev := range evs {
 		switch ev.Kind {
-		case engine.EventAdmitted:
+		case engine.EventAdmitted, engine.EventStanding:
+			if ev.Seq == 0 { // a standing change outside the change log
+				flush()
+				e.handle(ev)
+				continue
+			}
 			switch {
 			case ev.Seq <= last:
 				continue // made already, from the change log
@@ -52,7 +58,7 @@ func (e *events) take(evs []engine.Event) {
 			}
 			out = append(out, e.admitted(ev, cur, standing))
 			last = ev.Seq
-		case engine.EventStanding, engine.EventLine:
+		case engine.EventLine:
 			flush()
 			e.handle(ev)
 		}
@@ -60,10 +66,10 @@ func (e *events) take(evs []engine.Event) {
 	flush()
 }
 
-// admitted is the event of a stored version (index 0 of its change), as
-// [events.derive] would make it after the run of engine events it came in:
-// cur and standing are what the run says of records and versions; a
-// record the run did not change is read.
+// admitted is the event of a stored version or a standing change (index 0
+// of its change), as [events.derive] would make it after the run of engine
+// events it came in: cur and standing are what the run says of records
+// and versions; a record the run did not change is read.
 func (e *events) admitted(ev engine.Event, cur map[string]string, standing map[string]engine.Verdict) Event {
 	v := ev.Version
 	out := Event{seq: ev.Seq, Cursor: cursor{ev.Seq, 0}.String(), Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
@@ -73,6 +79,10 @@ func (e *events) admitted(ev engine.Event, cur map[string]string, standing map[s
 	}
 	out.Current = c
 	switch {
+	case ev.Kind == engine.EventStanding && ev.Verdict == engine.Withdrawn:
+		out.Kind = EventWithdrawn
+	case ev.Kind == engine.EventStanding:
+		out.Kind = EventRestored
 	case c == v.ID && v.Deleted:
 		out.Kind = EventDeleted
 	case c == v.ID:

@@ -518,6 +518,36 @@ func (h *harness) testEvents(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("%d changes, want 2", n)
 	}
+	// A standing change is in the change log with its batch, not in Changes.
+	if err := s.SetStanding(ctx, a1.ID, engine.Withdrawn); err != nil {
+		t.Fatal(err)
+	}
+	var stood engine.Event
+	for len(sub.Events()) > 0 {
+		if e := <-sub.Events(); e.Kind == engine.EventStanding {
+			stood = e
+		}
+	}
+	var log []engine.Change
+	for c, err := range s.ChangeLog(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, c)
+	}
+	if len(log) != 3 || log[2].ID != a1.ID || log[2].Kind != engine.Withdrew || log[2].Seq != 3 || stood.Seq != 3 || stood.Version == nil {
+		t.Fatalf("after withdrawing a1: change log %+v, event %+v", log, stood)
+	}
+	n = 0
+	for _, err := range s.Changes(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("Changes yields %d after a standing change, want the 2 versions", n)
+	}
 	if len(other.Events()) != 0 {
 		t.Fatal("another space's subscriber got events")
 	}
