@@ -355,7 +355,9 @@ func (s *Subscription) Close() { s.once.Do(func() { close(s.stop) }) }
 // cursor after: "" for those from now on, "0" for every event since the
 // store began, or the cursor of the last event taken, to resume without a
 // gap or a repeat across restarts. buffer bounds the events held for the
-// reader (default 1024); one that lets it fill is dropped with ErrSlow.
+// reader (default 1024); one that lets it fill with events as they come
+// is dropped with ErrSlow. Events read again from before the subscription
+// wait for the reader, however many there are.
 func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error) {
 	if buffer <= 0 {
 		buffer = 1024
@@ -449,8 +451,20 @@ func (e *events) serve(s *Subscription, space string, from, live cursor, pos uin
 			end(err)
 			return
 		}
+		// What is read again waits for its reader: it holds up no write,
+		// and a reader resuming from far back would otherwise be dropped
+		// as slow before it could catch up.
 		for _, ev := range evs {
-			if !send(ev) {
+			if space != "" && ev.Space != space && ev.Kind != EventWaiting {
+				continue
+			}
+			select {
+			case s.c <- ev:
+			case <-s.stop:
+				end(nil)
+				return
+			case <-e.done:
+				end(ErrClosed)
 				return
 			}
 		}

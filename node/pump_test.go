@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/node"
 )
@@ -135,5 +136,32 @@ func TestLiveEventsMatchTheChangeLog(t *testing.T) {
 			t.Fatalf("read again, event %d is %+v; live it was %+v", i, ev, got[i])
 		}
 		i++
+	}
+}
+
+// A subscriber resuming from far back, with more events to read again
+// than its buffer holds, gets them all: what is read again waits for it.
+func TestResumingFromFarBackIsNotDroppedAsSlow(t *testing.T) {
+	tn := newNode(t, nil)
+	g := tn.space("far", nil)
+	start := lastCursor(t, tn)
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, put(t, tn, g.ID, "app.note", obj("i", float64(i)), nil).ID)
+	}
+	lastCursor(t, tn) // the events of those writes are made: all are read again
+	s, err := tn.Subscribe(g.ID, start, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, id := range ids {
+		for {
+			time.Sleep(time.Millisecond) // a slow reader
+			ev := next(t, s)
+			if ev.ID == id {
+				break
+			}
+		}
 	}
 }
