@@ -38,10 +38,11 @@ func (e *CursorGoneError) Error() string {
 // Is makes errors.Is(err, ErrCursorGone) hold.
 func (e *CursorGoneError) Is(target error) bool { return target == ErrCursorGone }
 
-// journal keeps the events the change log cannot make again — standing
-// changes, forks, waiting counts — one JSON line each, synced before the
-// event is published, so a subscriber resuming from an older cursor gets
-// them too. It lives in the node directory. It is bounded: past maxBytes,
+// journal keeps the events the change log cannot make again — forks,
+// waiting counts (and the standing changes an older node kept here) — one
+// JSON line each, synced before the event is published, so a subscriber
+// resuming from an older cursor gets them too. It lives in the node
+// directory. It is bounded: past maxBytes,
 // or when its oldest event is older than maxAge (and an eighth), it is
 // rewritten without its oldest events, down to half of maxBytes and
 // nothing older than maxAge; its first line then names the last event

@@ -60,7 +60,7 @@ type Options struct {
 	// from its cursor. Default 65,536.
 	EventRing int
 	// EventJournalBytes bounds the event journal, the events the change
-	// log cannot make again (standing changes, forks, waiting counts):
+	// log cannot make again (forks, waiting counts):
 	// past it the oldest are dropped, down to half, and a subscriber
 	// resuming from before them gets ErrCursorGone. Default 64 MiB; at
 	// least 4 KiB.
