@@ -9,13 +9,12 @@ import (
 // take makes the node's events from a run of the engine's, in order.
 // Each stored version's and each standing change's own event is made from
 // what the engine's event carries (the change's sequence and the version
-// at hand); what the run
-// says of records afterwards — each one's last current version, each
-// version's last standing — stands in for reading them back from the
-// store, which is what [events.derive] does for a change read from the
-// change log. A change whose engine event is missing (a gap in the
-// sequence: the engine's subscription dropped events) is read from the
-// change log instead.
+// at hand); what the run says of records afterwards — each one's last
+// current version, each version's last standing — stands in for reading
+// them back from the store, which is what [events.derive] does for a
+// change read from the change log. A change whose engine event is missing
+// (a gap in the sequence: the engine's subscription dropped events) is
+// read from the change log instead.
 func (e *events) take(evs []engine.Event) {
 	ctx := context.Background()
 	cur := map[string]string{}
