@@ -80,8 +80,27 @@ func changeEntry(k, v []byte) (last uint64, runs []changeRun, n uint64, err erro
 // from the change after `after` (0 for all): each version stored, and each
 // body added to a held stub, with the source it came from. A mirror exports
 // from the last sequence it wrote, leaving out what its own blob store
-// brought. It streams from the KV; an error is yielded once, last.
+// brought. It streams from the KV; an error is yielded once, last. The
+// sequence skips the standing changes the log also holds
+// ([Store.ChangeLog]).
 func (s *Store) Changes(ctx context.Context, after uint64) iter.Seq2[Change, error] {
+	return func(yield func(Change, error) bool) {
+		for c, err := range s.ChangeLog(ctx, after) {
+			if err == nil && c.Kind != Stored && c.Kind != BodyAdded {
+				continue
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
+
+// ChangeLog is [Store.Changes] with the standing changes too: each held
+// version the judge withdrew or restood (Withdrew, Restood, From ""), in
+// the batch that did it, so what happened outlives a crash that comes
+// before anyone heard the event.
+func (s *Store) ChangeLog(ctx context.Context, after uint64) iter.Seq2[Change, error] {
 	return func(yield func(Change, error) bool) {
 		if err := s.check(); err != nil {
 			yield(Change{}, err)

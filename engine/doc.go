@@ -60,6 +60,7 @@
 //	(*Store).History(ctx, space, key string) ([]Held, error)
 //	(*Store).Standing(ctx, id string) (Verdict, Storage, error)
 //	(*Store).Changes(ctx, after uint64) iter.Seq2[Change, error]
+//	(*Store).ChangeLog(ctx, after uint64) iter.Seq2[Change, error] // + the standing changes
 //	(*Store).Export(ctx, space string) iter.Seq2[*record.Version, error] // + ExportJSON
 //	(*Store).SyncOrder(ctx, space string, from SyncKey) iter.Seq2[SyncItem, error]
 //	(*Store).Spaces(ctx) ([]string, error)

@@ -47,6 +47,14 @@ type Event struct {
 	ID      string // the version concerned
 	Verdict Verdict
 	Proof   *record.LineProof // EventLine only
+	// Seq is the change log sequence of the change (EventAdmitted and
+	// EventStanding): a subscriber that sees a gap in it missed events,
+	// and reads them from [Store.ChangeLog].
+	Seq uint64
+	// Version is the version stored or restood, as the batch had it at
+	// hand (EventAdmitted and EventStanding; it may lack its body). It
+	// must not be changed.
+	Version *record.Version
 	// Indexed is what the store's Indexer returned for this change
 	// (EventCurrent only; nil without an Indexer).
 	Indexed any

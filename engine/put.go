@@ -77,11 +77,13 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	}
 	t.indexRoot(d, v, root)
 	t.stored[d] = v
-	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: verdict})
+	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: verdict, Version: v})
+	at := len(t.events) - 1
 	if err := t.noteCurrent(v.Space, v.Key, oh, nh, v); err != nil {
 		return None, err
 	}
 	t.change(d, Stored, from)
+	t.events[at].Seq = t.st.changeSeq
 	if whole {
 		t.final[d] = Whole
 		return Whole, nil

@@ -75,7 +75,14 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 		}
 		t.set(keys.HeadKey(rec), nh.encode())
 	}
-	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to})
+	// The change log keeps it with the batch, so it outlives a crash
+	// before anyone heard the event.
+	kind := Restood
+	if to == Withdrawn {
+		kind = Withdrew
+	}
+	t.change(d, kind, "")
+	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to, Seq: t.st.changeSeq, Version: v})
 	if err := t.noteCurrent(v.Space, v.Key, oh, nh, nil); err != nil {
 		return false, err
 	}

@@ -385,7 +385,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	t.final[d] = Whole
 	t.st.stats.BodyBytes += int64(len(body))
 	t.stored[d] = v
-	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict})
 	t.change(d, BodyAdded, from)
+	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict, Version: v, Seq: t.st.changeSeq})
 	return nil
 }

@@ -95,11 +95,20 @@ const (
 	Stored ChangeKind = 1
 	// BodyAdded: the body of a held stub was stored.
 	BodyAdded ChangeKind = 2
+	// Withdrew: the judge withdrew a held version ([Store.ChangeLog] only).
+	Withdrew ChangeKind = 3
+	// Restood: a withdrawn version stands again ([Store.ChangeLog] only).
+	Restood ChangeKind = 4
 )
 
 func (k ChangeKind) String() string {
-	if k == BodyAdded {
+	switch k {
+	case BodyAdded:
 		return "body"
+	case Withdrew:
+		return "withdrew"
+	case Restood:
+		return "restood"
 	}
 	return "stored"
 }

@@ -92,14 +92,17 @@ func parseCursor(s string) (cursor, error) {
 // resumes from the cursor of the last event it took.
 var ErrSlow = errors.New("minca/node: subscription dropped: its reader fell behind; subscribe again from the last cursor taken")
 
-// events turns the store's changes into the node's events: a pump reads
-// the engine's change log (durable, in commit order) and its events, and
-// keeps the last ones in a ring; what the change log cannot say again
-// (standing changes, forks, waiting counts) is written to a journal as the
-// pump makes it. A process killed between a batch's commit and the pump's
-// journaling its standing changes loses those events (not the standings:
-// reading a record reads them); every change's own event is made again
-// from the change log, after any crash.
+// events turns the store's changes into the node's events: a pump takes
+// the engine's events (each stored version and each standing change with
+// its change's sequence, pump.go) and keeps the last ones in a ring; a
+// change whose engine event it missed, and every change a resuming
+// subscriber asks for, it reads from the engine's change log (durable, in
+// commit order, standing changes included, engine.Store.ChangeLog). What
+// the change log cannot say again (forks, waiting counts) is written to a
+// bounded journal as the pump makes it. A process killed between a batch's
+// commit and the pump's journaling a fork loses that event (not the fork:
+// the store keeps its proof); every change's own event, a standing change
+// included, is made again from the change log, after any crash.
 type events struct {
 	n       *Node
 	sub     *engine.Subscription
@@ -120,7 +123,7 @@ type events struct {
 func openEvents(n *Node) (*events, error) {
 	e := &events{n: n, wake: make(chan struct{}), done: make(chan struct{})}
 	var err error
-	if e.journal, err = openJournal(n.o.Dir); err != nil {
+	if e.journal, err = openJournal(n.o.Dir, n.o.EventJournalBytes, n.o.EventJournalAge, n.o.Now); err != nil {
 		return nil, err
 	}
 	e.sub = n.st.Subscribe("", 1<<16)
@@ -144,6 +147,9 @@ func (e *events) close() error {
 	return e.journal.close()
 }
 
+// maxTake bounds the engine events the pump takes at once.
+const maxTake = 4096
+
 // pump makes the events as the store commits.
 func (e *events) pump() {
 	defer close(e.done)
@@ -152,32 +158,26 @@ func (e *events) pump() {
 	for {
 		select {
 		case ev, ok := <-e.sub.Events():
-			// The changes of everything queued are read once, before the
-			// first standing or line event and after the last event.
-			dirty := false
-			for {
-				if !ok {
-					e.readChanges() // what committed last
-					return
-				}
-				if ev.Kind == engine.EventAdmitted {
-					dirty = true
-				} else if ev.Kind == engine.EventStanding || ev.Kind == engine.EventLine {
-					if dirty {
-						e.readChanges()
-						dirty = false
-					}
-					e.handle(ev)
-				}
+			// Everything queued is taken at once: what it says of records
+			// is read from it, not from the store.
+			evs := []engine.Event{ev}
+			for ok && len(evs) < maxTake {
 				select {
 				case ev, ok = <-e.sub.Events():
+					if ok {
+						evs = append(evs, ev)
+					}
 					continue
 				default:
 				}
 				break
 			}
-			if dirty {
-				e.readChanges()
+			if evs[0].Kind != 0 {
+				e.take(evs)
+			}
+			if !ok {
+				e.readChanges() // what committed last
+				return
 			}
 			if d := e.sub.Dropped(); d > e.dropped {
 				e.dropped = d
@@ -211,7 +211,7 @@ func (e *events) handle(ev engine.Event) {
 func (e *events) readChanges() {
 	ctx := context.Background()
 	var evs []Event
-	for c, err := range e.n.st.Changes(ctx, e.at.seq) {
+	for c, err := range e.n.st.ChangeLog(ctx, e.at.seq) {
 		if err != nil {
 			if !errors.Is(err, engine.ErrClosed) {
 				e.n.o.Logger.Error("reading the change log", "err", err)
@@ -255,6 +255,10 @@ func (e *events) derive(ctx context.Context, c engine.Change) (Event, error) {
 	ev := Event{seq: c.Seq, Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
 	ev.Current = e.currentOf(v.Space, v.Key)
 	switch {
+	case c.Kind == engine.Withdrew:
+		ev.Kind = EventWithdrawn
+	case c.Kind == engine.Restood:
+		ev.Kind = EventRestored
 	case ev.Current == v.ID && v.Deleted:
 		ev.Kind = EventDeleted
 	case ev.Current == v.ID:
@@ -351,7 +355,9 @@ func (s *Subscription) Close() { s.once.Do(func() { close(s.stop) }) }
 // cursor after: "" for those from now on, "0" for every event since the
 // store began, or the cursor of the last event taken, to resume without a
 // gap or a repeat across restarts. buffer bounds the events held for the
-// reader (default 1024); one that lets it fill is dropped with ErrSlow.
+// reader (default 1024); one that lets it fill with events as they come
+// is dropped with ErrSlow. Events read again from before the subscription
+// wait for the reader, however many there are.
 func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error) {
 	if buffer <= 0 {
 		buffer = 1024
@@ -363,6 +369,9 @@ func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error)
 		if c, err = parseCursor(after); err != nil {
 			return nil, err
 		}
+	}
+	if f := e.journal.dropped(); after != "" && c.before(f) {
+		return nil, &CursorGoneError{Cursor: c.String(), Dropped: f.String()}
 	}
 	if after != "" {
 		st, err := n.st.Stats(context.Background())
@@ -442,8 +451,20 @@ func (e *events) serve(s *Subscription, space string, from, live cursor, pos uin
 			end(err)
 			return
 		}
+		// What is read again waits for its reader: it holds up no write,
+		// and a reader resuming from far back would otherwise be dropped
+		// as slow before it could catch up.
 		for _, ev := range evs {
-			if !send(ev) {
+			if space != "" && ev.Space != space && ev.Kind != EventWaiting {
+				continue
+			}
+			select {
+			case s.c <- ev:
+			case <-s.stop:
+				end(nil)
+				return
+			case <-e.done:
+				end(ErrClosed)
 				return
 			}
 		}
@@ -490,7 +511,7 @@ func (e *events) replay(from, to cursor) ([]Event, error) {
 	// A change's own event is at idx 0: from has taken from.seq's.
 	after := from.seq
 	j := 0
-	for c, err := range e.n.st.Changes(ctx, after) {
+	for c, err := range e.n.st.ChangeLog(ctx, after) {
 		if err != nil {
 			return nil, err
 		}

@@ -59,6 +59,15 @@ type Options struct {
 	// subscribers; one that falls further behind is dropped, and resumes
 	// from its cursor. Default 65,536.
 	EventRing int
+	// EventJournalBytes bounds the event journal, the events the change
+	// log cannot make again (forks, waiting counts):
+	// past it the oldest are dropped, down to half, and a subscriber
+	// resuming from before them gets ErrCursorGone. Default 64 MiB; at
+	// least 4 KiB.
+	EventJournalBytes int64
+	// EventJournalAge drops journaled events older than this (with an
+	// eighth of slack), as EventJournalBytes does. Default 30 days.
+	EventJournalAge time.Duration
 	// StoreOptions are how the store and the mirrors' blob stores are
 	// opened (store.Open, store.OpenBlobsFor): S3's credentials and
 	// timeouts, Adopt, CacheDir, Logger (default the node's). The node
@@ -121,8 +130,18 @@ func (o *Options) resolve() (Options, error) {
 		out.Note = filepath.Join(out.Dir, sessionNoteName)
 	}
 	switch {
-	case out.SessionLife < 0, out.RenewBefore < 0, out.RenewCheck < 0, out.MaxBatch < 0, out.EventRing < 0:
-		return out, errors.New("minca/node: Options: SessionLife, RenewBefore, RenewCheck, MaxBatch and EventRing must not be negative")
+	case out.SessionLife < 0, out.RenewBefore < 0, out.RenewCheck < 0, out.MaxBatch < 0, out.EventRing < 0,
+		out.EventJournalBytes < 0, out.EventJournalAge < 0:
+		return out, errors.New("minca/node: Options: SessionLife, RenewBefore, RenewCheck, MaxBatch, EventRing, EventJournalBytes and EventJournalAge must not be negative")
+	}
+	if out.EventJournalBytes == 0 {
+		out.EventJournalBytes = 64 << 20
+	}
+	if out.EventJournalBytes < 4096 {
+		return out, fmt.Errorf("minca/node: Options.EventJournalBytes %d is under 4 KiB", out.EventJournalBytes)
+	}
+	if out.EventJournalAge == 0 {
+		out.EventJournalAge = 30 * 24 * time.Hour
 	}
 	if out.SessionLife == 0 {
 		out.SessionLife = 24 * time.Hour

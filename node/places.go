@@ -130,6 +130,12 @@ func (t *PlaceTxn) Lines() map[string]map[string]int64 {
 // released. When fn fails, nothing is written: the places it peeked are
 // given back.
 func (p *Places) Update(fn func(t *PlaceTxn) error) error {
+	return p.update(fn, true)
+}
+
+// update is Update; with sync false the places are appended and not
+// synced (UpdateDeferred).
+func (p *Places) update(fn func(t *PlaceTxn) error, sync bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.lock.Lock(); err != nil {
@@ -148,7 +154,7 @@ func (p *Places) Update(fn func(t *PlaceTxn) error) error {
 	if len(t.changed) == 0 {
 		return nil
 	}
-	if err := p.append(f, t.changed); err != nil {
+	if err := p.append(f, t.changed, sync); err != nil {
 		return fmt.Errorf("minca/node: writing the log places: %w", err)
 	}
 	return nil
@@ -247,7 +253,7 @@ func (p *Places) apply(line []byte) error {
 
 // append writes a batch's lines at the log's end and syncs; past
 // compactAt the log is rewritten as its header and one line.
-func (p *Places) append(f *os.File, changed map[string]*placeLine) error {
+func (p *Places) append(f *os.File, changed map[string]*placeLine, sync bool) error {
 	b, err := json.Marshal(placesEntry{Lines: changed})
 	if err != nil {
 		return err
@@ -256,8 +262,10 @@ func (p *Places) append(f *os.File, changed map[string]*placeLine) error {
 		f.Truncate(p.read) // a batch not written gives its places back
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	p.read += int64(len(b) + 1)
 	for name, l := range changed {

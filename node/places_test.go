@@ -205,3 +205,39 @@ func TestPlacesLogIsCompacted(t *testing.T) {
 		t.Fatalf("after compaction: %d lines, %v", len(lines["bspace"]), err)
 	}
 }
+
+// A place taken with UpdateDeferred is in the log once its sync returns:
+// another opening of the places (a restart) never gives it again, and the
+// next Update follows it.
+func TestDeferredPlacesAreKeptOnceSynced(t *testing.T) {
+	dir := t.TempDir()
+	p := node.OpenPlaces(dir, "did:key:zDeferred")
+	var taken []int64
+	for i := range 3 {
+		sync, err := p.UpdateDeferred(func(tx *node.PlaceTxn) error {
+			place := tx.Peek("bspace", "app.chat")
+			tx.Take("bspace", "app.chat", place.N, fmt.Sprintf("id%d", i))
+			taken = append(taken, place.N)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if taken[0] != 0 || taken[1] != 1 || taken[2] != 2 {
+		t.Fatalf("places %v, want 0 1 2", taken)
+	}
+	again := node.OpenPlaces(dir, "did:key:zDeferred")
+	err := again.Update(func(tx *node.PlaceTxn) error {
+		if got := tx.Peek("bspace", "app.chat"); got.N != 3 || got.Prev != "id2" {
+			t.Fatalf("reopened, the next place is %+v; want 3 after id2", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,11 +16,13 @@ import (
 // writer makes the node's writes one batch at a time (02 §4.10: "writes by
 // one key in one space are made one at a time"). It takes the writes
 // waiting and, on its own goroutine, derives each version, takes its log
-// place under the places' lock, previews it with the judge, and writes the
-// places down (build); a second goroutine then signs the batch and checks
-// it on every core and decides it through the judge (submit) while the
-// next batch is built, and the answers wait for its synced commit. Many
-// writers waiting share one fsync of the places and one of the store.
+// place under the places' lock, previews it with the judge, and appends
+// the places to their log (build); a second goroutine then syncs the
+// places, and only then signs the batch and checks it on every core
+// (sign), a third decides it through the judge (submit),
+// each while the stage before works on the next batch, and the answers
+// wait for its synced commit. Many writers waiting share one fsync of the
+// places and one of the store.
 type writer struct {
 	n *Node
 	q chan *writeReq
@@ -79,11 +81,21 @@ func (w *writer) stop() {
 
 func (w *writer) run() {
 	defer close(w.done)
-	stage := make(chan *staged, 1)
+	// Three stages, each on its own goroutine, a batch in each: build
+	// (here), sign and check, decide; the commit is a fourth.
+	stage, signed := make(chan *staged, 1), make(chan *staged, 1)
 	stageDone := make(chan struct{})
 	go func() {
-		defer close(stageDone)
+		defer close(signed)
 		for st := range stage {
+			if w.sign(st) {
+				signed <- st
+			}
+		}
+	}()
+	go func() {
+		defer close(stageDone)
+		for st := range signed {
 			w.submit(st)
 		}
 	}()
@@ -129,16 +141,21 @@ func (w *writer) run() {
 	}
 }
 
-// staged is a batch whose places are written down, to sign and store.
+// staged is a batch whose places are appended, to sync, sign and store.
 type staged struct {
 	batch   []*writeReq
 	ps      []*record.Presigned
 	idx     []int
 	decided chan struct{}
+	// sync writes the batch's places down: before it is signed.
+	sync func() error
+	// Once signed and checked:
+	vs []*record.Version
+	p  *engine.Prepared
 }
 
 // build makes one batch ready to sign: each version derived, its log
-// place taken and its judgement previewed, the places written down. The
+// place taken and its judgement previewed, the places appended. The
 // writes refused are answered; nil when none is left.
 func (w *writer) build(batch []*writeReq) *staged {
 	ctx := w.n.ctx
@@ -156,7 +173,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 	}
 	root := signer.Root()
 	st := &staged{batch: batch, decided: make(chan struct{})}
-	err = w.n.sess.places.Update(func(t *PlaceTxn) error {
+	st.sync, err = w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
 			p, err := w.prepare(ctx, r, root)
 			if err != nil {
@@ -212,27 +229,46 @@ func (w *writer) build(batch []*writeReq) *staged {
 	return st
 }
 
-// submit signs a staged batch on every core, checks it on every core, and
-// decides it through the judge — while the writer builds the next — then
-// answers each write once the batch is committed and synced.
-func (w *writer) submit(st *staged) {
-	ctx := w.n.ctx
-	vs, err := signAll(st.ps)
-	var adm *engine.Admission
+// sign signs a staged batch on every core and checks it on every core —
+// while the writer builds the next batch and the one before is decided.
+// False when it failed: its writes are answered.
+func (w *writer) sign(st *staged) bool {
+	err := st.sync() // the places are written down before anything is signed
+	var vs []*record.Version
 	if err == nil {
-		var p *engine.Prepared
-		if p, err = w.n.st.Prepare(ctx, vs); err == nil {
-			adm, err = w.n.st.Submit(ctx, "local", p)
-		}
+		vs, err = signAll(st.ps)
 	}
-	close(st.decided)
+	if err == nil {
+		w.n.judge.Base.vouch(vs)
+		st.vs = vs
+		st.p, err = w.n.st.Prepare(w.n.ctx, vs)
+	}
 	if err != nil {
-		w.release(st.ps)
-		for _, i := range st.idx {
-			st.batch[i].done <- writeResult{nil, fmt.Errorf("minca/node: storing: %w", err)}
-		}
+		w.failed(st, err)
+		return false
+	}
+	return true
+}
+
+// failed answers a staged batch's writes with err.
+func (w *writer) failed(st *staged, err error) {
+	close(st.decided)
+	w.release(st.ps)
+	for _, i := range st.idx {
+		st.batch[i].done <- writeResult{nil, fmt.Errorf("minca/node: storing: %w", err)}
+	}
+}
+
+// submit decides a signed batch through the judge, then answers each
+// write once the batch is committed and synced.
+func (w *writer) submit(st *staged) {
+	adm, err := w.n.st.Submit(w.n.ctx, "local", st.p)
+	if err != nil {
+		w.failed(st, err)
 		return
 	}
+	close(st.decided)
+	vs := st.vs
 	w.waits.Add(1)
 	go func() {
 		defer w.waits.Done()

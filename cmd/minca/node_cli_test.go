@@ -222,6 +222,26 @@ func TestServeKilledUnderLoadLosesNothingAcknowledged(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged writes survived SIGKILL", len(acked))
+	// Each has its event, made again from the change log after the kill.
+	want := map[string]bool{}
+	for _, id := range acked {
+		want[id] = true
+	}
+	ectx, ecancel := context.WithTimeout(context.Background(), 30*time.Second)
+	got := 0
+	var last string
+	err := c.Events(ectx, "/v1/spaces/"+sp+"/events?after=0", func(data json.RawMessage) bool {
+		var ev struct{ ID, Cursor string }
+		json.Unmarshal(data, &ev)
+		got++
+		last = string(data)
+		delete(want, ev.ID)
+		return len(want) > 0
+	})
+	ecancel()
+	if len(want) > 0 {
+		t.Fatalf("after the kill, %d of %d acknowledged writes have no event (%d events, the last %s; %v)", len(want), len(acked), got, last, err)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 143 {
 		t.Fatalf("after SIGTERM serve exited %v, want 143 (a clean stop on SIGTERM)", err)

@@ -487,15 +487,66 @@ func (h *harness) testEvents(t *testing.T) {
 	admit(t, s, "p", a0, a1)
 	var kinds []engine.EventKind
 	var cur []string
+	seqOf := map[string]uint64{}
 	for len(sub.Events()) > 0 {
 		e := <-sub.Events()
 		kinds = append(kinds, e.Kind)
 		if e.Kind == engine.EventCurrent {
 			cur = append(cur, e.ID)
 		}
+		if e.Kind == engine.EventAdmitted {
+			if e.Version == nil || e.Version.ID != e.ID {
+				t.Fatalf("the admitted event of %s carries the version %v", e.ID, e.Version)
+			}
+			seqOf[e.ID] = e.Seq
+		}
 	}
 	if len(cur) != 2 || cur[0] != a0.ID || cur[1] != a1.ID {
 		t.Fatalf("current events %v (kinds %v)", cur, kinds)
+	}
+	// Each admitted event names its change in the change log.
+	n := 0
+	for c, err := range s.Changes(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seq, ok := seqOf[c.ID]; !ok || seq != c.Seq {
+			t.Fatalf("change %d is %s; its admitted event says %d (%v)", c.Seq, c.ID, seq, ok)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d changes, want 2", n)
+	}
+	// A standing change is in the change log with its batch, not in Changes.
+	if err := s.SetStanding(ctx, a1.ID, engine.Withdrawn); err != nil {
+		t.Fatal(err)
+	}
+	var stood engine.Event
+	for len(sub.Events()) > 0 {
+		if e := <-sub.Events(); e.Kind == engine.EventStanding {
+			stood = e
+		}
+	}
+	var log []engine.Change
+	for c, err := range s.ChangeLog(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, c)
+	}
+	if len(log) != 3 || log[2].ID != a1.ID || log[2].Kind != engine.Withdrew || log[2].Seq != 3 || stood.Seq != 3 || stood.Version == nil {
+		t.Fatalf("after withdrawing a1: change log %+v, event %+v", log, stood)
+	}
+	n = 0
+	for _, err := range s.Changes(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("Changes yields %d after a standing change, want the 2 versions", n)
 	}
 	if len(other.Events()) != 0 {
 		t.Fatal("another space's subscriber got events")

@@ -36,6 +36,10 @@ const (
 	CodeGenesis       = space.CodeGenesisShape
 )
 
+// CodeCursorGone: a cursor older than the events the node keeps
+// (node.ErrCursorGone), answered 410.
+const CodeCursorGone = "events/cursor-gone"
+
 // apiError is the body of every error: {"error": {code, message, field?}}.
 type apiError struct {
 	Code    string `json:"code"`
@@ -67,6 +71,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			status = http.StatusRequestEntityTooLarge
 		case CodeNotFound:
 			status = http.StatusNotFound
+		case CodeCursorGone:
+			status = http.StatusGone
 		}
 		writeError(w, status, ae)
 	case errors.As(err, &we):

@@ -29,8 +29,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	after := r.URL.Query().Get("after")
 	sub, err := s.n.Subscribe(r.PathValue("space"), after, 1024)
 	if err != nil {
-		if errors.Is(err, node.ErrClosed) {
+		switch {
+		case errors.Is(err, node.ErrClosed):
 			return err
+		case errors.Is(err, node.ErrCursorGone):
+			return bad(CodeCursorGone, "after", err.Error())
 		}
 		return bad(CodeCursor, "after", err.Error())
 	}
@@ -56,6 +59,8 @@ func endOf(sub *node.Subscription) *apiError {
 		return nil
 	case errors.Is(err, node.ErrSlow):
 		return &apiError{Code: CodeSlow, Message: err.Error()}
+	case errors.Is(err, node.ErrCursorGone):
+		return &apiError{Code: CodeCursorGone, Message: err.Error()}
 	case errors.Is(err, node.ErrClosed), errors.Is(err, engine.ErrClosed):
 		return &apiError{Code: CodeClosed, Message: "the node is closing; resume from the last cursor"}
 	default:

@@ -1,0 +1,81 @@
+package node
+
+import (
+	"context"
+	"testing"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/record"
+)
+
+// The events of a run of engine events say what the run made of each
+// record: a version superseded later in the run is stored, not current;
+// a gap in the change sequence is filled from the change log, each change
+// once.
+func TestTakeSaysWhatTheRunMadeOfARecord(t *testing.T) {
+	ctx := context.Background()
+	acc, err := identity.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Open(ctx, &Options{Dir: t.TempDir(), Account: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	g, err := n.CreateSpace(ctx, "take", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []*record.Version
+	for i, key := range []string{"a", "a", "b"} {
+		v, err := n.Put(ctx, g.ID, "app.note", canonical.NewObject("i", float64(i)), &PutOptions{Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	seqOf := map[string]uint64{}
+	for c, err := range n.st.Changes(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqOf[c.ID] = c.Seq
+	}
+	admitted := func(v *record.Version) engine.Event {
+		return engine.Event{Kind: engine.EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: engine.Stands, Seq: seqOf[v.ID], Version: v}
+	}
+	current := func(v *record.Version) engine.Event {
+		return engine.Event{Kind: engine.EventCurrent, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: engine.Stands}
+	}
+	fresh := func(at uint64) *events {
+		return &events{n: n, wake: make(chan struct{}), at: cursor{seq: at}}
+	}
+	e := fresh(seqOf[vs[0].ID] - 1)
+	e.take([]engine.Event{admitted(vs[0]), current(vs[0]), admitted(vs[1]), current(vs[1])})
+	if len(e.ring) != 2 {
+		t.Fatalf("%d events, want 2: %+v", len(e.ring), e.ring)
+	}
+	if ev := e.ring[0]; ev.ID != vs[0].ID || ev.Kind != EventStored || ev.Current != vs[1].ID || ev.Collection != "app.note" {
+		t.Fatalf("the superseded version's event is %+v, want stored with current %s", ev, vs[1].ID)
+	}
+	if ev := e.ring[1]; ev.ID != vs[1].ID || ev.Kind != EventCurrent || ev.Current != vs[1].ID {
+		t.Fatalf("the last version's event is %+v, want current", ev)
+	}
+	// The engine's events of vs[0] and vs[1] are missing: the change log
+	// fills the gap, and vs[2]'s own event is not made twice.
+	e = fresh(seqOf[vs[0].ID] - 1)
+	e.take([]engine.Event{admitted(vs[2]), current(vs[2])})
+	var ids []string
+	for _, ev := range e.ring {
+		ids = append(ids, ev.ID)
+	}
+	if len(ids) != 3 || ids[0] != vs[0].ID || ids[1] != vs[1].ID || ids[2] != vs[2].ID {
+		t.Fatalf("after a gap the events are %v, want %s %s %s", ids, vs[0].ID, vs[1].ID, vs[2].ID)
+	}
+	if e.ring[2].Kind != EventCurrent || e.ring[0].Kind != EventStored {
+		t.Fatalf("after a gap: %+v", e.ring)
+	}
+}
