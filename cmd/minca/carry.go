@@ -15,7 +15,7 @@ import (
 )
 
 // carryNetwork is the network a carrier runs on: sync sessions
-// (docs/sync.md §7–§8) at the relays given, showing the carrier by its key
+// (docs/sync.md §7–§9) at the relays given, showing the carrier by its key
 // alone (transport.Carrier: from null, 06 §4.1).
 type carryNetwork struct {
 	relays []string

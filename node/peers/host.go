@@ -67,8 +67,8 @@ func (h nodeHost) MayRead(ctx context.Context, spaceID string, p transport.Peer)
 		if p.DID == did {
 			return true, nil
 		}
-		// A carry space is the account's: its devices read it too (a
-		// member by root, as any private space), never another carrier.
+		// A carry space is the account's: its devices read it too, as
+		// members (by root) of any private space do.
 	}
 	return MayRead(ctx, h.n.Judge(), spaceID, p)
 }
