@@ -24,11 +24,15 @@ func (n *Node) keyLoop() {
 	t.Stop()
 	defer t.Stop()
 	box, take := map[string]bool{}, map[string]bool{}
+	var dropped int64
 	for {
 		select {
 		case <-n.ctx.Done():
 			return
 		case e := <-sub.Events():
+			if sub.Dropped() != dropped {
+				t.Reset(keyDelay) // once the burst is over, every space is looked at
+			}
 			into := box
 			switch {
 			case strings.HasPrefix(e.Key, "memberkey:"), strings.HasPrefix(e.Key, "member:"):
@@ -42,6 +46,20 @@ func (n *Node) keyLoop() {
 				t.Reset(keyDelay)
 			}
 		case <-t.C:
+			if d := sub.Dropped(); d != dropped {
+				// Events were lost in a burst: every space with keys is
+				// looked at once.
+				dropped = d
+				sps, err := n.Spaces(n.ctx)
+				if err != nil && n.ctx.Err() == nil {
+					n.o.Logger.Warn("listing the spaces to take keys in", "err", err)
+				}
+				for _, sp := range sps {
+					if n.keys.Keyring(sp.ID) != nil {
+						box[sp.ID], take[sp.ID] = true, true
+					}
+				}
+			}
 			for id := range take {
 				if _, err := n.takeKeys(n.ctx, id, ""); err != nil && n.ctx.Err() == nil {
 					n.o.Logger.Warn("taking the keys sync brought", "space", id, "err", err)
