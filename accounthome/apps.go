@@ -2,6 +2,7 @@ package accounthome
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/connect"
+	"github.com/minca-go/minca/node"
 )
 
 // maxRequestBytes bounds an app's request body.
@@ -24,8 +26,8 @@ type appRequest struct {
 	decide     chan bool
 
 	mu      sync.Mutex
-	state   string // waiting, granted, denied
-	grant   *connect.Grant
+	state   string            // waiting, granted, denied
+	answer  *canonical.Object // the grant, or a carrier's carry grant
 	problem string
 	ended   time.Time
 }
@@ -55,10 +57,10 @@ func (a *appRequest) view() requestView {
 	return v
 }
 
-func (a *appRequest) finish(state string, g *connect.Grant, problem string) {
+func (a *appRequest) finish(state string, answer *canonical.Object, problem string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.state, a.grant, a.problem, a.ended = state, g, problem, time.Now()
+	a.state, a.answer, a.problem, a.ended = state, answer, problem, time.Now()
 }
 
 func (a *appRequest) finishedLongAgo() bool {
@@ -135,10 +137,6 @@ func (s *Server) appAsk(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if req.Access == connect.AccessCarry {
-		denied(w, http.StatusForbidden, "this home connects no carriers")
-		return
-	}
 	home, err := s.home(s.ownOrigin(r))
 	if err != nil {
 		denied(w, http.StatusInternalServerError, err.Error())
@@ -194,6 +192,17 @@ func (s *Server) runApp(a *appRequest, home *connect.Home) {
 		a.finish("denied", nil, "the person said no")
 		return
 	}
+	if a.req.Access == connect.AccessCarry {
+		g, err := s.grantCarry(ctx, a, home)
+		if err != nil {
+			s.log.Warn("granting a carrier", "origin", a.origin, "err", err)
+			a.finish("denied", nil, err.Error())
+			return
+		}
+		s.log.Info("carrier added", "origin", a.origin, "key", a.req.Audience, "carry", g.Space)
+		a.finish("granted", g.Value(), "")
+		return
+	}
 	g, err := s.grantApp(ctx, a, home)
 	if err != nil {
 		s.log.Warn("granting an app", "origin", a.origin, "err", err)
@@ -201,7 +210,46 @@ func (s *Server) runApp(a *appRequest, home *connect.Home) {
 		return
 	}
 	s.log.Info("granted", "origin", a.origin, "key", a.req.Audience, "expiresAt", g.ExpiresAt)
-	a.finish("granted", g, "")
+	a.finish("granted", g.Value(), "")
+}
+
+// grantCarry answers a carrier's request (06 §4.3): the node adds the
+// carrier (§4.2: its carry space, passes, keepers), the home remembers it,
+// and an earlier carrier from the same origin with another key is removed
+// from the node too (§4.3: one carrier an origin). The answer is a carry
+// grant: the carry space and its view-only invite, the home's relay, and
+// no pod (this home keeps the account's stores in its node).
+func (s *Server) grantCarry(ctx context.Context, a *appRequest, home *connect.Home) (*connect.CarryGrant, error) {
+	s.granting.Lock()
+	defer s.granting.Unlock()
+	if err := home.Check(ctx, a.req, a.origin); err != nil {
+		return nil, err
+	}
+	added, err := s.o.Node.AddCarrier(ctx, a.req.Audience, a.req.Name)
+	if err != nil {
+		return nil, fmt.Errorf("adding the carrier: %w", err)
+	}
+	rem, err := home.Remember(ctx, a.req, a.origin, connect.Granted{})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.removeCarriers(ctx, rem.RemovedCarriers); err != nil {
+		return nil, err
+	}
+	return &connect.CarryGrant{DID: s.o.Account.DID(), Name: s.o.Name, Space: added.Space, Invite: added.Invite,
+		Relays: []string{s.o.Relay}}, nil
+}
+
+// removeCarriers removes carriers the home no longer keeps from the node
+// (06 §4.2): passes deleted, carry:closed, the record marked removed. One
+// the node does not use (already removed) is no error.
+func (s *Server) removeCarriers(ctx context.Context, cs []connect.Connection) error {
+	for _, c := range cs {
+		if err := s.o.Node.RemoveCarrier(ctx, c.Audience); err != nil && !isNotFound(err) {
+			return fmt.Errorf("removing the carrier %s: %w", c.Audience, err)
+		}
+	}
+	return nil
 }
 
 func (s *Server) grantApp(ctx context.Context, a *appRequest, home *connect.Home) (*connect.Grant, error) {
@@ -243,11 +291,11 @@ func (s *Server) appAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 	cors(w, a.origin)
 	a.mu.Lock()
-	state, g, problem := a.state, a.grant, a.problem
+	state, answer, problem := a.state, a.answer, a.problem
 	a.mu.Unlock()
 	switch state {
 	case "granted":
-		b, err := canonical.Marshal(g.Value())
+		b, err := canonical.Marshal(answer)
 		if err != nil {
 			httpError(w, http.StatusInternalServerError, "home/grant", err.Error())
 			return
@@ -285,4 +333,10 @@ func (s *Server) decideApp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/connect?request="+a.id, http.StatusSeeOther)
+}
+
+// isNotFound reports a node's write/not-found: nothing to remove.
+func isNotFound(err error) bool {
+	var we *node.WriteError
+	return errors.As(err, &we) && we.Code == node.CodeNotFound
 }

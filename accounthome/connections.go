@@ -101,8 +101,9 @@ func (s *Server) disconnect(w http.ResponseWriter, r *http.Request) {
 // Disconnect removes the connection with id (as GET /connections lists
 // it: app:<origin>, code:<key>, carrier:<key>) and writes a sys.revoke of
 // each key it held that could write, in each space where the account
-// writes that the key's reach covers (06 §2.10), keeping what the home
-// had seen of the key.
+// writes that the key's reach covers (06 §2.10: an app of scope account
+// in its carry spaces too), keeping what the home had seen of the key; a
+// carrier is removed from the node (06 §4.2).
 func (s *Server) Disconnect(ctx context.Context, id string) ([]Revoked, error) {
 	home, err := s.anyHome()
 	if err != nil {
@@ -121,6 +122,12 @@ func (s *Server) Disconnect(ctx context.Context, id string) ([]Revoked, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if d.Connection.Kind == connect.KindCarrier {
+		// A carrier holds no note: disconnecting it removes it (06 §4.2).
+		if err := s.removeCarriers(ctx, []connect.Connection{d.Connection}); err != nil {
+			return nil, err
+		}
 	}
 	writes, err := s.accountWrites(ctx)
 	if err != nil {
@@ -154,13 +161,17 @@ func (s *Server) anyHome() (*connect.Home, error) {
 }
 
 // accountWrites is everywhere the account writes, as far as its node
-// knows: the spaces it lists and its registry.
+// knows: the spaces it lists, its carry spaces and its registry.
 func (s *Server) accountWrites(ctx context.Context) (connect.AccountWrites, error) {
 	sps, err := s.o.Node.Spaces(ctx)
 	if err != nil {
 		return connect.AccountWrites{}, err
 	}
-	w := connect.AccountWrites{Registry: s.o.Node.Registry()}
+	carry, err := s.o.Node.CarrySpaceIDs(ctx)
+	if err != nil {
+		return connect.AccountWrites{}, err
+	}
+	w := connect.AccountWrites{Registry: s.o.Node.Registry(), Carry: carry}
 	for _, sp := range sps {
 		if !sp.Registry {
 			w.Listed = append(w.Listed, sp.ID)

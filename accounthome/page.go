@@ -172,7 +172,8 @@ const pageHTML = `<!doctype html>
 {{end}}{{else if .Request}}{{with .Request}}
   {{if eq .State "waiting"}}
     <h1>Connect <span class="program">{{if .Name}}{{.Name}}{{else}}an app{{end}}</span>?</h1>
-    <p>The app at <strong id="origin">{{.Origin}}</strong> asks to {{if eq .Access "read"}}read{{else}}read and write{{end}} {{if .RecordsOnly}}records{{else}}everything{{end}} in {{if eq .Scope "account"}}every space of your account{{else}}{{if .Create}}the new spaces {{range $i, $n := .Create}}{{if $i}}, {{end}}“{{$n}}”{{end}}{{else}}no space yet{{end}}{{end}}, for {{.Days}} days.</p>
+    {{if eq .Access "carry"}}<p>The carrier at <strong id="origin">{{.Origin}}</strong> asks to carry your account: to keep its spaces online and backed up, without being able to read its private spaces.</p>{{else}}
+    <p>The app at <strong id="origin">{{.Origin}}</strong> asks to {{if eq .Access "read"}}read{{else}}read and write{{end}} {{if .RecordsOnly}}records{{else}}everything{{end}} in {{if eq .Scope "account"}}every space of your account{{else}}{{if .Create}}the new spaces {{range $i, $n := .Create}}{{if $i}}, {{end}}“{{$n}}”{{end}}{{else}}no space yet{{end}}{{end}}, for {{.Days}} days.</p>{{end}}
     <p class="muted">The name is the app's own; the address is what your browser saw.</p>
     <form method="post" action="/connect/request/{{.ID}}" class="buttons">
       <button type="submit" name="decision" value="deny" id="deny">Deny</button>

@@ -147,9 +147,10 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	if err := n.startMirrors(ctx); err != nil {
 		return fail(err)
 	}
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.renewLoop()
 	go n.reindexLoop()
+	go n.keyLoop()
 	if n.account != nil {
 		n.wg.Add(1)
 		go n.carryLoop()

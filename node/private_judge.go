@@ -75,8 +75,15 @@ func (j *PrivateJudge) Decide(hr engine.HeldReader, v *record.Version, c engine.
 		return d, nil
 	}
 	// With a ring, opening the body checks its shape first (seal/shape),
-	// whether or not the key it names is held.
-	r, err := j.bodyChecks(hr, h, ring, v, c.Root)
+	// whether or not the key it names is held. The history is read under
+	// the judge's lock: reading a state fills its caches, and others read
+	// it too (WithHistory: sync's read rule, boxing keys).
+	var r *record.Refusal
+	_, err = j.WithHistory(context.Background(), v.Space, func(h *space.History) error {
+		var err error
+		r, err = j.bodyChecks(hr, h, ring, v, c.Root)
+		return err
+	})
 	if err != nil {
 		return engine.Decision{}, err
 	}

@@ -6,14 +6,37 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/minca-go/minca/carrier"
 	"github.com/minca-go/minca/connect"
+	"github.com/minca-go/minca/node/peers"
+	"github.com/minca-go/minca/transport"
 )
 
-// carryNetwork makes the network a carrier runs on (sync sessions over
-// the relays given), or is nil where this build has none.
-var carryNetwork func(relays []string, s *stdio) carrier.Network
+// carryNetwork is the network a carrier runs on: sync sessions
+// (docs/sync.md §7–§9) at the relays given, showing the carrier by its key
+// alone (transport.Carrier: from null, 06 §4.1).
+type carryNetwork struct {
+	relays []string
+	s      *stdio
+}
+
+// carryRescan is how often the carrier looks for spaces newly carried:
+// a pass that arrives in a carry space names a space to join the room of
+// at once, and a carrier holds few spaces, so it looks often.
+const carryRescan = 2 * time.Second
+
+func (n carryNetwork) Run(ctx context.Context, c *carrier.Carrier) error {
+	p, err := peers.New(c, &peers.Options{
+		Transport: &transport.Options{Self: c.Self()},
+		Relays:    n.relays, Rescan: carryRescan, Logger: n.s.logger(),
+	})
+	if err != nil {
+		return err
+	}
+	return p.Run(ctx)
+}
 
 func runCarry(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "carry", "carry --dir DIR [--relay URL]… [--store URL] [--grant FILE]…\n\n"+
@@ -85,9 +108,8 @@ func runCarry(ctx context.Context, s *stdio, args []string) error {
 	if err := emit(map[string]any{"type": "carrier", "did": c.DID(), "accounts": c.Accounts(), "spaces": spaces, "relays": all}); err != nil {
 		return err
 	}
-	if carryNetwork == nil && len(all) > 0 {
-		s.logger().Warn("this build has no sync sessions: the carrier holds and judges what it has and meets no peer", "relays", all)
-		if err := emit(map[string]any{"type": "sync", "state": "unavailable", "reason": "this build has no sync sessions"}); err != nil {
+	if len(all) > 0 {
+		if err := emit(map[string]any{"type": "sync", "state": "running", "relays": all}); err != nil {
 			return err
 		}
 	}
@@ -102,8 +124,8 @@ func runCarry(ctx context.Context, s *stdio, args []string) error {
 	}()
 	var runErr error
 	switch {
-	case carryNetwork != nil && len(all) > 0:
-		runErr = c.Run(ctx, carryNetwork(all, s))
+	case len(all) > 0:
+		runErr = c.Run(ctx, carryNetwork{relays: all, s: s})
 	default:
 		<-ctx.Done()
 	}

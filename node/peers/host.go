@@ -30,7 +30,9 @@ type Host interface {
 
 // NodeHost is the Host of a node: the spaces it keeps, read by anyone
 // when public, else by members as of now and the keepers the space names
-// (06 §4.2), never by a revoked key.
+// (06 §4.2), never by a revoked key; and the account's carry spaces, live
+// and removed, each read by its carrier's key and the account's devices
+// (06 §4.2: a removed carrier still hears carry:closed).
 func NodeHost(n *node.Node) Host { return nodeHost{n} }
 
 type nodeHost struct{ n *node.Node }
@@ -42,14 +44,32 @@ func (h nodeHost) Spaces(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(sps))
+	carry, err := h.n.CarrySpaceIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(sps)+len(carry))
 	for _, s := range sps {
 		out = append(out, s.ID)
+	}
+	for _, id := range carry {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
 	}
 	return out, nil
 }
 
 func (h nodeHost) MayRead(ctx context.Context, spaceID string, p transport.Peer) (bool, error) {
+	if did, ok, err := h.n.CarrierOf(ctx, spaceID); err != nil {
+		return false, err
+	} else if ok {
+		if p.DID == did {
+			return true, nil
+		}
+		// A carry space is the account's: its devices read it too, as
+		// members (by root) of any private space do.
+	}
 	return MayRead(ctx, h.n.Judge(), spaceID, p)
 }
 
