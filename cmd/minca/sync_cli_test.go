@@ -72,9 +72,9 @@ func TestSyncVerb(t *testing.T) {
 	if sum.Received != 5 || sum.Sent != 0 || len(sum.Spaces) != 1 || sum.Spaces[0].Code != peers.CodeDone || sum.WireReceived == 0 {
 		t.Fatalf("summary %s", out)
 	}
-	out, _, code = minca(t, "", "sync", "--store", su, ln.URL(transport.PathPeer))
+	out, errs, code = minca(t, "", "sync", "--store", su, ln.URL(transport.PathPeer))
 	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Received != 0 {
-		t.Fatalf("a second sync: exit %d, %s", code, out)
+		t.Fatalf("a second sync: exit %d, %s; stderr: %s", code, out, errs)
 	}
 	if _, errs, code = minca(t, "", "sync", "--store", su, "ws://127.0.0.1:1/minca"); code != exitUnreachable {
 		t.Fatalf("an unreachable peer: exit %d: %s", code, errs)
