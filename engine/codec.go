@@ -20,7 +20,7 @@ import (
 func encodeEnvelope(v *record.Version) (env, body []byte, err error) {
 	o := v.Object()
 	// The members before "body" and those after, each encoded once.
-	env = binary.AppendUvarint(make([]byte, 0, 768), 0)
+	env = binary.AppendUvarint(make([]byte, 0, 1280), 0) // a signed version's envelope is 0.8–1.1 KB
 	head := len(env)
 	env, err = canonical.AppendObjectExcept(env, o, func(n string) bool {
 		return n == "body" || canonical.CompareUTF16(n, "body") > 0
@@ -264,7 +264,9 @@ const (
 )
 
 func (h head) encode() []byte {
-	b := make([]byte, 0, 1+8+32+8+32+4+len(h.firstEnv)+1+len(h.firstBody))
+	// Four uvarints at most MaxVarintLen64 each: a head sized short grows,
+	// copying the first version's envelope and body again.
+	b := make([]byte, 0, 1+8+32+8+32+4*binary.MaxVarintLen64+len(h.firstEnv)+1+len(h.firstBody))
 	var f byte
 	for _, x := range []struct {
 		on  bool

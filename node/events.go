@@ -307,6 +307,12 @@ func (e *events) checkWaiting() {
 	e.logged(Event{Kind: EventWaiting, Count: st.Waiting})
 }
 
+// first is the position of the oldest event the ring serves: of the last
+// EventRing. Called with e.mu held.
+func (e *events) first() uint64 {
+	return e.base + uint64(max(0, len(e.ring)-e.n.o.EventRing))
+}
+
 // publish adds events to the ring and wakes the subscribers.
 func (e *events) publish(evs []Event) {
 	if len(evs) == 0 {
@@ -318,8 +324,15 @@ func (e *events) publish(evs []Event) {
 		e.at = cursor{ev.seq, ev.idx}
 		e.ring = append(e.ring, ev)
 	}
-	if over := len(e.ring) - e.n.o.EventRing; over > 0 {
-		e.ring = append(e.ring[:0:0], e.ring[over:]...)
+	// The ring is cut back to its last EventRing events only once it holds
+	// twice that, in place: cutting at every publish would copy the whole
+	// ring (and grow it again) at every batch. Events older than the last
+	// EventRing are not served meanwhile (first).
+	if n := e.n.o.EventRing; len(e.ring) >= 2*n {
+		over := len(e.ring) - n
+		kept := copy(e.ring, e.ring[over:])
+		clear(e.ring[kept:])
+		e.ring = e.ring[:kept]
 		e.base += uint64(over)
 	}
 	if !e.closed {
@@ -476,7 +489,7 @@ func (e *events) serve(s *Subscription, space string, from, live cursor, pos uin
 			end(ErrClosed)
 			return
 		}
-		if pos < e.base {
+		if pos < e.first() {
 			e.mu.Unlock()
 			end(ErrSlow)
 			return

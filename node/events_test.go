@@ -288,3 +288,40 @@ func TestACursorAheadOfTheStoreIsRefused(t *testing.T) {
 		t.Fatal("a cursor that is not one was taken")
 	}
 }
+
+// The ring is cut back in place once it holds twice EventRing events: a
+// subscriber that keeps up gets every event once, in order, across many
+// cuts, and one subscribing from a cursor the ring still serves resumes
+// there.
+func TestEventsAcrossRingCuts(t *testing.T) {
+	tn := newNode(t, &node.Options{Store: "memory:", EventRing: 4})
+	g := tn.space("ring", nil)
+	s, err := tn.Subscribe(g.ID, "", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var cursors []string
+	for i := range 30 {
+		id := put(t, tn, g.ID, "app.note", obj("i", float64(i)), nil).ID
+		for {
+			ev := next(t, s)
+			if ev.Kind != node.EventCurrent {
+				continue
+			}
+			if ev.ID != id {
+				t.Fatalf("write %d: event for %s, want %s", i, ev.ID, id)
+			}
+			cursors = append(cursors, ev.Cursor)
+			break
+		}
+	}
+	s2, err := tn.Subscribe(g.ID, cursors[27], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if ev := next(t, s2); ev.Cursor != cursors[28] {
+		t.Fatalf("resumed from %s at %s, want %s", cursors[27], ev.Cursor, cursors[28])
+	}
+}

@@ -208,6 +208,9 @@ func (n *Node) shutdown() error {
 	if n.ev != nil {
 		errs = append(errs, n.ev.close())
 	}
+	if n.sess != nil {
+		errs = append(errs, n.sess.places.Close())
+	}
 	if n.ix != nil {
 		n.ix.Close() // its live queries end
 	}

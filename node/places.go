@@ -39,6 +39,10 @@ type Places struct {
 	lines map[string]*placeLine
 	read  int64       // bytes of the file applied to lines
 	file  os.FileInfo // the file they were read from
+	// f is that file, kept open across Updates: each Update checks under
+	// the lock, with one stat of the path, that it is still the file there
+	// (another process's compaction renames a new one over it).
+	f *os.File
 }
 
 // placeLine is one line: N is the next place, Last the id at N − 1.
@@ -146,7 +150,6 @@ func (p *Places) update(fn func(t *PlaceTxn) error, sync bool) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	t := &PlaceTxn{lines: p.lines}
 	if err := fn(t); err != nil {
 		return err
@@ -167,22 +170,19 @@ func (p *Places) Read() (map[string]map[string]int64, error) {
 	return out, err
 }
 
-// catchUp opens the log (made with its header if missing), applies what
-// another process appended since this one last read it, and cuts off a
-// line a crash left unfinished. It returns the log open for appending at
-// its end.
+// catchUp opens the log (made with its header if missing) unless the
+// file open already is the one at the path, applies what another process
+// appended since this one last read it, and cuts off a line a crash left
+// unfinished. It returns the log open for appending at its end, kept open
+// for the next Update.
 func (p *Places) catchUp() (*os.File, error) {
-	f, err := os.OpenFile(p.path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, info, err := p.open()
 	if err != nil {
-		return nil, fmt.Errorf("minca/node: the log places: %w", err)
-	}
-	fail := func(err error) (*os.File, error) {
-		f.Close()
 		return nil, err
 	}
-	info, err := f.Stat()
-	if err != nil {
-		return fail(err)
+	fail := func(err error) (*os.File, error) {
+		p.closeFile()
+		return nil, err
 	}
 	if p.file == nil || !os.SameFile(p.file, info) || info.Size() < p.read {
 		p.lines, p.read = map[string]*placeLine{}, 0 // another file: read it whole
@@ -190,13 +190,16 @@ func (p *Places) catchUp() (*os.File, error) {
 	p.file = info
 	if info.Size() == 0 {
 		h, _ := json.Marshal(placesHeader{V: 1, Key: p.key})
-		if _, err := f.Write(append(h, '\n')); err != nil {
+		if _, err := f.WriteAt(append(h, '\n'), 0); err != nil {
 			return fail(err)
 		}
 		if err := f.Sync(); err != nil {
 			return fail(err)
 		}
 		p.read = int64(len(h) + 1)
+		if _, err := f.Seek(p.read, 0); err != nil {
+			return fail(err)
+		}
 		return f, nil
 	}
 	if info.Size() > p.read {
@@ -225,6 +228,50 @@ func (p *Places) catchUp() (*os.File, error) {
 		return fail(err)
 	}
 	return f, nil
+}
+
+// open returns the log's file and what it is now: the one kept open when
+// it is still the file at the path, else the path opened (or made).
+func (p *Places) open() (*os.File, os.FileInfo, error) {
+	if p.f != nil {
+		info, err := os.Stat(p.path)
+		if err == nil && os.SameFile(info, p.file) {
+			return p.f, info, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("minca/node: the log places: %w", err)
+		}
+		p.closeFile() // replaced or removed by another process
+	}
+	f, err := os.OpenFile(p.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("minca/node: the log places: %w", err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("minca/node: the log places: %w", err)
+	}
+	p.f = f
+	return f, info, nil
+}
+
+// closeFile closes the file kept open; a deferred sync still running on it
+// finishes first (os.File counts its users), and one that starts after
+// syncs the path instead.
+func (p *Places) closeFile() {
+	if p.f != nil {
+		p.f.Close()
+		p.f = nil
+	}
+}
+
+// Close closes the log's file kept open; a later Update opens it again.
+func (p *Places) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closeFile()
+	return nil
 }
 
 // apply reads one line of the log into p.lines.
@@ -280,6 +327,7 @@ func (p *Places) append(f *os.File, changed map[string]*placeLine, sync bool) er
 	if err := writeFileAtomic(p.path, data, 0o600); err != nil {
 		return err
 	}
+	p.closeFile() // the old file, renamed over
 	info, err := os.Stat(p.path)
 	if err != nil {
 		return err
@@ -296,6 +344,7 @@ func (p *Places) Forget() error {
 		return err
 	}
 	defer p.lock.Unlock()
+	p.closeFile()
 	p.lines, p.file, p.read = nil, nil, 0
 	if err := os.Remove(p.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -13,18 +14,34 @@ import (
 // a crash never gives it again). The sync covers everything appended so
 // far; a log compacted since was written whole and synced.
 func (p *Places) UpdateDeferred(fn func(t *PlaceTxn) error) (sync func() error, err error) {
-	if err := p.update(fn, false); err != nil {
+	var f *os.File
+	err = p.update(func(t *PlaceTxn) error {
+		f = p.f // the file appended to, open under p.mu
+		return fn(t)
+	}, false)
+	if err != nil {
 		return nil, err
 	}
 	return func() error {
-		f, err := os.OpenFile(p.path, os.O_RDWR, 0)
-		if err != nil {
-			return fmt.Errorf("minca/node: syncing the log places: %w", err)
+		err := f.Sync()
+		if errors.Is(err, os.ErrClosed) {
+			// Closed since by the next Update: the file was replaced (a
+			// compaction, synced whole) or this one closed. Sync the
+			// file at the path, as a process opening it afresh would.
+			err = syncPath(p.path)
 		}
-		defer f.Close()
-		if err := f.Sync(); err != nil {
+		if err != nil {
 			return fmt.Errorf("minca/node: syncing the log places: %w", err)
 		}
 		return nil
 	}, nil
+}
+
+func syncPath(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }

@@ -186,14 +186,16 @@ func TestPlacesLogIsCompacted(t *testing.T) {
 	dir := t.TempDir()
 	k, _ := identity.GenerateKey()
 	p := node.OpenPlaces(dir, k.DID())
-	err := p.Update(func(tx *node.PlaceTxn) error {
-		for i := range 12000 {
-			tx.Take("bspace", "app.c"+strconv.Itoa(i), int64(i), "bid"+strconv.Itoa(i))
+	for batch := range 2 { // two lines of ~0.7 MiB: the second passes 1 MiB
+		err := p.Update(func(tx *node.PlaceTxn) error {
+			for i := batch * 6000; i < (batch+1)*6000; i++ {
+				tx.Take("bspace", "app.c"+strconv.Itoa(i), int64(i), "bid"+strconv.Itoa(i)+strings.Repeat("x", 64))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	info, _ := os.Stat(filepath.Join(dir, "places.log"))
 	b, _ := os.ReadFile(filepath.Join(dir, "places.log"))
@@ -201,7 +203,7 @@ func TestPlacesLogIsCompacted(t *testing.T) {
 		t.Fatalf("the log of %d bytes has %d lines, want the header and one", info.Size(), n)
 	}
 	lines, err := node.OpenPlaces(dir, k.DID()).Read()
-	if err != nil || len(lines["bspace"]) != 12000 || lines["bspace"]["app.c11999"] != 11999 {
+	if err != nil || len(lines["bspace"]) != 12000 || lines["bspace"]["app.c11999"] != 11999 || lines["bspace"]["app.c0"] != 0 {
 		t.Fatalf("after compaction: %d lines, %v", len(lines["bspace"]), err)
 	}
 }
@@ -239,5 +241,65 @@ func TestDeferredPlacesAreKeptOnceSynced(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Places keep their log open between Updates; when another opening (as
+// another process would) compacts it, renaming a new file over the one held
+// open, or takes places in it, the next Update reads the file at the path
+// and never gives a place again — and a deferred sync of a batch appended
+// before the rename still succeeds.
+func TestPlacesKeptOpenFollowAnotherOpeningsCompaction(t *testing.T) {
+	dir := t.TempDir()
+	k, _ := identity.GenerateKey()
+	a, b := node.OpenPlaces(dir, k.DID()), node.OpenPlaces(dir, k.DID())
+	defer a.Close()
+	defer b.Close()
+	take := func(p *node.Places, coll string) int64 {
+		t.Helper()
+		var n int64
+		if err := p.Update(func(tx *node.PlaceTxn) error {
+			n = tx.Peek("bspace", coll).N
+			tx.Take("bspace", coll, n, "bid"+strconv.FormatInt(n, 10))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := take(a, "app.chat"); n != 0 {
+		t.Fatalf("first place %d, want 0", n)
+	}
+	sync, err := a.UpdateDeferred(func(tx *node.PlaceTxn) error {
+		tx.Take("bspace", "app.chat", tx.Peek("bspace", "app.chat").N, "bid1")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(filepath.Join(dir, "places.log"))
+	if err := b.Update(func(tx *node.PlaceTxn) error { // past 1 MiB: compacted
+		for i := range 30000 {
+			tx.Take("bspace", "app.c"+strconv.Itoa(i), int64(i), "bid"+strconv.Itoa(i))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(filepath.Join(dir, "places.log"))
+	if os.SameFile(before, after) {
+		t.Fatal("the log was not replaced by the compaction")
+	}
+	if err := sync(); err != nil {
+		t.Fatalf("the deferred sync after another's compaction: %v", err)
+	}
+	if n := take(a, "app.chat"); n != 2 {
+		t.Fatalf("after the compaction, place %d, want 2", n)
+	}
+	if n := take(b, "app.chat"); n != 3 {
+		t.Fatalf("the other opening, place %d, want 3", n)
+	}
+	if n := take(a, "app.c11999"); n != 12000 {
+		t.Fatalf("a line the other took, place %d, want 12000", n)
 	}
 }

@@ -64,7 +64,7 @@ func Presign(unsigned *canonical.Object, s identity.Signer) (*Presigned, error) 
 		}
 		o.Set("bodyHash", h)
 	}
-	payload, err := AppendSignedPart(make([]byte, 0, 512), o)
+	payload, err := AppendSignedPart(make([]byte, 0, signedPartCap), o)
 	if err != nil {
 		return nil, fmt.Errorf("minca/record: sign: %w", err)
 	}

@@ -386,7 +386,7 @@ func (v *Version) WithBody(body any) *Version {
 // SignedPart returns the canonical bytes of the signed part: every member
 // but id, signature and body (02 §3.2). This one function defines them.
 func (v *Version) SignedPart() ([]byte, error) {
-	return AppendSignedPart(make([]byte, 0, 512), v.obj)
+	return AppendSignedPart(make([]byte, 0, signedPartCap), v.obj)
 }
 
 // AppendSignedPart appends the canonical form of o without id, signature and
@@ -394,6 +394,10 @@ func (v *Version) SignedPart() ([]byte, error) {
 func AppendSignedPart(dst []byte, o *canonical.Object) ([]byte, error) {
 	return canonical.AppendObjectExcept(dst, o, isUnsigned)
 }
+
+// signedPartCap is room for a typical signed part (0.6–0.9 KB: DIDs, ids,
+// tags), so building it does not grow and copy the buffer.
+const signedPartCap = 1024
 
 func isUnsigned(name string) bool {
 	return name == "id" || name == "signature" || name == "body"

@@ -3,6 +3,7 @@ package space
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
@@ -16,26 +17,32 @@ type judging struct {
 	reads *[]string
 }
 
-func (j judging) read(reg string) {
-	if j.reads != nil && !slices.Contains(*j.reads, reg) {
+// read records the register named by parts joined. They are joined only
+// when recording: a version's judgement (State.Judge) records nothing, and
+// runs twice a local write.
+func (j judging) read(parts ...string) {
+	if j.reads == nil {
+		return
+	}
+	if reg := strings.Join(parts, ""); !slices.Contains(*j.reads, reg) {
 		*j.reads = append(*j.reads, j.v.h.intern(reg))
 	}
 }
 
 func (j judging) member(root string) memberVal {
-	j.read("member:" + root)
+	j.read("member:", root)
 	return j.v.member(root)
 }
 
 func (j judging) founder(root string) bool {
-	j.read("founder:" + root)
+	j.read("founder:", root)
 	return j.v.founder(root)
 }
 
 func (j judging) isMember(root string) bool { return j.founder(root) || j.member(root).present }
 
 func (j judging) role(name string) roleVal {
-	j.read("role:" + name)
+	j.read("role:", name)
 	return j.v.role(name)
 }
 
@@ -55,12 +62,12 @@ func (j judging) grantsOf(root string) grantSet {
 }
 
 func (j judging) invite(tag string) inviteVal {
-	j.read("invite:" + tag)
+	j.read("invite:", tag)
 	return j.v.invite(tag)
 }
 
 func (j judging) definition(name string) *defInfo {
-	j.read("collection:" + name)
+	j.read("collection:", name)
 	return j.v.definition(name)
 }
 
@@ -68,14 +75,14 @@ func (j judging) definition(name string) *defInfo {
 // its key revoked for its root up to before it (06 §2.9), or its line
 // proven forked at or before it (02 §4.10).
 func (j judging) keyStanding(author, root, coll string, n int64, hasLog bool, revoked, forked string) *record.Refusal {
-	j.read("revoke:" + author + "|" + root)
+	j.read("revoke:", author, "|", root)
 	if cut, ok := j.v.revoked(author, root); ok {
 		keep, listed := cut[coll]
 		if !listed || !hasLog || n > keep {
 			return refuse(revoked, "author", "the key "+author+" was revoked for "+root+", keeping "+keptText(keep, listed)+" in "+coll+", and this version is at place "+strconv.FormatInt(n, 10)+" (06 §2.9)")
 		}
 	}
-	j.read("fork:" + author + "\n" + coll)
+	j.read("fork:", author, "\n", coll)
 	if from, ok := j.v.forked(author, coll); ok && (!hasLog || n >= from) {
 		return refuse(forked, "log", "the line of "+author+" in "+coll+" is proven forked from place "+strconv.FormatInt(from, 10)+", and this version is at place "+strconv.FormatInt(n, 10)+" (02 §4.10)")
 	}
