@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,9 +105,17 @@ var devtoolsLine = regexp.MustCompile(`DevTools listening on (ws://[^\s]+)`)
 // returns its page.
 func openChromium(t *testing.T, ctx context.Context, browser, link string) *tab {
 	t.Helper()
+	// The profile is not t.TempDir: Chromium's helpers can still be
+	// writing to it as the test ends, and a directory that will not go is
+	// no failure of the page. The whole process group is stopped first.
+	profile, err := os.MkdirTemp("", "minca-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--window-size=720,1000", link)
+		"--user-data-dir="+profile, "--remote-debugging-port=0", "--window-size=720,1000", link)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +123,16 @@ func openChromium(t *testing.T, ctx context.Context, browser, link string) *tab 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
