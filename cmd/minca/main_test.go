@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -41,4 +42,16 @@ func mincaOnPath(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// readmeEnv is the environment a README script runs in: this build's
+// minca first on PATH, and none of the caller's MINCA_ settings.
+func readmeEnv(t *testing.T) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "MINCA_") && !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
+		}
+	}
+	return append(env, "PATH="+mincaOnPath(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 }

@@ -31,13 +31,7 @@ func TestReadmeNodeExamples(t *testing.T) {
 	}
 	cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+script)
 	cmd.Dir = t.TempDir()
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "MINCA_") && !strings.HasPrefix(e, "PATH=") {
-			env = append(env, e)
-		}
-	}
-	cmd.Env = append(env, "PATH="+mincaOnPath(t)+string(os.PathListSeparator)+os.Getenv("PATH"), "MINCA_DIR="+t.TempDir())
+	cmd.Env = append(readmeEnv(t), "MINCA_DIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the README's examples failed: %v\n%s", err, out)
@@ -57,7 +51,7 @@ func TestReadmeNodeExamples(t *testing.T) {
 	}
 	cmd = exec.Command("bash", "-c", "set -euo pipefail\n"+script)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(env, "PATH="+mincaOnPath(t)+string(os.PathListSeparator)+os.Getenv("PATH"), "MINCA_DIR="+t.TempDir())
+	cmd.Env = append(readmeEnv(t), "MINCA_DIR="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the README's private space examples failed: %v\n%s", err, out)
 	}

@@ -42,13 +42,7 @@ func TestReadmeTwoNodesSync(t *testing.T) {
 	// On a timeout, the nodes it started go with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "MINCA_") && !strings.HasPrefix(e, "PATH=") {
-			env = append(env, e)
-		}
-	}
-	cmd.Env = append(env, "PATH="+mincaOnPath(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = readmeEnv(t)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the README's two-node example failed: %v\n%s", err, out)
