@@ -24,6 +24,7 @@ type Conn struct {
 	o       *resolved
 	peer    Peer
 	maxSend int
+	addr    string // the source address, as a Server counts it; "" otherwise
 
 	in   chan []byte   // data bodies from the reader; unbuffered
 	wsem chan struct{} // the write lock, taken with a context
@@ -53,6 +54,11 @@ func newConn(link Link, o *resolved, peer Peer, maxSend int) *Conn {
 
 // Peer is who the other end proved to be.
 func (c *Conn) Peer() Peer { return c.peer }
+
+// Addr is the source address the connection came from, as [AddrOf]
+// writes it, when a [Server] accepted it; "" for one dialled, or over
+// WebRTC or a pipe.
+func (c *Conn) Addr() string { return c.addr }
 
 // MaxMessage is the largest message Send takes: the peer's frame limit,
 // less the kind byte.
