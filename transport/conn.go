@@ -95,9 +95,10 @@ func (c *Conn) Stats() Stats {
 // Send sends msg as one data frame. A msg longer than MaxMessage is
 // refused (frame/too-large) and the connection goes on. A ctx that ends
 // while waiting for an earlier Send returns ctx.Err() and changes
-// nothing; one that ends while the frame is being written ends the
-// connection, since half a frame cannot be taken back. A frame that cannot
-// be written within WriteTimeout ends it with conn/stalled.
+// nothing; a frame begun is written whole whatever becomes of ctx, since
+// half a frame cannot be taken back (the caller that gave up must not end
+// the connection with it). A frame that cannot be written within
+// WriteTimeout ends it with conn/stalled.
 func (c *Conn) Send(ctx context.Context, msg []byte) error {
 	if len(msg) > c.MaxMessage() {
 		return errorf(CodeFrameTooLarge, "a message of %d bytes; the peer takes at most %d", len(msg), c.MaxMessage())
@@ -135,15 +136,10 @@ func (c *Conn) writeLocked(ctx context.Context, f []byte) error {
 	t := time.AfterFunc(c.o.WriteTimeout, func() {
 		c.end(errorf(CodeStalled, "a frame of %d bytes was not taken within %v: the peer does not read", len(f), c.o.WriteTimeout))
 	})
-	stop := context.AfterFunc(ctx, func() { c.end(errorf(CodeBroken, "a send was cancelled inside a frame")) })
 	err := c.link.WriteFrame(context.Background(), f)
 	t.Stop()
-	cancelled := !stop() && ctx.Err() != nil
 	if err != nil {
 		c.fail(err)
-		if cancelled {
-			return ctx.Err()
-		}
 		return c.err
 	}
 	c.lastSend.Store(time.Now().UnixNano())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
@@ -54,8 +55,9 @@ type orderIndex struct {
 
 // feeds are a Peers' feeds, by space.
 type feeds struct {
-	mu sync.Mutex
-	by map[string]*feed
+	mu     sync.Mutex
+	by     map[string]*feed
+	builds atomic.Int64 // indexes built, for tests
 }
 
 // acquire returns the space's feed, subscribing when there is none; each
@@ -186,7 +188,7 @@ func (c *cursor) read(buf []canonical.ID) ([]canonical.ID, <-chan struct{}, bool
 // index returns a Store over the scope's sync order for one session: a
 // fork of the index built since the space last changed, or one built now
 // (and kept for the next session).
-func (f *feed) index(ctx context.Context, st *engine.Store, sc enginestore.Scope) (*enginestore.Store, error) {
+func (f *feed) index(ctx context.Context, st *engine.Store, sc enginestore.Scope, builds *atomic.Int64) (*enginestore.Store, error) {
 	key := strings.Join(sc.Collections, " ")
 	f.mu.Lock()
 	gen := f.gen
@@ -201,6 +203,7 @@ func (f *feed) index(ctx context.Context, st *engine.Store, sc enginestore.Scope
 	f.mu.Unlock()
 	// Built with the store's own context's lifetime, not the session's:
 	// the index outlives this session.
+	builds.Add(1)
 	built, err := enginestore.Build(context.WithoutCancel(ctx), enginestore.Engine{Store: st}, sc, enginestore.Options{})
 	if err != nil {
 		return nil, err

@@ -207,7 +207,7 @@ func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, 
 	p.mu.Lock()
 	delete(p.conns, cc)
 	p.mu.Unlock()
-	p.log.Debug("peer connection ended", "peer", cc.peer.DID, "via", via, "reason", transport.Code(c.Err()))
+	p.log.Debug("peer connection ended", "peer", cc.peer.DID, "via", via, "reason", transport.Code(c.Err()), "err", c.Err())
 }
 
 // Run keeps the connections to Options.Peers and Relays until ctx is done.

@@ -406,7 +406,7 @@ func (s *session) negLimit() uint64 {
 }
 
 func (s *session) build() (*enginestore.Store, *endError) {
-	st, err := s.feed.index(s.ctx, s.c.host.Store(), s.scope)
+	st, err := s.feed.index(s.ctx, s.c.host.Store(), s.scope, &s.c.p.feeds.builds)
 	if err != nil {
 		return nil, ended(CodeInternal, "reading the sync order: %v", err)
 	}
@@ -742,10 +742,6 @@ func (s *session) settle() *endError {
 			}
 		}
 	}
-	if until := s.c.p.guard.forgeries(s.c.peer.DID, s.c.addr, forgeries, time.Now()); !until.IsZero() {
-		s.c.p.forged(s.c.peer.DID, s.c.addr, until)
-		return ended(CodeForged, "versions failing the crypto gate")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := &s.stats
@@ -753,6 +749,10 @@ func (s *session) settle() *endError {
 	st.Later += int64(a.Later)
 	st.Refused += int64(a.Refused)
 	st.Held += int64(a.Held)
+	if until := s.c.p.guard.forgeries(s.c.peer.DID, s.c.addr, forgeries, time.Now()); !until.IsZero() {
+		s.c.p.forged(s.c.peer.DID, s.c.addr, until)
+		return ended(CodeForged, "versions failing the crypto gate")
+	}
 	for _, d := range bodies {
 		if len(s.bodyQ) < maxBodyQueue {
 			s.bodyQ = append(s.bodyQ, d)
