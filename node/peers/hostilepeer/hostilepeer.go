@@ -193,7 +193,9 @@ func EmptySet() []byte {
 
 // SendEverything is a 5-byte negentropy message asking, in one range to
 // infinity, for every id the responder holds: an empty id list.
-func SendEverything() []byte { return []byte{negentropy.ProtocolVersion, 0, 0, byte(negentropy.ModeIdList), 0} }
+func SendEverything() []byte {
+	return []byte{negentropy.ProtocolVersion, 0, 0, byte(negentropy.ModeIdList), 0}
+}
 
 // Parse splits a message into its type, session id and body; ok is false
 // for one too short to be a message.
