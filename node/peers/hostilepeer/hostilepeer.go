@@ -256,6 +256,31 @@ func (f *Forger) Next() []byte {
 	return b
 }
 
+// Unstandable is a validly signed edit by the forger's throwaway key,
+// with a body of about size bytes, whose prev and genesis name a version
+// sent nowhere: it can never stand, and a node holds it aside as later
+// (02 §9.5) within its bounds on what waits.
+func (f *Forger) Unstandable(size int) []byte {
+	f.n++
+	first, err := f.w.First("app.notes", canonical.NewObject("n", float64(f.n)))
+	if err != nil {
+		panic(err)
+	}
+	pad := make([]byte, size)
+	for i := range pad {
+		pad[i] = 'a' + byte((i*7+f.n)%26)
+	}
+	v, err := f.w.Next(first, canonical.NewObject("n", float64(f.n), "pad", string(pad)))
+	if err != nil {
+		panic(err)
+	}
+	b, err := canonical.Marshal(v.Object())
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 // Relay is a member of a relay speaking its messages by hand
 // (docs/sync.md §4).
 type Relay struct {
