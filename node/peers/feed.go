@@ -212,8 +212,9 @@ func (f *feed) index(ctx context.Context, st *engine.Store, sc enginestore.Scope
 	if f.gen == gen {
 		f.indexes = append([]*orderIndex{{scope: key, gen: gen, st: built}}, f.indexes...)
 		kept := f.indexes[:0]
-		for _, ix := range f.indexes {
-			if ix.gen == gen && len(kept) < maxScopes {
+		for i, ix := range f.indexes {
+			dup := i > 0 && ix.scope == key // built meanwhile by another session
+			if ix.gen == gen && !dup && len(kept) < maxScopes {
 				kept = append(kept, ix)
 			}
 		}

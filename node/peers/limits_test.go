@@ -2,6 +2,7 @@ package peers_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"sync"
@@ -385,4 +386,102 @@ func TestHostileRelayForwardFlood(t *testing.T) {
 	eventually(t, 30*time.Second, "a node flooded with forwards still meets a newcomer at the relay", func() bool {
 		return converged([]*tnode{b, c}, g.ID)
 	})
+}
+
+var long = flag.Duration("long", 0, "run the hostile soak (TestHostileSoak) this long, e.g. -long 5m")
+
+// Every attack at once, each from an address of its own, for -long,
+// against a node that syncs live with an honest peer meanwhile: memory
+// stays bounded and the honest pair keeps converging.
+func TestHostileSoak(t *testing.T) {
+	if *long == 0 {
+		t.Skip("a soak: run with -long DURATION")
+	}
+	a := newNode(t, nil)
+	b := newNode(t, &peers.Options{Limits: &peers.Limits{SlowAfter: 5 * time.Second}})
+	g := shared(t, a, b)
+	fill(t, b, g.ID, 2000)
+	url := serving(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), *long)
+	defer cancel()
+	ca, err := transport.Dial(ctx, url, a.topt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.peers.Serve(ctx, ca, true, "dial")
+	forger, err := hostilepeer.NewForger(g.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attack := func(from string, one func(h *hostilepeer.Peer) error) {
+		for ctx.Err() == nil {
+			h, err := hostilepeer.Dial(ctx, url, &hostilepeer.Options{From: from})
+			if err == nil {
+				one(h)
+				h.Close()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i, one := range []func(h *hostilepeer.Peer) error{
+		func(h *hostilepeer.Peer) error { // asks, reads nothing
+			for sid := uint64(1); sid <= 8; sid++ {
+				h.Send(ctx, hostilepeer.NegOpen(sid, g.ID, false, hostilepeer.SendEverything()))
+			}
+			for i := 0; ; i++ {
+				if err := h.Send(ctx, hostilepeer.NegMsg(uint64(1+i%8), hostilepeer.SendEverything())); err != nil {
+					return err
+				}
+			}
+		},
+		func(h *hostilepeer.Peer) error { // live sessions
+			h.Drain()
+			for sid := uint64(1); sid <= 256; sid++ {
+				h.Send(ctx, hostilepeer.NegOpen(sid, g.ID, true, hostilepeer.EmptySet()))
+			}
+			<-h.Conn.Done()
+			return nil
+		},
+		func(h *hostilepeer.Peer) error { // churn
+			for sid := uint64(1); ; sid = sid%1024 + 1 {
+				if err := h.Send(ctx, hostilepeer.NegOpen(sid, g.ID, false, hostilepeer.EmptySet())); err != nil {
+					return err
+				}
+				if _, err := h.Recv(ctx); err != nil {
+					return err
+				}
+				h.Send(ctx, hostilepeer.NegErrMsg(sid, "sync/closed", "churn"))
+			}
+		},
+		func(h *hostilepeer.Peer) error { // forgeries
+			h.Drain()
+			h.Send(ctx, hostilepeer.NegOpen(1, g.ID, false, hostilepeer.EmptySet()))
+			for {
+				if err := h.Send(ctx, hostilepeer.Versions(1, hostilepeer.FlagPush, forger.Next(), forger.Next())); err != nil {
+					return err
+				}
+			}
+		},
+	} {
+		wg.Add(1)
+		go func() { defer wg.Done(); attack(fmt.Sprintf("127.0.0.%d", 10+i), one) }()
+	}
+	before := heap()
+	var peak uint64
+	for n := 0; ctx.Err() == nil; n++ {
+		b.put(g.ID, "app.notes", 100000+n)
+		a.put(g.ID, "app.notes", 200000+n)
+		time.Sleep(500 * time.Millisecond)
+		peak = max(peak, heap())
+	}
+	wg.Wait()
+	t.Logf("heap before %d MiB, peak %d MiB", before>>20, peak>>20)
+	if peak > before+256<<20 {
+		t.Errorf("heap grew from %d MiB to %d MiB", before>>20, peak>>20)
+	}
+	eventually(t, 30*time.Second, "the honest pair converges after the soak", func() bool { return converged([]*tnode{a, b}, g.ID) })
 }
