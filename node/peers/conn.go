@@ -195,6 +195,11 @@ func (c *conn) run() {
 		s.mu.Unlock()
 		select {
 		case s.inbox <- m:
+			if s.ctx.Err() != nil {
+				// Ended meanwhile: nobody else may take what is left, and
+				// its bytes go back to the connection.
+				s.dropInbox()
+			}
 		case <-s.ctx.Done(): // ended: what was in flight is dropped
 			c.in.give(m.size)
 		case <-c.ctx.Done():

@@ -58,13 +58,17 @@ func (s *session) write() {
 func (s *session) next() (msg []byte, job *wantJob, push, want []canonical.ID, flag byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Each slot taken is cleared: a sent answer must not stay reachable
+	// from the queue's array for the session's life.
 	if len(s.ctrl) > 0 {
 		msg = s.ctrl[0]
+		s.ctrl[0] = nil
 		s.ctrl = s.ctrl[1:]
 		return
 	}
 	if len(s.serve) > 0 {
 		j := s.serve[0]
+		s.serve[0] = wantJob{}
 		s.serve = s.serve[1:]
 		return nil, &j, nil, nil, 0
 	}

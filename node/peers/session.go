@@ -345,6 +345,12 @@ func (s *session) release() {
 	for _, m := range ctrl {
 		s.sentCtrl(m)
 	}
+	s.dropInbox()
+}
+
+// dropInbox takes what waits in the inbox of an ended session, giving
+// its bytes back to the connection.
+func (s *session) dropInbox() {
 	for {
 		select {
 		case m := <-s.inbox:
