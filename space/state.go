@@ -168,6 +168,10 @@ type Definition struct {
 	// (which counts as none, §6.1) or can't be read.
 	Def        *collection.Definition
 	Unreadable bool
+	// Invalid says why the definition in force is invalid, and so counts
+	// as no definition at all: no schema, no rules, no topics (02 §6.1);
+	// "" when it is valid, sealed, or none is in force.
+	Invalid string
 	// Contested: rivals the replay picks none of (§6.3). With one body
 	// among them, that body is in force; otherwise none is, and a version
 	// in the collection is refused.
@@ -186,7 +190,7 @@ func (s *State) Definition(name string) Definition {
 	in := d.inForce()
 	out.Def, out.Unreadable = in.Def, in.Unreadable
 	if d.InForce != nil {
-		out.InForce = d.InForce.ID
+		out.InForce, out.Invalid = d.InForce.ID, d.InForce.DefInvalid
 	}
 	if len(d.Heads) > 1 {
 		for _, hd := range d.Heads {
