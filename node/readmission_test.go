@@ -23,7 +23,7 @@ func TestSpec_9_4ARemovalOfItsAuthorThatItHadNotSeen(t *testing.T) {
 	honest := s.note(alice, "app.notes", obj("t", "before"), ids(a))
 	rm := s.remove(founder, alice, ids(a))
 	backdated := s.note(alice, "app.notes", obj("t", "backdated"), ids(a)) // written after her removal, as of before it
-	back := s.assign(founder, alice, ids(rm), "writer")                  // readmitted
+	back := s.assign(founder, alice, ids(rm), "writer")                    // readmitted
 	fresh := s.note(alice, "app.notes", obj("t", "after"), ids(back))
 	// A demotion, and the role given back.
 	demote := s.assign(founder, alice, ids(back), "reader")

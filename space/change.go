@@ -148,9 +148,9 @@ type Change struct {
 	// DefInvalid says why a definition that is no delete and not sealed is
 	// invalid, and so counts as none (02 §6.1); "" when it is valid.
 	DefInvalid string
-	KeyID     string
-	Relays    []string
-	Keepers   []Keeper
+	KeyID      string
+	Relays     []string
+	Keepers    []Keeper
 	// Keep: what a removal, a change of roles or of a role keeps of the
 	// versions it may take away: per key, per collection, the last log
 	// place its writer had seen (docs/spaces.md, What a change keeps).
