@@ -141,7 +141,7 @@ func (s *State) Forked() []ForkedLine {
 			if from, ok := s.v.forked(author, coll); ok {
 				var roots []string
 				for _, n := range ns {
-					if s.v.in(n) && s.v.counting(n) {
+					if s.v.in(n) {
 						roots = append(roots, n.ForkRoots...)
 					}
 				}
