@@ -25,29 +25,34 @@ func TestSpec_9_4ARemovalOfItsAuthorThatItHadNotSeen(t *testing.T) {
 	backdated := s.note(alice, "app.notes", obj("t", "backdated"), ids(a)) // written after her removal, as of before it
 	back := s.assign(founder, alice, ids(rm), "writer")                    // readmitted
 	fresh := s.note(alice, "app.notes", obj("t", "after"), ids(back))
-	// A demotion, and the role given back.
-	demote := s.assign(founder, alice, ids(back), "reader")
+	// A demotion that keeps what its writer had seen of her, and the role
+	// given back.
+	demote := s.write(founder, "sys.assign", "member:"+record.OwnerPart(alice.did), obj("member", alice.did, "roles", []any{"reader"},
+		"keep", obj(alice.signer.DID(), obj("app.notes", float64(fresh.Log.N)))), ids(back))
 	demoted := s.note(alice, "app.notes", obj("t", "as a writer still"), ids(back))
 	promote := s.assign(founder, alice, ids(demote), "writer")
 	vs := []*record.Version{a, honest, rm, backdated, back, fresh, demote, demoted, promote}
 	inNineOrders(t, s.g, vs, func(order string, p *peer) {
 		wantStanding(t, order, p, map[*record.Version]engine.Verdict{
-			honest: engine.Withdrawn, backdated: engine.Withdrawn, demoted: engine.Withdrawn,
-			fresh: engine.Stands, rm: engine.Stands, back: engine.Stands, demote: engine.Stands, promote: engine.Stands,
+			honest: engine.Withdrawn, backdated: engine.Withdrawn, demoted: engine.Withdrawn, fresh: engine.Stands,
+			rm: engine.Stands, back: engine.Stands, demote: engine.Stands, promote: engine.Stands,
 		})
 		if !p.history(s.g.ID).Now().IsMember(alice.did) {
 			t.Fatalf("%s: alice was let in again", order)
 		}
 	})
-	// What the removal kept stays, through the readmission too.
-	kept := s.write(founder, "sys.remove", "remove:"+record.OwnerPart(alice.did),
-		obj("member", alice.did, "keep", obj(alice.signer.DID(), obj("app.notes", float64(honest.Log.N)))), ids(promote))
-	again := s.assign(founder, alice, ids(kept), "writer")
-	vs = append(vs, kept, again)
+	// What a removal kept stays, through the readmission too; what it did
+	// not keep stays withdrawn.
+	keptNote := s.note(alice, "app.notes", obj("t", "seen by the remover"), ids(promote))
+	rm2 := s.write(founder, "sys.remove", "remove:"+record.OwnerPart(alice.did),
+		obj("member", alice.did, "keep", obj(alice.signer.DID(), obj("app.notes", float64(keptNote.Log.N)))), ids(promote))
+	unkept := s.note(alice, "app.notes", obj("t", "not seen by the remover"), ids(promote))
+	again := s.assign(founder, alice, ids(rm2), "writer")
+	vs = append(vs, keptNote, rm2, unkept, again)
 	inNineOrders(t, s.g, vs, func(order string, p *peer) {
 		wantStanding(t, order, p, map[*record.Version]engine.Verdict{
-			honest: engine.Withdrawn, backdated: engine.Withdrawn, fresh: engine.Withdrawn,
-			kept: engine.Stands, again: engine.Stands,
+			honest: engine.Withdrawn, backdated: engine.Withdrawn, fresh: engine.Stands,
+			keptNote: engine.Stands, unkept: engine.Withdrawn, rm2: engine.Stands, again: engine.Stands,
 		})
 	})
 }
