@@ -484,11 +484,20 @@ func (h *History) affected(dirty map[string]bool) Affected {
 		case strings.HasPrefix(r, "founder:"):
 			roots[r[len("founder:"):]] = true
 		case strings.HasPrefix(r, "role:"):
+			// Whoever held the role at any point: a version is judged as of
+			// its seen and the changes it had not seen (JudgeStored), so a
+			// member who holds it no longer may have versions that rest on
+			// it.
 			name := r[len("role:"):]
-			for reg := range h.regs {
-				if m, ok := strings.CutPrefix(reg, "member:"); ok {
-					if mv := h.now.member(m); mv.present && slices.Contains(mv.roles, name) {
+			for reg, ns := range h.regs {
+				m, ok := strings.CutPrefix(reg, "member:")
+				if !ok {
+					continue
+				}
+				for _, n := range ns {
+					if slices.Contains(n.Roles, name) {
 						roots[m] = true
+						break
 					}
 				}
 			}
