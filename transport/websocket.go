@@ -138,7 +138,7 @@ func NewServer(opts *Options, sopts *ServerOptions, handle func(ctx context.Cont
 		pending: make(chan struct{}, so.MaxHandshakes),
 		conns:   make(chan struct{}, so.MaxConns),
 		ctx:     ctx, cancel: cancel,
-		held:    make(map[*Conn]struct{}),
+		held: make(map[*Conn]struct{}),
 	}, nil
 }
 

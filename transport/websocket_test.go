@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -372,11 +373,13 @@ func TestWebSocketFrames(t *testing.T) {
 }
 
 // A client that upgrades and then says nothing holds a handshake slot only
-// until HandshakeTimeout; past MaxHandshakes, others are turned away.
+// until HandshakeTimeout; past MaxHandshakes, others are turned away. The
+// test waits for the server's word that both slow ones were refused.
 func TestWebSocketSlowHandshakes(t *testing.T) {
 	server := newAccount(t)
+	refused := make(chan string, 4)
 	s, err := NewServer(&Options{Self: server.session(hourFromNow(), 0), HandshakeTimeout: 500 * time.Millisecond},
-		&ServerOptions{MaxHandshakes: 2}, func(context.Context, *Conn) {})
+		&ServerOptions{MaxHandshakes: 2, Logger: slog.New(reasons(refused))}, func(context.Context, *Conn) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,10 +392,31 @@ func TestWebSocketSlowHandshakes(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a third handshake: %v %v, want 503", resp, err)
 	}
-	time.Sleep(time.Second)
+	for range 2 {
+		if r := within(t, refused, "a slow handshake's refusal"); r != CodeWhoTimeout {
+			t.Fatalf("a slow handshake refused with %s, want %s", r, CodeWhoTimeout)
+		}
+	}
 	c, err := Dial(context.Background(), l.URL(PathPeer), &Options{Self: Carrier(newKey(t))})
 	if err != nil {
 		t.Fatalf("after the slow ones timed out: %v", err)
 	}
 	c.Close()
+}
+
+// reasons is a log handler that passes on the reason of each record that
+// has one.
+type reasons chan<- string
+
+func (r reasons) Enabled(context.Context, slog.Level) bool { return true }
+func (r reasons) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r reasons) WithGroup(string) slog.Handler            { return r }
+func (r reasons) Handle(_ context.Context, rec slog.Record) error {
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "reason" {
+			r <- a.Value.String()
+		}
+		return true
+	})
+	return nil
 }
