@@ -376,12 +376,9 @@ func TestRelaySlowMemberDroppedMemoryBounded(t *testing.T) {
 	// message for it ends it.
 	clk.Advance(slowAfter)
 	sender.send(&relayMsg{Type: relayForward, Room: "room2", Payload: payload})
-	waitFor(t, "the member that does not read to be ended", func() bool { return r.Stats().Slow == 1 })
+	waitFor(t, "the member that does not read to be ended and let go", func() bool { st := r.Stats(); return st.Slow == 1 && st.Members == 2 })
 	close(stop)
 	wg.Wait()
-	if st := r.Stats(); st.Members != 2 {
-		t.Fatalf("relay %+v: the member that never reads is still held", st)
-	}
 	// It learns when it reads at last: a member that did not read could
 	// not be told why, so its link simply broke.
 	var err error
