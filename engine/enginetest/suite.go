@@ -47,6 +47,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("OrderIndependence", h.testOrderIndependence)
 	t.Run("WaitingChains", h.testWaitingChains)
 	t.Run("WaitingBounded", h.testWaitingBounded)
+	t.Run("WaitingBytes", h.testWaitingBytes)
+	t.Run("WaitingExpires", h.testWaitingExpires)
 	t.Run("Refusals", h.testRefusals)
 	t.Run("Idempotent", h.testIdempotent)
 	t.Run("Lines", h.testLines)
@@ -61,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("ChangeSources", h.testChangeSources)
 	if c.openPath != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, c.openPath) })
+		t.Run("WaitingReopen", func(t *testing.T) { testWaitingReopen(t, c.openPath) })
 		t.Run("Lock", func(t *testing.T) { testLock(t, c.openPath) })
 		t.Run("Crash", func(t *testing.T) { testCrash(t, c.openPath) })
 	}
