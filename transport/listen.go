@@ -64,7 +64,7 @@ func Listen(addr string, h http.Handler, lo *ListenOptions) (*Listener, error) {
 		opts.MaxConnsPerAddr = 64
 	}
 	if opts.IdleTimeout == 0 {
-		opts.IdleTimeout = 30 * time.Second
+		opts.IdleTimeout = defaultHTTPIdle
 	}
 	if opts.MaxConns < 0 || opts.MaxConnsPerAddr < 0 || opts.IdleTimeout < 0 {
 		return nil, fmt.Errorf("minca/transport: listen: MaxConns %d, MaxConnsPerAddr %d and IdleTimeout %v must not be negative", opts.MaxConns, opts.MaxConnsPerAddr, opts.IdleTimeout)
@@ -95,13 +95,26 @@ func Listen(addr string, h http.Handler, lo *ListenOptions) (*Listener, error) {
 	if cfg != nil {
 		ln = tls.NewListener(ln, cfg)
 	}
+	return serveIdle(ln, h, useTLS, opts.IdleTimeout), nil
+}
+
+// defaultHTTPIdle is ListenOptions.IdleTimeout's default.
+const defaultHTTPIdle = 30 * time.Second
+
+// serveOn serves h on a listener already open (TLS already layered on
+// when useTLS).
+func serveOn(ln net.Listener, h http.Handler, useTLS bool) *Listener {
+	return serveIdle(ln, h, useTLS, defaultHTTPIdle)
+}
+
+func serveIdle(ln net.Listener, h http.Handler, useTLS bool, idle time.Duration) *Listener {
 	l := &Listener{
-		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: opts.IdleTimeout,
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle,
 			MaxHeaderBytes: 16 << 10, ErrorLog: slogErrorLog()},
 		ln: ln, tls: useTLS, err: make(chan error, 1),
 	}
 	go func() { l.err <- l.srv.Serve(ln) }()
-	return l, nil
+	return l
 }
 
 // Addr is the address served, with the port chosen.

@@ -62,8 +62,9 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu        sync.Mutex // orders wg.Add before Close's wg.Wait, and guards the counts
+	mu        sync.Mutex // orders wg.Add before Close's wg.Wait; guards held and the counts
 	closed    bool
+	held      map[*Conn]struct{} // proven connections, for Close to end first
 	conns     int
 	perAddr   map[string]int
 	pending   *list.List // of *handshaking, oldest first
@@ -118,7 +119,7 @@ func NewServer(opts *Options, sopts *ServerOptions, handle func(ctx context.Cont
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		o: o, so: so, handle: handle, log: so.Logger, ctx: ctx, cancel: cancel,
-		perAddr: map[string]int{}, pending: list.New(), hsPerAddr: map[string]int{},
+		perAddr: map[string]int{}, pending: list.New(), hsPerAddr: map[string]int{}, held: map[*Conn]struct{}{},
 	}, nil
 }
 
@@ -214,9 +215,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.addr = addr
-	stop := context.AfterFunc(s.ctx, func() { c.Close() })
-	defer stop()
-	defer c.Close()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close()
+		return
+	}
+	s.held[c] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.held, c)
+		s.mu.Unlock()
+		c.Close()
+	}()
 	s.handle(s.ctx, c)
 }
 
@@ -278,12 +290,28 @@ func (s *Server) leave(addr string) {
 	}
 }
 
-// Close ends every connection the server holds and waits for their
-// handlers to return. It does not close the listener beneath.
+// Close ends every connection the server holds with conn/closed, telling
+// each peer in a bye, then ends the handlers' context and waits for them
+// to return. The connections end first so that a handler's send cut short
+// by its context does not end one as broken (with no bye) instead. It
+// does not close the listener beneath.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	held := make([]*Conn, 0, len(s.held))
+	for c := range s.held {
+		held = append(held, c)
+	}
 	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range held {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Close()
+		}()
+	}
+	wg.Wait()
 	s.cancel()
 	s.wg.Wait()
 	return nil
