@@ -230,7 +230,7 @@ func TestListenerRefusesForeignHost(t *testing.T) {
 func TestListenerIdleTimeoutAndCaps(t *testing.T) {
 	l, err := Listen("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
-	}), &ListenOptions{IdleTimeout: 300 * time.Millisecond, MaxConns: 40, MaxConnsPerAddr: 20})
+	}), &ListenOptions{IdleTimeout: 3 * time.Second, MaxConns: 40, MaxConnsPerAddr: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestListenerIdleTimeoutAndCaps(t *testing.T) {
 	}
 	// The idle ones are closed by the server.
 	for i, c := range held {
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.SetReadDeadline(time.Now().Add(15 * time.Second))
 		if _, err := c.Read(make([]byte, 1)); err == nil || strings.Contains(err.Error(), "timeout") {
 			t.Fatalf("kept-alive connection %d still open after the idle time: %v", i, err)
 		}

@@ -58,7 +58,7 @@ func TestAPIRefusesForeignHost(t *testing.T) {
 // is served after it.
 func TestAPIIdleConnectionsClosed(t *testing.T) {
 	f := newFixture(t)
-	url := serveTCP(t, f, &api.Options{IdleTimeout: 300 * time.Millisecond, MaxConns: 20})
+	url := serveTCP(t, f, &api.Options{IdleTimeout: 3 * time.Second, MaxConns: 20})
 	addr := url[len("http://"):]
 	var held []net.Conn
 	for range 40 {
@@ -83,7 +83,7 @@ func TestAPIIdleConnectionsClosed(t *testing.T) {
 		t.Fatalf("%d of 40 connections served at once, want 20", len(held))
 	}
 	for i, c := range held {
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.SetReadDeadline(time.Now().Add(15 * time.Second))
 		if _, err := c.Read(make([]byte, 1)); err == nil || isTimeout(err) {
 			t.Fatalf("connection %d still open after the idle time: %v", i, err)
 		}
