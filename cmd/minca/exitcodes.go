@@ -142,7 +142,7 @@ func apiExitCode(ae *api.Error) int {
 // 1 where it would have been 0 or 3 (what was not found may have been in a
 // bad segment).
 func exitCode(ctx context.Context, s *stdio, name string, err error) int {
-	err = inUse(name, err)
+	err = hint(name, err)
 	code := exitCodeOf(err)
 	for _, d := range s.damage {
 		if code == exitOK || code == exitNotFound {
@@ -221,9 +221,10 @@ func interruptible(parent context.Context) (ctx context.Context, stop func()) {
 	}
 }
 
-// inUse says what to do about a node directory or a store another process
-// holds: the node running there is the way in for the node's verbs.
-func inUse(name string, err error) error {
+// hint says what to do about an error a person can act on: a node
+// directory or a store another process holds (the node running there is
+// the way in for the node's verbs), a blob store to adopt.
+func hint(name string, err error) error {
 	var le *node.LockedError
 	if errors.As(err, &le) {
 		who := "another process"
@@ -231,6 +232,9 @@ func inUse(name string, err error) error {
 			who = le.Holder.String()
 		}
 		return &exitError{code: exitFailed, err: fmt.Errorf("the node directory %s is in use by %s: a node runs there, and the verbs (minca put, get, query, space, backup …) go through it; stop it to run minca %s there", le.Dir, who, name)}
+	}
+	if errors.Is(err, mirror.ErrBlobStoreChanged) || errors.Is(err, mirror.ErrBlobStoreShrunk) {
+		return fmt.Errorf("%w; run again with --adopt to take it as found and write everything there again", err)
 	}
 	var h lockholder.Holder
 	if errors.Is(err, engine.ErrLocked) && errors.As(err, &h) && (strings.HasSuffix(h.Command, " serve") || strings.HasSuffix(h.Command, " home")) {

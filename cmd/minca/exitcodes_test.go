@@ -217,6 +217,12 @@ func TestHelpEverywhere(t *testing.T) {
 				if strings.HasPrefix(l, "  -") && !strings.HasPrefix(l, "  --") {
 					t.Errorf("minca %v %s: %q", p, h, l)
 				}
+				// A flag's argument is named in capitals (--store URL),
+				// never by its Go type (--key string).
+				if f := strings.Fields(l); strings.HasPrefix(l, "  --") && len(f) > 1 && h == "--help" &&
+					len(l) > 24 && l[len(f[0])+2] == ' ' && l[len(f[0])+3] != ' ' && strings.ToUpper(f[1]) != f[1] {
+					t.Errorf("minca %v: the flag's argument is not in capitals: %q", p, l)
+				}
 			}
 			help, _, code := minca(t, "", append([]string{"help"}, p...)...)
 			if code != 0 || help != out {
