@@ -405,4 +405,3 @@ func roundTo(x float64, d int) float64 {
 	}
 	return float64(int64(x*p+0.5)) / p
 }
-
