@@ -308,8 +308,15 @@ func TestLogFormat(t *testing.T) {
 		}
 	}
 	_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed, "--log-format", "json")
-	if code != 0 || !strings.Contains(errs, `"msg":"imported 1 versions`) {
+	if code != 0 || !strings.Contains(errs, `"msg":"imported 1 version in `) {
 		t.Fatalf("--log-format json: %d %s", code, errs)
+	}
+	// Run again, it says that it took in nothing new.
+	db := "pebble:" + filepath.Join(t.TempDir(), "db")
+	for i, want := range []string{"; 1 new, 0 already held", "; 0 new, 1 already held"} {
+		if _, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", db, f.signed); code != 0 || !strings.Contains(errs, want) {
+			t.Fatalf("import %d: %d %s", i+1, code, errs)
+		}
 	}
 	check(errs, true)
 	_, errs, _ = minca(t, "", "--log-format=json", "store", "import", "--judge", "roots", "--store", "memory:", f.tampered)

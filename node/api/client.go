@@ -51,7 +51,17 @@ func (e *Error) Error() string {
 		s = e.Code + " (" + e.Field + "): " + e.Message
 	}
 	for _, is := range e.Issues {
-		s += "; " + strings.TrimPrefix(is.Path, "$.") + ": " + is.Message + " (" + is.Code + ")"
+		// A path is in what Field names: $.text of the body is body.text.
+		p := strings.TrimPrefix(strings.TrimPrefix(is.Path, "$"), ".")
+		switch {
+		case e.Field != "" && p == "":
+			p = e.Field
+		case e.Field != "" && !strings.HasPrefix(p, "["):
+			p = e.Field + "." + p
+		case e.Field != "":
+			p = e.Field + p
+		}
+		s += "; " + p + ": " + is.Message + " (" + is.Code + ")"
 	}
 	return s
 }
