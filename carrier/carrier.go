@@ -166,6 +166,7 @@ func Open(ctx context.Context, opts *Options) (*Carrier, error) {
 		so = *o.StoreOptions
 	}
 	so.Judge, so.Create, so.ReadOnly = c.judge, true, false
+	so.Waiting = node.PeersBounded(so.Waiting)
 	if so.CacheDir == "" {
 		so.CacheDir = filepath.Join(o.Dir, "cache") // a folder: or s3:// store's index
 	}

@@ -106,6 +106,11 @@ func (s *Store) AdmitPrepared(ctx context.Context, from string, p *Prepared) ([]
 func (t *tx) decide(from string, p *Prepared) error {
 	vs, outs, checked, refused := p.vs, p.outs, p.checked, p.refused
 	t.outs = outs
+	if t.st.stats.Waiting > 0 && t.s.sweepDue(t.now) {
+		if err := t.expire(); err != nil {
+			return fmt.Errorf("minca/engine: admit: dropping expired waiting versions: %w", err)
+		}
+	}
 	if err := t.readAheadFor(p); err != nil {
 		return fmt.Errorf("minca/engine: admit: %w", err)
 	}

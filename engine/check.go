@@ -67,6 +67,7 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 	}
 	got := c.stats
 	got.Files, got.FileBytes, got.Changes = want.stats.Files, want.stats.FileBytes, want.stats.Changes
+	got.WaitingDropped, got.WaitingExpired = want.stats.WaitingDropped, want.stats.WaitingExpired
 	if got != want.stats {
 		c.add("counters: the store counts %+v but holds %+v", want.stats, got)
 	}
@@ -425,6 +426,9 @@ func (c *checker) waiting(ctx context.Context) error {
 		} else if !ok {
 			c.add("waiting %s: not in the waiting queue", d)
 		}
+		if err := c.checkWaitingSource(d, w); err != nil {
+			return err
+		}
 		for _, id := range w.waits {
 			if ok, err := c.has(keys.WaitForKey(keys.Awaited(id), d)); err != nil {
 				return err
@@ -437,7 +441,7 @@ func (c *checker) waiting(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []byte{keys.WaitQueue, keys.WaitFor} {
+	for _, p := range []byte{keys.WaitQueue, keys.WaitFor, keys.WaitFrom} {
 		err := c.scan(ctx, p, func(k, _ []byte) error {
 			d, _ := keys.Digest(k, len(k)-32)
 			if ok, err := c.has(keys.WaitKey(d)); err != nil {

@@ -104,6 +104,7 @@ func FuzzStoredValues(f *testing.F) {
 	f.Add(c.encode(), (head{hasFirst: true, firstEnv: env}).encode())
 	f.Add([]byte{0x80}, []byte{1, 2})
 	f.Add(versionValue(env, body), vseqValue(7))
+	f.Add(fromValue(1767225600000, 912, "did:key:zDnae"), []byte(nil))
 	var t tx
 	t.change(canonical.IDOf([]byte("a")), Stored, "blobs:x")
 	t.change(canonical.IDOf([]byte("b")), BodyAdded, "")
@@ -117,6 +118,7 @@ func FuzzStoredValues(f *testing.F) {
 		decodeHead(a)
 		decodeHist(a)
 		decodeWaiting(a)
+		decodeFromValue(a)
 		decodeCounters(a)
 		splitDigests(a)
 		changeEntry(b, a)

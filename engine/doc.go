@@ -23,11 +23,15 @@
 //   - Writer lines (§4.10): ids per (space, author, collection, log.n); a
 //     fork or break found on arrival is kept and published as an event with
 //     its [record.LineProof].
-//   - Waiting versions (*later*, §9.5), durable, with what each waits for,
-//     re-judged in the batch that stores it (chains of waiters included).
-//     Bounded by Options.MaxWaiting (default 100,000): past it the oldest
-//     waiting are dropped as if never received — none was acknowledged as
-//     stored, and a peer sends it again.
+//   - Waiting versions (*later*, §9.5), durable, with what each waits for
+//     and the source that sent it, re-judged in the batch that stores it
+//     (chains of waiters included). Bounded by Options.MaxWaiting (default
+//     100,000) and, for bounded sources (a node's peers), in bytes per
+//     source and store-wide and in age ([WaitingLimits]): past a bound the
+//     oldest of the source holding the most are dropped as if never
+//     received — none was acknowledged as stored, and a peer sends it
+//     again. [Stats] counts their bytes and those dropped and expired;
+//     [Store.WaitingSources] lists the sources.
 //   - Refusals as (peer, id) only, in memory, bounded (Options.MaxRefusals).
 //   - The sync order per space: (createdAt in Unix ms, id digest).
 //   - Files named by versions' files member, by content id.
@@ -68,6 +72,7 @@
 //	FilesOf(v *record.Version) []FileRef
 //	(*Store).LineProofs(ctx, space string) ([]*record.LineProof, error)
 //	(*Store).Waiting(yield func(v *record.Version, waits []string) bool) error
+//	(*Store).WaitingSources(n int) ([]WaitingSource, error)
 //	(*Store).Refused(peer, id string) bool
 //	(*Store).PutFile(ctx, hash string, data []byte) error; File; HasFile
 //	(*Store).Meta(ctx, name string) ([]byte, bool, error); SetMeta

@@ -11,7 +11,7 @@ import (
 // A store written in an earlier key layout is refused with a clear error,
 // not misread.
 func TestEarlierLayoutRefused(t *testing.T) {
-	for _, l := range []byte{1, 2, 3, 4} {
+	for _, l := range []byte{1, 2, 3, 4, 5} {
 		kv := memory.Open(nil)
 		b, _ := kv.NewBatch()
 		// The counters of an earlier engine: its layout first.

@@ -153,6 +153,7 @@ func (s *Store) write(t *tx) error {
 	for d, v := range t.stored {
 		s.cache.put(d, v)
 	}
+	s.publishSources(t)
 	for sp := range t.spaces {
 		if s.spaces == nil {
 			s.spaces = make(map[string]bool)

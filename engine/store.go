@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -20,11 +21,19 @@ type Options struct {
 	// Judge decides what is kept (02 §9). Without one, Admit and
 	// SetStanding fail; everything that reads works.
 	Judge Judge
-	// MaxWaiting bounds the versions held aside as later (02 §9.5). Past
-	// it the oldest waiting are dropped as if never received: they were
-	// never acknowledged as stored, and come again when a peer resends
-	// them. Default 100,000.
+	// MaxWaiting bounds the versions held aside as later (02 §9.5), from
+	// every source. Past it the oldest of the bounded source holding the
+	// most bytes are dropped, or the oldest of all when no bounded source
+	// holds any, as if never received: they were never acknowledged as
+	// stored, and come again when a peer resends them. Default
+	// DefaultMaxWaiting (100,000).
 	MaxWaiting int
+	// Waiting bounds in bytes and in time the waiting versions of bounded
+	// sources (a node's peers). The zero value is the defaults.
+	Waiting WaitingLimits
+	// Now is the clock waiting versions' arrival and age are read from.
+	// Default time.Now.
+	Now func() time.Time
 	// MaxRefusals bounds the (peer, id) refusals remembered, in memory
 	// only; the oldest half is forgotten when full. Default 100,000.
 	MaxRefusals int
@@ -45,7 +54,11 @@ func (o *Options) withDefaults() Options {
 		out = *o
 	}
 	if out.MaxWaiting <= 0 {
-		out.MaxWaiting = 100_000
+		out.MaxWaiting = DefaultMaxWaiting
+	}
+	out.Waiting = out.Waiting.withDefaults()
+	if out.Now == nil {
+		out.Now = time.Now
 	}
 	if out.MaxRefusals <= 0 {
 		out.MaxRefusals = 100_000
@@ -80,7 +93,15 @@ type Store struct {
 
 	refusals refusalSet
 	subs     subscribers
+
+	// srcs is what each source has waiting, as committed (guarded by
+	// state); lastSweep is when admission last looked for waiting
+	// versions past their age (guarded by mu).
+	srcs      map[[32]byte]source
+	lastSweep time.Time
 }
+
+func (s *Store) now() time.Time { return s.opts.Now() }
 
 // counters are the engine's own durable state, kept under '_state' and
 // rewritten in every batch.
@@ -96,6 +117,11 @@ type counters struct {
 	// index is the layout of the Indexer the index table was kept under
 	// by every batch since it was built; "" when none (indexer.go).
 	index string
+	// waitBounded is the bytes waiting from bounded sources (in memory
+	// only: which sources are bounded is Options'). upgrade: the store is
+	// in layout 6 (sources.go, upgradeWaiting).
+	waitBounded int64
+	upgrade     bool
 }
 
 const stateName = "state"
@@ -105,8 +131,12 @@ const stateName = "state"
 // ErrLayout: 1 kept whether a version is whole in its history entry and
 // one change log entry per change; 2 kept record heads under 'c'; 3 kept
 // versions by id, bodies apart; 4 kept no change's source; 5 kept no
-// versions by root.
-const layout = 6
+// versions by root; 6 kept no waiting version's source, arrival and size
+// ('Q'), and is brought up to this layout when opened.
+const layout = 7
+
+// upgradable is the earliest layout Open brings up to this one.
+const upgradable = 6
 
 // ErrLayout: the store was written in a key layout this engine does not
 // read (export it with the minca that wrote it and import it again).
@@ -122,6 +152,9 @@ func (c *counters) encode() []byte {
 	}
 	b = binary.AppendUvarint(b, c.logPrev)
 	b = binary.AppendUvarint(b, c.vseq)
+	for _, n := range []int64{s.WaitingBytes, s.WaitingDropped, s.WaitingExpired} {
+		b = binary.AppendVarint(b, n)
+	}
 	return append(binary.AppendUvarint(b, uint64(len(c.index))), c.index...)
 }
 
@@ -136,7 +169,10 @@ func decodeCounters(b []byte) (counters, error) {
 		b = b[n:]
 		return v
 	}
-	if l := next(); l != layout {
+	l := next()
+	if l == upgradable {
+		c.upgrade = true
+	} else if l != layout {
 		if l >= 1 && l < layout {
 			return c, fmt.Errorf("%w: layout %d, written by an earlier minca; this one reads layout %d", ErrLayout, l, layout)
 		}
@@ -155,6 +191,16 @@ func decodeCounters(b []byte) (counters, error) {
 	}
 	c.logPrev = next()
 	c.vseq = next()
+	if !c.upgrade {
+		for _, p := range []*int64{&s.WaitingBytes, &s.WaitingDropped, &s.WaitingExpired} {
+			v, n := binary.Varint(b)
+			if n <= 0 {
+				return c, Errorf(ErrCorrupt, "damaged: engine state is short")
+			}
+			*p = v
+			b = b[n:]
+		}
+	}
 	c.stats.Changes = int64(c.changeSeq)
 	if n := next(); n > 0 && n <= uint64(len(b)) { // absent before indexers: no index
 		c.index = string(b[:n])
@@ -179,6 +225,17 @@ func Open(kv KV, opts *Options) (*Store, error) {
 		return nil, err // the backend's error names the store and what is wrong
 	default:
 		return nil, fmt.Errorf("minca/engine: open: %w", err)
+	}
+	if s.st.upgrade {
+		err = s.upgradeWaiting()
+	} else {
+		err = s.loadSources()
+	}
+	if err == nil {
+		err = s.tidyWaiting()
+	}
+	if err != nil {
+		return nil, err
 	}
 	if s.opts.Indexer == nil {
 		s.st.index = "" // the next batch leaves any index table behind

@@ -45,6 +45,10 @@ type tx struct {
 	// restood is the standing a Restander judge changed versions to in
 	// this batch (rejudge.go), so their outcomes report it.
 	restood map[canonical.ID]Verdict
+	// now is the batch's time (Unix ms), waiting versions' arrival; srcs
+	// the sources whose waiting this batch changed (sources.go).
+	now  int64
+	srcs map[[32]byte]source
 }
 
 // begin starts a batch of about n versions; Store.mu is held. It builds on
@@ -53,7 +57,7 @@ type tx struct {
 func (s *Store) begin(j Judge, n int) *tx {
 	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 6*n), ahead: make(map[string]ahead, 3*n),
 		stored: make(map[canonical.ID]*record.Version, n), pending: make(map[canonical.ID][]int),
-		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool)}
+		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), now: s.now().UnixMilli()}
 	if prev := s.inflight; prev != nil {
 		if pp := prev.prev; pp != nil {
 			<-pp.done
@@ -208,8 +212,9 @@ func (t *tx) admitOne(i int, v *record.Version, c Checked, e *encoded, from stri
 		return err
 	} else if ok {
 		if v.HasBody && w.v.IsStub() {
-			w.v = v
-			if err := t.rewriteWaiting(d, w); err != nil {
+			whole := w
+			whole.v = v
+			if err := t.rewriteWaiting(d, w, whole); err != nil {
 				return err
 			}
 		}
@@ -221,15 +226,16 @@ func (t *tx) admitOne(i int, v *record.Version, c Checked, e *encoded, from stri
 	if err != nil {
 		return err
 	}
-	if err := t.apply(i, d, v, c, e, from, dec, 0); err != nil {
+	if err := t.apply(i, d, v, c, e, from, dec, nil); err != nil {
 		return err
 	}
 	return t.drain()
 }
 
-// apply carries out a decision. seq is the waiting order of a version
-// re-judged (0 for a new arrival); e is its encoding when made ahead.
-func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, e *encoded, from string, dec Decision, seq uint64) error {
+// apply carries out a decision. was is a version re-judged as it waited
+// (nil for a new arrival): waiting again, it keeps its place and arrival.
+// e is its encoding when made ahead.
+func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, e *encoded, from string, dec Decision, was *waiting) error {
 	switch dec.Verdict {
 	case Stands, Withdrawn:
 		if e == nil || e.env == nil {
@@ -260,7 +266,11 @@ func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, e *encod
 		if len(dec.Waits) == 0 {
 			return fmt.Errorf("minca/engine: the judge said later for %s without naming what it waits for", v.ID)
 		}
-		if err := t.wait(d, waiting{v: v, from: from, root: c.Root, waits: dec.Waits, seq: seq}); err != nil {
+		w := waiting{v: v, from: from, root: c.Root, waits: dec.Waits}
+		if was != nil {
+			w.seq, w.arrived = was.seq, was.arrived
+		}
+		if err := t.wait(d, w); err != nil {
 			return err
 		}
 		if i >= 0 {
@@ -315,7 +325,7 @@ func (t *tx) drain() error {
 			if err != nil {
 				return err
 			}
-			if err := t.apply(-1, wd, w.v, Checked{Root: w.root}, nil, w.from, dec, w.seq); err != nil {
+			if err := t.apply(-1, wd, w.v, Checked{Root: w.root}, nil, w.from, dec, &w); err != nil {
 				return err
 			}
 		}

@@ -129,14 +129,20 @@ type Change struct {
 
 // Stats counts what a store holds ([Store.Stats]).
 type Stats struct {
-	Spaces        int64 `json:"spaces"`
-	Versions      int64 `json:"versions"`
-	Whole         int64 `json:"whole"`
-	Stubs         int64 `json:"stubs"`
-	Waiting       int64 `json:"waiting"`
-	BodyBytes     int64 `json:"bodyBytes"`
-	EnvelopeBytes int64 `json:"envelopeBytes"`
-	Files         int64 `json:"files"`
-	FileBytes     int64 `json:"fileBytes"`
-	Changes       int64 `json:"changes"`
+	Spaces   int64 `json:"spaces"`
+	Versions int64 `json:"versions"`
+	Whole    int64 `json:"whole"`
+	Stubs    int64 `json:"stubs"`
+	Waiting  int64 `json:"waiting"`
+	// WaitingBytes is the bytes the waiting versions take (WaitingLimits).
+	WaitingBytes int64 `json:"waitingBytes"`
+	// WaitingDropped and WaitingExpired count the waiting versions let go
+	// so far: past a bound, and past WaitingLimits.MaxAge.
+	WaitingDropped int64 `json:"waitingDropped"`
+	WaitingExpired int64 `json:"waitingExpired"`
+	BodyBytes      int64 `json:"bodyBytes"`
+	EnvelopeBytes  int64 `json:"envelopeBytes"`
+	Files          int64 `json:"files"`
+	FileBytes      int64 `json:"fileBytes"`
+	Changes        int64 `json:"changes"`
 }

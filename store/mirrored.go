@@ -80,7 +80,7 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 	// caller gets another on it that refuses writes.
 	ix.eng.Close()
 	ix.eng = nil
-	ro, err := engine.Open(readOnlyKV{KV: ix.kv, url: l.url}, &engine.Options{Judge: o.Judge, Indexer: o.Indexer})
+	ro, err := engine.Open(readOnlyKV{KV: ix.kv, url: l.url}, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting})
 	if err != nil {
 		return nil, ix.error(err)
 	}
@@ -119,7 +119,7 @@ func (ix *index) open() error {
 	if ix.o.ReadOnly {
 		ikv = keepOpen{kv}
 	}
-	if ix.eng, err = engine.Open(ikv, &engine.Options{Judge: ix.o.Judge, Indexer: ix.o.Indexer}); err != nil {
+	if ix.eng, err = engine.Open(ikv, &engine.Options{Judge: ix.o.Judge, Indexer: ix.o.Indexer, Waiting: ix.o.Waiting}); err != nil {
 		return ix.error(err)
 	}
 	return nil

@@ -63,6 +63,10 @@ type Options struct {
 	// store reads segments (opening) and writes them ([Store.Flush]), from
 	// the goroutine doing it; it must not call the Store.
 	Progress func(mirror.Stats)
+	// Waiting bounds the versions the engine holds aside as later (02
+	// §9.5), in bytes and in time ([engine.WaitingLimits]). Default: the
+	// engine's defaults, every source bounded.
+	Waiting engine.WaitingLimits
 }
 
 // resolve clones o, fills the defaults and validates.

@@ -74,7 +74,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if o.ReadOnly {
 		kv = readOnlyKV{KV: kv, url: url}
 	}
-	eng, err := engine.Open(kv, &engine.Options{Judge: o.Judge, Indexer: o.Indexer})
+	eng, err := engine.Open(kv, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting})
 	if err != nil {
 		kv.Close()
 		return nil, named("store", url, err)

@@ -11,7 +11,7 @@ import (
 )
 
 func runServe(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "serve", "serve [--dir DIR] [--store URL] [--mirror BLOBURL]… [--listen ADDR]\n      [--peer-listen ADDR [--tls-cert FILE --tls-key FILE] [--serve-relay]]\n      [--peer URL]… [--relay URL]… [--hold SPACE=COLL,…]…\n\nRuns the node: its store, the mirrors to folders or S3 continuously, the\nlocal API (docs/api.md) on ADDR (127.0.0.1:7465 by default, or unix:PATH),\nwith the bearer token in DIR/api.token, and sync sessions with its peers\n(docs/sync.md §7–§8) for every space it holds: those it dials (--peer),\nthose that dial it (--peer-listen), and those it meets at relays (--relay).\nThe node directory remembers the store it runs on (an embedded Pebble store\nin DIR unless --store named another once); $MINCA_STORE is not used here.\nPrints {\"url\",\"account\",\"dir\",\"peers\"?} once it listens (peers: where\npeers reach it). SIGINT or SIGTERM drain the writes under way, export what\nthe mirrors have not, close everything and exit 130 or 143.")
+	fs := newFlags(s, "serve", "serve [--dir DIR] [--store URL] [--mirror BLOBURL]… [--listen ADDR]\n      [--peer-listen ADDR [--tls-cert FILE --tls-key FILE] [--serve-relay]]\n      [--peer URL]… [--relay URL]… [--hold SPACE=COLL,…]…\n      [--waiting-bytes BYTES] [--waiting-bytes-per-peer BYTES] [--waiting-age DURATION]\n\nRuns the node: its store, the mirrors to folders or S3 continuously, the\nlocal API (docs/api.md) on ADDR (127.0.0.1:7465 by default, or unix:PATH),\nwith the bearer token in DIR/api.token, and sync sessions with its peers\n(docs/sync.md §7–§8) for every space it holds: those it dials (--peer),\nthose that dial it (--peer-listen), and those it meets at relays (--relay).\nThe node directory remembers the store it runs on (an embedded Pebble store\nin DIR unless --store named another once); $MINCA_STORE is not used here.\nPrints {\"url\",\"account\",\"dir\",\"peers\"?} once it listens (peers: where\npeers reach it). SIGINT or SIGTERM drain the writes under way, export what\nthe mirrors have not, close everything and exit 130 or 143.")
 	dir := dirFlag(fs)
 	sp := storeFlags(fs, true)
 	// The node's store is its directory's: $MINCA_STORE names the store
@@ -24,6 +24,7 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	var mirrors listFlag
 	fs.Var(&mirrors, "mirror", "a blob store to mirror continuously, `BLOBURL` "+blobURLHelp+" (repeatable)")
 	ps := peerFlags(fs)
+	waiting := waitingFlags(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -43,7 +44,7 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 			return err
 		}
 	}
-	n, err := node.Open(ctx, nodeOptions(s, d, sp, mirrors))
+	n, err := node.Open(ctx, withWaiting(nodeOptions(s, d, sp, mirrors), waiting))
 	if err != nil {
 		return usageIfBadURL(err)
 	}

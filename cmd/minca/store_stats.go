@@ -2,10 +2,16 @@ package main
 
 import (
 	"context"
+
+	"github.com/minca-go/minca/engine"
 )
 
+// maxSourcesShown is how many sources of waiting versions store stats
+// names, the most bytes first.
+const maxSourcesShown = 10
+
 func runStoreStats(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "store stats", "store stats [--store URL]\n\nPrints, as JSON, what the store holds: spaces, versions, whole, stubs, waiting,\nbytes of bodies and envelopes, files, changes.")
+	fs := newFlags(s, "store stats", "store stats [--store URL]\n\nPrints, as JSON, what the store holds: spaces, versions, whole, stubs, bytes of\nbodies and envelopes, files, changes; and the versions waiting for what they\nname (02 §9.5): how many, their bytes, how many were dropped past the bounds\nor expired, and the sources holding the most (docs/sync.md §7.3).")
 	sp := storeFlags(fs, false)
 	if done, err := parseFlags(fs, args); done {
 		return err
@@ -20,5 +26,12 @@ func runStoreStats(ctx context.Context, s *stdio, args []string) error {
 	if err != nil {
 		return sp.failed(err)
 	}
-	return writeJSON(s, stats)
+	srcs, err := st.WaitingSources(maxSourcesShown)
+	if err != nil {
+		return sp.failed(err)
+	}
+	return writeJSON(s, struct {
+		engine.Stats
+		WaitingSources []engine.WaitingSource `json:"waitingSources"`
+	}{stats, srcs})
 }

@@ -129,6 +129,13 @@ type session struct {
 
 	pending *admission // the batch committing while the next is checked
 
+	// The versions received that wait, for run alone (unresolved.go).
+	unresolved      []later
+	unresolvedBytes int64
+	resolved        int64
+	recheckAt       int
+	recheckBytes    int64
+
 	neg    *negentropy.Client // opener
 	negSrv *negentropy.Server // responder
 }
@@ -512,12 +519,13 @@ func (s *session) received(m *message) *endError {
 
 // admission is a batch submitted and committing.
 type admission struct {
-	flag byte
-	a    admitted
-	vs   []*record.Version
-	done chan struct{} // closed once committed (or failed)
-	outs []engine.Outcome
-	err  error
+	flag  byte
+	a     admitted
+	vs    []*record.Version
+	sizes []int         // each version's bytes as it travelled
+	done  chan struct{} // closed once committed (or failed)
+	outs  []engine.Outcome
+	err   error
 }
 
 // submit decodes a VERSIONS message's versions, leaves out what is held or
@@ -541,7 +549,7 @@ func (s *session) submit(m *message) (*admission, *endError) {
 		// an answer brings what this end asked for, not held when asked,
 		// and the store changes nothing for a copy it holds.
 		if m.flag != versPush {
-			ad.vs = append(ad.vs, v)
+			ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(m.versions[i]))
 			continue
 		}
 		if _, stored, err := st.Standing(s.ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
@@ -549,7 +557,7 @@ func (s *session) submit(m *message) (*admission, *endError) {
 			s.remember(v.ID)
 			continue
 		}
-		ad.vs = append(ad.vs, v)
+		ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(m.versions[i]))
 	}
 	ad.done = make(chan struct{})
 	if len(ad.vs) == 0 {
@@ -618,9 +626,16 @@ func (s *session) settle() *endError {
 			case engine.Later:
 				a.Later++
 				s.remember(o.ID)
+				s.waits(o.ID, ad.sizes[i])
 			default:
 				a.Refused++
 			}
+		}
+		s.mu.Lock()
+		received := s.stats.Received + int64(a.Stored)
+		s.mu.Unlock()
+		if e := s.checkUnresolved(received); e != nil {
+			return e
 		}
 	}
 	s.mu.Lock()

@@ -21,6 +21,8 @@
 //	'w' digest                         → a waiting version and what it waits for
 //	'W' awaited digest                 → nothing: who waits for what
 //	'q' seq digest                     → nothing: waiting versions by arrival
+//	'Q' source seq digest              → arrival (Unix ms) ‖ size ‖ from: waiting versions by
+//	                                     the source that sent them, oldest first
 //	'F' digest                         → a file's bytes
 //	'm' name                           → a caller's meta value
 //	'i' key                            → an Indexer's own keys and values (engine/indexer.go)
@@ -59,6 +61,7 @@ const (
 	Wait      = 'w'
 	WaitFor   = 'W'
 	WaitQueue = 'q'
+	WaitFrom  = 'Q'
 	File      = 'F'
 	Meta      = 'm'
 	Index     = 'i'
@@ -247,6 +250,26 @@ func WaitForKey(awaited, d canonical.ID) []byte {
 // WaitQueueKey is 'q' seq digest.
 func WaitQueueKey(seq uint64, d canonical.ID) []byte {
 	k := binary.BigEndian.AppendUint64([]byte{WaitQueue}, seq)
+	return append(k, d[:]...)
+}
+
+// SourceTag names a source of waiting versions (Admit's from), hashed to
+// 32 bytes.
+func SourceTag(from string) [32]byte {
+	return sha256.Sum256([]byte("minca/engine/source|" + from))
+}
+
+// WaitFromPrefix is 'Q' source: one source's waiting versions.
+func WaitFromPrefix(source [32]byte) []byte {
+	return append([]byte{WaitFrom}, source[:]...)
+}
+
+// WaitFromKey is 'Q' source seq digest.
+func WaitFromKey(source [32]byte, seq uint64, d canonical.ID) []byte {
+	k := make([]byte, 0, 1+32+8+32)
+	k = append(k, WaitFrom)
+	k = append(k, source[:]...)
+	k = binary.BigEndian.AppendUint64(k, seq)
 	return append(k, d[:]...)
 }
 
