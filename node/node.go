@@ -74,6 +74,9 @@ type Node struct {
 	// carryMu makes adding, removing and refilling carriers one at a
 	// time (06 §4.2: a removal waits for a refill under way).
 	carryMu sync.Mutex
+	// proveMu makes proving forks one call at a time, so a fork is
+	// proven once (ProveForks).
+	proveMu sync.Mutex
 	mirrors []*mirror.Mirror
 
 	ctx    context.Context
@@ -174,10 +177,11 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	if err := n.startMirrors(ctx); err != nil {
 		return fail(err)
 	}
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.renewLoop()
 	go n.reindexLoop()
 	go n.keyLoop()
+	go n.proveLoop()
 	if n.account != nil {
 		n.wg.Add(1)
 		go n.carryLoop()
