@@ -51,8 +51,8 @@ type Node struct {
 	registry    string
 	registryG   *space.Genesis
 	registryKey *seal.Key
-	w        *writer
-	ev       *events
+	w           *writer
+	ev          *events
 	// carryMu makes adding, removing and refilling carriers one at a
 	// time (06 §4.2: a removal waits for a refill under way).
 	carryMu sync.Mutex
