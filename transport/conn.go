@@ -44,7 +44,7 @@ func newConn(link Link, o *resolved, peer Peer, maxSend int) *Conn {
 		wsem: make(chan struct{}, 1),
 		done: make(chan struct{}),
 	}
-	c.lastSend.Store(time.Now().UnixNano())
+	c.lastSend.Store(c.o.clock.Now().UnixNano())
 	c.wg.Add(2)
 	go c.readLoop()
 	go c.keepAlive()
@@ -126,7 +126,7 @@ func (c *Conn) writeLocked(ctx context.Context, f []byte) error {
 	}
 	// The reason is set before the link is closed under the write, so the
 	// reader, which then fails too, does not name it.
-	t := time.AfterFunc(c.o.WriteTimeout, func() {
+	t := c.o.clock.AfterFunc(c.o.WriteTimeout, func() {
 		c.end(errorf(CodeStalled, "a frame of %d bytes was not taken within %v: the peer does not read", len(f), c.o.WriteTimeout))
 	})
 	stop := context.AfterFunc(ctx, func() { c.end(errorf(CodeBroken, "a send was cancelled inside a frame")) })
@@ -140,7 +140,7 @@ func (c *Conn) writeLocked(ctx context.Context, f []byte) error {
 		}
 		return c.err
 	}
-	c.lastSend.Store(time.Now().UnixNano())
+	c.lastSend.Store(c.o.clock.Now().UnixNano())
 	c.sentFrames.Add(1)
 	c.sentBytes.Add(int64(len(f)))
 	return nil
@@ -240,7 +240,7 @@ func sendBye(link Link, e *Error) {
 func (c *Conn) readLoop() {
 	defer c.wg.Done()
 	for {
-		t := time.AfterFunc(c.o.IdleTimeout, func() {
+		t := c.o.clock.AfterFunc(c.o.IdleTimeout, func() {
 			c.end(errorf(CodeIdle, "no whole frame arrived within %v", c.o.IdleTimeout))
 		})
 		f, err := c.link.ReadFrame(context.Background(), c.o.MaxFrame)
@@ -283,16 +283,17 @@ func (c *Conn) readLoop() {
 
 func (c *Conn) keepAlive() {
 	defer c.wg.Done()
-	t := time.NewTicker(c.o.KeepAlive / 2)
-	defer t.Stop()
+	tick := make(chan struct{}, 1) // each timer fires once, and is waited for before the next
 	ping := encodeControl(&control{Type: typePing})
 	for {
+		t := c.o.clock.AfterFunc(c.o.KeepAlive/2, func() { tick <- struct{}{} })
 		select {
 		case <-c.done:
+			t.Stop()
 			return
-		case <-t.C:
+		case <-tick:
 		}
-		if time.Since(time.Unix(0, c.lastSend.Load())) < c.o.KeepAlive {
+		if c.o.clock.Now().Sub(time.Unix(0, c.lastSend.Load())) < c.o.KeepAlive {
 			continue
 		}
 		select {

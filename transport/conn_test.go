@@ -114,40 +114,76 @@ func TestMalformedAfterWho(t *testing.T) {
 	}
 }
 
+// Short timeouts, on a clock the test moves. Between frames each end has
+// two timers set: idle, and the keep-alive tick (half of KeepAlive).
+const (
+	testIdle      = 300 * time.Millisecond
+	testKeepAlive = 100 * time.Millisecond
+	testTick      = testKeepAlive / 2
+)
+
+func timed(t *testing.T, clk *fakeClock) *Options {
+	return &Options{Self: newAccount(t).session(hourFromNow(), 0), IdleTimeout: testIdle, KeepAlive: testKeepAlive, clock: clk}
+}
+
 func TestIdlePeerEnded(t *testing.T) {
-	o := &Options{Self: newAccount(t).session(hourFromNow(), 0), IdleTimeout: 300 * time.Millisecond, KeepAlive: 100 * time.Millisecond}
-	c, yl, _ := handshaken(t, o)
+	clk := newFakeClock()
+	c, yl, _ := handshaken(t, timed(t, clk))
 	drain(yl) // reads, never writes
-	start := time.Now()
-	<-c.Done()
-	wantCode(t, c.Err(), CodeIdle, false)
-	if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
-		t.Fatalf("ended after %v; IdleTimeout is 300ms", d)
+	clk.waitTimers(t, nil, testIdle, testTick)
+	// A moment short of IdleTimeout only its pings go out.
+	clk.Advance(testIdle - time.Millisecond)
+	clk.waitTimers(t, nil, testIdle, testTick)
+	if c.Err() != nil {
+		t.Fatalf("ended before IdleTimeout: %v", c.Err())
 	}
+	clk.Advance(time.Millisecond)
+	within(t, c.Done(), "the end at IdleTimeout")
+	wantCode(t, c.Err(), CodeIdle, false)
 }
 
 // A peer stalled inside a frame is ended at IdleTimeout too: the timer
 // runs until a whole frame has arrived.
 func TestStallMidFrame(t *testing.T) {
-	o := &Options{Self: newAccount(t).session(hourFromNow(), 0), IdleTimeout: 300 * time.Millisecond, KeepAlive: 100 * time.Millisecond}
-	c, yl, raw := handshaken(t, o)
+	clk := newFakeClock()
+	c, yl, raw := handshaken(t, timed(t, clk))
 	drain(yl)
-	raw.Write([]byte{0, 0, 1, 0, kindData, 1, 2, 3})
-	<-c.Done()
+	clk.waitTimers(t, nil, testIdle, testTick)
+	clk.Advance(200 * time.Millisecond)
+	clk.waitTimers(t, nil, testIdle, testTick)
+	raw.Write([]byte{0, 0, 1, 0, kindData, 1, 2, 3}) // returns once read: the pipe has no buffer
+	if c.Err() != nil {
+		t.Fatalf("ended early: %v", c.Err())
+	}
+	clk.Advance(100 * time.Millisecond)
+	within(t, c.Done(), "the end at IdleTimeout")
 	wantCode(t, c.Err(), CodeIdle, false)
 }
 
+// Two quiet ends keep each other's IdleTimeout from ending the
+// connection: each pings once it has been silent for KeepAlive.
 func TestKeepAliveHoldsQuietConnection(t *testing.T) {
-	o := func() *Options {
-		return &Options{Self: newAccount(t).session(hourFromNow(), 0), IdleTimeout: 300 * time.Millisecond, KeepAlive: 100 * time.Millisecond}
+	clk := newFakeClock()
+	ca, cb := mustPair(t, timed(t, clk), timed(t, clk))
+	ended := make(chan struct{})
+	go func() {
+		select {
+		case <-ca.Done():
+		case <-cb.Done():
+		}
+		close(ended)
+	}()
+	clk.waitTimers(t, ended, testIdle, testTick, testIdle, testTick)
+	// Three IdleTimeouts pass, a keep-alive tick at a time.
+	for range 18 {
+		clk.Advance(testTick)
+		clk.waitTimers(t, ended, testIdle, testTick, testIdle, testTick)
 	}
-	ca, cb := mustPair(t, o(), o())
-	time.Sleep(time.Second)
 	if ca.Err() != nil || cb.Err() != nil {
 		t.Fatalf("a quiet connection ended: %v / %v", ca.Err(), cb.Err())
 	}
-	if ca.Stats().FramesSent == 0 {
-		t.Fatal("no pings sent")
+	if ca.Stats().FramesSent < 8 || cb.Stats().FramesSent < 8 {
+		t.Fatalf("pings sent: %d / %d, want one every KeepAlive", ca.Stats().FramesSent, cb.Stats().FramesSent)
 	}
 }
 

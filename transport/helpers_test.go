@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"net"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,3 +114,102 @@ func wantCode(t testing.TB, err error, code string, remote bool) {
 type revokedSet map[string]bool
 
 func (r revokedSet) Revoked(_ context.Context, key string) bool { return r[key] }
+
+// heldPort keeps one loopback port for a whole test, so a server can stop
+// and start again on the same address without another process taking the
+// port in between. While no server is attached, a connection is closed as
+// soon as it is accepted: a dial fails as it does to a server that is down.
+type heldPort struct {
+	ln  net.Listener
+	mu  sync.Mutex
+	cur *portGate
+}
+
+func holdPort(t testing.TB) *heldPort {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &heldPort{ln: ln}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			g := p.cur
+			p.mu.Unlock()
+			if g == nil {
+				c.Close()
+				continue
+			}
+			select {
+			case g.conns <- c:
+			case <-g.closed:
+				c.Close()
+			}
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return p
+}
+
+// serve starts a Listener serving h on the held port; closing it leaves
+// the port held.
+func (p *heldPort) serve(h http.Handler) *Listener {
+	g := &portGate{p: p, conns: make(chan net.Conn), closed: make(chan struct{})}
+	p.mu.Lock()
+	p.cur = g
+	p.mu.Unlock()
+	return serveOn(g, h, false)
+}
+
+// portGate is the net.Listener one server on a heldPort sees.
+type portGate struct {
+	p      *heldPort
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (g *portGate) Accept() (net.Conn, error) {
+	select {
+	case c := <-g.conns:
+		return c, nil
+	case <-g.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (g *portGate) Close() error {
+	g.once.Do(func() {
+		g.p.mu.Lock()
+		if g.p.cur == g {
+			g.p.cur = nil
+		}
+		g.p.mu.Unlock()
+		close(g.closed)
+	})
+	return nil
+}
+
+func (g *portGate) Addr() net.Addr { return g.p.ln.Addr() }
+
+// within waits for ch, failing the test if nothing arrives in a minute: a
+// guard against a hang, far beyond what any step takes, never a
+// measurement.
+func within[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: nothing within a minute", what)
+	}
+	var zero T
+	return zero
+}

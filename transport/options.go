@@ -76,6 +76,10 @@ type Options struct {
 	WriteTimeout time.Duration
 	// RootCAs verifies wss:// servers. nil: the system roots.
 	RootCAs *x509.CertPool
+
+	// clock runs a connection's idle, keep-alive and write timers. nil:
+	// the real one; tests set their own, which moves only when told.
+	clock clock
 }
 
 // resolved is Options cloned, with defaults filled and validated.
@@ -93,6 +97,9 @@ func (o *Options) resolve() (*resolved, error) {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.clock == nil {
+		r.clock = realClock{}
 	}
 	if r.Checker == nil {
 		r.Checker = &identity.Checker{}
@@ -125,3 +132,20 @@ func (o *Options) resolve() (*resolved, error) {
 	}
 	return r, nil
 }
+
+// clock is what a connection's timers run on.
+type clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) stopper
+}
+
+// stopper is a timer that may be stopped before it fires.
+type stopper interface {
+	Stop() bool
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) AfterFunc(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }

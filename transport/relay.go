@@ -49,6 +49,7 @@ const messageFloor = 256
 type Relay struct {
 	o      RelayOptions
 	server *Server
+	clock  clock // judges rates and slowness
 
 	mu    sync.Mutex
 	rooms map[string]*room
@@ -127,7 +128,7 @@ func NewRelay(opts *Options, ropts *RelayOptions) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.server = s
+	r.server, r.clock = s, s.o.clock
 	return r, nil
 }
 
@@ -165,9 +166,9 @@ func (r *Relay) Stats() RelayStats {
 }
 
 func (r *Relay) serve(ctx context.Context, c *Conn) {
-	m := &member{c: c, did: c.Peer().DID, rooms: map[string]bool{}, tokens: float64(r.o.Burst), last: time.Now(), wake: make(chan struct{}, 1)}
+	m := &member{c: c, did: c.Peer().DID, rooms: map[string]bool{}, tokens: float64(r.o.Burst), last: r.clock.Now(), wake: make(chan struct{}, 1)}
 	done := make(chan struct{})
-	go func() { defer close(done); m.writeLoop(ctx) }()
+	go func() { defer close(done); m.writeLoop(ctx, r.clock) }()
 	defer func() {
 		r.leaveAll(m)
 		c.Close()
@@ -178,7 +179,7 @@ func (r *Relay) serve(ctx context.Context, c *Conn) {
 		if err != nil {
 			return
 		}
-		if !m.spend(len(b), r.o) {
+		if !m.spend(len(b), r.o, r.clock.Now()) {
 			r.stats.flooded.Add(1)
 			c.CloseWith(CodeRelayRate, fmt.Sprintf("more than %d bytes a second, beyond a burst of %d", r.o.Rate, r.o.Burst))
 			return
@@ -199,8 +200,7 @@ func (r *Relay) serve(ctx context.Context, c *Conn) {
 }
 
 // spend takes a message's cost from the member's token bucket.
-func (m *member) spend(n int, o RelayOptions) bool {
-	now := time.Now()
+func (m *member) spend(n int, o RelayOptions, now time.Time) bool {
 	m.tokens += now.Sub(m.last).Seconds() * float64(o.Rate)
 	if m.tokens > float64(o.Burst) {
 		m.tokens = float64(o.Burst)
@@ -355,7 +355,7 @@ func (m *member) push(rm *room, msg []byte, r *Relay) bool {
 		return true
 	}
 	if m.qbytes+len(msg) > r.o.QueueBytes {
-		if time.Since(m.progress) < r.o.SlowAfter {
+		if r.clock.Now().Sub(m.progress) < r.o.SlowAfter {
 			m.mu.Unlock()
 			return false
 		}
@@ -369,7 +369,7 @@ func (m *member) push(rm *room, msg []byte, r *Relay) bool {
 		rm.queued.Add(1)
 	}
 	if len(m.queue) == 0 {
-		m.progress = time.Now()
+		m.progress = r.clock.Now()
 	}
 	m.queue = append(m.queue, queued{msg: msg, room: rm})
 	m.qbytes += len(msg)
@@ -381,7 +381,7 @@ func (m *member) push(rm *room, msg []byte, r *Relay) bool {
 	return true
 }
 
-func (m *member) writeLoop(ctx context.Context) {
+func (m *member) writeLoop(ctx context.Context, clk clock) {
 	defer m.drop()
 	for {
 		select {
@@ -403,7 +403,7 @@ func (m *member) writeLoop(ctx context.Context) {
 			m.mu.Lock()
 			if !m.dropped {
 				m.qbytes -= len(q.msg)
-				m.progress = time.Now()
+				m.progress = clk.Now()
 			}
 			m.mu.Unlock()
 			if q.room != nil {

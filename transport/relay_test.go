@@ -14,7 +14,12 @@ import (
 
 func startRelay(t *testing.T, ro *RelayOptions) (*Relay, string) {
 	t.Helper()
-	r, err := NewRelay(&Options{Self: Carrier(newKey(t))}, ro)
+	return startRelayWith(t, &Options{Self: Carrier(newKey(t))}, ro)
+}
+
+func startRelayWith(t *testing.T, o *Options, ro *RelayOptions) (*Relay, string) {
+	t.Helper()
+	r, err := NewRelay(o, ro)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,56 +254,65 @@ func TestRelayFloodDropped(t *testing.T) {
 	if r.Stats().Flooded != 1 {
 		t.Fatalf("stats %+v", r.Stats())
 	}
-	// a and b got some of the flood before it was cut off; they drain it
-	// and still talk.
-	for _, m := range []*rm{a, b} {
-	drain:
-		for {
-			select {
-			case msg := <-m.in:
-				if msg.Type != relayForward {
-					t.Fatalf("%+v", msg)
-				}
-			case <-time.After(300 * time.Millisecond):
-				break drain
-			}
-		}
-	}
+	// b got some of the flood before it was cut off, and nothing else;
+	// past it, a and b still talk.
 	a.send(&relayMsg{Type: relaySignal, Room: "room", To: b.did, Payload: json.RawMessage(`{"still":"here"}`)})
-	if s := b.expect(relaySignal, "room"); string(s.Payload) != `{"still":"here"}` {
-		t.Fatalf("%+v", s)
+	for {
+		msg := within(t, b.in, "a's signal after the flood")
+		if msg == nil {
+			t.Fatalf("b's connection ended: %v", b.c.Err())
+		}
+		if msg.Type == relayForward {
+			continue
+		}
+		if msg.Type != relaySignal || msg.Room != "room" || string(msg.Payload) != `{"still":"here"}` {
+			t.Fatalf("b got %+v, want the flood's forwards and then a's signal", msg)
+		}
+		break
 	}
 }
 
 // A member that does not read is ended once QueueBytes wait for it and it
 // has taken nothing for SlowAfter; the relay's memory stays bounded however
-// much the room carries; a member that reads gets every forward not
-// refused to the sender as busy.
+// much the room carries; a member that reads gets every forward. The
+// relay's clock stands still until the test moves it, so only the member
+// that does not read can be judged slow, and only once the test says
+// SlowAfter has passed.
 func TestRelaySlowMemberDroppedMemoryBounded(t *testing.T) {
 	const queue = 1 << 20
 	total := 48 << 20
 	if testing.Short() {
 		total = 24 << 20
 	}
-	r, url := startRelay(t, &RelayOptions{Rate: 64 << 20, Burst: 64 << 20, QueueBytes: queue, MaxRoomQueue: 1 << 20, SlowAfter: 500 * time.Millisecond})
+	clk := newFakeClock()
+	const slowAfter = 500 * time.Millisecond
+	// The clock stands still, so the rate's bucket never fills again: a
+	// burst that covers the whole test.
+	r, url := startRelayWith(t, &Options{Self: Carrier(newKey(t)), clock: clk},
+		&RelayOptions{Rate: 1 << 30, Burst: 1 << 30, QueueBytes: queue, MaxRoomQueue: 1 << 20, SlowAfter: slowAfter})
 	sender, reader := joinRelay(t, url), joinRelay(t, url)
 	slow := joinRelay(t, url)
 	intro := false
 	sender.send(&relayMsg{Type: relayJoin, Room: "room", Intro: &intro})
+	sender.send(&relayMsg{Type: relayJoin, Room: "room2", Intro: &intro})
 	reader.send(&relayMsg{Type: relayJoin, Room: "room", Intro: &intro})
 	slow.send(&relayMsg{Type: relayJoin, Room: "room2", Intro: &intro})
-	sender.send(&relayMsg{Type: relayJoin, Room: "room2", Intro: &intro})
+	waitFor(t, "all three in their rooms", func() bool { st := r.Stats(); return st.Rooms == 2 && st.Members == 3 })
 	// The reader counts forwards as they come; the sender counts those
-	// refused because the reader's queue was full.
-	var got, busy atomic.Int64
+	// refused, in each room, because a member's queue was full.
+	var got, busy, busy2 atomic.Int64
 	go func() {
 		for {
 			b, err := sender.c.Recv(context.Background())
 			if err != nil {
 				return
 			}
-			if m, err := decodeRelay(b); err == nil && m.Type == relayError && m.Code == CodeRelayBusy && m.Room == "room" {
-				busy.Add(1)
+			if m, err := decodeRelay(b); err == nil && m.Type == relayError && m.Code == CodeRelayBusy {
+				if m.Room == "room" {
+					busy.Add(1)
+				} else {
+					busy2.Add(1)
+				}
 			}
 		}
 	}()
@@ -343,22 +357,28 @@ func TestRelaySlowMemberDroppedMemoryBounded(t *testing.T) {
 	}()
 	payload := json.RawMessage(`"` + strings.Repeat("p", 60<<10) + `"`)
 	n := total / len(payload)
+	// The sender keeps at most window forwards ahead of the reader, fewer
+	// than its queue holds, so none is refused for want of reading.
+	const window = 8
 	for i := 0; i < n; i++ {
+		if i >= window {
+			waitFor(t, "the reader to keep up", func() bool { return got.Load()+busy.Load() > int64(i-window) })
+		}
 		sender.send(&relayMsg{Type: relayForward, Room: "room", Payload: payload})
 		sender.send(&relayMsg{Type: relayForward, Room: "room2", Payload: payload})
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for got.Load()+busy.Load() < int64(n) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	waitFor(t, "every forward to the reader", func() bool { return got.Load()+busy.Load() == int64(n) })
+	waitFor(t, "every forward past the full queue refused", func() bool { return busy2.Load() > int64(n/2) })
+	if st := r.Stats(); got.Load() != int64(n) || st.Slow != 0 || st.Members != 3 {
+		t.Fatalf("of %d forwards the reading member got %d (%d refused as busy); relay %+v: nobody is slow while the clock stands still", n, got.Load(), busy.Load(), st)
 	}
+	// SlowAfter passes with the member still not reading: the next
+	// message for it ends it.
+	clk.Advance(slowAfter)
+	sender.send(&relayMsg{Type: relayForward, Room: "room2", Payload: payload})
+	waitFor(t, "the member that does not read to be ended and let go", func() bool { st := r.Stats(); return st.Slow == 1 && st.Members == 2 })
 	close(stop)
 	wg.Wait()
-	if got.Load()+busy.Load() != int64(n) || got.Load() < int64(n/2) {
-		t.Fatalf("of %d forwards the reading member got %d and %d were refused as busy", n, got.Load(), busy.Load())
-	}
-	if st := r.Stats(); st.Slow != 1 || st.Members != 2 {
-		t.Fatalf("relay %+v: the member that never reads is still held", st)
-	}
 	// It learns when it reads at last: a member that did not read could
 	// not be told why, so its link simply broke.
 	var err error
@@ -374,8 +394,21 @@ func TestRelaySlowMemberDroppedMemoryBounded(t *testing.T) {
 		t.Fatalf("the relay queued %d bytes at once; the bound is %d", q, 3*queue)
 	}
 	growth := int64(peak.Load()) - int64(base)
-	t.Logf("%d forwards, %d refused as busy; carried %d MiB; heap grew by at most %.1f MiB; at most %.1f MiB queued", n, busy.Load(), total>>20, float64(growth)/(1<<20), float64(maxQueued.Load())/(1<<20))
+	t.Logf("%d forwards; %d to the member that does not read refused as busy; carried %d MiB; heap grew by at most %.1f MiB; at most %.1f MiB queued", n, busy2.Load(), total>>20, float64(growth)/(1<<20), float64(maxQueued.Load())/(1<<20))
 	if growth > int64(total/3) {
 		t.Fatalf("the heap grew by %d bytes while the room carried %d: not bounded", growth, total)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test if it does not
+// within a minute: a guard against a hang, never a measurement.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: not within a minute", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

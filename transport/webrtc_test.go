@@ -79,8 +79,8 @@ func waitEcho(t *testing.T, c *Conn, msg []byte) {
 	}
 }
 
-// startRelayAt serves a relay on addr ("127.0.0.1:0" for any port).
-func startRelayAt(t *testing.T, addr string) (*Relay, *Listener) {
+// startRelayOn serves a relay on a held port.
+func startRelayOn(t *testing.T, port *heldPort) (*Relay, *Listener) {
 	t.Helper()
 	r, err := NewRelay(&Options{Self: Carrier(newKey(t))}, nil)
 	if err != nil {
@@ -88,22 +88,13 @@ func startRelayAt(t *testing.T, addr string) (*Relay, *Listener) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(PathRelay, r)
-	var l *Listener
-	for i := 0; i < 50; i++ { // the old port may linger a moment
-		if l, err = Listen(addr, mux, nil); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, l
+	return r, port.serve(mux)
 }
 
 func TestWebRTCThroughRelay(t *testing.T) {
-	relay, l := startRelayAt(t, "127.0.0.1:0")
-	addr, url := l.Addr().String(), l.URL(PathRelay)
+	port := holdPort(t)
+	relay, l := startRelayOn(t, port)
+	url := l.URL(PathRelay)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -135,7 +126,7 @@ func TestWebRTCThroughRelay(t *testing.T) {
 
 	// It comes back on the same address; the clients join again, and a
 	// newcomer is introduced to both and connects directly.
-	relay2, l2 := startRelayAt(t, addr)
+	relay2, l2 := startRelayOn(t, port)
 	defer func() { l2.Close(); relay2.Close() }()
 	carol := newAccount(t).session(hourFromNow(), 0)
 	_, cconns := rtcMember(t, ctx, url, carol, false, "space1")

@@ -99,8 +99,9 @@ type Server struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 
-	mu     sync.Mutex // orders wg.Add before Close's wg.Wait
+	mu     sync.Mutex // orders wg.Add before Close's wg.Wait; guards held
 	closed bool
+	held   map[*Conn]struct{} // proven connections, for Close to end first
 	wg     sync.WaitGroup
 }
 
@@ -137,6 +138,7 @@ func NewServer(opts *Options, sopts *ServerOptions, handle func(ctx context.Cont
 		pending: make(chan struct{}, so.MaxHandshakes),
 		conns:   make(chan struct{}, so.MaxConns),
 		ctx:     ctx, cancel: cancel,
+		held: make(map[*Conn]struct{}),
 	}, nil
 }
 
@@ -193,18 +195,45 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("refused a peer", "remote", r.RemoteAddr, "reason", Code(err), "err", err)
 		return
 	}
-	stop := context.AfterFunc(s.ctx, func() { c.Close() })
-	defer stop()
-	defer c.Close()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close()
+		return
+	}
+	s.held[c] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.held, c)
+		s.mu.Unlock()
+		c.Close()
+	}()
 	s.handle(s.ctx, c)
 }
 
-// Close ends every connection the server holds and waits for their
-// handlers to return. It does not close the listener beneath.
+// Close ends every connection the server holds with conn/closed, telling
+// each peer in a bye, then ends the handlers' context and waits for them
+// to return. The connections end first so that a handler's send cut short
+// by its context does not end one as broken (with no bye) instead. It
+// does not close the listener beneath.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	held := make([]*Conn, 0, len(s.held))
+	for c := range s.held {
+		held = append(held, c)
+	}
 	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range held {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Close()
+		}()
+	}
+	wg.Wait()
 	s.cancel()
 	s.wg.Wait()
 	return nil
@@ -326,13 +355,19 @@ func Listen(addr string, h http.Handler, lo *ListenOptions) (*Listener, error) {
 	if cfg != nil {
 		ln = tls.NewListener(ln, cfg)
 	}
+	return serveOn(ln, h, useTLS), nil
+}
+
+// serveOn serves h on a listener already open (TLS already layered on
+// when useTLS).
+func serveOn(ln net.Listener, h http.Handler, useTLS bool) *Listener {
 	l := &Listener{
 		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
 			ErrorLog: slogErrorLog()},
 		ln: ln, tls: useTLS, err: make(chan error, 1),
 	}
 	go func() { l.err <- l.srv.Serve(ln) }()
-	return l, nil
+	return l
 }
 
 // Addr is the address served, with the port chosen.

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -27,18 +28,7 @@ import (
 func echoServer(t *testing.T, o *Options, lo *ListenOptions) (*Server, *Listener, chan Peer) {
 	t.Helper()
 	peers := make(chan Peer, 16)
-	s, err := NewServer(o, nil, func(ctx context.Context, c *Conn) {
-		peers <- c.Peer()
-		for {
-			m, err := c.Recv(ctx)
-			if err != nil {
-				return
-			}
-			if c.Send(ctx, m) != nil {
-				return
-			}
-		}
-	})
+	s, err := NewServer(o, nil, echoHandler(peers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +40,22 @@ func echoServer(t *testing.T, o *Options, lo *ListenOptions) (*Server, *Listener
 	}
 	t.Cleanup(func() { l.Close(); s.Close() })
 	return s, l, peers
+}
+
+// echoHandler echoes every message back, reporting the peer on peers
+// when that is not nil.
+func echoHandler(peers chan<- Peer) func(context.Context, *Conn) {
+	return func(ctx context.Context, c *Conn) {
+		if peers != nil {
+			peers <- c.Peer()
+		}
+		for {
+			m, err := c.Recv(ctx)
+			if err != nil || c.Send(ctx, m) != nil {
+				return
+			}
+		}
+	}
 }
 
 func echo(t *testing.T, c *Conn, msg string) {
@@ -172,12 +178,25 @@ func TestDialUnreachable(t *testing.T) {
 }
 
 // A client that redials finds the server again after it restarts on the
-// same address.
+// same address. Each step waits for the event it needs: the old
+// connection's end, two failed dials while the server is away, the new
+// connection.
 func TestWebSocketReconnectAfterRestart(t *testing.T) {
 	server, client := newAccount(t), newAccount(t)
 	so := &Options{Self: server.session(hourFromNow(), 0)}
-	s1, l1, _ := echoServer(t, so, nil)
-	addr := l1.Addr().String()
+	port := holdPort(t)
+	startServer := func() (*Server, *Listener) {
+		s, err := NewServer(so, nil, echoHandler(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle(PathPeer, s)
+		l := port.serve(mux)
+		t.Cleanup(func() { l.Close(); s.Close() })
+		return s, l
+	}
+	s1, l1 := startServer()
 	url := l1.URL(PathPeer)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -185,7 +204,8 @@ func TestWebSocketReconnectAfterRestart(t *testing.T) {
 	co := &Options{Self: client.session(hourFromNow(), 0)}
 	conns := make(chan *Conn, 4)
 	var mu sync.Mutex
-	var errs []string
+	var heard []error
+	told := make(chan struct{}, 1)
 	done := make(chan error, 1)
 	go func() {
 		done <- Redial(ctx, func(ctx context.Context) (*Conn, error) { return Dial(ctx, url, co) },
@@ -196,58 +216,102 @@ func TestWebSocketReconnectAfterRestart(t *testing.T) {
 				case <-ctx.Done():
 				}
 			},
-			&RedialOptions{Min: 20 * time.Millisecond, Max: 200 * time.Millisecond,
+			&RedialOptions{Min: time.Millisecond, Max: 20 * time.Millisecond,
 				OnError: func(err error, _ time.Duration) {
 					mu.Lock()
-					errs = append(errs, Code(err))
+					heard = append(heard, err)
 					mu.Unlock()
+					select {
+					case told <- struct{}{}:
+					default:
+					}
 				}})
 	}()
-	first := <-conns
+	first := within(t, conns, "the first connection")
 	echo(t, first, "before the restart")
 
-	// Stop the server: its connections end, and dials fail for a while.
-	l1.Close()
+	// Stop the server: its connection ends with a bye, and dials fail
+	// until it is back.
 	s1.Close()
-	<-first.Done()
+	l1.Close()
+	within(t, first.Done(), "the end of the first connection")
 	wantCode(t, first.Err(), CodeClosed, true)
-	time.Sleep(300 * time.Millisecond)
-
-	peers := make(chan Peer, 1)
-	s2, err := NewServer(so, nil, func(ctx context.Context, c *Conn) {
-		peers <- c.Peer()
-		for {
-			m, err := c.Recv(ctx)
-			if err != nil || c.Send(ctx, m) != nil {
-				return
+	failedDials := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, err := range heard {
+			if errors.Is(err, ErrUnreachable) {
+				n++
 			}
 		}
-	})
-	if err != nil {
-		t.Fatal(err)
+		return n
 	}
-	defer s2.Close()
-	mux := http.NewServeMux()
-	mux.Handle(PathPeer, s2)
-	l2, err := Listen(addr, mux, nil)
-	if err != nil {
-		t.Fatal(err)
+	for failedDials() < 2 {
+		within(t, told, "two failed dials while the server is away")
 	}
-	defer l2.Close()
-	select {
-	case second := <-conns:
-		echo(t, second, "after the restart")
-	case <-time.After(10 * time.Second):
-		t.Fatal("no connection after the server came back")
-	}
+
+	startServer()
+	second := within(t, conns, "a connection after the server came back")
+	echo(t, second, "after the restart")
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := within(t, done, "Redial's return"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Redial returned %v", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(errs) < 2 {
-		t.Fatalf("errors heard while the server was away: %v", errs)
+	if wantCode(t, heard[0], CodeClosed, true); len(heard) < 3 {
+		t.Fatalf("errors heard: %v", heard)
+	}
+	for _, err := range heard[1:] {
+		if !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("a dial to the stopped server: %v, want ErrUnreachable", err)
+		}
+	}
+}
+
+// Server.Close ends each connection with a bye before it ends the
+// handlers' context, so a handler cut short in a send does not end its
+// connection as broken: every peer learns the server closed, and every
+// handler sees its connection ended by the time its context is.
+func TestServerCloseEndsConnectionsFirst(t *testing.T) {
+	const n = 16
+	server, client := newAccount(t), newAccount(t)
+	started := make(chan struct{}, n)
+	atCancel := make(chan error, n)
+	s, err := NewServer(&Options{Self: server.session(hourFromNow(), 0)}, nil, func(ctx context.Context, c *Conn) {
+		started <- struct{}{}
+		<-ctx.Done()
+		atCancel <- c.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Listen("127.0.0.1:0", s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	co := &Options{Self: client.session(hourFromNow(), 0)}
+	var conns []*Conn
+	for range n {
+		c, err := Dial(context.Background(), l.URL(PathPeer), co)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+		within(t, started, "the handler")
+	}
+	s.Close()
+	for range n {
+		if err := within(t, atCancel, "the handler's context"); Code(err) != CodeClosed {
+			t.Fatalf("a handler's context ended while its connection had %v, want it ended with %s first", err, CodeClosed)
+		}
+	}
+	for _, c := range conns {
+		_, err := c.Recv(context.Background())
+		wantCode(t, err, CodeClosed, true)
 	}
 }
 
@@ -309,11 +373,13 @@ func TestWebSocketFrames(t *testing.T) {
 }
 
 // A client that upgrades and then says nothing holds a handshake slot only
-// until HandshakeTimeout; past MaxHandshakes, others are turned away.
+// until HandshakeTimeout; past MaxHandshakes, others are turned away. The
+// test waits for the server's word that both slow ones were refused.
 func TestWebSocketSlowHandshakes(t *testing.T) {
 	server := newAccount(t)
+	refused := make(chan string, 4)
 	s, err := NewServer(&Options{Self: server.session(hourFromNow(), 0), HandshakeTimeout: 500 * time.Millisecond},
-		&ServerOptions{MaxHandshakes: 2}, func(context.Context, *Conn) {})
+		&ServerOptions{MaxHandshakes: 2, Logger: slog.New(reasons(refused))}, func(context.Context, *Conn) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,10 +392,31 @@ func TestWebSocketSlowHandshakes(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a third handshake: %v %v, want 503", resp, err)
 	}
-	time.Sleep(time.Second)
+	for range 2 {
+		if r := within(t, refused, "a slow handshake's refusal"); r != CodeWhoTimeout {
+			t.Fatalf("a slow handshake refused with %s, want %s", r, CodeWhoTimeout)
+		}
+	}
 	c, err := Dial(context.Background(), l.URL(PathPeer), &Options{Self: Carrier(newKey(t))})
 	if err != nil {
 		t.Fatalf("after the slow ones timed out: %v", err)
 	}
 	c.Close()
+}
+
+// reasons is a log handler that passes on the reason of each record that
+// has one.
+type reasons chan<- string
+
+func (r reasons) Enabled(context.Context, slog.Level) bool { return true }
+func (r reasons) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r reasons) WithGroup(string) slog.Handler            { return r }
+func (r reasons) Handle(_ context.Context, rec slog.Record) error {
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "reason" {
+			r <- a.Value.String()
+		}
+		return true
+	})
+	return nil
 }

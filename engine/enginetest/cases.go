@@ -92,10 +92,12 @@ func (h *harness) testRetained(t *testing.T) {
 	a1 := must[*record.Version](t)(w.Next(a0, "one", Retain))
 	a2 := must[*record.Version](t)(w.Delete(a1))
 	s := h.store(t, nil)
+	before := stats(t, s)
 	o := admit(t, s, "p", a0.Stub())[0]
 	if o.Verdict != engine.Refused || o.Refusal.Code != record.CodeRetainStub {
 		t.Fatalf("stub of a retained version: %+v", o)
 	}
+	refusedLeavesNoTrace(t, s, before, a0)
 	admit(t, s, "p", a0, a1, a2)
 	for _, v := range []*record.Version{a0, a1} {
 		if st := storedAs(t, s, v.ID); st != engine.Whole {
@@ -106,9 +108,13 @@ func (h *harness) testRetained(t *testing.T) {
 	if len(hist) != 3 || hist[0].Version.ID != a2.ID || hist[2].Version.ID != a0.ID || hist[1].Version.IsStub() {
 		t.Fatalf("history %+v", hist)
 	}
+	before = stats(t, s)
 	o = admit(t, s, "p", a1.Stub())[0]
 	if o.Verdict != engine.Refused {
 		t.Fatalf("a stub of a held retained version: %+v", o)
+	}
+	if st := storedAs(t, s, a1.ID); st != engine.Whole || stats(t, s) != before {
+		t.Fatalf("a refused stub of held %s: it is held %v, counts %+v → %+v", a1.ID, st, before, stats(t, s))
 	}
 	clean(t, s)
 }
@@ -215,12 +221,15 @@ func (h *harness) testMangledFirst(t *testing.T) {
 	a0 := must[*record.Version](t)(w.First("app.note", "zero"))
 	a1 := must[*record.Version](t)(w.Next(a0, "one"))
 	s := h.store(t, nil)
+	before := stats(t, s)
 	o := admit(t, s, "stranger", mangle(t, a0), mangle(t, a1))
 	for _, x := range o {
 		if x.Verdict != engine.Refused || x.Refusal.Code != record.CodeSignature {
 			t.Fatalf("mangled copy: %+v", x)
 		}
 	}
+	refusedLeavesNoTrace(t, s, before, a0)
+	refusedLeavesNoTrace(t, s, before, a1)
 	if !s.Refused("stranger", a0.ID) || s.Refused("friend", a0.ID) {
 		t.Fatal("refusal not remembered as (peer, id) only")
 	}
@@ -228,12 +237,16 @@ func (h *harness) testMangledFirst(t *testing.T) {
 	want(t, o[0], engine.Stands, engine.Whole)
 	o = admit(t, s, "stranger", a1) // the same peer, now with the genuine copy
 	want(t, o[0], engine.Stands, engine.Whole)
+	before = stats(t, s)
 	o = admit(t, s, "stranger", mangle(t, a1)) // a mangled copy of a held version
 	if o[0].Verdict != engine.Refused {
 		t.Fatalf("a mangled copy of a held version: %+v", o[0])
 	}
-	if st := storedAs(t, s, a1.ID); st != engine.Whole {
+	if st := storedAs(t, s, a1.ID); st != engine.Whole || stats(t, s) != before {
 		t.Fatal("a mangled copy changed the held version")
+	}
+	if got := must[*record.Version](t)(s.Version(ctx, a1.ID)); got.Signature != a1.Signature {
+		t.Fatal("a mangled copy's signature replaced the held one")
 	}
 	clean(t, s)
 }
@@ -340,12 +353,28 @@ func (h *harness) testRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		v := c.make()
+		before := stats(t, s)
 		o := admit(t, s, "p", v)[0]
 		if o.Verdict != engine.Refused || o.Refusal == nil || o.Refusal.Code != c.code {
 			t.Errorf("want %s, got %+v", c.code, o)
 		}
+		refusedLeavesNoTrace(t, s, before, v)
 	}
 	clean(t, s)
+
+	// A version that waited and is refused once what it waited for
+	// arrives (02 §9.5) leaves no trace either: the store holds what a
+	// store given a0 alone holds.
+	skip := cases[0].make()
+	alone, s2 := h.store(t, nil), h.store(t, nil)
+	admit(t, alone, "p", a0)
+	want(t, admit(t, s2, "p", skip)[0], engine.Later, engine.None)
+	want(t, admit(t, s2, "p", a0)[0], engine.Stands, engine.Whole)
+	if !s2.Refused("p", skip.ID) {
+		t.Error("the refusal on re-judging is not remembered as (peer, id)")
+	}
+	refusedLeavesNoTrace(t, s2, stats(t, alone), skip)
+	clean(t, s2)
 }
 
 // Admitting what is held changes nothing.

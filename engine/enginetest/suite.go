@@ -10,6 +10,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
 )
@@ -154,4 +155,73 @@ func currentID(t *testing.T, s *engine.Store, space, key string) string {
 func writer(t *testing.T, space string) *Writer {
 	t.Helper()
 	return must[*Writer](t)(NewWriter(space))
+}
+
+// stats reads the store's counts.
+func stats(t *testing.T, s *engine.Store) engine.Stats {
+	t.Helper()
+	return must[engine.Stats](t)(s.Stats(ctx))
+}
+
+// refusedLeavesNoTrace requires that a version the store refused is not
+// stored and not passed on (02 §9; engine.Refused): not held by its id,
+// not in its record's history, not exported, not in any space's sync
+// order, not counted in the stats taken before it was admitted, and not
+// in the change log after them. Only the (peer, id) refusal remains.
+func refusedLeavesNoTrace(t *testing.T, s *engine.Store, before engine.Stats, v *record.Version) {
+	t.Helper()
+	if _, _, err := s.Standing(ctx, v.ID); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("refused %s has a standing (%v), want ErrNotFound", v.ID, err)
+	}
+	if _, err := s.Version(ctx, v.ID); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("refused %s reads by id (%v), want ErrNotFound", v.ID, err)
+	}
+	if v.HasSpace {
+		hist, err := s.History(ctx, v.Space, v.Key)
+		if err != nil && !errors.Is(err, engine.ErrNotFound) {
+			t.Fatal(err)
+		}
+		for _, h := range hist {
+			if h.Version.ID == v.ID {
+				t.Errorf("refused %s is in its record's history", v.ID)
+			}
+		}
+		if cur, err := s.Current(ctx, v.Space, v.Key); err == nil && cur.ID == v.ID {
+			t.Errorf("refused %s reads as its record's current version", v.ID)
+		}
+	}
+	for x, err := range s.Export(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.ID == v.ID {
+			t.Errorf("refused %s is exported", v.ID)
+		}
+	}
+	if d, err := canonical.ParseID(v.ID); err == nil {
+		for _, sp := range must[[]string](t)(s.Spaces(ctx)) {
+			for it, err := range s.SyncOrder(ctx, sp, engine.SyncKey{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if it.Digest == d {
+					t.Errorf("refused %s is in the sync order of %s", v.ID, sp)
+				}
+			}
+		}
+	}
+	after := stats(t, s)
+	if after.Versions != before.Versions || after.Whole != before.Whole || after.Stubs != before.Stubs ||
+		after.Waiting != before.Waiting || after.BodyBytes != before.BodyBytes || after.EnvelopeBytes != before.EnvelopeBytes ||
+		after.Changes != before.Changes || after.Spaces != before.Spaces {
+		t.Errorf("refusing %s changed the counts: %+v → %+v", v.ID, before, after)
+	}
+	for c, err := range s.ChangeLog(ctx, uint64(before.Changes)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ID == v.ID {
+			t.Errorf("refused %s is in the change log (%+v)", v.ID, c)
+		}
+	}
 }
