@@ -51,12 +51,12 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func runSpaceGenesis(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "space genesis", "space genesis --key ROOTKEY --name NAME [--private] [--founder DID]… [--role NAME=GRANTS]…\n\nMakes a space's genesis (docs/spaces.md): the account of ROOTKEY and each\n--founder are its founders; each --role is a role it starts with, GRANTS a JSON\nlist of {\"cmd\", \"pol\"?}. Prints {\"id\",\"genesis\"} as one JSON line; the id is\nthe content id of the genesis's canonical form. Writing access changes comes\nwith the node.")
-	keyFile := fs.String("key", "", "the creating account's private key file; its DID is the first founder (required)")
-	name := fs.String("name", "", "the space's name, 1–80 characters (required)")
+	keyFile := fs.String("key", "", "the creating account's private key `FILE`; its DID is the first founder (required)")
+	name := fs.String("name", "", "the space's `NAME`, 1–80 characters (required)")
 	private := fs.Bool("private", false, "a private space (bodies sealed; docs/private-spaces.md)")
 	var founders, roles listFlag
-	fs.Var(&founders, "founder", "another founder's root DID (repeatable)")
-	fs.Var(&roles, "role", `a role NAME=GRANTS, GRANTS a JSON list like [{"cmd":"/record"}] (repeatable)`)
+	fs.Var(&founders, "founder", "another founder's root `DID` (repeatable)")
+	fs.Var(&roles, "role", "a role `NAME=GRANTS`, GRANTS a JSON list like [{\"cmd\":\"/record\"}] (repeatable)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
