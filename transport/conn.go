@@ -232,13 +232,6 @@ type aborter interface {
 	Abort() error
 }
 
-// sendBye on a bare link, during the handshake.
-func sendBye(link Link, e *Error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	link.WriteFrame(ctx, encodeControl(&control{Type: typeBye, Code: e.Code, Message: truncate(e.Message, maxByeMessage)}))
-}
-
 func (c *Conn) readLoop() {
 	defer c.wg.Done()
 	for {

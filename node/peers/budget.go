@@ -66,10 +66,3 @@ func (b *budget) room() int {
 	defer b.mu.Unlock()
 	return int(max(0, b.cap-b.used))
 }
-
-// held is how many bytes are taken.
-func (b *budget) held() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return int(b.used)
-}

@@ -109,21 +109,6 @@ func (fs *feeds) drop(f *feed) {
 	f.sub.Close()
 }
 
-// closeAll ends every feed.
-func (fs *feeds) closeAll() {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	for id, f := range fs.by {
-		f.mu.Lock()
-		if f.idle != nil {
-			f.idle.Stop()
-		}
-		f.mu.Unlock()
-		f.sub.Close()
-		delete(fs.by, id)
-	}
-}
-
 // run moves the subscription's events into the ring until it closes.
 func (f *feed) run() {
 	var dropped int64
