@@ -15,6 +15,8 @@ import (
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/internal/lockholder"
+	"github.com/minca-go/minca/seal"
+	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/store"
 )
 
@@ -67,10 +69,13 @@ type Node struct {
 	notes   *identity.Checker
 	sess    *session
 	account *identity.PrivateKey
-	// registry is the account registry's id; "" without the account key.
-	registry string
-	w        *writer
-	ev       *events
+	// registry is the account registry's id, registryG its genesis and
+	// registryKey its key; "" and nil without the account key.
+	registry    string
+	registryG   *space.Genesis
+	registryKey *seal.Key
+	w           *writer
+	ev          *events
 	// carryMu makes adding, removing and refilling carriers one at a
 	// time (06 §4.2: a removal waits for a refill under way).
 	carryMu sync.Mutex
@@ -123,11 +128,10 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 		}
 	}
 	if n.account != nil {
-		g, err := RegistryGenesis(n.account.DID())
-		if err != nil {
+		if n.registryG, n.registryKey, err = RegistrySpace(n.account); err != nil {
 			return fail(err)
 		}
-		n.registry = g.ID
+		n.registry = n.registryG.ID
 	}
 	if n.sess, err = openSession(o, n.account); err != nil {
 		return fail(err)
