@@ -57,7 +57,7 @@ func (n *Node) proveLoop() {
 				all = false
 			}
 			for id := range todo {
-				if _, err := n.ProveForks(n.ctx, id); err != nil && n.ctx.Err() == nil {
+				if _, err := n.ProveForks(n.ctx, id); err != nil && n.ctx.Err() == nil && !errors.Is(err, ErrClosed) {
 					n.o.Logger.Warn("proving a fork", "space", id, "err", err)
 				}
 			}
