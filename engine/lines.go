@@ -56,6 +56,9 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 				}
 			}
 		} else {
+			if isID {
+				t.gaps[d] = struct{}{}
+			}
 			k := keys.LogPrevKey(keys.Awaited(v.Log.Prev))
 			namers, err := t.digestList(k)
 			if err != nil {

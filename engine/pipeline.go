@@ -2,168 +2,251 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"slices"
+	"errors"
+	"sync"
 
-	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/record"
 )
 
-// Admission pipelining: a batch is decided under Store.mu, then committed
-// by a goroutine of its own, in order after the batch decided before it,
-// while the next batch is decided. The next batch reads what this one
-// wrote from its writes in memory (tx.prev) until they are in the store;
-// at most one batch is committing while another is decided. A batch whose
-// predecessor failed to commit fails too, without writing: it was decided
-// on writes that never landed.
+// A Pipeline admits the batches of one source (a peer, a folder, an
+// import, the node's own writes) in order, each stage on a goroutine of
+// its own working on a different batch: while one batch commits, the next
+// is decided ([Store.Submit]) and the one after has its versions made
+// (Stages.Versions: decoded, signed) and checked on every core
+// ([Store.Prepare]). Each batch's result is handed to Stages.Done in
+// order, once it is durable — or once it failed: then none of it is in
+// the store, and a batch decided on top of one that failed fails too, as
+// it was decided on writes that never landed.
+//
+// The stages hold one batch each, so a source runs at most three batches
+// ahead of what it was told of. The caller's T is what it keeps of a batch
+// to act on its outcomes (the messages it answers, the lines it prints);
+// the stages may fill it in, in order: what Versions writes to it, Done
+// reads.
+type Pipeline[T any] struct {
+	s    *Store
+	ctx  context.Context
+	from string
+	f    Stages[T]
 
-// Admission is a batch decided by [Store.Submit], committing.
-type Admission struct {
-	t    *tx
-	outs []Outcome
+	mu      sync.Mutex
+	closed  bool
+	stopErr error         // why Done stopped it
+	stop    chan struct{} // closed when stopped
+	added   int           // batches added
+	settled int           // batches done with (handed to Done, or dropped once stopped)
+	idle    chan struct{} // closed and replaced whenever settled catches up with added
+
+	check  chan *piped[T]
+	decide chan *piped[T]
+	wait   chan *piped[T]
+	done   chan struct{} // closed when the last stage has ended
 }
 
-// Wait returns the batch's outcomes once it is committed and synced (or
-// why it was not: then none of it is in the store).
-func (a *Admission) Wait() ([]Outcome, error) {
-	<-a.t.done
-	if a.t.err != nil {
-		return nil, a.t.err
-	}
-	return a.outs, nil
+// Stages are what a caller of [NewPipeline] supplies: where a batch's
+// versions come from, and what to do with its outcomes.
+type Stages[T any] struct {
+	// Versions makes a batch's versions, on the checking stage (beside
+	// deciding and committing): decodes them, leaves out what need not be
+	// admitted, signs them. An error fails the batch alone: Done is given
+	// it. No versions: nothing is admitted, and Done is still called, in
+	// order.
+	Versions func(ctx context.Context, item T) ([]*record.Version, error)
+	// Decided, when set, is told once a batch is decided — its verdicts
+	// are in the judge's view of the store, though not yet durable — or
+	// has failed before. Called once a batch, in order, also once the
+	// pipeline stopped.
+	Decided func(item T)
+	// Done acts on a batch's result once it is durable or has failed, in
+	// order, on the pipeline's own goroutine. An error stops the pipeline:
+	// Add returns it from then on, and later batches are waited for but
+	// not handed to Done.
+	Done func(item T, r Result) error
 }
 
-// Submit decides a prepared batch at once — in the order of Submit calls —
-// and commits it in the background: the caller decides the next batch
-// while this one is written, and waits for this one's outcomes with
-// [Admission.Wait] before it acknowledges anything (nothing is durable
-// before). [Store.AdmitPrepared] is Submit then Wait.
-func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admission, error) {
-	j := s.opts.Judge
-	if j == nil {
-		return nil, ErrNoJudge
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t := s.begin(j, len(p.vs))
-	if err := t.decide(from, p); err != nil {
-		unwritten(j)
-		return nil, err
-	}
-	t.seal()
-	prev := t.prev
-	s.inflight = t
-	go s.commitAfter(t, prev)
-	return &Admission{t: t, outs: p.outs}, nil
+// Result is what a [Pipeline] did with one batch.
+type Result struct {
+	// Outcomes are one per version, in order.
+	Outcomes []Outcome
+	// Stored is how many versions the batch stored new, with those that
+	// waited (02 §9.5) and came to stand in it.
+	Stored int
+	// Err is why the batch is not in the store: none of it is.
+	Err error
 }
 
-// settle waits until no batch is committing; with Store.mu held, none
-// starts.
-func (s *Store) settle() {
-	if t := s.inflight; t != nil {
-		<-t.done
-		s.inflight = nil
+// piped is a batch on its way through a pipeline.
+type piped[T any] struct {
+	item T
+	vs   []*record.Version
+	p    *Prepared
+	a    *Admission
+	err  error
+}
+
+// ErrPipelineClosed: a batch was added to a [Pipeline] after Close.
+var ErrPipelineClosed = errors.New("minca/engine: the admission pipeline is closed")
+
+// NewPipeline starts a pipeline admitting into s from one source (from
+// names it, as in [Store.Admit]). ctx bounds the checks and decisions;
+// what is decided commits whatever ctx does. Close it when done.
+func NewPipeline[T any](ctx context.Context, s *Store, from string, f Stages[T]) *Pipeline[T] {
+	p := &Pipeline[T]{s: s, ctx: ctx, from: from, f: f, stop: make(chan struct{}), idle: make(chan struct{}),
+		check: make(chan *piped[T]), decide: make(chan *piped[T]), wait: make(chan *piped[T]), done: make(chan struct{})}
+	go p.checking()
+	go p.deciding()
+	go p.handing()
+	return p
+}
+
+// Add hands a batch to the pipeline; it waits while the checking stage is
+// busy. Once the pipeline stopped it returns why (the error Done
+// returned); ctx ending while it waits returns ctx's error, and the batch
+// is not added.
+func (p *Pipeline[T]) Add(ctx context.Context, item T) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrPipelineClosed
+	}
+	if p.stopErr != nil {
+		err := p.stopErr
+		p.mu.Unlock()
+		return err
+	}
+	p.added++
+	p.mu.Unlock()
+	select {
+	case p.check <- &piped[T]{item: item}:
+		return nil
+	case <-p.stop:
+		p.unadd()
+		return p.Err()
+	case <-ctx.Done():
+		p.unadd()
+		return ctx.Err()
 	}
 }
 
-// seal adds the batch's change log entry and the counters to its writes;
-// nothing is written to t after.
-func (t *tx) seal() {
-	if len(t.changes) > 0 {
-		t.set(keys.ChangeKey(t.st.changeSeq), t.changes)
-	}
-	t.set(keys.InternalKey(stateName), t.st.encode())
+// unadd takes back a batch Add counted and did not hand over.
+func (p *Pipeline[T]) unadd() {
+	p.mu.Lock()
+	p.added--
+	p.idleLocked()
+	p.mu.Unlock()
 }
 
-// commitAfter commits t once prev (the batch decided before it, nil when
-// none was committing) is committed, and marks t done.
-func (s *Store) commitAfter(t, prev *tx) {
-	defer close(t.done)
-	if prev != nil {
-		<-prev.done
-		if prev.err != nil {
-			t.err = fmt.Errorf("minca/engine: commit: the batch before this one failed, this one is not written: %w", prev.err)
-			unwritten(t.j)
-			return
+// Flush waits until every batch added is done with (handed to Done, or
+// dropped once the pipeline stopped), and returns why it stopped, if it
+// did.
+func (p *Pipeline[T]) Flush() error {
+	for {
+		p.mu.Lock()
+		if p.settled == p.added {
+			err := p.stopErr
+			p.mu.Unlock()
+			return err
 		}
-	}
-	if t.err = s.write(t); t.err != nil {
-		unwritten(t.j)
+		idle := p.idle
+		p.mu.Unlock()
+		<-idle
 	}
 }
 
-// commit seals and writes a batch made while holding Store.mu with no
-// batch committing (SetStanding).
-func (s *Store) commit(t *tx) error {
-	t.seal()
-	err := s.write(t)
-	if err != nil {
-		unwritten(t.j)
+// Close flushes the pipeline and ends its goroutines; Add fails from then
+// on. It returns why the pipeline stopped, if it did. Calling it again
+// does nothing more.
+func (p *Pipeline[T]) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		err := p.stopErr
+		p.mu.Unlock()
+		<-p.done
+		return err
 	}
-	t.err = err
-	close(t.done)
+	p.closed = true
+	p.mu.Unlock()
+	err := p.Flush()
+	close(p.check)
+	<-p.done
 	return err
 }
 
-// write commits a sealed batch with sync, then makes what it did visible
-// in memory: counters, cache, spaces, refusals, events.
-func (s *Store) write(t *tx) error {
-	b, err := s.kv.NewBatch()
-	if err != nil {
-		return fmt.Errorf("minca/engine: batch: %w", err)
+// Err is why the pipeline stopped: the error Done returned, or nil.
+func (p *Pipeline[T]) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopErr
+}
+
+func (p *Pipeline[T]) stopped() bool {
+	select {
+	case <-p.stop:
+		return true
+	default:
+		return false
 	}
-	defer b.Close()
-	// In key order: Pebble's memtable finds where each key goes from where
-	// the last one went, so sorted writes cost about half as much to
-	// insert as the map's random order.
-	ks := make([]string, 0, len(t.w))
-	size := 0
-	for k := range t.w {
-		ks = append(ks, k)
-		size += len(k)
-	}
-	slices.Sort(ks)
-	// The keys' bytes in one buffer, not one allocation each: the batch
-	// may keep them until it is closed.
-	kb := make([]byte, 0, size)
-	for _, k := range ks {
-		w := t.w[k]
-		kb = append(kb, k...)
-		key := kb[len(kb)-len(k) : len(kb) : len(kb)]
-		if w.del {
-			err = b.Delete(key)
-		} else {
-			err = b.Set(key, w.val)
+}
+
+// checking makes and checks each batch's versions.
+func (p *Pipeline[T]) checking() {
+	defer close(p.decide)
+	for b := range p.check {
+		if !p.stopped() {
+			b.vs, b.err = p.f.Versions(p.ctx, b.item)
+			if b.err == nil && len(b.vs) > 0 {
+				b.p, b.err = p.s.Prepare(p.ctx, b.vs)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("minca/engine: batch: %w", err)
+		p.decide <- b
+	}
+}
+
+// deciding submits each checked batch, in order.
+func (p *Pipeline[T]) deciding() {
+	defer close(p.wait)
+	for b := range p.decide {
+		if b.err == nil && b.p != nil && !p.stopped() {
+			b.a, b.err = p.s.Submit(p.ctx, p.from, b.p)
 		}
-	}
-	if err := b.Commit(Sync); err != nil {
-		return fmt.Errorf("minca/engine: commit: %w", err)
-	}
-	s.state.Lock()
-	s.st = t.st
-	s.st.stats.Changes = int64(s.st.changeSeq)
-	for d, v := range t.stored {
-		s.cache.put(d, v)
-	}
-	s.publishSources(t)
-	for sp := range t.spaces {
-		if s.spaces == nil {
-			s.spaces = make(map[string]bool)
+		if p.f.Decided != nil {
+			p.f.Decided(b.item)
 		}
-		s.spaces[sp] = true
+		p.wait <- b
 	}
-	s.state.Unlock()
-	for _, r := range t.refused {
-		s.refusals.add(r.peer, r.id)
+}
+
+// handing waits for each batch's commit and hands its result to Done.
+func (p *Pipeline[T]) handing() {
+	defer close(p.done)
+	for b := range p.wait {
+		r := Result{Err: b.err}
+		if b.a != nil {
+			r.Outcomes, r.Err = b.a.Wait()
+			if r.Err == nil {
+				r.Stored = b.a.stored
+			}
+		}
+		if !p.stopped() {
+			if err := p.f.Done(b.item, r); err != nil {
+				p.mu.Lock()
+				p.stopErr = err
+				close(p.stop)
+				p.mu.Unlock()
+			}
+		}
+		p.mu.Lock()
+		p.settled++
+		p.idleLocked()
+		p.mu.Unlock()
 	}
-	s.subs.publish(t.events)
-	return nil
+}
+
+// idleLocked wakes Flush when every batch added is done with; p.mu is
+// held.
+func (p *Pipeline[T]) idleLocked() {
+	if p.settled == p.added {
+		close(p.idle)
+		p.idle = make(chan struct{})
+	}
 }

@@ -45,6 +45,9 @@ type tx struct {
 	// restood is the standing a Restander judge changed versions to in
 	// this batch (rejudge.go), so their outcomes report it.
 	restood map[canonical.ID]Verdict
+	// gaps are the versions stored in this batch whose log.prev was not
+	// held when they were (Outcome.Gap).
+	gaps map[canonical.ID]struct{}
 	// now is the batch's time (Unix ms), waiting versions' arrival; srcs
 	// the sources whose waiting this batch changed (sources.go).
 	now  int64
@@ -57,7 +60,7 @@ type tx struct {
 func (s *Store) begin(j Judge, n int) *tx {
 	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 6*n), ahead: make(map[string]ahead, 3*n),
 		stored: make(map[canonical.ID]*record.Version, n), pending: make(map[canonical.ID][]int),
-		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), now: s.now().UnixMilli()}
+		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli()}
 	if prev := s.inflight; prev != nil {
 		if pp := prev.prev; pp != nil {
 			<-pp.done
@@ -253,9 +256,9 @@ func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, e *encod
 		if dec.Verdict == Withdrawn {
 			why = dec.Refusal
 		}
-		t.outcome(i, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why})
+		t.outcome(i, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why, New: true})
 		for _, j := range t.pending[d] {
-			t.outcome(j, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why})
+			t.outcome(j, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why, New: true})
 		}
 		delete(t.pending, d)
 		t.queue = append(t.queue, d)

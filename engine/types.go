@@ -53,12 +53,23 @@ func (s Storage) String() string {
 	return "-"
 }
 
-// Outcome is what [Store.Admit] did with one version.
+// Outcome is what [Store.Admit] did with one version: what a caller
+// would otherwise read back from the store once the batch is in.
 type Outcome struct {
 	ID      string
 	Verdict Verdict
 	Stored  Storage
 	Refusal *record.Refusal // when Refused; when Withdrawn, what took it away, if the judge said
+	// New: the batch took the version in; false for a copy already held
+	// (whose body it may have added, 02 §4.5).
+	New bool
+	// Top: after the batch, the version is its record's top held version
+	// in 02 §4.3 order, the one no other supersedes. Held as a Stub, it
+	// is a current version whose body this store lacks (§4.5).
+	Top bool
+	// Gap: its log.prev names a version the store does not hold after the
+	// batch — a hole in its writer's line (02 §4.10) to ask a peer for.
+	Gap bool
 }
 
 // Held is one held version of a record with how it is held, as
