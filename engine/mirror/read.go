@@ -17,7 +17,7 @@ type piece struct {
 	b      engine.BlobInfo
 	vs     []*record.Version // none for a segment with no versions, or one not read
 	bad    int               // lines that are not versions
-	last   bool             // the segment's last piece
+	last   bool              // the segment's last piece
 	status pieceStatus
 	bytes  int64
 	err    error // stops the import

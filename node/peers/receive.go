@@ -35,9 +35,10 @@ func (s *session) received(m *message) *endError {
 	s.committing++
 	s.mu.Unlock()
 	s.wake()
-	if err := s.admit.Add(s.ctx, &admission{flag: m.flag, raws: m.versions}); err != nil {
+	if err := s.admit.Add(s.ctx, &admission{flag: m.flag, raws: m.versions, size: m.size}); err != nil {
 		return s.admitErr(err)
 	}
+	m.size = 0 // the pipeline gives it back once the batch is decided (newAdmit)
 	return nil
 }
 
@@ -45,15 +46,21 @@ func (s *session) received(m *message) *endError {
 type admission struct {
 	flag  byte
 	raws  [][]byte
+	size  int // the message's bytes of the connection's RecvQueue
 	a     admitted
 	vs    []*record.Version
 	sizes []int // each version's bytes as it travelled
 }
 
-// newAdmit starts the session's admission pipeline.
+// newAdmit starts the session's admission pipeline. A message's bytes
+// count in the connection's RecvQueue until its batch is decided, as they
+// did while it was decided in the reading goroutine: what the peer sent
+// and is not yet decided is bounded there, and the two batches decided
+// and committing are bounded by the pipeline.
 func (s *session) newAdmit() *engine.Pipeline[*admission] {
 	return engine.NewPipeline(s.ctx, s.c.host.Store(), s.c.peer.DID, engine.Stages[*admission]{
 		Versions: s.decode,
+		Decided:  func(ad *admission) { s.c.in.give(ad.size) },
 		Done:     s.admitted,
 	})
 }
@@ -106,6 +113,7 @@ func (s *session) decode(ctx context.Context, ad *admission) ([]*record.Version,
 		}
 		ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(raw))
 	}
+	ad.raws = nil
 	return ad.vs, nil
 }
 
