@@ -10,6 +10,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -145,7 +146,7 @@ func runSpaceJoin(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	defer sto.Close()
-	if err := node.AddGenesis(ctx, sto.Engine(), g); err != nil {
+	if err := judge.AddGenesis(ctx, sto.Engine(), g); err != nil {
 		return sp.failed(err)
 	}
 	if err := sto.Flush(ctx); err != nil {
@@ -209,7 +210,7 @@ func (sf *stateFlags) open(ctx context.Context, name string) (*store.Store, *spa
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	j := node.NewSpaceJudge(noteChecker())
+	j := judge.NewSpaceJudge(noteChecker())
 	j.Source = sto.Engine()
 	h, ok, err := j.History(ctx, sf.fs.Arg(0))
 	if err != nil {

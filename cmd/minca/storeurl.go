@@ -9,6 +9,7 @@ import (
 
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/store"
 )
@@ -115,12 +116,12 @@ func (sp *storeSpec) open(ctx context.Context, a storeAccess) (*store.Store, err
 	// for. A folder: or s3:// store admits its blob store's segments as it
 	// opens, before that store is there to read, so it keeps the roots
 	// judge until geneses travel with segments.
-	var full *node.PrivateJudge
+	var full *judge.PrivateJudge
 	if sp.judge == "full" && store.IsBlobURL(sp.url) {
 		sp.judge = "roots" // and store check re-judges with it too
 	}
 	if sp.judge == "full" {
-		full = node.NewPrivateJudge(noteChecker(), nil) // a store holds no keys
+		full = judge.NewPrivateJudge(noteChecker(), nil) // a store holds no keys
 		o.Judge = full
 	}
 	st, err := store.Open(ctx, sp.url, o)
