@@ -53,14 +53,6 @@ func limbsBE(b *[32]byte) fe {
 	}
 }
 
-// putBE writes limbs as 32 bytes big-endian.
-func putBE(b *[32]byte, x *fe) {
-	binary.BigEndian.PutUint64(b[24:], x[0])
-	binary.BigEndian.PutUint64(b[16:], x[1])
-	binary.BigEndian.PutUint64(b[8:], x[2])
-	binary.BigEndian.PutUint64(b[0:], x[3])
-}
-
 // lessThan reports whether a < b, both as plain numbers.
 func lessThan(a, b *fe) bool {
 	_, c := bits.Sub64(a[0], b[0], 0)
@@ -79,13 +71,6 @@ func feFromBytes(b *[32]byte) (z fe, ok bool) {
 	}
 	feMul(&z, &x, &rr)
 	return z, true
-}
-
-// feBytes writes x out of Montgomery form, big-endian.
-func feBytes(b *[32]byte, x *fe) {
-	var y fe
-	feMul(&y, x, &fe{1})
-	putBE(b, &y)
 }
 
 // mac returns a + b·c + d as lo, hi; it cannot overflow 128 bits.

@@ -1,6 +1,7 @@
 package p256
 
 import (
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -245,7 +246,11 @@ func TestSmallKeys(t *testing.T) {
 	for i := range 50 {
 		// s = anything, e = r: u1 = u2.
 		kk := big.NewInt(int64(1000 + i))
-		x, _ := elliptic.P256().ScalarBaseMult(kk.FillBytes(make([]byte, 32)))
+		nonce, err := ecdh.P256().NewPrivateKey(kk.FillBytes(make([]byte, 32)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := new(big.Int).SetBytes(nonce.PublicKey().Bytes()[1:33])
 		r := new(big.Int).Mod(x, bigN)
 		// s = k^-1 (e + r·d) with d = 1, e = r: s = 2r/k.
 		s := new(big.Int).Mul(r, big.NewInt(2))

@@ -189,20 +189,6 @@ func (j *jacobian) add(k *jacobian) {
 	feSub(&j.y, &t, &s1)
 }
 
-// toAffine returns j as affine coordinates; ok is false at infinity.
-func (j *jacobian) toAffine() (a affine, ok bool) {
-	if j.z.isZero() {
-		return a, false
-	}
-	var zi, zi2 fe
-	feInv(&zi, &j.z)
-	feSqr(&zi2, &zi)
-	feMul(&a.x, &j.x, &zi2)
-	feMul(&zi2, &zi2, &zi)
-	feMul(&a.y, &j.y, &zi2)
-	return a, true
-}
-
 // normalize turns points, none at infinity, into affine ones with one
 // inversion (Montgomery's trick).
 func normalize(out []affine, in []jacobian) {

@@ -41,9 +41,6 @@ func newTable(p *affine, w uint) *table {
 	return t
 }
 
-// bytes is the memory the table holds.
-func (t *table) bytes() int { return len(t.points) * 64 }
-
 // recode writes k (a scalar below 2^256, little-endian limbs) as signed
 // digits of w bits, lowest first: k = Σ digits[i]·2^(w·i).
 func recode(digits []int32, k *fe, w uint) {
