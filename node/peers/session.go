@@ -2,18 +2,14 @@ package peers
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
-	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/negentropy"
 	"github.com/minca-go/minca/negentropy/enginestore"
-	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
 
@@ -27,7 +23,10 @@ const (
 	recentSize   = 8192    // ids received from the peer, not pushed back to it
 	maxRefused   = 256     // refusals before a session is ended, when more than it stored
 	maxUseless   = 4096    // versions that brought nothing before a session is ended
-	eventBuffer  = 4096    // live events held for a session's pusher
+	// negReserve is what of a connection's SendQueue answers and pushes
+	// leave free for negentropy's answers, so a reconciliation goes on in
+	// messages of a useful size while versions flow.
+	negReserve = 1 << 20
 )
 
 // Stats count what one session, or several, carried.
@@ -108,9 +107,16 @@ type session struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	counted bool    // a live session counted in the peer's share (guard)
+	feed    *feed   // the space's events and sync-order index
+	cur     *cursor // live: this session's place in the feed
+
 	mu         sync.Mutex
 	kick       chan struct{} // wakes write
-	ctrl       [][]byte      // small messages, sent first
+	drained    chan struct{} // told when a message of ctrl went out
+	ctrl       [][]byte      // small messages, sent first; their bytes are in the connection's SendQueue
+	unsentNeg  int           // NEG-OPEN and NEG-MSG in ctrl, or being written
+	unsentAdm  int           // ADMITTED in ctrl, or being written
 	serve      []wantJob     // the peer's WANTs, answered in order
 	pushQ      []canonical.ID
 	pushOut    int // pushes not yet acknowledged by the peer
@@ -146,7 +152,7 @@ func newSession(c *conn, sid uint64, opener bool, p *openParams) *session {
 		c: c, sid: sid, opener: opener, space: p.Space, live: p.Live,
 		scope: scopeOf(p.Space, p.Collections),
 		inbox: make(chan *message, inboxSize), ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		kick: make(chan struct{}, 1), recent: map[canonical.ID]struct{}{},
+		kick: make(chan struct{}, 1), drained: make(chan struct{}, 1), recent: map[canonical.ID]struct{}{},
 		phase: PhaseOpening, settled: make(chan struct{}),
 	}
 	return s
@@ -185,9 +191,80 @@ func (s *session) wake() {
 // post queues a small message for write.
 func (s *session) post(m []byte) {
 	s.mu.Lock()
-	s.ctrl = append(s.ctrl, m)
+	s.queueLocked(m)
 	s.mu.Unlock()
 	s.wake()
+}
+
+// queueLocked adds m to ctrl, counting its bytes against the connection's
+// SendQueue without waiting: what the reader posts is bounded by the
+// peer's credit (awaitCredit), and the reader never waits on its own
+// sends. s.mu is held.
+func (s *session) queueLocked(m []byte) {
+	s.c.out.force(len(m))
+	switch m[0] {
+	case msgNegOpen, msgNegMsg:
+		s.unsentNeg++
+	case msgAdmitted:
+		s.unsentAdm++
+	}
+	s.ctrl = append(s.ctrl, m)
+}
+
+// sentCtrl is told that a message of ctrl went out (or never will).
+func (s *session) sentCtrl(m []byte) {
+	s.c.out.give(len(m))
+	s.mu.Lock()
+	switch m[0] {
+	case msgNegOpen, msgNegMsg:
+		s.unsentNeg--
+	case msgAdmitted:
+		s.unsentAdm--
+	}
+	s.mu.Unlock()
+	select {
+	case s.drained <- struct{}{}:
+	default:
+	}
+}
+
+// awaitCredit waits, before m is handled, while the peer sends more than
+// its credit lets it before it has read what it asked for: a NEG-MSG while
+// the answer to its last is unwritten, a push while as many ADMITTED as it
+// may have pushes unacknowledged are. An honest peer never does (it waits
+// for the answer), so only the moment of writing is waited for; a peer
+// that does not read is not answered further, and since this session's
+// reader waits, so does the connection's: nothing more of the peer's is
+// read. Past SlowAfter the connection ends with sync/slow.
+func (s *session) awaitCredit(m *message) *endError {
+	over := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch {
+		case m.typ == msgNegMsg:
+			return s.unsentNeg > 0
+		case m.typ == msgVersions && m.flag == versPush:
+			return s.pushIn < MaxPushesOut && s.pushIn+s.unsentAdm >= MaxPushesOut
+		}
+		return false
+	}
+	if !over() {
+		return nil
+	}
+	t := time.NewTimer(s.c.p.lim.SlowAfter)
+	defer t.Stop()
+	for over() {
+		select {
+		case <-s.drained:
+		case <-t.C:
+			msg := fmt.Sprintf("the peer sent more needing an answer without reading the answers for %v", s.c.p.lim.SlowAfter)
+			s.c.c.CloseWith(CodeSlow, msg)
+			return ended(CodeSlow, "%s", msg)
+		case <-s.ctx.Done():
+			return ended(CodeClosed, "the session was closed")
+		}
+	}
+	return nil
 }
 
 // finish ends the session once, telling the peer unless it told us.
@@ -218,19 +295,19 @@ func (s *session) Err() *endError {
 // start runs the session's goroutines; for an opener it sends NEG-OPEN.
 // first, for a responder, is its NEG-OPEN.
 func (s *session) start(first *message) {
-	var sub *engine.Subscription
+	s.feed = s.c.p.feeds.acquire(s.c.host.Store(), s.space)
 	if s.live {
-		// Subscribed before the reconciliation reads the order, so nothing
+		// Followed before the reconciliation reads the order, so nothing
 		// admitted in between is missed.
-		sub = s.c.host.Store().Subscribe(s.space, eventBuffer)
+		s.cur = s.feed.follow()
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); s.write() }()
 	go func() { defer wg.Done(); s.run(first) }()
-	if sub != nil {
+	if s.cur != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.pushLive(sub) }()
+		go func() { defer wg.Done(); s.pushLive() }()
 	}
 	if s.opener && !s.live {
 		wg.Add(1)
@@ -245,11 +322,39 @@ func (s *session) start(first *message) {
 	}
 	go func() {
 		wg.Wait()
-		if sub != nil {
-			sub.Close()
-		}
+		s.release()
 		close(s.done)
 	}()
+}
+
+// release gives back what the ended session held: its feed, its live
+// share, and its queued bytes, sent and received.
+func (s *session) release() {
+	s.c.p.feeds.release(s.feed)
+	if s.counted {
+		s.c.p.guard.giveLive(s.c.peer.DID, s.c.addr)
+	}
+	s.mu.Lock()
+	ctrl := s.ctrl
+	s.ctrl = nil
+	s.mu.Unlock()
+	for _, m := range ctrl {
+		s.sentCtrl(m)
+	}
+	s.dropInbox()
+}
+
+// dropInbox takes what waits in the inbox of an ended session, giving
+// its bytes back to the connection.
+func (s *session) dropInbox() {
+	for {
+		select {
+		case m := <-s.inbox:
+			s.c.in.give(m.size)
+		default:
+			return
+		}
+	}
 }
 
 // run reads the inbox until the session ends.
@@ -287,64 +392,20 @@ func (s *session) run(first *message) {
 		if m.typ != msgVersions {
 			// Anything else acts on what is held: the batch before it lands first.
 			if e := s.settle(); e != nil {
+				s.c.in.give(m.size)
 				s.finish(e)
 				return
 			}
 		}
-		if e := s.handle(m); e != nil {
+		e := s.awaitCredit(m)
+		if e == nil {
+			e = s.handle(m)
+		}
+		s.c.in.give(m.size)
+		if e != nil {
 			s.finish(e)
 			return
 		}
-	}
-}
-
-// negLimit is the frame size limit negentropy's messages keep to.
-func (s *session) negLimit() uint64 {
-	return uint64(max(4096, min(s.c.c.MaxMessage()-256, 1<<20)))
-}
-
-func (s *session) build() (*enginestore.Store, *endError) {
-	st, err := enginestore.Build(s.ctx, enginestore.Engine{Store: s.c.host.Store()}, s.scope, enginestore.Options{})
-	if err != nil {
-		return nil, ended(CodeInternal, "reading the sync order: %v", err)
-	}
-	return st, nil
-}
-
-func (s *session) openNeg() *endError {
-	st, e := s.build()
-	if e != nil {
-		return e
-	}
-	cl, err := negentropy.NewClient(st, s.negLimit())
-	if err != nil {
-		return ended(CodeInternal, "negentropy: %v", err)
-	}
-	first, err := cl.Initiate()
-	if err != nil {
-		return s.negErr(err)
-	}
-	p := &openParams{Space: s.space, Collections: s.c.collections(s.space), Live: s.live}
-	s.mu.Lock()
-	s.neg, s.phase = cl, PhaseReconciling
-	s.stats.NegBytes += int64(len(first))
-	s.mu.Unlock()
-	s.post(encodeNegOpen(s.sid, p, first))
-	return nil
-}
-
-func (s *session) negErr(err error) *endError {
-	switch {
-	case errors.Is(err, enginestore.ErrChanged):
-		return ended(CodeChanged, "the sync order changed during the reconciliation")
-	case errors.Is(err, negentropy.ErrMalformed):
-		return ended(CodeNegMalformed, "%v", err)
-	default:
-		var ve *negentropy.VersionError
-		if errors.As(err, &ve) {
-			return ended(CodeNegMalformed, "%v", err)
-		}
-		return ended(CodeInternal, "negentropy: %v", err)
 	}
 }
 
@@ -410,360 +471,4 @@ func (s *session) handle(m *message) *endError {
 		return nil
 	}
 	return ended(CodeUnexpected, "message type 0x%02x", m.typ)
-}
-
-func (s *session) serverRound(q []byte) *endError {
-	s.mu.Lock()
-	s.stats.Rounds++
-	rounds := s.stats.Rounds
-	s.stats.NegBytes += int64(len(q))
-	s.mu.Unlock()
-	if rounds > maxRounds {
-		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
-	}
-	out, err := s.negSrv.Reconcile(q)
-	if err != nil {
-		return s.negErr(err)
-	}
-	s.mu.Lock()
-	s.stats.NegBytes += int64(len(out))
-	s.mu.Unlock()
-	s.post(encodeNegMsg(s.sid, out))
-	return nil
-}
-
-func (s *session) clientRound(q []byte) *endError {
-	if s.neg == nil || s.negDone {
-		return ended(CodeUnexpected, "NEG-MSG with no reconciliation open")
-	}
-	r, err := s.neg.Reconcile(q)
-	if err != nil {
-		return s.negErr(err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stats.Rounds++
-	s.stats.NegBytes += int64(len(q) + len(r.Next))
-	if s.stats.Rounds > maxRounds {
-		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
-	}
-	for _, id := range r.Have {
-		s.pushQ = append(s.pushQ, canonical.ID(id))
-	}
-	for _, id := range r.Need {
-		s.wantQ = append(s.wantQ, canonical.ID(id))
-	}
-	if len(s.pushQ) > maxDiff || len(s.wantQ) > maxDiff {
-		return ended(CodeNegTooLong, "more than %d differences", maxDiff)
-	}
-	if r.Next == nil {
-		s.negDone, s.neg = true, nil
-		s.ctrl = append(s.ctrl, encodeNegClose(s.sid))
-		s.checkSettled()
-	} else {
-		s.ctrl = append(s.ctrl, encodeNegMsg(s.sid, r.Next))
-	}
-	s.wake()
-	return nil
-}
-
-// checkSettled closes settled once the opener's reconciliation has found
-// its differences and nothing is left in flight. s.mu is held.
-func (s *session) checkSettled() {
-	if !s.opener || !s.negDone || s.settledOK {
-		return
-	}
-	if len(s.wantQ) == 0 && len(s.bodyQ) == 0 && s.wantsOut == 0 && len(s.pushQ) == 0 && s.pushOut == 0 && s.committing == 0 {
-		s.settledOK = true
-		s.phase = PhaseLive
-		close(s.settled)
-	}
-}
-
-// received admits a VERSIONS message: an answer to our WANT, or a push.
-// Its checks run, and its batch is decided, while the batch before it
-// commits (engine.Submit); what follows from a batch — ADMITTED, the
-// answer counted, bodies and gaps asked for — waits for its commit.
-func (s *session) received(m *message) *endError {
-	s.mu.Lock()
-	if m.flag == versPush {
-		if s.pushIn >= MaxPushesOut {
-			s.mu.Unlock()
-			return ended(CodePushFlood, "a push with %d unacknowledged; at most %d", s.pushIn, MaxPushesOut)
-		}
-		s.pushIn++
-	} else if s.wantsOut == 0 {
-		s.mu.Unlock()
-		return ended(CodeUnexpected, "VERSIONS answering no WANT")
-	} else if m.flag == versLast {
-		// The answer is whole: the next WANT may go while this commits.
-		s.wantsOut--
-	}
-	s.committing++
-	s.mu.Unlock()
-	s.wake()
-	next, e := s.submit(m)
-	if e != nil {
-		return e
-	}
-	if e := s.settle(); e != nil {
-		return e
-	}
-	s.pending = next
-	if m.flag == versPush {
-		// Acknowledged only once durable: no waiting for the next batch.
-		return s.settle()
-	}
-	return nil
-}
-
-// admission is a batch submitted and committing.
-type admission struct {
-	flag  byte
-	a     admitted
-	vs    []*record.Version
-	sizes []int         // each version's bytes as it travelled
-	done  chan struct{} // closed once committed (or failed)
-	outs  []engine.Outcome
-	err   error
-}
-
-// submit decodes a VERSIONS message's versions, leaves out what is held or
-// outside the scope, and submits the rest to the judge (02 §9).
-func (s *session) submit(m *message) (*admission, *endError) {
-	ad := &admission{flag: m.flag}
-	st := s.c.host.Store()
-	ad.vs = make([]*record.Version, 0, len(m.versions))
-	decoded, errs := decodeAll(m.versions)
-	for i := range m.versions {
-		v, err := decoded[i], errs[i]
-		if err != nil {
-			ad.a.Refused++ // unreadable: nothing to remember it by
-			continue
-		}
-		if !v.HasSpace || v.Space != s.space || !s.inScope(v.Collection) {
-			ad.a.Held++
-			continue
-		}
-		// A push may bring what is held (a flood of it ends the session);
-		// an answer brings what this end asked for, not held when asked,
-		// and the store changes nothing for a copy it holds.
-		if m.flag != versPush {
-			ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(m.versions[i]))
-			continue
-		}
-		if _, stored, err := st.Standing(s.ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
-			ad.a.Held++
-			s.remember(v.ID)
-			continue
-		}
-		ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(m.versions[i]))
-	}
-	ad.done = make(chan struct{})
-	if len(ad.vs) == 0 {
-		close(ad.done)
-		return ad, nil
-	}
-	p, err := st.Prepare(s.ctx, ad.vs)
-	var adm *engine.Admission
-	if err == nil {
-		adm, err = st.Submit(s.ctx, s.c.peer.DID, p)
-	}
-	if err != nil {
-		if s.ctx.Err() != nil {
-			return nil, ended(CodeClosed, "closed while admitting")
-		}
-		return nil, ended(CodeInternal, "admitting: %v", err)
-	}
-	go func() {
-		ad.outs, ad.err = adm.Wait()
-		close(ad.done)
-	}()
-	return ad, nil
-}
-
-// settle waits for the batch committing, if any, and acts on its
-// outcomes.
-func (s *session) settle() *endError {
-	ad := s.pending
-	if ad == nil {
-		return nil
-	}
-	s.pending = nil
-	a := ad.a
-	var bodies, gaps []canonical.ID
-	<-ad.done
-	if outs, err := ad.outs, ad.err; len(ad.vs) > 0 {
-		if err != nil {
-			if s.ctx.Err() != nil {
-				return ended(CodeClosed, "closed while admitting")
-			}
-			return ended(CodeInternal, "admitting: %v", err)
-		}
-		// A stub another version of the batch supersedes is not current:
-		// no need to read its record to know.
-		top := map[string]int64{}
-		for _, v := range ad.vs {
-			if sq, ok := top[v.Key]; !ok || v.Seq > sq {
-				top[v.Key] = v.Seq
-			}
-		}
-		for i, o := range outs {
-			switch o.Verdict {
-			case engine.Stands, engine.Withdrawn:
-				a.Stored++
-				s.remember(o.ID)
-				if len(s.scope.Collections) > 0 {
-					if d, ok := s.gap(ad.vs[i]); ok {
-						gaps = append(gaps, d)
-					}
-				}
-				if o.Stored == engine.Stub && top[ad.vs[i].Key] == ad.vs[i].Seq && s.currentStub(ad.vs[i]) {
-					if d, err := canonical.ParseID(o.ID); err == nil {
-						bodies = append(bodies, d)
-					}
-				}
-			case engine.Later:
-				a.Later++
-				s.remember(o.ID)
-				s.waits(o.ID, ad.sizes[i])
-			default:
-				a.Refused++
-			}
-		}
-		s.mu.Lock()
-		received := s.stats.Received + int64(a.Stored)
-		s.mu.Unlock()
-		if e := s.checkUnresolved(received); e != nil {
-			return e
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := &s.stats
-	st.Received += int64(a.Stored)
-	st.Later += int64(a.Later)
-	st.Refused += int64(a.Refused)
-	st.Held += int64(a.Held)
-	for _, d := range bodies {
-		if len(s.bodyQ) < maxBodyQueue {
-			s.bodyQ = append(s.bodyQ, d)
-		}
-	}
-	for _, d := range gaps {
-		if len(s.wantQ) < maxDiff {
-			s.wantQ = append(s.wantQ, d)
-		}
-	}
-	s.committing--
-	if ad.flag == versPush {
-		s.pushIn--
-		s.ctrl = append(s.ctrl, encodeAdmitted(s.sid, a))
-	}
-	if st.Refused > maxRefused && st.Refused > st.Received {
-		return ended(CodeRefused, "%d versions refused, %d taken in", st.Refused, st.Received)
-	}
-	if st.Held > maxUseless && st.Held > 4*st.Received {
-		return ended(CodeUseless, "%d versions that brought nothing, %d taken in", st.Held, st.Received)
-	}
-	s.checkSettled()
-	s.wake()
-	return nil
-}
-
-// gap is the version before v in its writer's line (02 §4.10) when it is
-// not held: a version this end lacks in the collection, to ask for. Only a
-// partial hold walks the lines: a whole space's reconciliation finds
-// everything the peer holds by itself.
-func (s *session) gap(v *record.Version) (canonical.ID, bool) {
-	if v.Log == nil || v.Log.N == 0 || v.Log.Prev == "" {
-		return canonical.ID{}, false
-	}
-	st := s.c.host.Store()
-	if _, _, err := st.Standing(s.ctx, v.Log.Prev); !errors.Is(err, engine.ErrNotFound) {
-		return canonical.ID{}, false
-	}
-	if st.Refused(s.c.peer.DID, v.Log.Prev) {
-		return canonical.ID{}, false
-	}
-	d, err := canonical.ParseID(v.Log.Prev)
-	return d, err == nil
-}
-
-// currentStub reports whether v, stored as a stub, is its record's
-// current version: its body is asked for separately (02 §4.5).
-func (s *session) currentStub(v *record.Version) bool {
-	hs, err := s.c.host.Store().History(s.ctx, v.Space, v.Key)
-	return err == nil && len(hs) > 0 && hs[0].Version.ID == v.ID && hs[0].Stored == engine.Stub
-}
-
-// remember notes an id the peer sent, so it is not pushed back.
-func (s *session) remember(id string) {
-	d, err := canonical.ParseID(id)
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	if len(s.recent) >= recentSize {
-		clear(s.recent)
-	}
-	s.recent[d] = struct{}{}
-	s.mu.Unlock()
-}
-
-// pushLive queues the versions the store admits for the peer, until the
-// session ends; a subscription that dropped events, or a queue past its
-// bound, ends the session as behind, and the opener opens it again.
-func (s *session) pushLive(sub *engine.Subscription) {
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case ev, ok := <-sub.Events():
-			if !ok {
-				return
-			}
-			if sub.Dropped() > 0 {
-				s.finish(ended(CodeBehind, "live events were dropped"))
-				return
-			}
-			if ev.Kind != engine.EventAdmitted {
-				continue
-			}
-			d, err := canonical.ParseID(ev.ID)
-			if err != nil {
-				continue
-			}
-			s.mu.Lock()
-			_, echo := s.recent[d]
-			if !echo {
-				s.pushQ = append(s.pushQ, d)
-			}
-			n := len(s.pushQ)
-			s.mu.Unlock()
-			if n > maxLiveQueue {
-				s.finish(ended(CodeBehind, "more than %d versions waiting to be pushed", maxLiveQueue))
-				return
-			}
-			s.wake()
-		}
-	}
-}
-
-// decodeAll decodes versions on every core.
-func decodeAll(raws [][]byte) ([]*record.Version, []error) {
-	vs, errs := make([]*record.Version, len(raws)), make([]error, len(raws))
-	n := min(runtime.GOMAXPROCS(0), (len(raws)+63)/64)
-	var wg sync.WaitGroup
-	for w := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(raws); i += n {
-				vs[i], errs[i] = record.Decode(raws[i])
-			}
-		}()
-	}
-	wg.Wait()
-	return vs, errs
 }
