@@ -16,6 +16,7 @@ import (
 	"github.com/minca-go/minca/backends/folder/foldertest"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 )
 
@@ -106,7 +107,7 @@ func TestSecondDeviceByAccountKeyThroughASharedFolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := mirror.New(n.Store(), fb, &mirror.Options{Geneses: node.MirrorGeneses(n.Store()), Reread: time.Microsecond,
+		m, err := mirror.New(n.Store(), fb, &mirror.Options{Geneses: judge.MirrorGeneses(n.Store()), Reread: time.Microsecond,
 			Logger: slog.New(slog.NewTextHandler(log, nil))})
 		if err != nil {
 			t.Fatal(err)

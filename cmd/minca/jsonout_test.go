@@ -53,7 +53,8 @@ func TestEmptyLists(t *testing.T) {
 var camel = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 
 // checkStyle fails on any key that is not camelCase and on any null, in
-// every JSON line of out.
+// every JSON line of out; but a carry grant's pod, which 06 §4.3 says is
+// null for an account not kept in a folder.
 func checkStyle(t *testing.T, what, out string) {
 	t.Helper()
 	if strings.TrimSpace(out) == "" {
@@ -63,6 +64,9 @@ func checkStyle(t *testing.T, what, out string) {
 	walk = func(path string, v any) {
 		switch x := v.(type) {
 		case nil:
+			if what == "carrier add" && path == "$.pod" {
+				return
+			}
 			t.Errorf("%s: null at %s", what, path)
 		case map[string]any:
 			for k, e := range x {
