@@ -228,7 +228,7 @@ func (w *writer) sign(_ context.Context, st *staged) ([]*record.Version, error) 
 	if err != nil {
 		return nil, err
 	}
-	w.n.judge.Base.vouch(vs)
+	w.n.judge.Base.Vouch(vs)
 	st.vs = vs
 	return vs, nil
 }
