@@ -57,7 +57,10 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 		unwritten(j)
 		return nil, err
 	}
-	t.seal()
+	if err := t.seal(); err != nil {
+		unwritten(j)
+		return nil, err
+	}
 	prev := t.prev
 	s.inflight = t
 	go s.commitAfter(t, prev)
@@ -75,11 +78,16 @@ func (s *Store) settle() {
 
 // seal adds the batch's change log entry and the counters to its writes;
 // nothing is written to t after.
-func (t *tx) seal() {
-	if len(t.changes) > 0 {
-		t.set(keys.ChangeKey(t.st.changeSeq), t.changes)
+func (t *tx) seal() error {
+	if len(t.pend) > 0 {
+		entry, err := t.changeEntry()
+		if err != nil {
+			return err
+		}
+		t.set(append(keys.ChangeKey(t.st.changeSeq), changeFormat), entry)
 	}
 	t.set(keys.InternalKey(stateName), t.st.encode())
+	return nil
 }
 
 // commitAfter commits t once prev (the batch decided before it, nil when
@@ -102,8 +110,10 @@ func (s *Store) commitAfter(t, prev *tx) {
 // commit seals and writes a batch made while holding Store.mu with no
 // batch committing (SetStanding).
 func (s *Store) commit(t *tx) error {
-	t.seal()
-	err := s.write(t)
+	err := t.seal()
+	if err == nil {
+		err = s.write(t)
+	}
 	if err != nil {
 		unwritten(t.j)
 	}
@@ -150,6 +160,9 @@ func (s *Store) write(t *tx) error {
 		return fmt.Errorf("minca/engine: commit: %w", err)
 	}
 	s.state.Lock()
+	if t.st.stats.Waiting != s.st.stats.Waiting {
+		t.events = append(t.events, Event{Kind: EventWaiting, Count: t.st.stats.Waiting})
+	}
 	s.st = t.st
 	s.st.stats.Changes = int64(s.st.changeSeq)
 	for d, v := range t.stored {

@@ -41,7 +41,9 @@
 //     size. The files versions held whole name are kept; TidyFiles lets
 //     the rest go after a grace (docs/stores.md, Files).
 //   - A local change log — each version stored and each body added, with
-//     the source it came from — and meta values for mirrors.
+//     the source it came from, each standing change and each fork found,
+//     with what its batch left (the version's standing, its record's
+//     readable current version: [Change]) — and meta values for mirrors.
 //
 // A judge may also implement [Restander] — asked, in the batch, after each
 // version it lets in is stored, which held versions' standing to change —

@@ -141,8 +141,14 @@ const stateName = "state"
 // one change log entry per change; 2 kept record heads under 'c'; 3 kept
 // versions by id, bodies apart; 4 kept no change's source; 5 kept no
 // versions by root; 6 kept no waiting version's source, arrival and size
-// ('Q'), and is brought up to this layout when opened.
-const layout = 7
+// ('Q'), and is brought up to this layout when opened; 7 kept change log
+// entries without what each batch left (Change.Facts), read as they are.
+const layout = 8
+
+// factless is the layout before this one, read as it is: its change log
+// entries are read without their facts, and it is kept from then on in
+// this one.
+const factless = 7
 
 // upgradable is the earliest layout Open brings up to this one.
 const upgradable = 6
@@ -181,7 +187,7 @@ func decodeCounters(b []byte) (counters, error) {
 	l := next()
 	if l == upgradable {
 		c.upgrade = true
-	} else if l != layout {
+	} else if l != layout && l != factless {
 		if l >= 1 && l < layout {
 			return c, fmt.Errorf("%w: layout %d, written by an earlier minca; this one reads layout %d", ErrLayout, l, layout)
 		}

@@ -23,14 +23,13 @@ type tx struct {
 	w      map[string]write
 	ahead  map[string]ahead
 	sorted []string // written keys of the ranged tables, ascending
-	// changes is this batch's change log entry, written under one key at
-	// commit (changelog.go); runAt is where its last run's count is (0:
-	// no run yet), and runFrom that run's source.
-	changes []byte
-	runAt   int
-	runFrom string
-	outs    []Outcome // Admit's outcomes, nil for other writes
-	stored  map[canonical.ID]*record.Version
+	// pend is this batch's changes, written as one change log entry when
+	// it is sealed (changelog.go); verdicts the last standing the batch
+	// gave each version it changed.
+	pend     []pendingChange
+	verdicts map[canonical.ID]Verdict
+	outs     []Outcome // Admit's outcomes, nil for other writes
+	stored   map[canonical.ID]*record.Version
 	// pending maps a waiting version to the inputs it came from, so a
 	// version re-judged in the same batch reports its final outcome.
 	pending map[canonical.ID][]int
@@ -398,7 +397,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	t.final[d] = Whole
 	t.st.stats.BodyBytes += int64(len(body))
 	t.stored[d] = v
-	t.change(d, BodyAdded, from)
-	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict, Version: v, Seq: t.st.changeSeq})
+	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict, Version: v})
+	t.events[len(t.events)-1].Seq = t.change(d, BodyAdded, from, rec, e.verdict, len(t.events)-1)
 	return nil
 }

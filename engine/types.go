@@ -110,6 +110,10 @@ const (
 	Withdrew ChangeKind = 3
 	// Restood: a withdrawn version stands again ([Store.ChangeLog] only).
 	Restood ChangeKind = 4
+	// Forked: a fork or break of a writer's line was found on arrival
+	// (02 §4.10): ID is one of its versions, Other the other
+	// ([Store.ChangeLog] only).
+	Forked ChangeKind = 5
 )
 
 func (k ChangeKind) String() string {
@@ -120,6 +124,8 @@ func (k ChangeKind) String() string {
 		return "withdrew"
 	case Restood:
 		return "restood"
+	case Forked:
+		return "forked"
 	}
 	return "stored"
 }
@@ -136,6 +142,17 @@ type Change struct {
 	// "blobs:" + its blob store's id, and leaves out of its exports what
 	// that blob store brought.
 	From string
+	// Facts: the change log holds what the batch left of the version and
+	// its record (Verdict, Current); false for a change logged by an
+	// earlier layout, which did not keep them.
+	Facts bool
+	// Verdict is the version's standing once the batch was in (02 §9.5).
+	Verdict Verdict
+	// Current is the id of the record's readable current version once the
+	// batch was in, "" when none read (02 §4.3, §4.5); not for Forked.
+	Current string
+	// Other is a fork or break's other version (Forked).
+	Other string
 }
 
 // Stats counts what a store holds ([Store.Stats]).
