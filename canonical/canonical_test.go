@@ -301,3 +301,19 @@ func TestCompareUTF16(t *testing.T) {
 		}
 	}
 }
+
+func TestUTF16Len(t *testing.T) {
+	cases := []struct {
+		s    string
+		want int
+	}{
+		{"", 0}, {"abc", 3}, {"é", 1}, {"€", 1}, {"😀", 2}, {"a😀b", 4},
+		{"\xed\xa0\x80", 1},             // a lone U+D800, as the reader keeps it
+		{"\xed\xa0\xbd\xed\xb8\x80", 2}, // two lone surrogates
+	}
+	for _, c := range cases {
+		if got := UTF16Len(c.s); got != c.want {
+			t.Errorf("UTF16Len(%q) = %d, want %d", c.s, got, c.want)
+		}
+	}
+}
