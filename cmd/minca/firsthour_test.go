@@ -145,6 +145,31 @@ func TestServeOnANewMachine(t *testing.T) {
 	if code != exitFailed || !strings.Contains(errs, "write/schema") || !strings.Contains(errs, "body.text: ") {
 		t.Errorf("a body the schema refuses: exit %d: %s", code, errs)
 	}
+	// What put takes is what the README and put --help say: a collection
+	// lower case with a dot, a body that is a JSON object of at most 1 MiB
+	// (and where big content goes instead).
+	big := `{"text":"` + strings.Repeat("x", 1<<20) + `"}`
+	for _, c := range []struct{ body, collection, says string }{
+		{big, "app.todo", "over 1 MiB"},
+		{big, "app.todo", "files"},
+		{`{"text":"x"}`, "Todo", "lower case with at least one dot"},
+		{`["x"]`, "app.todo", "a JSON object"},
+	} {
+		if _, errs, code := minca(t, c.body, "put", sp, c.collection, "--dir", dir); code != exitUsage || !strings.Contains(errs, c.says) {
+			t.Errorf("put %s of %d bytes: exit %d, not saying %q: %s", c.collection, len(c.body), code, c.says, tail(errs, 300))
+		}
+	}
+	for verb, all := range map[string][]string{
+		"put":  {"1 MiB", "files", "lower case with at least one dot", "JSON object"},
+		"sign": {"lower case with at least one dot", "JSON object", "a key not the signer's"},
+	} {
+		help, _, _ := minca(t, "", verb, "--help")
+		for _, says := range all {
+			if !strings.Contains(strings.Join(strings.Fields(help), " "), says) {
+				t.Errorf("%s --help does not say %q", verb, says)
+			}
+		}
+	}
 }
 
 // `init --account-key FILE` adds a device to the account: the key is kept
