@@ -57,6 +57,7 @@ type Peers struct {
 	roomSpace map[string]string          // relay room → space
 	totals    Stats                      // of every session that ended
 	trace     func(out bool, msg []byte) // tests: every message, as sent or received
+	recheck   time.Duration              // how often a sending session asks MayRead again
 }
 
 // Totals counts what every session carried, those running included.
@@ -119,7 +120,7 @@ func New(host Host, o *Options) (*Peers, error) {
 			topt.Revoked = revocations{hs: hs.histories(), spaces: host.Spaces}
 		}
 	}
-	return &Peers{host: host, o: oo, topt: &topt, log: oo.Logger,
+	return &Peers{host: host, o: oo, topt: &topt, log: oo.Logger, recheck: recheckEvery,
 		dials: map[string]*dialState{}, conns: map[*conn]struct{}{}, roomSpace: map[string]string{}}, nil
 }
 
