@@ -6,4 +6,3 @@ import "time"
 // peer may read the space (5 s; 0: before every answer and push), so a
 // test decides when a revoke or a removal is seen.
 func SetRecheck(p *Peers, d time.Duration) { p.recheck = d }
-
