@@ -6,6 +6,7 @@ package sqlitetest
 import (
 	"bytes"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -76,24 +77,44 @@ func (d *Damaged) Garble(t *testing.T, n int64) {
 	}
 }
 
-// LeafOf is the page holding key in a leaf cell (an index b-tree leaf,
-// type 0x0a; the key may also stand in an interior page).
+// LeafOf is the page of the kv table's b-tree that holds key in a leaf
+// cell (the key may also stand in an interior page, and in pages freed
+// as the tree grew, which no read visits).
 func (d *Damaged) LeafOf(t *testing.T, key []byte) int64 {
 	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+d.Path+"?mode=ro&immutable=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT pageno FROM dbstat WHERE name = 'kv' AND pagetype = 'leaf'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaves := map[int64]bool{}
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		leaves[n] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		t.Fatal(err)
+	}
 	b, err := os.ReadFile(d.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for off := 0; ; {
+	for off := 0; ; off++ {
 		i := bytes.Index(b[off:], key)
 		if i < 0 {
-			t.Fatalf("key %x is in no leaf page", key)
+			t.Fatalf("key %x is in no leaf page of the kv table", key)
 		}
 		off += i
-		if page := int64(off) / d.PageSize; b[page*d.PageSize] == 0x0a {
-			return page + 1
+		if page := int64(off)/d.PageSize + 1; leaves[page] {
+			return page
 		}
-		off++
 	}
 }
 
