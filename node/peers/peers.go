@@ -56,7 +56,7 @@ type Peers struct {
 	conns     map[*conn]struct{}
 	roomSpace map[string]string          // relay room → space
 	totals    Stats                      // of every session that ended
-	trace     func(out bool, msg []byte) // tests: every message, as sent or received
+	trace     func(out bool, msg []byte) // tests: every message, as it is sent (just before) or received
 	recheck   time.Duration              // how often a sending session asks MayRead again
 }
 
