@@ -120,6 +120,9 @@ func (s *Server) Disconnect(ctx context.Context, id string) ([]Revoked, error) {
 	default:
 		return nil, fmt.Errorf("%w: %q is not a connection's id (app:ORIGIN, code:KEY, carrier:KEY)", connect.ErrNotConnected, id)
 	}
+	if errors.Is(err, connect.ErrNotConnected) {
+		return nil, fmt.Errorf("%w: %s", connect.ErrNotConnected, id)
+	}
 	if err != nil {
 		return nil, err
 	}

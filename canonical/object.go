@@ -82,3 +82,8 @@ func NewObject(pairs ...any) *Object {
 	}
 	return o
 }
+
+// MarshalJSON writes the object in its canonical form (02 §1), so that
+// encoding/json writes an Object as the JSON it is, never as its Go
+// fields.
+func (o *Object) MarshalJSON() ([]byte, error) { return Marshal(o) }

@@ -330,8 +330,9 @@ func (c *Carrier) held() []string {
 // MayRead says whether a peer may read a space from the carrier (docs/
 // sync.md's read rule, as a node's): a carry space only the account's own
 // devices (by the note's issuer); a carried public space any peer whose
-// key is not revoked there; a carried private space a member (by root) or
-// a keeper the space names (by key), as of now. A space it does not hold
+// key is not revoked there, unless it is an account's own (a public
+// registry of earlier mincas); a carried private or account space a
+// member (by root) or a keeper the space names (by key), as of now. A space it does not hold
 // nobody, so a peer asking learns nothing.
 func (c *Carrier) MayRead(ctx context.Context, spaceID string, p transport.Peer) (bool, error) {
 	carry, carried := c.sets()
@@ -350,7 +351,8 @@ func (c *Carrier) MayRead(ctx context.Context, spaceID string, p transport.Peer)
 		if slices.ContainsFunc(st.Revoked(), func(r space.RevokedKey) bool { return r.Key == p.DID }) {
 			return nil
 		}
-		may = !h.Genesis().Private() || p.Root != "" && st.IsMember(p.Root) ||
+		g := h.Genesis()
+		may = !g.Private() && !g.Account || p.Root != "" && st.IsMember(p.Root) ||
 			slices.ContainsFunc(st.Keepers(), func(k space.Keeper) bool { return k.DID == p.DID })
 		return nil
 	})

@@ -281,7 +281,10 @@ func (h *Home) DisconnectApp(ctx context.Context, origin string) (Disconnected, 
 func (h *Home) DisconnectKey(ctx context.Context, key string) (Disconnected, error) {
 	d, err := h.disconnect(ctx, (&Connection{Kind: KindCode, Audience: key}).ID())
 	if errors.Is(err, ErrNotConnected) {
-		return h.disconnect(ctx, (&Connection{Kind: KindCarrier, Audience: key}).ID())
+		d, err = h.disconnect(ctx, (&Connection{Kind: KindCarrier, Audience: key}).ID())
+	}
+	if errors.Is(err, ErrNotConnected) {
+		return d, fmt.Errorf("%w holding the key %s (a program connected by code, or a carrier)", ErrNotConnected, key)
 	}
 	return d, err
 }

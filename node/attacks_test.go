@@ -236,3 +236,50 @@ func TestAttacksForkedLineWithdrawn(t *testing.T) {
 		obj("proof", obj("kind", "fork", "versions", []any{v0.Stub().Object(), v1.Stub().Object()})), ids(f))
 	p.expect(bad, engine.Refused, space.CodeAccessProof)
 }
+
+// attacks.test.ts, "a member cannot freeze a record by skipping ahead…"
+// (02 §4.7): a member allowed to edit writes seq 2^53 − 1, which nothing
+// could outrank, after the record's current version; it must follow the
+// version its prev names, so it is refused, whatever order the versions
+// come in, and the record still reads its real current version and takes
+// the next edit.
+func TestAttacksAMemberCannotFreezeARecordBySkippingAhead(t *testing.T) {
+	founder, alice, mallory := newAccount(t, "founder", true), newAccount(t, "alice", true), newAccount(t, "mallory", true)
+	s := newScene(t, []*account{founder}, writerRoles)
+	a := s.assign(founder, alice, nil, "writer")
+	m := s.assign(founder, mallory, ids(a), "writer")
+	key, err := record.FreshKey(alice.did)
+	if err != nil {
+		t.Fatal(err)
+	}
+	A := s.write(alice, "app.list", key, obj("items", []any{"milk"}), ids(m))
+	B := s.write(mallory, "app.list", key, obj("items", []any{"milk", "eggs"}), ids(m))
+	skip := func(seq float64, genesis string) *record.Version {
+		o := canonical.NewObject("collection", "app.list", "createdAt", "2026-01-01T09:00:00.000Z", "key", key, "space", s.g.ID,
+			"seq", seq, "prev", B.ID, "genesis", genesis, "seen", []any{m.ID}, "body", obj("items", []any{"frozen"}))
+		last := mallory.logs["app.list"]
+		o.Set("log", canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID))
+		v, err := record.Sign(o, mallory.signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	frozen := skip(float64(record.MaxSafeInteger), A.ID)
+	nine := skip(9, A.ID)
+	wrongFirst := skip(2, B.ID)
+	C := s.write(alice, "app.list", key, obj("items", []any{"milk", "eggs", "bread"}), ids(m))
+	for v, code := range map[*record.Version]string{frozen: record.CodeChainSeq, nine: record.CodeChainSeq, wrongFirst: record.CodeChainGenesis} {
+		p := newPeer(t, s.g)
+		p.admit(a, m, A, B)
+		p.expect(v, engine.Refused, code)
+	}
+	inNineOrders(t, s.g, []*record.Version{a, m, A, B, frozen, nine, wrongFirst, C}, func(order string, p *peer) {
+		wantStanding(t, order, p, map[*record.Version]engine.Verdict{
+			frozen: engine.Refused, nine: engine.Refused, wrongFirst: engine.Refused, C: engine.Stands,
+		})
+		if cur := p.current(s.g.ID, key); cur != C.ID {
+			t.Fatalf("%s: the record reads %s, want the real edit after it", order, cur)
+		}
+	})
+}

@@ -101,7 +101,8 @@ func (c CarrierRecord) body() *canonical.Object {
 	return o
 }
 
-// readCarrier reads a sys.carrier version; ok is false for one that names
+// readCarrier reads a sys.carrier version, its body opened; ok is false
+// for one that names
 // no carry space: a key not of the form, a did that is not a P-256
 // did:key, or a gen that is not a non-negative integer (06 §4.2: "such a
 // record is ignored").
@@ -153,7 +154,11 @@ func (n *Node) Carriers(ctx context.Context) ([]CarrierRecord, error) {
 	}
 	out := make([]CarrierRecord, 0, len(cur))
 	for _, v := range cur {
-		if c, ok := readCarrier(v); ok {
+		body, ok := n.registryBody(v)
+		if !ok {
+			continue
+		}
+		if c, ok := readCarrier(&record.Version{Key: v.Key, Body: body}); ok {
 			out = append(out, c)
 		}
 	}
@@ -273,7 +278,7 @@ func (n *Node) AddCarrier(ctx context.Context, did, name string) (*CarryAdded, e
 		return nil, err
 	}
 	c := CarrierRecord{DID: did, Name: name, Since: record.FormatTime(n.now()), Gen: gen, Space: g.ID}
-	if _, err := n.w.do(ctx, &writeReq{space: n.registry, collection: CarrierCollection, key: carrierPrefix + g.ID, body: c.body(), sys: true}); err != nil {
+	if _, err := n.w.do(ctx, &writeReq{space: n.registry, collection: CarrierCollection, key: carrierPrefix + g.ID, body: c.body(), sys: true, sealWith: n.registryKey}); err != nil {
 		return nil, fmt.Errorf("minca/node: adding carrier %s: %w", did, err)
 	}
 	if err := AddGenesis(ctx, n.st, g); err != nil {
@@ -309,7 +314,7 @@ func (n *Node) PutRegistry(ctx context.Context, coll, key string, body any) erro
 	if err != nil {
 		return writeErr(CodeBadInput, "body", err.Error())
 	}
-	_, err = n.w.do(ctx, &writeReq{space: n.registry, collection: coll, key: key, body: b, sys: true})
+	_, err = n.w.do(ctx, &writeReq{space: n.registry, collection: coll, key: key, body: b, sys: true, sealWith: n.registryKey})
 	return err
 }
 
@@ -361,7 +366,7 @@ func (n *Node) RemoveCarrier(ctx context.Context, did string) error {
 			return fmt.Errorf("minca/node: removing carrier %s: %w", did, err)
 		}
 		c.Removed = record.FormatTime(n.now())
-		if _, err := n.w.do(ctx, &writeReq{space: n.registry, collection: CarrierCollection, key: carrierPrefix + c.Space, body: c.body(), sys: true}); err != nil {
+		if _, err := n.w.do(ctx, &writeReq{space: n.registry, collection: CarrierCollection, key: carrierPrefix + c.Space, body: c.body(), sys: true, sealWith: n.registryKey}); err != nil {
 			return fmt.Errorf("minca/node: removing carrier %s: %w", did, err)
 		}
 	}
@@ -433,8 +438,8 @@ func CurrentRecords(ctx context.Context, st *engine.Store, spaceID, coll string)
 	return out, nil
 }
 
-// writeSealed writes a sys.* record of a carry space, its body sealed
-// under the space's key.
+// writeSealed writes a sys.* record of a carry space or the registry, its
+// body sealed under the space's key.
 func (n *Node) writeSealed(ctx context.Context, spaceID, coll, key string, body any, k *seal.Key) error {
 	_, err := n.w.do(ctx, &writeReq{space: spaceID, collection: coll, key: key, body: body, sys: true, sealWith: k})
 	return err

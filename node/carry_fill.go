@@ -72,23 +72,20 @@ func (n *Node) fill(ctx context.Context, c CarrierRecord, k *seal.Key) error {
 	}
 	want := make(map[string]any, len(links))
 	for key, v := range links {
-		if v.HasBody {
-			want[key] = v.Body
+		if body, ok := n.registryBody(v); ok {
+			want[key] = body
 		}
 	}
 	return n.syncSealed(ctx, c.Space, LinkCollection, want, k, "")
 }
 
 // passes are the passes every carry space holds now, by key: the account
-// registry's, and one for each space the registry lists whose genesis is
-// held — a private one only with the key the node holds for it now.
+// registry's (from its one key), and one for each space the registry lists
+// whose genesis is held — a private one only with the key the node holds
+// for it now.
 func (n *Node) passes(ctx context.Context) (map[string]any, error) {
 	out := map[string]any{}
-	reg, err := RegistryGenesis(n.account.DID())
-	if err != nil {
-		return nil, err
-	}
-	out[PassKey(reg.ID)] = NewPass(reg, nil).Value()
+	out[PassKey(n.registry)] = NewPass(n.registryG, n.registryKey).Value()
 	joined, err := n.joined(ctx)
 	if err != nil {
 		return nil, err
@@ -160,7 +157,8 @@ func (n *Node) wakes(ctx context.Context) (map[string]any, error) {
 	}
 	out := map[string]any{}
 	for key, v := range autos {
-		w, err := ReadAutomation(key, v.Body)
+		body, _ := n.registryBody(v)
+		w, err := ReadAutomation(key, body)
 		wk := WakeKey(key)
 		if err != nil || wk == "" {
 			n.o.Logger.Warn("an automation no carrier can match", "key", key, "err", err)

@@ -29,7 +29,11 @@ func TestDocsCarriers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := node.RegistryGenesis(ada.DID())
+	reg, rk, err := node.RegistrySpace(ada)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := node.LegacyRegistryGenesis(ada.DID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +42,7 @@ func TestDocsCarriers(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, _ := canonical.Marshal(canonical.NewObject("did", keeper.DID(), "name", "Ada's carrier", "since", "2026-10-01T09:00:00.000Z"))
-	pass, _ := canonical.Marshal(node.NewPass(reg, nil).Value())
+	pass, _ := canonical.Marshal(node.NewPass(reg, rk).Value())
 	var b strings.Builder
 	line := func(name, v string) { fmt.Fprintf(&b, "%-13s %s\n", name, v) }
 	scalar := sha256.Sum256([]byte("minca docs/spaces.md ada")) // docKey's
@@ -54,6 +58,12 @@ func TestDocsCarriers(t *testing.T) {
 	line("sys.carrier", "carrier:"+g0.ID)
 	line("  body", string(rec))
 	line("invite", inv)
+	line("registry info", "minca/registry-key/v1")
+	line("  K₀ (text)", rk.Text())
+	line("  keyId", rk.ID())
+	line("  genesis", string(reg.Canonical()))
+	line("registry", reg.ID)
+	line("  before v2", legacy.ID+" (public: "+string(legacy.Canonical())+")")
 	line("sys.pass", node.PassKey(reg.ID))
 	line("  body", string(pass))
 	doc, err := os.ReadFile(carriersDoc)

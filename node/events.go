@@ -375,6 +375,12 @@ func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error)
 	if buffer <= 0 {
 		buffer = 1024
 	}
+	if space != "" {
+		// A space the node does not keep has no events to wait for.
+		if err := n.keeps(n.ctx, space); err != nil {
+			return nil, err
+		}
+	}
 	e := n.ev
 	var c cursor
 	if after != "" {

@@ -14,12 +14,37 @@ import (
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/index"
+	"github.com/minca-go/minca/internal/lockholder"
+	"github.com/minca-go/minca/seal"
+	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/store"
 )
 
 // ErrLocked: another process runs a node in this directory (one process
-// per node directory).
+// per node directory). The error Open returns is a [*LockedError].
 var ErrLocked = errors.New("minca/node: the node directory is in use by another process")
+
+// LockedError is a node directory in use by another process: which, when
+// the lock file says and that process still runs.
+type LockedError struct {
+	Dir    string
+	Holder lockholder.Holder // PID 0: not known
+}
+
+func (e *LockedError) Error() string {
+	if e.Holder.PID == 0 {
+		return fmt.Sprintf("minca/node: the node directory %s is in use by another process", e.Dir)
+	}
+	return fmt.Sprintf("minca/node: the node directory %s is in use by %s", e.Dir, e.Holder)
+}
+
+// Unwrap makes it an [ErrLocked], and gives the holder when known.
+func (e *LockedError) Unwrap() []error {
+	if e.Holder.PID == 0 {
+		return []error{ErrLocked}
+	}
+	return []error{ErrLocked, e.Holder}
+}
 
 // ErrClosed: the node is closed.
 var ErrClosed = errors.New("minca/node: closed")
@@ -44,13 +69,19 @@ type Node struct {
 	notes   *identity.Checker
 	sess    *session
 	account *identity.PrivateKey
-	// registry is the account registry's id; "" without the account key.
-	registry string
-	w        *writer
-	ev       *events
+	// registry is the account registry's id, registryG its genesis and
+	// registryKey its key; "" and nil without the account key.
+	registry    string
+	registryG   *space.Genesis
+	registryKey *seal.Key
+	w           *writer
+	ev          *events
 	// carryMu makes adding, removing and refilling carriers one at a
 	// time (06 §4.2: a removal waits for a refill under way).
 	carryMu sync.Mutex
+	// proveMu makes proving forks one call at a time, so a fork is
+	// proven once (ProveForks).
+	proveMu sync.Mutex
 	mirrors []*mirror.Mirror
 
 	ctx    context.Context
@@ -72,14 +103,18 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("minca/node: node directory: %w", err)
 	}
-	n := &Node{o: o, lock: flock.New(filepath.Join(o.Dir, lockName)), notes: &identity.Checker{}}
+	lockPath := filepath.Join(o.Dir, lockName)
+	n := &Node{o: o, lock: flock.New(lockPath), notes: &identity.Checker{}}
 	ok, err := n.lock.TryLock()
 	if err != nil {
 		return nil, fmt.Errorf("minca/node: locking %s: %w", o.Dir, err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrLocked, o.Dir)
+		h, _ := lockholder.Of(lockPath)
+		return nil, &LockedError{Dir: o.Dir, Holder: h}
 	}
+	// Who holds it, for the message of the next one to try.
+	_ = lockholder.Record(lockPath)
 	fail := func(err error) (*Node, error) {
 		n.shutdown()
 		return nil, err
@@ -93,11 +128,10 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 		}
 	}
 	if n.account != nil {
-		g, err := RegistryGenesis(n.account.DID())
-		if err != nil {
+		if n.registryG, n.registryKey, err = RegistrySpace(n.account); err != nil {
 			return fail(err)
 		}
-		n.registry = g.ID
+		n.registry = n.registryG.ID
 	}
 	if n.sess, err = openSession(o, n.account); err != nil {
 		return fail(err)
@@ -147,10 +181,11 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	if err := n.startMirrors(ctx); err != nil {
 		return fail(err)
 	}
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.renewLoop()
 	go n.reindexLoop()
 	go n.keyLoop()
+	go n.proveLoop()
 	if n.account != nil {
 		n.wg.Add(1)
 		go n.carryLoop()
@@ -216,6 +251,9 @@ func (n *Node) shutdown() error {
 	}
 	if n.sto != nil {
 		errs = append(errs, n.sto.Close())
+	}
+	if n.lock.Locked() {
+		_ = lockholder.Clear(n.lock.Path())
 	}
 	errs = append(errs, n.lock.Unlock())
 	return errors.Join(errs...)

@@ -74,7 +74,8 @@ func openSession(o Options, account *identity.PrivateKey) (*session, error) {
 			return nil, err
 		}
 	case errors.Is(err, fs.ErrNotExist) && account == nil:
-		return nil, fmt.Errorf("%w: ask the account for a note to %s (minca note issue) and put it in %s", ErrNoNote, k.DID(), s.notePath)
+		return nil, fmt.Errorf("%w (%s): connect it to the account at its home (minca connect HOME --dir %s), give it the account key (minca init --dir %[3]s --account-key FILE), or have the account issue one (minca note issue --key ACCOUNTKEY --aud %[2]s --cmd / > %[4]s)",
+			ErrNoNote, k.DID(), o.Dir, s.notePath)
 	case !errors.Is(err, fs.ErrNotExist):
 		if account == nil {
 			return nil, err

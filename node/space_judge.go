@@ -243,6 +243,10 @@ func (j *SpaceJudge) decideAccess(hr engine.HeldReader, sp *space.History, v *re
 	}
 	j.pending[v.ID] = res
 	if !res.Counts {
+		if from, forked := sp.Now().ForkedFrom(ch.Author, ch.Collection); forked && ch.LogN >= from {
+			return engine.Decision{Verdict: engine.Withdrawn, Refusal: &record.Refusal{Code: space.CodeWithdrawnForked, Field: "log",
+				Message: fmt.Sprintf("the line of %s in %s is proven forked from place %d, and this change is at place %d (02 §4.10)", ch.Author, ch.Collection, from, ch.LogN)}}, nil
+		}
 		return engine.Decision{Verdict: engine.Withdrawn, Refusal: &record.Refusal{Code: space.CodeWithdrawnStruck, Field: "seen",
 			Message: "a change it had not seen took from its author what it used, or one it rests on was struck (docs/spaces.md, The merge rule)"}}, nil
 	}

@@ -81,6 +81,16 @@ type PutOptions struct {
 	Files []FileRef
 }
 
+// What a record's collection and body are, as the node writes them (and
+// `minca sign` signs them): a name a definition can have (02 §6.1), so
+// the space can give it a schema and rules, and an object, so it can have
+// fields. Peers take any collection and any JSON (02 §3.1); a writer
+// keeps to these.
+const (
+	CollectionRule = "a collection is lower case with at least one dot, like app.todo (^[a-z][a-z0-9-]*(\\.[a-z][a-z0-9-]*)+$, 02 §6.1)"
+	BodyRule       = "a record's body is a JSON object, like {\"text\":\"Buy milk\"}"
+)
+
 // Put writes the next version of a record of collection in space with
 // body (a value of canonical's model, or anything encoding/json
 // marshals): keys as 02 §4.1 says, the version after the one held as
@@ -94,12 +104,18 @@ func (n *Node) Put(ctx context.Context, spaceID, coll string, body any, o *PutOp
 	if o == nil {
 		o = &PutOptions{}
 	}
-	if coll == "" || record.IsSys(coll) {
-		return nil, writeErr(CodeBadInput, "collection", "a record's collection is named, and not sys.* (the access history and the account's machinery are written through their own calls)")
+	if record.IsSys(coll) {
+		return nil, writeErr(CodeBadInput, "collection", "a record's collection is not sys.* (the access history and the account's machinery are written through their own calls)")
+	}
+	if !collection.ValidName(coll) {
+		return nil, writeErr(CodeBadInput, "collection", fmt.Sprintf("collection %q: %s", coll, CollectionRule))
 	}
 	b, err := asValue(body)
 	if err != nil {
 		return nil, writeErr(CodeBadInput, "body", err.Error())
+	}
+	if _, ok := b.(*canonical.Object); !ok {
+		return nil, writeErr(CodeBadInput, "body", BodyRule)
 	}
 	return n.w.do(ctx, &writeReq{space: spaceID, collection: coll, key: o.Key, body: b, links: o.Links, files: o.Files})
 }

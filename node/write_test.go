@@ -204,6 +204,17 @@ func TestWriteChecksBeforeSigning(t *testing.T) {
 		t.Fatalf("the second app.once written is at place %d, want 1", o2.Log.N)
 	}
 	wantCode(t, errOf(tn.Put(context.Background(), "bnotaspaceheld", "app.task", obj(), nil)), node.CodeSpaceNotKept)
+	// What a writer writes: a collection a definition can name, a body
+	// that is an object (peers would take either; the node does not write
+	// them).
+	for _, c := range []struct {
+		coll string
+		body any
+	}{{"Todo", obj()}, {"todo", obj()}, {"app.Todo", obj()}, {"app.task", 7.0}, {"app.task", "x"}, {"app.task", []any{1.0}}} {
+		if we := wantCode(t, errOf(tn.Put(context.Background(), g.ID, c.coll, c.body, nil)), node.CodeBadInput); we.Message == "" {
+			t.Errorf("%s %v: no message", c.coll, c.body)
+		}
+	}
 }
 
 // A member without a grant is refused by the judge before anything leaves.

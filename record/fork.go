@@ -78,7 +78,9 @@ func (p *LineProof) Value() *canonical.Object {
 }
 
 // ParseLineProof reads a proof value, verifies both versions with vf and
-// checks that they prove what the proof says. Anyone can check one.
+// checks that they prove what the proof says. Anyone can check one. The
+// versions are quoted envelopes: a retained one is read as a stub too
+// ([QuotedFromValue]).
 func ParseLineProof(val any, vf *Verifier) (*LineProof, error) {
 	o, ok := val.(*canonical.Object)
 	if !ok {
@@ -92,7 +94,7 @@ func ParseLineProof(val any, vf *Verifier) (*LineProof, error) {
 	}
 	var pair [2]*Version
 	for i, e := range arr {
-		v, err := FromValue(e)
+		v, err := QuotedFromValue(e)
 		if err != nil {
 			return nil, fmt.Errorf("minca/record: line proof version %d: %w", i, err)
 		}

@@ -239,3 +239,37 @@ func resign(t testing.TB, k interface {
 	}
 	return out
 }
+
+// 02 §4.10: "Either may be a stub." A fork of a line whose versions carry
+// retain (the access history, history "all") is proven by their stubs:
+// the envelopes quoted in a proof are read with every check of §4.6 but
+// #10, which refuses a retained version that travels as a stub — and still
+// does, for the stub sent alone.
+func TestSpecForkOfRetainedVersionsQuotesStubs(t *testing.T) {
+	k := mustKey(t)
+	keep := func(v *Version) *Version { return resign(t, k, v, func(o *canonical.Object) { o.Set("retain", true) }) }
+	v1 := keep(firstAt(t, k, "app.log", 1, "bprevious", `{"text":"v1"}`))
+	w1 := keep(firstAt(t, k, "app.log", 1, "bprevious", `{"text":"w1"}`))
+	proof, ok := Fork(v1, w1)
+	if !ok || !proof.A.Retain || proof.A.HasBody {
+		t.Fatal("the proof quotes the retained versions as stubs")
+	}
+	b, _ := canonical.Marshal(proof.Value())
+	val, _ := canonical.Parse(b)
+	if back, err := ParseLineProof(val, &Verifier{}); err != nil || back.From() != 1 {
+		t.Fatalf("a proof of retained versions does not check: %v", err)
+	}
+	sb, _ := proof.A.MarshalJSON()
+	_, err := Decode(sb)
+	refusedWith(t, err, CodeRetainStub)
+	// Quoted, every other check holds: a stub that is not a later version
+	// when it names a prev is refused in a proof too.
+	bad := proof.Value()
+	vs, _ := bad.Get("versions")
+	mangled := vs.([]any)[0].(*canonical.Object).Clone()
+	mangled.Set("prev", "bsomething")
+	bad.Set("versions", []any{mangled, vs.([]any)[1]})
+	if _, err := ParseLineProof(bad, &Verifier{}); err == nil {
+		t.Fatal("a quoted version that fails §4.6 checks")
+	}
+}

@@ -70,7 +70,18 @@ func Decode(data []byte) (*Version, error) {
 
 // FromValue is [Decode] for a value already read. The version keeps o (or
 // the object v is) and must be its only user from then on.
-func FromValue(v any) (*Version, error) {
+func FromValue(v any) (*Version, error) { return fromValue(v, false) }
+
+// QuotedFromValue is [FromValue] for a version's envelope quoted inside
+// another version — a stub in a fork proof (02 §4.10: "either may be a
+// stub") — rather than travelling itself: every check of §4.6 but #10,
+// which refuses a retained version arriving as a stub (§4.5: "a retained
+// version travels whole"). A fork in a line whose versions are retained
+// (the access history, history "all") is proven by their stubs as any
+// other.
+func QuotedFromValue(v any) (*Version, error) { return fromValue(v, true) }
+
+func fromValue(v any, quoted bool) (*Version, error) {
 	o, ok := v.(*canonical.Object)
 	if !ok {
 		return nil, refuse(CodeNotObject, "", "a version is a JSON object")
@@ -79,7 +90,7 @@ func FromValue(v any) (*Version, error) {
 	if err := ver.read(); err != nil {
 		return nil, err
 	}
-	if err := ver.checkShape(); err != nil {
+	if err := ver.checkShape(quoted); err != nil {
 		return nil, err
 	}
 	return ver, nil
@@ -206,8 +217,9 @@ func (v *Version) read() error {
 	return nil
 }
 
-// checkShape makes the checks of 02 §4.6 that relate members to each other.
-func (v *Version) checkShape() error {
+// checkShape makes the checks of 02 §4.6 that relate members to each other;
+// quoted, all but #10 (see QuotedFromValue).
+func (v *Version) checkShape(quoted bool) error {
 	hasPrev, hasGenesis := v.obj.Has("prev"), v.obj.Has("genesis")
 	if v.Seq == 0 {
 		if hasPrev || hasGenesis {
@@ -235,7 +247,7 @@ func (v *Version) checkShape() error {
 	} else if !hasBodyHash || len(v.BodyHash) < 1 || len(v.BodyHash) > MaxBodyHashLen {
 		return refuse(CodeBodyHash, "bodyHash", "bodyHash must be a string of 1–128 characters unless the version is a delete (02 §4.6 #7)")
 	}
-	if v.Retain && !v.HasBody && !v.Deleted {
+	if v.Retain && !v.HasBody && !v.Deleted && !quoted {
 		return refuse(CodeRetainStub, "body", "a retained version travels whole: a stub of one is refused (02 §4.5, §4.6 #10)")
 	}
 	if v.HasSpace && v.Log == nil {

@@ -39,6 +39,23 @@ func (j judging) founder(root string) bool {
 	return j.v.founder(root)
 }
 
+// removals are the counting removals of root in the view, its leaving
+// included.
+func (j judging) removals(root string) []*node {
+	reg := "member:" + root
+	j.read(reg)
+	var out []*node
+	for _, n := range j.v.h.regs[reg] {
+		if n.Kind == KindRemove && j.v.in(n) && j.v.counting(n) {
+			out = append(out, n)
+		}
+	}
+	if o := j.v.over; o != nil && o.Register == reg && o.Kind == KindRemove {
+		out = append(out, o)
+	}
+	return out
+}
+
 func (j judging) isMember(root string) bool { return j.founder(root) || j.member(root).present }
 
 func (j judging) role(name string) roleVal {
@@ -250,6 +267,16 @@ func (j judging) join(c *Change) *record.Refusal {
 	inv := j.invite(tag)
 	if !inv.open || inv.key != c.Via {
 		return refuse(CodeAccessInvite, "body.invite", "the invite "+c.Via+" is not open as of what it saw")
+	}
+	// A member removed, or who left, comes back only by a new act of an
+	// admin: an assignment, or an invite opened after the removal — never
+	// by signing the same join again (docs/spaces.md, sys.assign).
+	for _, rm := range j.removals(c.Target) {
+		for _, hd := range j.v.heads("invite:" + tag) {
+			if !hd.anc.has(rm.pos) {
+				return refuse(CodeAccessInvite, "body.invite", c.Target+" was removed from the space ("+rm.ID+"), and the invite "+c.Via+" was opened before that: a removed member comes back only by an assignment or an invite opened since (docs/spaces.md)")
+			}
+		}
 	}
 	for _, r := range c.Roles {
 		if !slices.Contains(inv.roles, r) {

@@ -291,6 +291,8 @@ func (c *Change) readDefine(g *Genesis, v *record.Version) error {
 		c.DefSealed = true
 	} else if d, err := collection.ParseDefinitionVersion(v, v.Body); err == nil {
 		c.Def = d
+	} else {
+		c.DefInvalid = strings.TrimPrefix(err.Error(), "minca/collection: invalid definition; ")
 	}
 	b, err := canonical.Marshal(v.Body)
 	if err != nil {

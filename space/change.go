@@ -145,9 +145,12 @@ type Change struct {
 	Def       *collection.Definition
 	DefSealed bool
 	DefCanon  string
-	KeyID     string
-	Relays    []string
-	Keepers   []Keeper
+	// DefInvalid says why a definition that is no delete and not sealed is
+	// invalid, and so counts as none (02 §6.1); "" when it is valid.
+	DefInvalid string
+	KeyID      string
+	Relays     []string
+	Keepers    []Keeper
 	// Keep: what a removal, a change of roles or of a role keeps of the
 	// versions it may take away: per key, per collection, the last log
 	// place its writer had seen (docs/spaces.md, What a change keeps).
@@ -275,6 +278,7 @@ func (c *Change) compact() error {
 	c.ID, c.Author, c.Root, c.Key, c.Collection = cl(c.ID), author, root, cl(c.Key), c.Kind.Collection()
 	c.Register, c.Target, c.Via, c.RoleName, c.RevokedRoot = cl(c.Register), cl(c.Target), cl(c.Via), cl(c.RoleName), cl(c.RevokedRoot)
 	c.ForkAuthor, c.ForkCollection, c.DefName, c.KeyID = cl(c.ForkAuthor), cl(c.ForkCollection), cl(c.DefName), cl(c.KeyID)
+	c.DefInvalid = cl(c.DefInvalid)
 	cloneAll := func(l []string) []string {
 		if l == nil {
 			return nil

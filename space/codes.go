@@ -24,7 +24,7 @@ const (
 	CodeAccessRole    = "access/role"    // it names a role that does not exist as of what it saw
 	CodeAccessNothing = "access/nothing" // it removes, closes or deletes what does not exist as of what it saw (02 §6.3)
 	CodeAccessFounder = "access/founder" // a founder's act by someone who is not one, or a removal of a founder
-	CodeAccessInvite  = "access/invite"  // a join whose invite is not open, or for other roles
+	CodeAccessInvite  = "access/invite"  // a join whose invite is not open, is for other roles, or was opened before the member's removal
 	CodeAccessRevoked = "access/revoked" // its key was revoked up to before it, as of what it saw (06 §2.9)
 	CodeAccessForked  = "access/forked"  // its key's line was proven forked at or before it, as of what it saw (02 §4.10)
 	CodeAccessPublic  = "access/public"  // a key change in a public space, which has no key
@@ -45,7 +45,7 @@ const (
 	CodeWithdrawnMember  = "withdrawn/member"  // its root was removed since
 	CodeWithdrawnGrant   = "withdrawn/grant"   // its root no longer holds a grant for it (a role taken, a change it saw struck)
 	CodeWithdrawnRevoked = "withdrawn/revoked" // its key was revoked before it
-	CodeWithdrawnForked  = "withdrawn/forked"  // its key's line was proven forked at or before it
+	CodeWithdrawnForked  = "withdrawn/forked"  // its key's line was proven forked at or before it (an access change too, whatever the proof saw)
 	CodeWithdrawnStruck  = "withdrawn/struck"  // an access change that does not count: a concurrent change took its author's power, or one it rests on was struck
 )
 

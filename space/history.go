@@ -32,6 +32,9 @@ type History struct {
 	// keeping lists the changes that keep anything (docs/spaces.md, What a
 	// change keeps).
 	keeping []*node
+	// proofs counts the sys.fork changes held: until there is one, no
+	// change's line is forked.
+	proofs int
 
 	now   *view
 	views map[string]*view
@@ -259,6 +262,16 @@ func (h *History) Add(c *Change) (Result, error) {
 	if len(x.Keep) > 0 {
 		h.keeping = append(h.keeping, x)
 	}
+	if x.Kind == KindFork {
+		// The proof withdraws every change of the line from its place on,
+		// whatever it saw (02 §4.10).
+		h.proofs++
+		for _, o := range h.nodes[:x.pos] {
+			if x.proves(o) {
+				forced = append(forced, o)
+			}
+		}
+	}
 	heads := h.heads[:0:0]
 	for _, hd := range h.heads {
 		if !x.anc.has(hd.pos) {
@@ -282,7 +295,7 @@ func (h *History) Add(c *Change) (Result, error) {
 		h.setStruck(x, true)
 	}
 	h.now = h.newView(ancestry{prefix: at}, true, nil)
-	if x.counts {
+	if x.counts || x.Kind == KindFork {
 		dirty[x.Register] = true
 	}
 	res := Result{Counts: x.counts}
@@ -338,7 +351,7 @@ func (h *History) recompute(from, end, at int32) []*node {
 // takes from it what it used, or what it rests on — the changes it saw —
 // no longer lets its author make it.
 func (h *History) countsNow(w *node) bool {
-	if len(w.strikers) > 0 {
+	if len(w.strikers) > 0 || h.forkedOut(w, func(*node) bool { return true }) {
 		return false
 	}
 	if !h.anyStruck(w.anc, h.struck) {
@@ -348,6 +361,36 @@ func (h *History) countsNow(w *node) bool {
 	}
 	return h.admissible(w, h.newView(w.anc, false, func(n *node) bool { return n.counts }), nil) == nil
 }
+
+// forkedOut reports whether a proof among the held changes in the set
+// proves w's line forked at or before w: then w does not count, whatever
+// the proof saw (02 §4.10: "every version that key signed in that
+// collection … at the proven place or after it is withdrawn …, whichever
+// branch it is on"; "a fork proven by anyone is proven to everyone"). A
+// proof proves whether or not it counts itself: its two versions are
+// checked by anyone, and nothing it rests on can make them agree. So what
+// a proof withdraws never depends on what it saw, nor on which changes
+// count, and the rule stays well founded.
+func (h *History) forkedOut(w *node, in func(*node) bool) bool {
+	if h.proofs == 0 {
+		return false
+	}
+	for _, f := range h.regs[lineRegister(w.Author, w.Collection)] {
+		if f.proves(w) && in(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// proves reports whether a proof takes n away: n is in the line it proves,
+// at or after the proven place.
+func (f *node) proves(n *node) bool {
+	return f.Kind == KindFork && n.Author == f.ForkAuthor && n.Collection == f.ForkCollection && n.LogN >= f.ForkFrom
+}
+
+// lineRegister is the register of the proofs of a writer's line.
+func lineRegister(author, coll string) string { return "fork:" + author + "\n" + coll }
 
 func (h *History) anyStruck(a ancestry, struck []int32) bool {
 	for _, p := range struck {
@@ -441,11 +484,20 @@ func (h *History) affected(dirty map[string]bool) Affected {
 		case strings.HasPrefix(r, "founder:"):
 			roots[r[len("founder:"):]] = true
 		case strings.HasPrefix(r, "role:"):
+			// Whoever held the role at any point: a version is judged as of
+			// its seen and the changes it had not seen (JudgeStored), so a
+			// member who holds it no longer may have versions that rest on
+			// it.
 			name := r[len("role:"):]
-			for reg := range h.regs {
-				if m, ok := strings.CutPrefix(reg, "member:"); ok {
-					if mv := h.now.member(m); mv.present && slices.Contains(mv.roles, name) {
+			for reg, ns := range h.regs {
+				m, ok := strings.CutPrefix(reg, "member:")
+				if !ok {
+					continue
+				}
+				for _, n := range ns {
+					if slices.Contains(n.Roles, name) {
 						roots[m] = true
+						break
 					}
 				}
 			}

@@ -141,7 +141,7 @@ func (s *State) Forked() []ForkedLine {
 			if from, ok := s.v.forked(author, coll); ok {
 				var roots []string
 				for _, n := range ns {
-					if s.v.in(n) && s.v.counting(n) {
+					if s.v.in(n) {
 						roots = append(roots, n.ForkRoots...)
 					}
 				}
@@ -168,6 +168,10 @@ type Definition struct {
 	// (which counts as none, §6.1) or can't be read.
 	Def        *collection.Definition
 	Unreadable bool
+	// Invalid says why the definition in force is invalid, and so counts
+	// as no definition at all: no schema, no rules, no topics (02 §6.1);
+	// "" when it is valid, sealed, or none is in force.
+	Invalid string
 	// Contested: rivals the replay picks none of (§6.3). With one body
 	// among them, that body is in force; otherwise none is, and a version
 	// in the collection is refused.
@@ -186,7 +190,7 @@ func (s *State) Definition(name string) Definition {
 	in := d.inForce()
 	out.Def, out.Unreadable = in.Def, in.Unreadable
 	if d.InForce != nil {
-		out.InForce = d.InForce.ID
+		out.InForce, out.Invalid = d.InForce.ID, d.InForce.DefInvalid
 	}
 	if len(d.Heads) > 1 {
 		for _, hd := range d.Heads {
@@ -249,8 +253,12 @@ type Request struct {
 // 3): its root is a member holding a grant for what it does, and its key
 // is not revoked, nor its line forked, at its place. nil when it passes;
 // else a refusal with a standing/… code.
-func (s *State) Judge(r Request) *record.Refusal {
-	j := judging{v: s.v}
+func (s *State) Judge(r Request) *record.Refusal { return judgeIn(s.v, r, nil) }
+
+// judgeIn is State.Judge in a view, recording the registers it reads when
+// reads is set.
+func judgeIn(v *view, r Request, reads *[]string) *record.Refusal {
+	j := judging{v: v, reads: reads}
 	var n int64
 	if r.Log != nil {
 		n = r.Log.N
@@ -267,15 +275,29 @@ func (s *State) Judge(r Request) *record.Refusal {
 	return nil
 }
 
-// JudgeStored is the access history's judgement of a stored version now
-// (02 §9.4): [State.Judge] against every change held, except that a
-// removal or a change of roles that kept the version (docs/spaces.md, What
-// a change keeps) — and every change that saw one that kept it — does not
-// take it away. seen is the version's seen. nil when it stands.
+// JudgeStored is the access history's judgement now of a stored version
+// that passed [State.Judge] as of its seen (02 §9.4's last paragraph): it
+// is taken away, and nil is not returned, when
+//
+//   - its key is revoked up to before it, or its line proven forked at or
+//     before it (06 §2.9, 02 §4.10), whatever it saw;
+//   - the state with every change held refuses it;
+//   - the state as of its seen, with those changes counted as they count
+//     now, refuses it: a change it saw was struck since; or
+//   - a change it had not seen, and that counts, takes from it what it
+//     used — a removal of its root, a role taken, a role's grants narrowed
+//     — as the merge rule says of access changes (docs/spaces.md, The merge
+//     rule): the state as of its seen with that change added refuses it.
+//
+// The last is what keeps a removal's work done when the member is let in
+// again: a readmission it had not seen gives nothing back (02 §4.10: a
+// removal or a demotion "takes away what it had not seen and did not
+// keep"). Except that a removal or a change of roles that kept the version
+// (docs/spaces.md, What a change keeps) — and every change that saw one
+// that kept it — does not take it away. seen is the version's seen.
 func (h *History) JudgeStored(r Request, seen []string) *record.Refusal {
-	now := h.Now()
-	rf := now.Judge(r)
-	if rf == nil || rf.Code == CodeStandingRevoked || rf.Code == CodeStandingForked || r.Log == nil || len(h.keeping) == 0 {
+	rf := h.Now().Judge(r)
+	if rf != nil && (rf.Code == CodeStandingRevoked || rf.Code == CodeStandingForked) {
 		return rf
 	}
 	ns, err := h.closure(seen)
@@ -284,30 +306,50 @@ func (h *History) JudgeStored(r Request, seen []string) *record.Refusal {
 	}
 	saw := closureOf(ns)
 	var kept []*node
-	for _, e := range h.keeping {
-		if e.counts && !saw.has(e.pos) && e.keeps(r.Author, r.Collection, r.Log.N) {
-			kept = append(kept, e)
-		}
-	}
-	if len(kept) == 0 {
-		return rf
-	}
-	st := func(n *node) bool {
-		if !n.counts {
-			return false
-		}
-		for _, e := range kept {
-			if n == e || n.anc.has(e.pos) {
-				return false
+	if r.Log != nil {
+		for _, e := range h.keeping {
+			if e.counts && !saw.has(e.pos) && e.keeps(r.Author, r.Collection, r.Log.N) {
+				kept = append(kept, e)
 			}
 		}
-		return true
 	}
-	v := h.newView(ancestry{prefix: int32(len(h.nodes))}, true, st)
-	if (&State{h: h, v: v}).Judge(r) == nil {
-		return nil
+	// spared: a change that kept the version, or saw one that did.
+	spared := func(n *node) bool {
+		for _, e := range kept {
+			if n == e || n.anc.has(e.pos) {
+				return true
+			}
+		}
+		return false
 	}
-	return rf
+	if rf != nil {
+		if len(kept) == 0 {
+			return rf
+		}
+		v := h.newView(ancestry{prefix: int32(len(h.nodes))}, true, func(n *node) bool { return n.counts && !spared(n) })
+		if judgeIn(v, r, nil) != nil {
+			return rf
+		}
+	}
+	at := h.newView(saw, false, nil)
+	var reads []string
+	if rf := judgeIn(at, r, &reads); rf != nil {
+		return rf
+	}
+	for _, reg := range reads {
+		if !strings.HasPrefix(reg, "member:") && !strings.HasPrefix(reg, "founder:") && !strings.HasPrefix(reg, "role:") {
+			continue // revokes and forks were judged above, as of now
+		}
+		for _, d := range h.regs[reg] {
+			if !d.counts || saw.has(d.pos) || spared(d) {
+				continue
+			}
+			if rf := judgeIn(at.with(d), r, nil); rf != nil {
+				return rf
+			}
+		}
+	}
+	return nil
 }
 
 // Counts reports whether the change with this id is in the state's set,

@@ -70,18 +70,28 @@ func (h *History) restricted(a ancestry) func(*node) bool {
 	slices.Sort(struck)
 	start := a.extra[0]
 	for _, e := range a.extra {
-		for _, z := range h.nodes[e].strikes {
+		x := h.nodes[e]
+		for _, z := range x.strikes {
 			if z.pos < start && a.has(z.pos) {
 				start = z.pos
 			}
 		}
+		if x.Kind == KindFork {
+			for _, z := range h.nodes[:min(start, x.pos)] {
+				if x.proves(z) && a.has(z.pos) {
+					start = z.pos
+					break
+				}
+			}
+		}
 	}
+	inSet := func(n *node) bool { return a.has(n.pos) }
 	for p := start; p < a.top(); p++ {
 		if !a.has(p) {
 			continue
 		}
 		w := h.nodes[p]
-		c := true
+		c := !h.forkedOut(w, inSet)
 		for _, s := range w.strikers {
 			if a.has(s.pos) {
 				c = false
@@ -362,11 +372,16 @@ func (v *view) forked(author, coll string) (int64, bool) {
 		f := c.(fv)
 		return f.from, f.ok
 	}
+	// Every proof in the view, counting or not: a proof proves whatever
+	// else its author could do (see History.forkedOut).
 	var out fv
-	for _, n := range v.every(reg) {
-		if !out.ok || n.ForkFrom < out.from {
+	for _, n := range v.h.regs[reg] {
+		if v.in(n) && (!out.ok || n.ForkFrom < out.from) {
 			out = fv{from: n.ForkFrom, ok: true}
 		}
+	}
+	if o := v.over; o != nil && o.Register == reg && (!out.ok || o.ForkFrom < out.from) {
+		out = fv{from: o.ForkFrom, ok: true}
 	}
 	v.cache[reg] = out
 	return out.from, out.ok

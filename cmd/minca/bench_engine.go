@@ -28,7 +28,7 @@ func runBenchEngineImport(ctx context.Context, s *stdio, args []string) error {
 func runBenchEngineRead(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "bench engine-read", "bench engine-read [--versions N] [--rounds N] [--cache BYTES]\n\nReads records' current versions from the engine on Pebble against bare Pebble\npoint reads of values of the same size; prints the ratio as JSON.")
 	versions := fs.Int("versions", 100_000, "`N` versions imported")
-	rounds := fs.Int("rounds", 5, "rounds to take the median of")
+	rounds := fs.Int("rounds", 5, "`N` rounds to take the median of")
 	cache := fs.Int64("cache", 0, "each Pebble store's block cache in `BYTES` (default the backend's, 64 MiB)")
 	if done, err := parseFlags(fs, args); done {
 		return err
@@ -44,10 +44,10 @@ func runBenchEngineRead(ctx context.Context, s *stdio, args []string) error {
 
 func runBenchEngineMemory(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "bench engine-memory", "bench engine-memory [--versions N] [--rounds N] [--store pebble|sqlite] [--corpus FILE] [--dir DIR]\n\nRuns `minca store import` of a corpus as a child process (this binary) and\nprints its peak RSS as JSON.")
-	versions := fs.Int("versions", 1_000_000, "versions in the generated corpus")
+	versions := fs.Int("versions", 1_000_000, "`N` versions in the generated corpus")
 	rounds := fs.Int("rounds", 1, "`N` imports to take the median of")
 	store := fs.String("store", "pebble", "the `BACKEND`: pebble or sqlite")
-	corpus := fs.String("corpus", "", "a corpus file (JSON lines) instead of a generated one")
+	corpus := fs.String("corpus", "", "a corpus `FILE` (JSON lines) instead of a generated one")
 	dir := fs.String("dir", "", "`DIR` where the store and the corpus go (default a temporary directory)")
 	if done, err := parseFlags(fs, args); done {
 		return err

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/record"
 )
 
 // minca runs the command line in process with stdin and returns stdout,
@@ -112,10 +116,37 @@ func TestKeygenSignVerify(t *testing.T) {
 	// A key of another account: the owner check of 02 §4.1.
 	other := filepath.Join(dir, "other.pem")
 	minca(t, "", "keygen", "--out", other)
-	mine, _, _ := minca(t, unsigned, "sign", "--key", other)
-	out, _, code = minca(t, mine, "verify")
+	if _, errs, code := minca(t, unsigned, "sign", "--key", other); code != 2 || !strings.Contains(errs, "key/owner") {
+		t.Fatalf("sign at someone else's key: %d %s", code, errs)
+	}
+	ok, err := identity.ReadKeyFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uo, _ := canonical.Parse([]byte(unsigned))
+	mv, err := record.Sign(uo.(*canonical.Object), ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, _ := canonical.Marshal(mv.Object())
+	out, _, code = minca(t, string(mine), "verify")
 	if code != 1 || !strings.Contains(out, `"reason":"key/owner"`) {
 		t.Fatalf("someone else's key: %d %q", code, out)
+	}
+	// Leave the key out and sign makes a fresh one of the signer's.
+	noKey := strings.Replace(unsigned, `"key":"`+fresh+`",`, "", 1)
+	out, errs, code = minca(t, noKey, "sign", "--key", other)
+	if code != 0 || !strings.Contains(out, `"key":"`+record.OwnerPart(ok.DID())+`.`) {
+		t.Fatalf("sign with no key: %d %q %s", code, out, errs)
+	}
+	// A collection no definition can name, a body that is not an object.
+	for _, c := range []struct{ from, to, want string }{
+		{`"collection":"app.todo.item"`, `"collection":"Todo"`, "lower case with at least one dot"},
+		{`"body":{"text":"hi"}`, `"body":7`, "a record's body is a JSON object"},
+	} {
+		if _, errs, code := minca(t, strings.Replace(unsigned, c.from, c.to, 1), "sign", "--key", keyFile); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("sign %s: %d %s", c.to, code, errs)
+		}
 	}
 	// Shape refusal on signing.
 	if _, errs, code := minca(t, strings.Replace(unsigned, `"seq":0`, `"seq":-1`, 1), "sign", "--key", keyFile); code != 2 || !strings.Contains(errs, "shape/seq") {

@@ -141,7 +141,11 @@ func runConnect(ctx context.Context, s *stdio, args []string) error {
 	if err := node.KeepGrant(d, g.Note, b); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.err, "Connected to %s (%s, as the home says), records only, until %s.\n", g.DID, g.Name, time.Unix(g.ExpiresAt, 0).UTC().Format(time.RFC3339))
+	named := ""
+	if g.Name != "" {
+		named = fmt.Sprintf(" (%q, as the home names it)", g.Name)
+	}
+	fmt.Fprintf(s.err, "Connected to %s%s, records only, until %s.\n", g.DID, named, time.Unix(g.ExpiresAt, 0).UTC().Format(time.RFC3339))
 	return writeJSON(s, map[string]any{"account": g.DID, "name": g.Name, "home": g.Home, "key": key.DID(), "expiresAt": g.ExpiresAt, "dir": d})
 }
 

@@ -7,11 +7,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/internal/lockholder"
+	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/api"
 	"github.com/minca-go/minca/store"
 )
@@ -139,6 +142,7 @@ func apiExitCode(ae *api.Error) int {
 // 1 where it would have been 0 or 3 (what was not found may have been in a
 // bad segment).
 func exitCode(ctx context.Context, s *stdio, name string, err error) int {
+	err = hint(name, err)
 	code := exitCodeOf(err)
 	for _, d := range s.damage {
 		if code == exitOK || code == exitNotFound {
@@ -215,4 +219,26 @@ func interruptible(parent context.Context) (ctx context.Context, stop func()) {
 		signal.Stop(ch)
 		cancel(nil)
 	}
+}
+
+// hint says what to do about an error a person can act on: a node
+// directory or a store another process holds (the node running there is
+// the way in for the node's verbs), a blob store to adopt.
+func hint(name string, err error) error {
+	var le *node.LockedError
+	if errors.As(err, &le) {
+		who := "another process"
+		if le.Holder.PID != 0 {
+			who = le.Holder.String()
+		}
+		return &exitError{code: exitFailed, err: fmt.Errorf("the node directory %s is in use by %s: a node runs there, and the verbs (minca put, get, query, space, backup …) go through it; stop it to run minca %s there", le.Dir, who, name)}
+	}
+	if errors.Is(err, mirror.ErrBlobStoreChanged) || errors.Is(err, mirror.ErrBlobStoreShrunk) {
+		return fmt.Errorf("%w; run again with --adopt to take it as found and write everything there again", err)
+	}
+	var h lockholder.Holder
+	if errors.Is(err, engine.ErrLocked) && errors.As(err, &h) && (strings.HasSuffix(h.Command, " serve") || strings.HasSuffix(h.Command, " home")) {
+		return fmt.Errorf("%w: stop it first, or use the verbs that go through the node running there (minca backup --to, minca restore --from, minca put, get, query, space …)", err)
+	}
+	return err
 }

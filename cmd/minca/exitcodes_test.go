@@ -217,6 +217,12 @@ func TestHelpEverywhere(t *testing.T) {
 				if strings.HasPrefix(l, "  -") && !strings.HasPrefix(l, "  --") {
 					t.Errorf("minca %v %s: %q", p, h, l)
 				}
+				// A flag's argument is named in capitals (--store URL),
+				// never by its Go type (--key string).
+				if f := strings.Fields(l); strings.HasPrefix(l, "  --") && len(f) > 1 && h == "--help" &&
+					len(l) > 24 && l[len(f[0])+2] == ' ' && l[len(f[0])+3] != ' ' && strings.ToUpper(f[1]) != f[1] {
+					t.Errorf("minca %v: the flag's argument is not in capitals: %q", p, l)
+				}
 			}
 			help, _, code := minca(t, "", append([]string{"help"}, p...)...)
 			if code != 0 || help != out {
@@ -302,8 +308,15 @@ func TestLogFormat(t *testing.T) {
 		}
 	}
 	_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed, "--log-format", "json")
-	if code != 0 || !strings.Contains(errs, `"msg":"imported 1 versions`) {
+	if code != 0 || !strings.Contains(errs, `"msg":"imported 1 version in `) {
 		t.Fatalf("--log-format json: %d %s", code, errs)
+	}
+	// Run again, it says that it took in nothing new.
+	db := "pebble:" + filepath.Join(t.TempDir(), "db")
+	for i, want := range []string{"; 1 new, 0 already held", "; 0 new, 1 already held"} {
+		if _, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", db, f.signed); code != 0 || !strings.Contains(errs, want) {
+			t.Fatalf("import %d: %d %s", i+1, code, errs)
+		}
 	}
 	check(errs, true)
 	_, errs, _ = minca(t, "", "--log-format=json", "store", "import", "--judge", "roots", "--store", "memory:", f.tampered)

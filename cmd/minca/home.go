@@ -59,18 +59,16 @@ func runHome(ctx context.Context, s *stdio, args []string) error {
 	if held, _ := node.HeldNote(o.Dir); noKey != nil && held != nil {
 		return usageError("%s holds a note from %s and no account key: it is a program's directory, not an account's", o.Dir, held.Iss)
 	}
-	d, err := initDir(o)
-	if err != nil {
+	if _, err := initDir(s, o.Dir, ""); err != nil {
 		return err
 	}
-	o.Dir = d
-	account, err := identity.ReadKeyFile(filepath.Join(d, node.AccountKeyName))
+	account, err := identity.ReadKeyFile(filepath.Join(o.Dir, node.AccountKeyName))
 	if err != nil {
 		return usageError("the account key: %v", err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return usageError("--listen: %v", err)
+		return listenError(*listen, err)
 	}
 	defer ln.Close()
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
@@ -104,7 +102,7 @@ func runHome(ctx context.Context, s *stdio, args []string) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	if err := writeJSON(s, map[string]any{"url": homeURL, "connect": homeURL + "/connect", "relay": relayURL, "account": account.DID(), "dir": d}); err != nil {
+	if err := writeJSON(s, map[string]any{"url": homeURL, "connect": homeURL + "/connect", "relay": relayURL, "account": account.DID(), "dir": n.Dir()}); err != nil {
 		return err
 	}
 	s.logger().Info("the account home listens", "connect", homeURL+"/connect", "relay", relayURL)

@@ -34,33 +34,49 @@ func nodeOptions(s *stdio, dir string, sp *storeSpec, mirrors []string) *node.Op
 	return o
 }
 
-// initDir makes the node directory and, unless one is given or there,
-// the account key in it. It returns the directory.
-func initDir(o *node.Options) (string, error) {
-	dir := o.Dir
-	if dir == "" {
-		d, err := node.DefaultDir()
-		if err != nil {
-			return "", usageError("%v", err)
+// resolveDir is the node directory a verb names: --dir, else the default
+// (node.DefaultDir).
+func resolveDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	d, err := node.DefaultDir()
+	if err != nil {
+		return "", usageError("%v", err)
+	}
+	return d, nil
+}
+
+// initDir makes dir ready for a node to open: the account key in it, the
+// one in keyFile (copied in) or, when it holds none and no note, a new
+// one. made says a new account was made.
+func initDir(s *stdio, dir, keyFile string) (made bool, err error) {
+	if keyFile != "" {
+		if _, err := node.KeepAccountKey(dir, keyFile); err != nil {
+			return false, usageError("--account-key: %v", err)
 		}
-		dir = d
+		return false, nil
+	}
+	d, err := node.Inspect(dir)
+	if err != nil {
+		return false, err
+	}
+	if d.AccountKey || d.Note {
+		return false, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
+		return false, err
+	}
+	k, err := identity.GenerateKey()
+	if err != nil {
+		return false, err
 	}
 	p := filepath.Join(dir, node.AccountKeyName)
-	if o.AccountKey == "" {
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			k, err := identity.GenerateKey()
-			if err != nil {
-				return "", err
-			}
-			if err := identity.WriteKeyFile(p, k); err != nil {
-				return "", err
-			}
-		}
+	if err := identity.WriteKeyFile(p, k); err != nil {
+		return false, err
 	}
-	return dir, nil
+	s.logger().Info("made a new account: its key is the file account.key, keep it safe (it is the account)", "account", k.DID(), "key", p)
+	return true, nil
 }
 
 // nodeClient is the API of the node in dir: the running node's, or, when
@@ -68,10 +84,8 @@ func initDir(o *node.Options) (string, error) {
 // served on a loopback port for as long as the command runs. done closes
 // what it opened.
 func nodeClient(ctx context.Context, s *stdio, dir string) (c *api.Client, done func(), err error) {
-	if dir == "" {
-		if dir, err = node.DefaultDir(); err != nil {
-			return nil, nil, usageError("%v", err)
-		}
+	if dir, err = resolveDir(dir); err != nil {
+		return nil, nil, err
 	}
 	c, err = api.Dial(ctx, dir)
 	if err == nil {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
+	"syscall"
 
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/api"
@@ -28,16 +31,31 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError("serve takes no arguments")
 	}
-	ln, url, err := api.Listen(*listen)
+	d, err := resolveDir(*dir)
 	if err != nil {
-		return usageError("--listen: %v", err)
+		return err
 	}
-	n, err := node.Open(ctx, withWaiting(nodeOptions(s, *dir, sp, mirrors), waiting))
+	// A directory with nothing of a node in it is made one, as init makes
+	// it: `minca serve` on a new machine runs a node for a new account.
+	if info, err := node.Inspect(d); err != nil {
+		return err
+	} else if info.Empty() {
+		if _, err := initDir(s, d, ""); err != nil {
+			return err
+		}
+	}
+	n, err := node.Open(ctx, withWaiting(nodeOptions(s, d, sp, mirrors), waiting))
 	if err != nil {
-		ln.Close()
 		return usageIfBadURL(err)
 	}
 	defer n.Close()
+	if _, err := api.Token(n.Dir()); err != nil {
+		return err
+	}
+	ln, url, err := api.Listen(*listen)
+	if err != nil {
+		return listenError(*listen, err)
+	}
 	p, peerURL, stopPeers, err := startPeers(ctx, s, n, ps)
 	if err != nil {
 		ln.Close()
@@ -66,23 +84,43 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runInit(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "init", "init [--dir DIR] [--account-key FILE]\n\nMakes a node directory: a new account key in it (unless --account-key names\none, or DIR/account.key exists), the session key and its note, the account\nregistry, and the API token. Prints {\"dir\",\"account\",\"session\"}. Running\nit again changes nothing but a session note due for renewal.")
+	fs := newFlags(s, "init", "init [--dir DIR] [--account-key FILE]\n\nMakes a node directory: the account key in it (a copy of FILE with\n--account-key, which adds this device to that account; else a new one),\nthe session key and its note, the account registry, and the API token.\nPrints {\"dir\",\"account\",\"session\"}. On a directory that is already a\nnode's it changes nothing, says so on stderr and prints the same line,\nwhile a node runs there too; --account-key then adds the key to a node\nof that account that lacks it.")
 	dir := dirFlag(fs)
-	keyFile := fs.String("account-key", "", "an existing account key `FILE` to use instead of a new one")
+	keyFile := fs.String("account-key", "", "the account's key `FILE`, copied into DIR (a device added to that account)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError("init takes no arguments")
 	}
-	o := nodeOptions(s, *dir, nil, nil)
-	o.AccountKey = *keyFile
-	d, err := initDir(o)
+	d, err := resolveDir(*dir)
 	if err != nil {
 		return err
 	}
-	o.Dir = d
-	n, err := node.Open(ctx, o)
+	info, err := node.Inspect(d)
+	if err != nil {
+		return err
+	}
+	if info.IsNode() {
+		if *keyFile != "" {
+			if _, err := node.KeepAccountKey(d, *keyFile); err != nil {
+				return usageError("--account-key: %v", err)
+			}
+			if !info.AccountKey {
+				s.logger().Info("kept the account key in the node directory (a minca serve running there takes it up when started again)", "dir", d)
+			}
+		}
+		s.logger().Info("already a node directory: nothing to make", "dir", d, "account", info.Account)
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return err
+		}
+		return writeJSON(s, map[string]any{"dir": abs, "account": info.Account, "session": info.Session})
+	}
+	if _, err := initDir(s, d, *keyFile); err != nil {
+		return err
+	}
+	n, err := node.Open(ctx, nodeOptions(s, d, nil, nil))
 	if err != nil {
 		return err
 	}
@@ -98,4 +136,13 @@ func runInit(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	return n.Close()
+}
+
+// listenError says why --listen ADDR could not be listened on: an address
+// in use is named with the flag that chooses another (exit 2).
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return usageError("%s is in use by another program (another minca serve?): choose another address with --listen ADDR (127.0.0.1:0 for any free port)", addr)
+	}
+	return usageError("--listen %s: %v", addr, err)
 }

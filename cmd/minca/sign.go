@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
@@ -28,6 +31,7 @@ func runSign(ctx context.Context, s *stdio, args []string) error {
 		return usageError("%v", err)
 	}
 	var signer identity.Signer = key
+	root := key.DID()
 	var notes record.NoteChecker
 	if *noteFile != "" {
 		note, err := readNoteFile(*noteFile)
@@ -38,7 +42,7 @@ func runSign(ctx context.Context, s *stdio, args []string) error {
 		if err != nil {
 			return usageError("--note %s: %v", *noteFile, err)
 		}
-		signer, notes = session, noteChecker()
+		signer, notes, root = session, noteChecker(), session.Root()
 	}
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
@@ -54,9 +58,19 @@ func runSign(ctx context.Context, s *stdio, args []string) error {
 			if !ok {
 				return usageError("%s: an unsigned version is a JSON object", at)
 			}
+			if err := writable(o, root); err != nil {
+				return usageError("%s: %v", at, err)
+			}
 			ver, err := record.Sign(o, signer)
 			if err != nil {
 				return usageError("%s: %v", at, err)
+			}
+			if ver.Space != "" {
+				// Peers refuse a first version at a key that is not the
+				// root's (02 §4.1): it is not signed.
+				if err := record.CheckFirstKey(ver, root); err != nil {
+					return usageError("%s: %v; a key of the account's comes from minca key fresh %s, or leave key out and sign makes one", at, err, root)
+				}
 			}
 			if notes != nil {
 				if err := checkUnderNote(s, ver, notes); err != nil {
@@ -101,4 +115,36 @@ func checkUnderNote(s *stdio, v *record.Version, notes record.NoteChecker) error
 	}
 	s.logger().Warn("the note grants this version only if its root created the record (byCreator "+strconv.FormatBool(errTrue == nil)+"); peers that hold the record decide", "id", v.ID)
 	return nil
+}
+
+// writable checks what a writer writes beyond what peers check (as minca
+// put does): a record's collection is a name a definition can have, and
+// its body a JSON object. A first version in a space with no key gets a
+// fresh key of root's (02 §4.1).
+func writable(o *canonical.Object, root string) error {
+	coll, _ := o.Get("collection")
+	c, _ := coll.(string)
+	if !record.IsSys(c) && !collection.ValidName(c) {
+		return fmt.Errorf("collection %q: %s", c, node.CollectionRule)
+	}
+	if del, _ := o.Get("deleted"); del != true {
+		if b, ok := o.Get("body"); !ok || !isObject(b) {
+			return errors.New("body: " + node.BodyRule)
+		}
+	}
+	if sp, _ := o.Get("space"); sp != nil && !o.Has("key") {
+		if seq, _ := o.Get("seq"); seq == 0.0 {
+			k, err := record.FreshKey(root)
+			if err != nil {
+				return err
+			}
+			o.Set("key", k)
+		}
+	}
+	return nil
+}
+
+func isObject(v any) bool {
+	_, ok := v.(*canonical.Object)
+	return ok
 }

@@ -51,12 +51,12 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func runSpaceGenesis(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "space genesis", "space genesis --key ROOTKEY --name NAME [--private] [--founder DID]… [--role NAME=GRANTS]…\n\nMakes a space's genesis (docs/spaces.md): the account of ROOTKEY and each\n--founder are its founders; each --role is a role it starts with, GRANTS a JSON\nlist of {\"cmd\", \"pol\"?}. Prints {\"id\",\"genesis\"} as one JSON line; the id is\nthe content id of the genesis's canonical form. Writing access changes comes\nwith the node.")
-	keyFile := fs.String("key", "", "the creating account's private key file; its DID is the first founder (required)")
-	name := fs.String("name", "", "the space's name, 1–80 characters (required)")
+	keyFile := fs.String("key", "", "the creating account's private key `FILE`; its DID is the first founder (required)")
+	name := fs.String("name", "", "the space's `NAME`, 1–80 characters (required)")
 	private := fs.Bool("private", false, "a private space (bodies sealed; docs/private-spaces.md)")
 	var founders, roles listFlag
-	fs.Var(&founders, "founder", "another founder's root DID (repeatable)")
-	fs.Var(&roles, "role", `a role NAME=GRANTS, GRANTS a JSON list like [{"cmd":"/record"}] (repeatable)`)
+	fs.Var(&founders, "founder", "another founder's root `DID` (repeatable)")
+	fs.Var(&roles, "role", "a role `NAME=GRANTS`, GRANTS a JSON list like [{\"cmd\":\"/record\"}] (repeatable)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -319,15 +319,23 @@ func runSpaceRoles(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runSpaceDefinitions(ctx context.Context, s *stdio, args []string) error {
-	st, h, state, err := spaceState(ctx, s, "definitions", "Lists each collection with a change to its definition as a JSON line\n{\"name\",\"inForce\",\"contested\",\"rivals\",\"definer\",\"definition\"?} (02 §6.3): inForce is\nthe id of the change in force (\"\" for none), rivals the latest changes when\nmore than one, definer who first defined it (\"\" for no one), definition the\nbody in force.", args)
+	st, h, state, err := spaceState(ctx, s, "definitions", "Lists each collection with a change to its definition as a JSON line\n{\"name\",\"inForce\",\"contested\",\"rivals\",\"definer\",\"valid\"?,\"definition\"?,\"invalid\"?,\"body\"?}\n(02 §6.3): inForce is the id of the change in force (\"\" for none), rivals the\nlatest changes when more than one, definer who first defined it (\"\" for no\none). With a change in force, valid says whether it is a definition at all:\nwhen it is, definition is its body; when not, invalid says why and body is\nwhat it says, and the collection has no schema, rules or topics (02 §6.1). A\nsealed definition (a private space) is \"unreadable\": true.", args)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	for _, d := range state.Definitions() {
 		o := canonical.NewObject("name", d.Name, "inForce", d.InForce, "contested", d.Contested, "rivals", strs(d.Rivals), "definer", d.Definer)
-		if d.InForce != "" {
-			if c, _, ok := h.Change(d.InForce); ok {
+		if c, _, ok := h.Change(d.InForce); ok && d.InForce != "" {
+			switch {
+			case d.Unreadable:
+				o.Set("unreadable", true)
+			case d.Invalid != "":
+				o.Set("valid", false)
+				o.Set("invalid", d.Invalid+" (02 §6.1: an invalid definition is no definition at all)")
+				o.Set("body", c.Body())
+			default:
+				o.Set("valid", true)
 				o.Set("definition", c.Body())
 			}
 		}

@@ -36,7 +36,7 @@ func defaultJudge() engine.Judge { return &node.Judge{Notes: noteChecker()} }
 // "roots", versions alone and their chains (every root may write).
 func judgeFlag(fs *flags, sp *storeSpec) {
 	sp.judge = "full"
-	fs.Func("judge", `the judge: "full" (default), the space's access history (docs/spaces.md), or "roots", versions alone and their chains (every root may write)`, func(v string) error {
+	fs.Func("judge", "the `JUDGE`: \"full\" (default), the space's access history (docs/spaces.md), or \"roots\", versions alone and their chains (every root may write)", func(v string) error {
 		if v != "full" && v != "roots" {
 			return fmt.Errorf("%q: want full or roots", v)
 		}

@@ -63,7 +63,10 @@ again skips what is held.`)
 	}
 	defer sto.Close()
 	log := s.logger()
-	imp := &importer{s: s, sp: sp, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}}
+	imp := &importer{s: s, sp: sp, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}, held: -1}
+	if st, err := imp.st.Stats(ctx); err == nil {
+		imp.held = st.Versions + st.Waiting
+	}
 	imp.meter = newMeter(s, log, "store import")
 	err = imp.run(ctx, ins)
 	imp.meter.Done()
@@ -96,6 +99,9 @@ type importer struct {
 	// closes readDone.
 	rest     int
 	readDone chan struct{}
+	// held is what the store held before the run (versions and waiting
+	// ones), so the summary can say how many were new; -1 when not read.
+	held int64
 }
 
 // line is one input value: a decoded version, or why it could not be.
@@ -338,10 +344,18 @@ func (imp *importer) totalBytes() int64 {
 // of what was done.
 func (imp *importer) finish(ctx context.Context, err error) error {
 	secs := time.Since(imp.start).Seconds()
-	msg := fmt.Sprintf("imported %d versions in %.1fs: %d stand, %d withdrawn, %d later, %d refused", imp.n, secs,
+	msg := fmt.Sprintf("imported %d %s in %.1fs: %d stand, %d withdrawn, %d later, %d refused", imp.n, plural(imp.n, "version", "versions"), secs,
 		imp.counts["stands"], imp.counts["withdrawn"], imp.counts["later"], imp.counts["refused"])
-	imp.log.Info(msg, "versions", imp.n, "seconds", roundTo(secs, 3), "perSecond", roundTo(float64(imp.n)/max(secs, 1e-9), 0),
-		"stands", imp.counts["stands"], "withdrawn", imp.counts["withdrawn"], "later", imp.counts["later"], "refused", imp.counts["refused"])
+	attrs := []any{"versions", imp.n, "seconds", roundTo(secs, 3), "perSecond", roundTo(float64(imp.n)/max(secs, 1e-9), 0),
+		"stands", imp.counts["stands"], "withdrawn", imp.counts["withdrawn"], "later", imp.counts["later"], "refused", imp.counts["refused"]}
+	if st, serr := imp.st.Stats(context.WithoutCancel(ctx)); serr == nil && imp.held >= 0 {
+		// A run again over the same input takes in nothing new: say so.
+		fresh := min(max(st.Versions+st.Waiting-imp.held, 0), int64(imp.n-imp.counts["refused"]))
+		already := int64(imp.n-imp.counts["refused"]) - fresh
+		msg += fmt.Sprintf("; %d new, %d already held", fresh, already)
+		attrs = append(attrs, "new", fresh, "alreadyHeld", already)
+	}
+	imp.log.Info(msg, attrs...)
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		rest := -1
 		if imp.allRegular() {

@@ -56,14 +56,14 @@ func (e *StoreChangedError) Error() string {
 		where = "the blob store's location"
 	}
 	if e.Found == "" {
-		return fmt.Sprintf("%s held blob store %s when this store last mirrored to it; it now holds none (emptied or removed?): refusing to set up another there (adopt it explicitly to mirror there anew)",
+		return fmt.Sprintf("%s held blob store %s when this store last mirrored to it; it now holds none (emptied or removed?): refusing to set up another there (adopting it mirrors there anew)",
 			where, e.Remembered)
 	}
 	what := "another blob store"
 	if e.Empty {
 		what = "a new, empty blob store (emptied or removed, and set up again?)"
 	}
-	return fmt.Sprintf("%s held blob store %s when this store last mirrored to it; it now holds %s, %s: refusing it (adopt it explicitly to mirror there anew)",
+	return fmt.Sprintf("%s held blob store %s when this store last mirrored to it; it now holds %s, %s: refusing it (adopting it mirrors there anew)",
 		where, e.Remembered, e.Found, what)
 }
 

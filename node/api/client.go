@@ -32,13 +32,38 @@ type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field"`
+	// Issues are a refused body's or links' problems, each at its path
+	// ($.body.text) with why (a schema's, 02 §6.2).
+	Issues []Issue `json:"issues"`
 }
 
+// Issue is one problem of a refused body or its links.
+type Issue struct {
+	Code    string `json:"code"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// Error is "code (field): message", then each issue as "path: why (code)".
 func (e *Error) Error() string {
+	s := e.Code + ": " + e.Message
 	if e.Field != "" {
-		return e.Code + " (" + e.Field + "): " + e.Message
+		s = e.Code + " (" + e.Field + "): " + e.Message
 	}
-	return e.Code + ": " + e.Message
+	for _, is := range e.Issues {
+		// A path is in what Field names: $.text of the body is body.text.
+		p := strings.TrimPrefix(strings.TrimPrefix(is.Path, "$"), ".")
+		switch {
+		case e.Field != "" && p == "":
+			p = e.Field
+		case e.Field != "" && !strings.HasPrefix(p, "["):
+			p = e.Field + "." + p
+		case e.Field != "":
+			p = e.Field + p
+		}
+		s += "; " + p + ": " + is.Message + " (" + is.Code + ")"
+	}
+	return s
 }
 
 // Dial finds the node running in dir (its AddressName and token) and

@@ -29,8 +29,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	after := r.URL.Query().Get("after")
 	sub, err := s.n.Subscribe(r.PathValue("space"), after, 1024)
 	if err != nil {
+		var we *node.WriteError
 		switch {
-		case errors.Is(err, node.ErrClosed):
+		case errors.Is(err, node.ErrClosed), errors.As(err, &we):
 			return err
 		case errors.Is(err, node.ErrCursorGone):
 			return bad(CodeCursorGone, "after", err.Error())

@@ -28,11 +28,12 @@ type Host interface {
 	MayRead(ctx context.Context, spaceID string, peer transport.Peer) (bool, error)
 }
 
-// NodeHost is the Host of a node: the spaces it keeps, read by anyone
-// when public, else by members as of now and the keepers the space names
-// (06 §4.2), never by a revoked key; and the account's carry spaces, live
-// and removed, each read by its carrier's key and the account's devices
-// (06 §4.2: a removed carrier still hears carry:closed).
+// NodeHost is the Host of a node: the spaces it keeps, read as [MayRead]
+// says, never by a revoked key; the account's carry spaces, live and
+// removed, each read by its carrier's key and the account's devices (06
+// §4.2: a removed carrier still hears carry:closed); and the account
+// registry, which until the node holds a version of it any peer asking by
+// its id may sync (Node.RegistryUnsynced).
 func NodeHost(n *node.Node) Host { return nodeHost{n} }
 
 type nodeHost struct{ n *node.Node }
@@ -70,6 +71,11 @@ func (h nodeHost) MayRead(ctx context.Context, spaceID string, p transport.Peer)
 		// A carry space is the account's: its devices read it too, as
 		// members (by root) of any private space do.
 	}
+	if spaceID == h.n.Registry() {
+		if fresh, err := h.n.RegistryUnsynced(ctx); err != nil || fresh {
+			return fresh, err
+		}
+	}
 	return MayRead(ctx, h.n.Judge(), spaceID, p)
 }
 
@@ -80,10 +86,12 @@ type Histories interface {
 }
 
 // MayRead is the read rule of docs/sync.md §7.2 over a space's access
-// history as of now: a public space is read by any peer whose key is not
-// revoked there; any other by a member (by the note's issuer), or by a
-// keeper the space names (by key, with or without a note: a carrier,
-// 06 §4.1). A space whose genesis is not held is read by nobody.
+// history as of now: a public space that is not an account's own is read
+// by any peer whose key is not revoked there; any other — private, or an
+// account space such as a public registry of earlier mincas — by a member
+// (by the note's issuer), or by a keeper the space names (by key, with or
+// without a note: a carrier, 06 §4.1). A space whose genesis is not held
+// is read by nobody.
 func MayRead(ctx context.Context, hs Histories, spaceID string, p transport.Peer) (bool, error) {
 	may := false
 	ok, err := hs.WithHistory(ctx, spaceID, func(h *space.History) error {
@@ -94,7 +102,7 @@ func MayRead(ctx context.Context, hs Histories, spaceID string, p transport.Peer
 			}
 		}
 		switch {
-		case !h.Genesis().Private():
+		case !h.Genesis().Private() && !h.Genesis().Account:
 			may = true
 		case p.Root != "" && st.IsMember(p.Root):
 			may = true

@@ -33,6 +33,11 @@ type Space struct {
 	// Notes judges the notes the versions carry; share it between runs
 	// so each note is verified once.
 	Notes *identity.Checker
+	// Made names, by id, the versions made to try a judge's corner: "access
+	// fork" (two changes at one place of a key's sys.assign line),
+	// "readmission" (an admin's assignment of someone removed), "rejoin"
+	// (someone removed signing a join by an invite).
+	Made map[string]string
 }
 
 type signer struct {
@@ -67,6 +72,7 @@ type gen struct {
 	clock    time.Time
 	invites  []*identity.PrivateKey
 	forks    [][2]*record.Version
+	made     map[string]string
 }
 
 // Roles are the genesis roles of a random space.
@@ -124,7 +130,7 @@ func (g *gen) newSigner(a *account) {
 
 // Random makes a random space from o.
 func Random(o Options) (*Space, error) {
-	g := &gen{r: rand.New(rand.NewPCG(o.Seed, o.Seed^0x5eed)), clock: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	g := &gen{r: rand.New(rand.NewPCG(o.Seed, o.Seed^0x5eed)), clock: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), made: map[string]string{}}
 	if o.Founders <= 0 {
 		o.Founders = 1 + g.r.IntN(2)
 	}
@@ -163,7 +169,7 @@ func Random(o Options) (*Space, error) {
 			return nil, fmt.Errorf("spacetest: seed %d step %d: %w", o.Seed, step, err)
 		}
 	}
-	return &Space{Genesis: gs, Versions: g.out, Notes: notes}, nil
+	return &Space{Genesis: gs, Versions: g.out, Notes: notes, Made: g.made}, nil
 }
 
 func (g *gen) pick(n int) int { return g.r.IntN(n) }
@@ -174,23 +180,27 @@ func (g *gen) step() error {
 	case x < 0.22:
 		g.sync(p, g.peers[g.pick(len(g.peers))])
 		return nil
-	case x < 0.55:
+	case x < 0.53:
 		return g.writeRecord(p)
-	case x < 0.65:
+	case x < 0.62:
 		return g.assign(p)
-	case x < 0.70:
+	case x < 0.67:
 		return g.remove(p)
-	case x < 0.74:
+	case x < 0.70:
 		return g.role(p)
-	case x < 0.77:
+	case x < 0.73:
 		return g.revoke(p)
-	case x < 0.84:
+	case x < 0.79:
 		return g.define(p)
-	case x < 0.88:
+	case x < 0.83:
 		return g.invite(p)
-	case x < 0.92:
+	case x < 0.87:
 		return g.fork(p)
-	case x < 0.94:
+	case x < 0.89:
+		return g.forkAccess(p)
+	case x < 0.93:
+		return g.comeBack(p)
+	case x < 0.95:
 		return g.founderChange(p)
 	default:
 		return g.misc(p)
@@ -555,6 +565,93 @@ func (g *gen) fork(p *peer) error {
 	}
 	g.forks = append(g.forks, [2]*record.Version{v1, v2})
 	return nil
+}
+
+// forkAccess makes a key write two access changes at one place of its
+// sys.assign line — two assignments, each as of what p knows — so that
+// proving the fork (fork) withdraws what they gave.
+func (g *gen) forkAccess(p *peer) error {
+	a := g.admin(p)
+	s := a.signer()
+	before := s.logs["sys.assign"]
+	assign := func() (*record.Version, error) {
+		m := g.accounts[g.pick(len(g.accounts))]
+		return g.sign(p, a, "sys.assign", "member:"+record.OwnerPart(m.did), canonical.NewObject("member", m.did, "roles", g.randomRoles()), g.seen(p))
+	}
+	v1, err := assign()
+	if err != nil {
+		return err
+	}
+	if before == nil {
+		delete(s.logs, "sys.assign")
+	} else {
+		s.logs["sys.assign"] = before
+	}
+	v2, err := assign()
+	if err != nil {
+		return err
+	}
+	g.forks = append(g.forks, [2]*record.Version{v1, v2})
+	g.made[v1.ID], g.made[v2.ID] = "access fork", "access fork"
+	return nil
+}
+
+// comeBack has a member p's history holds a removal of come back: let in
+// again by an admin's assignment, or signing a join by an invite it may
+// have joined by before, which counts only when the invite was opened
+// after the removal.
+func (g *gen) comeBack(p *peer) error {
+	var removed []*account
+	for _, c := range p.accepted {
+		if c.Kind != space.KindRemove {
+			continue
+		}
+		for _, a := range g.accounts {
+			if a.did == c.Target && !slices.Contains(removed, a) {
+				removed = append(removed, a)
+			}
+		}
+	}
+	if len(removed) == 0 {
+		return g.remove(p)
+	}
+	m := removed[g.pick(len(removed))]
+	if len(g.invites) == 0 || g.r.Float64() < 0.5 {
+		return g.madeAs("readmission", g.access(p, g.admin(p), "sys.assign", "member:"+record.OwnerPart(m.did), canonical.NewObject("member", m.did, "roles", g.randomRoles())))
+	}
+	ik := g.invites[g.pick(len(g.invites))]
+	if g.r.Float64() < 0.5 {
+		// An admin opens an invite for it, now: after the removal.
+		ik = g.key()
+		g.invites = append(g.invites, ik)
+		roles := g.randomRoles()
+		if err := g.access(p, g.admin(p), "sys.invite", "invite:"+record.OwnerPart(ik.DID()), canonical.NewObject("key", ik.DID(), "roles", roles)); err != nil {
+			return err
+		}
+		sig, err := ik.Sign(space.JoinProof(g.g.ID, ik.DID(), m.did))
+		if err != nil {
+			return err
+		}
+		body := canonical.NewObject("member", m.did, "roles", roles,
+			"invite", canonical.NewObject("key", ik.DID(), "sig", base64.RawURLEncoding.EncodeToString(sig)))
+		_, err = g.sign(p, m, "sys.assign", "member:"+record.OwnerPart(m.did), body, p.h.Heads())
+		return g.madeAs("rejoin", err)
+	}
+	sig, err := ik.Sign(space.JoinProof(g.g.ID, ik.DID(), m.did))
+	if err != nil {
+		return err
+	}
+	body := canonical.NewObject("member", m.did, "roles", g.randomRoles(),
+		"invite", canonical.NewObject("key", ik.DID(), "sig", base64.RawURLEncoding.EncodeToString(sig)))
+	return g.madeAs("rejoin", g.access(p, m, "sys.assign", "member:"+record.OwnerPart(m.did), body))
+}
+
+// madeAs names the version just made, when making it did not fail.
+func (g *gen) madeAs(what string, err error) error {
+	if err == nil {
+		g.made[g.out[len(g.out)-1].ID] = what
+	}
+	return err
 }
 
 func (g *gen) founderChange(p *peer) error {

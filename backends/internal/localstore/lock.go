@@ -6,11 +6,14 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/internal/lockholder"
 )
 
 // Lock is a store's hold on its lock file.
 type Lock struct {
 	f *flock.Flock // nil: nothing held (a read-only open that could not take it)
+	// recorded: this process wrote itself into the file (an exclusive lock).
+	recorded bool
 }
 
 // LockFile takes the lock file at path for the store errors name subject
@@ -41,15 +44,24 @@ func LockFile(path, subject string, readOnly bool) (*Lock, error) {
 	}
 	if !ok {
 		f.Close()
-		return nil, &engine.StoreError{Subject: subject, Msg: "locked: open in another process (or another Open in this one)", Kind: engine.ErrLocked}
+		e := &engine.StoreError{Subject: subject, Msg: "locked: open in another process (or another Open in this one)", Kind: engine.ErrLocked}
+		if h, ok := lockholder.Of(path); ok {
+			e.Msg, e.Err = "locked: open in "+h.String(), h
+		}
+		return nil, e
 	}
-	return &Lock{f: f}, nil
+	// Who holds it, for the message of the next one to try.
+	recorded := !readOnly && lockholder.Record(path) == nil
+	return &Lock{f: f, recorded: recorded}, nil
 }
 
 // Unlock releases the lock.
 func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
+	}
+	if l.recorded {
+		_ = lockholder.Clear(l.f.Path())
 	}
 	return l.f.Unlock()
 }

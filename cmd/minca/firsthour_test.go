@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/minca-go/minca/node/api"
+)
+
+// lockedBuffer is a process's stderr, read while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveProcess starts `minca serve ARGS…` and returns it, what it printed
+// first on stdout (once it serves) and its stderr so far.
+func serveProcess(t *testing.T, args ...string) (*exec.Cmd, map[string]any, *lockedBuffer) {
+	t.Helper()
+	path, env := mincaCommand(t)
+	cmd := exec.Command(path, append([]string{"serve"}, args...)...)
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v\n%s", err, stderr)
+	}
+	var ready map[string]any
+	if err := json.Unmarshal([]byte(line), &ready); err != nil {
+		t.Fatalf("serve printed %q", line)
+	}
+	return cmd, ready, stderr
+}
+
+// The first hour, from `minca serve` on a new machine: serve makes the
+// node (as init does) and says so; init then changes nothing and says so;
+// a second serve names the process holding the directory and that the
+// verbs go through it; a port in use is named with the flag; a store verb
+// on the node's store names the process and what to do; the verbs go
+// through the running node, and say which field a schema refuses.
+func TestServeOnANewMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := filepath.Join(t.TempDir(), "minca")
+	serve, ready, stderr := serveProcess(t, "--dir", dir, "--listen", "127.0.0.1:0")
+	account, _ := ready["account"].(string)
+	if !strings.HasPrefix(account, "did:key:") || !strings.Contains(stderr.String(), "made a new account") {
+		t.Fatalf("serve on a new directory: %v\n%s", ready, stderr)
+	}
+	for _, f := range []string{"account.key", "session.key", "session.note", api.TokenName} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("serve did not make %s: %v", f, err)
+		}
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "session.note"))
+
+	out, errs, code := minca(t, "", "init", "--dir", dir)
+	if code != 0 || jsonField(t, out, "account") != account || !strings.Contains(errs, "already a node directory") {
+		t.Fatalf("init on the serving node's directory: exit %d\n%s%s", code, out, errs)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "session.note")); !bytes.Equal(before, after) {
+		t.Error("init changed the session note of a node that needed nothing")
+	}
+
+	pid := fmt.Sprintf("process %d", serve.Process.Pid)
+	_, errs, code = minca(t, "", "serve", "--dir", dir, "--listen", "127.0.0.1:0")
+	if code != exitFailed || !strings.Contains(errs, pid) || !strings.Contains(errs, "go through it") || strings.Contains(errs, "minca/") {
+		t.Errorf("a second serve on the directory: exit %d: %s", code, errs)
+	}
+	addr := strings.TrimPrefix(ready["url"].(string), "http://")
+	_, errs, code = minca(t, "", "serve", "--dir", filepath.Join(t.TempDir(), "other"), "--listen", addr)
+	if code != exitUsage || !strings.Contains(errs, addr+" is in use") || !strings.Contains(errs, "--listen") {
+		t.Errorf("serve on a port in use: exit %d: %s", code, errs)
+	}
+	_, errs, code = minca(t, "", "store", "stats", "--store", "pebble:"+filepath.Join(dir, "store"))
+	if code != exitFailed || !strings.Contains(errs, pid) || !strings.Contains(errs, "stop it first") {
+		t.Errorf("a store verb on the serving node's store: exit %d: %s", code, errs)
+	}
+
+	// The verbs go through the node running there.
+	out, errs, code = minca(t, "", "space", "create", "Groceries", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("space create: %d %s", code, errs)
+	}
+	sp := jsonField(t, out, "id")
+	if _, errs, code = minca(t, "", "watch", "bnosuchspace", "--dir", dir); code != exitNotFound || !strings.Contains(errs, "does not keep the space") {
+		t.Errorf("watch of a space the node does not keep: exit %d: %s", code, errs)
+	}
+	c, err := api.Dial(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := map[string]any{"name": "app.todo", "version": 1, "schema": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}}
+	if _, err := c.Do(context.Background(), "PUT", spacePath(sp, "collections", "app.todo"), def); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code = minca(t, `{"text":7}`, "put", sp, "app.todo", "--dir", dir)
+	if code != exitFailed || !strings.Contains(errs, "write/schema") || !strings.Contains(errs, "body.text: ") {
+		t.Errorf("a body the schema refuses: exit %d: %s", code, errs)
+	}
+}
