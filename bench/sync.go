@@ -129,15 +129,16 @@ func newPeers(h peers.Host, relays []string) (*peers.Peers, error) {
 		Reopen: 50 * time.Millisecond, Rescan: 200 * time.Millisecond})
 }
 
-// listenPeers serves p's endpoint on a loopback port.
+// listenPeers serves p's endpoint on a loopback port, for as many peers
+// on this one machine (one address) as the fan-out case runs.
 func listenPeers(ctx context.Context, p *peers.Peers) (string, func(), error) {
-	srv, err := p.Handler(ctx, &transport.ServerOptions{MaxConns: 4096, MaxHandshakes: 1024})
+	srv, err := p.Handler(ctx, &transport.ServerOptions{MaxConns: 4096, MaxConnsPerAddr: 4096, MaxHandshakes: 1024, MaxHandshakesPerAddr: 1024})
 	if err != nil {
 		return "", nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(transport.PathPeer, srv)
-	ln, err := transport.Listen("127.0.0.1:0", mux, nil)
+	ln, err := transport.Listen("127.0.0.1:0", mux, &transport.ListenOptions{MaxConns: 8192, MaxConnsPerAddr: 8192})
 	if err != nil {
 		srv.Close()
 		return "", nil, err

@@ -208,19 +208,24 @@ func (s *Store) loadSources() error {
 		if err != nil {
 			return err
 		}
-		src, ok := s.srcs[tag]
-		if !ok {
-			src = source{from: from, bounded: s.bounded(from), oldest: arrived}
-		}
-		src.count++
-		src.bytes += size
-		src.oldest = min(src.oldest, arrived)
-		s.srcs[tag] = src
-		if src.bounded {
-			s.st.waitBounded += size
-		}
+		s.addSource(tag, from, size, arrived)
 	}
 	return it.Err()
+}
+
+// addSource counts a waiting version to its source, at Open.
+func (s *Store) addSource(tag [32]byte, from string, size, arrived int64) {
+	src, ok := s.srcs[tag]
+	if !ok {
+		src = source{from: from, bounded: s.bounded(from), oldest: arrived}
+	}
+	src.count++
+	src.bytes += size
+	src.oldest = min(src.oldest, arrived)
+	s.srcs[tag] = src
+	if src.bounded {
+		s.st.waitBounded += size
+	}
 }
 
 // upgradeWaiting brings the waiting versions of a layout 6 store to this
@@ -256,17 +261,8 @@ func (s *Store) upgradeWaiting() error {
 			if w, err = decodeWaiting(val); err == nil {
 				tag := keys.SourceTag(w.from)
 				err = b.Set(keys.WaitFromKey(tag, w.seq, d), fromValue(now, w.size, w.from))
-				src, ok := s.srcs[tag]
-				if !ok {
-					src = source{from: w.from, bounded: s.bounded(w.from), oldest: now}
-				}
-				src.count++
-				src.bytes += w.size
-				s.srcs[tag] = src
+				s.addSource(tag, w.from, w.size, now)
 				total += w.size
-				if src.bounded {
-					s.st.waitBounded += w.size
-				}
 			}
 		}
 		if err != nil {

@@ -1,5 +1,7 @@
 package negentropy
 
+import "fmt"
+
 // Server answers a client's messages (§Preparation). It learns nothing
 // itself: the client computes have and need. A Server is not safe for
 // concurrent use; the storage must not change during the session.
@@ -24,4 +26,16 @@ func NewServer(storage Storage, frameSizeLimit uint64) (*Server, error) {
 // error wrapping [ErrMalformed].
 func (s *Server) Reconcile(msg []byte) ([]byte, error) {
 	return s.s.reconcile(msg, false, nil, nil)
+}
+
+// SetFrameSizeLimit changes the largest message the server writes from
+// its next answer on (0: none; under [MinFrameSizeLimit] is refused): a
+// server short of room to send answers in smaller messages, and the
+// client goes on in more rounds.
+func (s *Server) SetFrameSizeLimit(frameSizeLimit uint64) error {
+	if frameSizeLimit != 0 && frameSizeLimit < MinFrameSizeLimit {
+		return fmt.Errorf("%w: %d", ErrFrameSizeLimit, frameSizeLimit)
+	}
+	s.s.frameSizeLimit = frameSizeLimit
+	return nil
 }

@@ -272,6 +272,9 @@ func (n *Node) nameKeepers(ctx context.Context) error {
 	return nil
 }
 
+// keepersKey is the key of a space's sys.keepers record.
+const keepersKey = "keepers"
+
 // WriteKeepers names a space's keepers (06 §4.2; docs/spaces.md
 // sys.keepers): at key "keepers", body {keepers: [{did, name}…]}.
 func (n *Node) WriteKeepers(ctx context.Context, spaceID string, keepers []space.Keeper) (*record.Version, error) {
@@ -279,7 +282,7 @@ func (n *Node) WriteKeepers(ctx context.Context, spaceID string, keepers []space
 	for i, k := range keepers {
 		l[i] = canonical.NewObject("did", k.DID, "name", k.Name)
 	}
-	return n.writeAccess(ctx, spaceID, space.KindKeepers, "keepers", canonical.NewObject("keepers", l))
+	return n.writeAccess(ctx, spaceID, space.KindKeepers, keepersKey, canonical.NewObject("keepers", l))
 }
 
 func sameKeepers(a, b []space.Keeper) bool {
@@ -319,7 +322,7 @@ func (n *Node) carryLoop() {
 		case <-n.ctx.Done():
 			return
 		case e := <-sub.Events():
-			if e.Space == n.registry && e.Key != "keepers" || strings.HasPrefix(e.Key, "key:") {
+			if e.Space == n.registry && e.Key != keepersKey || strings.HasPrefix(e.Key, "key:") {
 				t.Reset(carryDelay)
 			}
 		case <-t.C:

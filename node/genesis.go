@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/space"
 )
 
@@ -42,4 +43,24 @@ func GenesisOf(ctx context.Context, st interface {
 		return nil, false, fmt.Errorf("%w: the genesis stored for %s: %v", engine.ErrCorrupt, spaceID, err)
 	}
 	return g, true, nil
+}
+
+// MirrorGeneses is how a store's mirrors carry its spaces' geneses beside
+// their segments (mirror.Options.Geneses; docs/stores.md, Geneses): read
+// as GenesisOf reads them, kept as AddGenesis keeps them, once checked
+// against the space id their name gives (genesis/id).
+func MirrorGeneses(st *engine.Store) mirror.Geneses { return mirrorGeneses{st} }
+
+type mirrorGeneses struct{ st *engine.Store }
+
+func (m mirrorGeneses) Genesis(ctx context.Context, spaceID string) ([]byte, bool, error) {
+	return m.st.Meta(ctx, genesisMeta(spaceID))
+}
+
+func (m mirrorGeneses) KeepGenesis(ctx context.Context, spaceID string, data []byte) error {
+	g, err := space.ParseGenesisFor(spaceID, data)
+	if err != nil {
+		return fmt.Errorf("%w: %v", mirror.ErrBadGenesis, err)
+	}
+	return AddGenesis(ctx, m.st, g)
 }

@@ -293,18 +293,16 @@ func ringKey(r *seal.Keyring, id string) (*seal.Key, bool) {
 	return r.Key(id)
 }
 
-// RegistryUnsynced reports whether the store holds no version of the
-// account registry yet: a device new to the account, which learns its
-// carriers from the registry itself. Until then it lets any peer that
-// asks for the registry by its id sync it (docs/sync.md §7.2): only the
-// account's devices and carriers know that id, and the node has nothing
-// of it to tell.
+// RegistryUnsynced reports whether the account registry names no keeper
+// yet: a device new to the account, which learns its carriers from the
+// registry itself, or an account that never used one. Until it does, the
+// node lets any peer that asks for the registry by its id sync it
+// (docs/sync.md §7.2): only the account's devices and its carriers know
+// that id, and the carriers come to be named keepers by what they bring.
 func (n *Node) RegistryUnsynced(ctx context.Context) (bool, error) {
 	if n.registry == "" {
 		return false, nil
 	}
-	for _, err := range n.st.SyncOrder(ctx, n.registry, engine.SyncKey{}) {
-		return false, err
-	}
-	return true, nil
+	hs, err := n.st.History(ctx, n.registry, keepersKey)
+	return len(hs) == 0, err
 }

@@ -89,7 +89,7 @@ func (n *Node) startMirrors(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		m, err := mirror.New(n.st, b, &mirror.Options{Logger: n.o.Logger, Adopt: so.Adopt})
+		m, err := mirror.New(n.st, b, &mirror.Options{Logger: n.o.Logger, Adopt: so.Adopt, Geneses: MirrorGeneses(n.st)})
 		if err != nil {
 			return fmt.Errorf("minca/node: mirror %s: %w", store.ShortURL(u), err)
 		}

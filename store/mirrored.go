@@ -57,7 +57,11 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	m, err := mirror.New(ix.eng, b, &mirror.Options{CompactAt: -1, Adopt: o.Adopt, Logger: o.Logger, Progress: o.Progress})
+	mo := &mirror.Options{CompactAt: -1, Adopt: o.Adopt, Logger: o.Logger, Progress: o.Progress}
+	if o.Geneses != nil {
+		mo.Geneses = o.Geneses(ix.eng)
+	}
+	m, err := mirror.New(ix.eng, b, mo)
 	if err != nil {
 		return nil, about("store", l.url, err)
 	}

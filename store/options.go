@@ -15,6 +15,10 @@ import (
 // Options configure [Open] and [OpenBlobs]. nil means the defaults: open an
 // existing store, for reading and writing, with no judge.
 type Options struct {
+	// Geneses, when set, makes the mirror between a folder: or s3://
+	// store's index and its blob store carry each space's genesis beside
+	// the segments (mirror.Options.Geneses), for the store's engine.
+	Geneses func(*engine.Store) mirror.Geneses
 	// Judge decides what the store admits (02 §9). Without one the
 	// engine's Admit fails ([engine.ErrNoJudge]) and everything that reads
 	// works. A folder: or s3:// store needs one: opening it admits into

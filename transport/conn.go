@@ -24,6 +24,7 @@ type Conn struct {
 	o       *resolved
 	peer    Peer
 	maxSend int
+	addr    string // the source address, as a Server counts it; "" otherwise
 
 	in   chan []byte   // data bodies from the reader; unbuffered
 	wsem chan struct{} // the write lock, taken with a context
@@ -53,6 +54,11 @@ func newConn(link Link, o *resolved, peer Peer, maxSend int) *Conn {
 
 // Peer is who the other end proved to be.
 func (c *Conn) Peer() Peer { return c.peer }
+
+// Addr is the source address the connection came from, as [AddrOf]
+// writes it, when a [Server] accepted it; "" for one dialled, or over
+// WebRTC or a pipe.
+func (c *Conn) Addr() string { return c.addr }
 
 // MaxMessage is the largest message Send takes: the peer's frame limit,
 // less the kind byte.
@@ -89,9 +95,10 @@ func (c *Conn) Stats() Stats {
 // Send sends msg as one data frame. A msg longer than MaxMessage is
 // refused (frame/too-large) and the connection goes on. A ctx that ends
 // while waiting for an earlier Send returns ctx.Err() and changes
-// nothing; one that ends while the frame is being written ends the
-// connection, since half a frame cannot be taken back. A frame that cannot
-// be written within WriteTimeout ends it with conn/stalled.
+// nothing; a frame begun is written whole whatever becomes of ctx, since
+// half a frame cannot be taken back (the caller that gave up must not end
+// the connection with it). A frame that cannot be written within
+// WriteTimeout ends it with conn/stalled.
 func (c *Conn) Send(ctx context.Context, msg []byte) error {
 	if len(msg) > c.MaxMessage() {
 		return errorf(CodeFrameTooLarge, "a message of %d bytes; the peer takes at most %d", len(msg), c.MaxMessage())
@@ -129,15 +136,10 @@ func (c *Conn) writeLocked(ctx context.Context, f []byte) error {
 	t := c.o.clock.AfterFunc(c.o.WriteTimeout, func() {
 		c.end(errorf(CodeStalled, "a frame of %d bytes was not taken within %v: the peer does not read", len(f), c.o.WriteTimeout))
 	})
-	stop := context.AfterFunc(ctx, func() { c.end(errorf(CodeBroken, "a send was cancelled inside a frame")) })
 	err := c.link.WriteFrame(context.Background(), f)
 	t.Stop()
-	cancelled := !stop() && ctx.Err() != nil
 	if err != nil {
 		c.fail(err)
-		if cancelled {
-			return ctx.Err()
-		}
 		return c.err
 	}
 	c.lastSend.Store(c.o.clock.Now().UnixNano())
@@ -228,13 +230,6 @@ func (c *Conn) sendBye(e *Error) bool {
 // not reading.
 type aborter interface {
 	Abort() error
-}
-
-// sendBye on a bare link, during the handshake.
-func sendBye(link Link, e *Error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	link.WriteFrame(ctx, encodeControl(&control{Type: typeBye, Code: e.Code, Message: truncate(e.Message, maxByeMessage)}))
 }
 
 func (c *Conn) readLoop() {

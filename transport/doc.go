@@ -36,9 +36,13 @@
 //
 // # Endpoints
 //
-//   - [Server] (an http.Handler) accepts WebSocket peers; [Listen] serves
-//     a handler on an address, plain on loopback only, TLS with a
-//     certificate and key elsewhere; [Dial] connects to ws:// (loopback) or
+//   - [Server] (an http.Handler) accepts WebSocket peers, bounding
+//     connections and handshakes in total and per source address ([AddrOf];
+//     the oldest handshake under way makes room for a new one) and refusing
+//     web pages' Origins unless listed; [Listen] serves a handler on an
+//     address, plain on loopback only (and only for loopback Host names),
+//     TLS with a certificate and key elsewhere, its sockets capped in total
+//     and per address ([LimitListener]) and idle HTTP connections closed; [Dial] connects to ws:// (loopback) or
 //     wss:// (verified against Options.RootCAs or the system roots);
 //     [Redial] keeps a connection with backoff and jitter.
 //   - [Relay] (an http.Handler) lets members meet in rooms: it forwards
@@ -47,7 +51,8 @@
 //     second and bytes queued, per room members and messages queued.
 //   - [RelayClient] is a member of a relay: it keeps its rooms across
 //     reconnections, and opens a direct WebRTC data channel, signalled
-//     through the relay, to each peer introduced to it.
+//     through the relay, to each peer introduced to it. Its reader never
+//     waits: forwards nobody takes are dropped.
 //
 // transport/transporttest has in-memory links with injected faults for
 // the tests of code above this package.

@@ -32,7 +32,8 @@ type RelayOptions struct {
 	// past it the room refuses more (relay/busy) until they drain.
 	// Default 1024.
 	MaxRoomQueue int
-	// Server bounds connections and handshakes as for any [Server].
+	// Server bounds connections and handshakes as for any [Server]; its
+	// Origins default to any, since pages in browsers meet at relays.
 	Server *ServerOptions
 }
 
@@ -124,7 +125,16 @@ func NewRelay(opts *Options, ropts *RelayOptions) (*Relay, error) {
 		return nil, fmt.Errorf("minca/transport: relay options: Burst %d is less than one message (%d bytes)", ro.Burst, o.MaxFrame)
 	}
 	r := &Relay{o: ro, rooms: map[string]*room{}}
-	s, err := NewServer(&o, ro.Server, r.serve)
+	so := ServerOptions{}
+	if ro.Server != nil {
+		so = *ro.Server
+	}
+	if so.Origins == nil {
+		// Pages meet at relays (06 §3: the account home, carriers in a
+		// browser); a relay forwards, and reads nothing of a node's.
+		so.Origins = []string{"*"}
+	}
+	s, err := NewServer(&o, &so, r.serve)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 )
 
 // Forward is a payload another member of a room sent through the relay.
@@ -27,8 +28,11 @@ type RelayClientOptions struct {
 	WebRTC *WebRTCOptions
 	// Redial shapes reconnecting to the relay.
 	Redial *RedialOptions
-	// ForwardQueue is how many received forwards wait for Forwards' reader
-	// before the client stops reading the relay. Default 64.
+	// ForwardQueue is how many received forwards wait for Forwards' reader;
+	// past it a forward is dropped (and counted), never waited for, so a
+	// member that floods cannot stop the client reading the relay.
+	// Default 64; -1 takes none: every forward is dropped, for a client
+	// that never reads them.
 	ForwardQueue int
 	// Logger hears the relay's refusals and failed direct connections, at
 	// debug level. nil: none.
@@ -48,6 +52,7 @@ type RelayClient struct {
 	log  *slog.Logger
 
 	forwards chan Forward
+	dropped  atomic.Int64 // forwards nobody took
 
 	mu       sync.Mutex
 	conn     *Conn
@@ -78,8 +83,8 @@ func NewRelayClient(url string, opts *Options, copts *RelayClientOptions) (*Rela
 	if co.ForwardQueue == 0 {
 		co.ForwardQueue = 64
 	}
-	if co.ForwardQueue < 0 {
-		return nil, fmt.Errorf("minca/transport: relay client options: ForwardQueue %d is negative", co.ForwardQueue)
+	if co.ForwardQueue < -1 {
+		return nil, fmt.Errorf("minca/transport: relay client options: ForwardQueue %d is below -1", co.ForwardQueue)
 	}
 	if co.Logger == nil {
 		co.Logger = slog.New(slog.DiscardHandler)
@@ -90,17 +95,21 @@ func NewRelayClient(url string, opts *Options, copts *RelayClientOptions) (*Rela
 	}
 	return &RelayClient{
 		url: url, o: o, opts: co, rtc: r, log: co.Logger,
-		forwards: make(chan Forward, co.ForwardQueue),
+		forwards: make(chan Forward, max(co.ForwardQueue, 0)),
 		rooms:    map[string]bool{},
 		present:  map[sessionKey]bool{},
 		sessions: map[sessionKey]*rtcSession{},
 	}, nil
 }
 
-// Forwards delivers what other members forward to this one. A reader that
-// falls behind by ForwardQueue stops the client reading the relay, which
-// in time ends the relay connection (relay/slow).
+// Forwards delivers what other members forward to this one. What arrives
+// while ForwardQueue forwards wait for the reader is dropped
+// ([RelayClient.DroppedForwards]): the client never stops reading the
+// relay for them.
 func (rc *RelayClient) Forwards() <-chan Forward { return rc.forwards }
+
+// DroppedForwards is how many forwards arrived with nobody to take them.
+func (rc *RelayClient) DroppedForwards() int64 { return rc.dropped.Load() }
 
 // Join asks to be in room, introduced to its other members (intro) or not
 // (06 §3: code rooms are joined with introductions off). It is remembered
@@ -215,8 +224,8 @@ func (rc *RelayClient) serve(ctx context.Context, c *Conn) {
 		case relayForward:
 			select {
 			case rc.forwards <- Forward{Room: m.Room, From: m.From, Payload: m.Payload}:
-			case <-ctx.Done():
-				return
+			default:
+				rc.dropped.Add(1)
 			}
 		case relayError:
 			rc.log.Debug("the relay refused", "url", rc.url, "room", m.Room, "reason", m.Code, "message", m.Message)

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
@@ -168,19 +170,46 @@ func handshake(ctx context.Context, link Link, o *resolved, h HandshakeOptions) 
 		from = b
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, o.HandshakeTimeout)
-	defer cancel()
+	// The deadline does not cut the link's reads and writes (a WebSocket
+	// closes at once when a read's context ends): when it passes, the peer
+	// is told who/timeout in a bye, and only then is the link closed, which
+	// ends what is still waiting on it.
+	hctx, hcancel := context.WithTimeout(ctx, o.HandshakeTimeout)
+	defer hcancel()
+	ioctx, iocancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer iocancel()
+	w := &handshakeWriter{link: link, sem: make(chan struct{}, 1)}
+	var timedOut *Error
+	var timedOutMu sync.Mutex
+	stopTimer := context.AfterFunc(hctx, func() {
+		e := errorf(CodeWhoTimeout, "hello and who were not done within %v", o.HandshakeTimeout)
+		var ce *Error
+		if errors.As(context.Cause(hctx), &ce) {
+			e = ce
+		}
+		timedOutMu.Lock()
+		timedOut = e
+		timedOutMu.Unlock()
+		w.bye(e)
+		link.Close()
+		iocancel()
+	})
+	defer stopTimer()
+	ctx = ioctx
 	fail := func(err error) (*Conn, error) {
+		if !stopTimer() {
+			// The deadline passed: the bye is said, or being said.
+			<-ioctx.Done()
+			timedOutMu.Lock()
+			defer timedOutMu.Unlock()
+			return nil, timedOut
+		}
 		var e *Error
 		if !errors.As(err, &e) {
-			if ctx.Err() != nil {
-				e = errorf(CodeWhoTimeout, "hello and who were not done within %v", o.HandshakeTimeout)
-			} else {
-				e = errorf(CodeBroken, "during the handshake: %v", err)
-			}
+			e = errorf(CodeBroken, "during the handshake: %v", err)
 		}
 		if !e.Remote {
-			sendBye(link, e)
+			w.bye(e)
 		}
 		link.Close()
 		return nil, e
@@ -192,7 +221,7 @@ func handshake(ctx context.Context, link Link, o *resolved, h HandshakeOptions) 
 	// first.
 	sent := make(chan error, 1)
 	go func() {
-		sent <- link.WriteFrame(ctx, encodeControl(&control{Type: typeHello, V: whoVersion, Nonce: nonce, MaxFrame: o.MaxFrame}))
+		sent <- w.write(ctx, encodeControl(&control{Type: typeHello, V: whoVersion, Nonce: nonce, MaxFrame: o.MaxFrame}))
 	}()
 	hello, err := readControl(ctx, link, o.MaxFrame, typeHello)
 	if err != nil {
@@ -213,7 +242,7 @@ func handshake(ctx context.Context, link Link, o *resolved, h HandshakeOptions) 
 		return fail(fmt.Errorf("signing the challenge: %w", err))
 	}
 	go func() {
-		sent <- link.WriteFrame(ctx, encodeControl(&control{Type: typeWho, From: from, Key: self.DID(), Sig: sig}))
+		sent <- w.write(ctx, encodeControl(&control{Type: typeWho, From: from, Key: self.DID(), Sig: sig}))
 	}()
 	who, err := readControl(ctx, link, o.MaxFrame, typeWho)
 	if err != nil {
@@ -226,8 +255,35 @@ func handshake(ctx context.Context, link Link, o *resolved, h HandshakeOptions) 
 	if err != nil {
 		return fail(err)
 	}
+	if !stopTimer() {
+		return fail(nil)
+	}
 	maxSend := hello.MaxFrame
 	return newConn(link, o, peer, maxSend), nil
+}
+
+// handshakeWriter orders the handshake's writes, so a bye never goes out
+// in the middle of another frame.
+type handshakeWriter struct {
+	link Link
+	sem  chan struct{}
+}
+
+func (w *handshakeWriter) write(ctx context.Context, f []byte) error {
+	select {
+	case w.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-w.sem }()
+	return w.link.WriteFrame(ctx, f)
+}
+
+// bye tells the peer why, if the link takes it within a second.
+func (w *handshakeWriter) bye(e *Error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	w.write(ctx, encodeControl(&control{Type: typeBye, Code: e.Code, Message: truncate(e.Message, maxByeMessage)}))
 }
 
 // readControl reads the next frame and requires a control message of

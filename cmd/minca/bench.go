@@ -22,6 +22,7 @@ func benchSuites() []verb {
 		{"negentropy", "reconcile two sets of a million items at 0.1%, 1% and 10% difference: round trips, bytes, time", runBenchNegentropy},
 		{"node", "local writes through the node's full path against bare ECDSA sign+verify; event latency, direct and over HTTP", runBenchNode},
 		{"sync", "sync between nodes: into an empty store against import; wire bytes against negentropy's; live push latency; one server, many peers", runBenchSync},
+		{"hostile", "an honest sync alone and under each attack on a node's limits; the node's peak memory (child process)", runBenchHostile},
 		{"engine-memory", "peak RSS of `minca store import` of a large corpus (child process)", runBenchEngineMemory},
 		{"spaces", "a large space under the full judge: replay, judging and import against today's judge", runBenchSpaces},
 		{"seal", "seal and open a 600-byte body of a private space, against a bare AES-256-GCM of the same bytes", runBenchSeal},

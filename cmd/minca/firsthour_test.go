@@ -114,6 +114,21 @@ func TestServeOnANewMachine(t *testing.T) {
 		t.Fatalf("space create: %d %s", code, errs)
 	}
 	sp := jsonField(t, out, "id")
+	// A space's state reads through the node too, in the shapes the
+	// --store forms print.
+	out, errs, code = minca(t, "", "space", "members", sp, "--dir", dir)
+	var member map[string]any
+	if err := json.Unmarshal([]byte(out), &member); code != 0 || err != nil || len(member) != 3 || member["root"] != account || member["founder"] != true {
+		t.Errorf("space members through the node: exit %d, %q %s", code, out, errs)
+	}
+	for _, part := range []string{"show", "roles", "definitions", "history"} {
+		if _, errs, code := minca(t, "", "space", part, sp, "--dir", dir); code != 0 {
+			t.Errorf("space %s through the node: exit %d %s", part, code, errs)
+		}
+	}
+	if out, _, _ = minca(t, "", "space", "show", sp, "--dir", dir); jsonField(t, out, "id") != sp || jsonField(t, out, "name") != "Groceries" {
+		t.Errorf("space show through the node: %s", out)
+	}
 	if _, errs, code = minca(t, "", "watch", "bnosuchspace", "--dir", dir); code != exitNotFound || !strings.Contains(errs, "does not keep the space") {
 		t.Errorf("watch of a space the node does not keep: exit %d: %s", code, errs)
 	}

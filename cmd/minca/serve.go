@@ -24,10 +24,16 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	var mirrors listFlag
 	fs.Var(&mirrors, "mirror", "a blob store to mirror continuously, `BLOBURL` "+blobURLHelp+" (repeatable)")
 	ps := peerFlags(fs)
+	lim := &nodeLimits{}
+	fs.Var(&limitsFlag{l: lim}, "limit", "a bound on what peers and clients may cost the node, `NAME=VALUE` (repeatable; docs/sync.md, Limits)")
+	var apiHosts listFlag
+	fs.Var(&apiHosts, "api-host", "a `HOST` name the API answers besides loopback ones, behind a proxy (repeatable)")
 	waiting := waitingFlags(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
+	fitFiles(lim, s.logger())
+	ps.limits = lim
 	if fs.NArg() > 0 {
 		return usageError("serve takes no arguments")
 	}
@@ -62,7 +68,9 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	defer stopPeers()
-	srv, err := api.New(n, &api.Options{Logger: s.logger(), Peers: p})
+	ao := lim.api
+	ao.Logger, ao.Peers, ao.Hosts = s.logger(), p, apiHosts
+	srv, err := api.New(n, &ao)
 	if err != nil {
 		ln.Close()
 		return err

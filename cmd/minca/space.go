@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
-	"github.com/minca-go/minca/store"
 )
 
 // spaceSubverbs are `minca space SUBVERB` (docs/spaces.md): those that
@@ -184,161 +184,68 @@ func readGenesis(s *stdio, path, id string) (*space.Genesis, error) {
 	return g, nil
 }
 
-// stateFlags are the flags of a subverb that reads a space's state from a
-// store: --store and --as-of.
+// stateFlags are the flags of a subverb that reads a space's state:
+// --store and --as-of, or --dir for the node.
 type stateFlags struct {
 	fs   *flags
 	sp   *storeSpec
+	dir  *string
 	asOf *string
 }
 
-func newStateFlags(s *stdio, name, synopsis, usage string) *stateFlags {
-	fs := newFlags(s, "space "+name, synopsis+"\n\n"+usage+"\nWith --as-of, as of those access changes and everything they saw (02 §3.1):\nthe state a version with that seen is judged in. Exit 3 when the store holds\nno genesis for SPACE, or an id given is not an access change it holds.")
+func newStateFlags(s *stdio, name, usage string) *stateFlags {
+	synopsis := "space " + name + " SPACE [--as-of ID,…] [--dir DIR]\n       minca space " + name + " SPACE --store URL [--as-of ID,…]"
+	fs := newFlags(s, "space "+name, synopsis+"\n\n"+usage+"\nThrough the node (the one running in DIR, or DIR opened for the while), or\nwith --store (or $MINCA_STORE, and no --dir) from that store. With --as-of,\nas of those access changes and everything they saw (02 §3.1): the state a\nversion with that seen is judged in. Exit 3 when there is no genesis for\nSPACE, or an id given is not an access change held.")
 	sf := &stateFlags{fs: fs, sp: storeFlags(fs, false)}
+	sf.dir = dirFlag(fs)
 	sf.asOf = fs.String("as-of", "", "access change `IDS`, comma-separated; empty: every change held")
 	return sf
 }
 
-// open opens the store (read only) and reads the space's history and its
-// state now or as of --as-of; the caller closes the store.
-func (sf *stateFlags) open(ctx context.Context, name string) (*store.Store, *space.History, *space.State, error) {
+// runSpaceState parses a state subverb's flags and prints the lines lines
+// makes of the space's state: through the node, or from a store opened
+// read-only.
+func runSpaceState(ctx context.Context, s *stdio, name, usage string, args []string, lines func(h *space.History, st *space.State) []*canonical.Object) error {
+	sf := newStateFlags(s, name, usage)
+	if done, err := parseFlags(sf.fs, args); done {
+		return err
+	}
 	if sf.fs.NArg() != 1 {
-		return nil, nil, nil, usageError("space %s takes SPACE", name)
+		return usageError("space %s takes SPACE", name)
+	}
+	sp := sf.fs.Arg(0)
+	viaNode, err := throughNode(sf.fs, sf.sp, *sf.dir)
+	if err != nil {
+		return err
+	}
+	if viaNode {
+		path := spacePath(sp, "state", name)
+		if *sf.asOf != "" {
+			path += "?asOf=" + url.QueryEscape(*sf.asOf)
+		}
+		return callLines(ctx, s, *sf.dir, path, "lines", nil)
 	}
 	sto, err := sf.sp.open(ctx, readStore)
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
+	defer sto.Close()
 	j := node.NewSpaceJudge(noteChecker())
 	j.Source = sto.Engine()
-	h, ok, err := j.History(ctx, sf.fs.Arg(0))
+	h, ok, err := j.History(ctx, sp)
 	if err != nil {
-		sto.Close()
-		return nil, nil, nil, failed(err)
+		return failed(err)
 	}
 	if !ok {
-		sto.Close()
-		return nil, nil, nil, notFound("the store holds no genesis for space %s (minca space join)", sf.fs.Arg(0))
+		return notFound("the store holds no genesis for space %s (minca space join)", sp)
 	}
 	state := h.Now()
 	if *sf.asOf != "" {
-		state, err = h.At(strings.Split(*sf.asOf, ","))
-		if err != nil {
-			sto.Close()
-			return nil, nil, nil, notFound("--as-of: %v", err)
+		if state, err = h.At(strings.Split(*sf.asOf, ",")); err != nil {
+			return notFound("--as-of: %v", err)
 		}
 	}
-	return sto, h, state, nil
-}
-
-// errHelped ends a verb whose --help was printed: exit 0, nothing more.
-var errHelped error = quiet(exitOK)
-
-// spaceState parses a store-reading subverb's flags and opens its space's
-// state: see stateFlags.open. done is true when the verb returns err at
-// once (--help, a bad flag).
-func spaceState(ctx context.Context, s *stdio, name, usage string, args []string) (*store.Store, *space.History, *space.State, error) {
-	sf := newStateFlags(s, name, "space "+name+" --store URL SPACE [--as-of ID,…]", usage)
-	if done, err := parseFlags(sf.fs, args); done {
-		if err == nil {
-			err = errHelped
-		}
-		return nil, nil, nil, err
-	}
-	return sf.open(ctx, name)
-}
-
-func strs(l []string) []any {
-	out := make([]any, len(l))
-	for i, s := range l {
-		out[i] = s
-	}
-	return out
-}
-
-func grantsValue(gs []space.Grant) []any {
-	out := make([]any, len(gs))
-	for i, g := range gs {
-		out[i] = g.Value()
-	}
-	return out
-}
-
-func runSpaceShow(ctx context.Context, s *stdio, args []string) error {
-	st, h, state, err := spaceState(ctx, s, "show", "Prints the space as one JSON line: its genesis, its access changes held and\nhow many count, its heads, and the state: counts of members, roles and\ndefinitions; revoked keys with what each keeps; forked lines; relays, keepers\nand keys.", args)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	g := h.Genesis()
-	changes, counting := 0, 0
-	h.Changes(func(c *space.Change, _ bool) bool {
-		if counts, in := state.Counts(c.ID); in {
-			changes++
-			if counts {
-				counting++
-			}
-		}
-		return true
-	})
-	revoked := []any{}
-	for _, r := range state.Revoked() {
-		cut := &canonical.Object{}
-		for c, n := range r.Cutoffs {
-			cut.Set(c, float64(n))
-		}
-		revoked = append(revoked, canonical.NewObject("key", r.Key, "root", r.Root, "cutoffs", cut))
-	}
-	forked := []any{}
-	for _, f := range state.Forked() {
-		forked = append(forked, canonical.NewObject("author", f.Author, "collection", f.Collection, "from", float64(f.From), "roots", strs(f.Roots)))
-	}
-	keepers := []any{}
-	for _, k := range state.Keepers() {
-		keepers = append(keepers, canonical.NewObject("did", k.DID, "name", k.Name))
-	}
-	o := canonical.NewObject("id", g.ID, "name", g.Name, "visibility", g.Visibility, "founders", strs(g.Founders),
-		"createdAt", g.CreatedAt, "changes", float64(changes), "counting", float64(counting), "heads", strs(h.Heads()),
-		"members", float64(len(state.Members())), "roles", float64(len(state.AllRoles())), "definitions", float64(len(state.Definitions())),
-		"revoked", revoked, "forked", forked, "relays", strs(state.Relays()), "keepers", keepers, "keys", strs(state.Keys()))
-	return writeJSONLine(s.out, o)
-}
-
-func runSpaceRoles(ctx context.Context, s *stdio, args []string) error {
-	st, _, state, err := spaceState(ctx, s, "roles", "Lists each role as a JSON line {\"name\",\"grants\":[{\"cmd\",\"pol\"}]}.", args)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for _, r := range state.AllRoles() {
-		if err := writeJSONLine(s.out, canonical.NewObject("name", r.Name, "grants", grantsValue(r.Grants))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func runSpaceDefinitions(ctx context.Context, s *stdio, args []string) error {
-	st, h, state, err := spaceState(ctx, s, "definitions", "Lists each collection with a change to its definition as a JSON line\n{\"name\",\"inForce\",\"contested\",\"rivals\",\"definer\",\"valid\"?,\"definition\"?,\"invalid\"?,\"body\"?}\n(02 §6.3): inForce is the id of the change in force (\"\" for none), rivals the\nlatest changes when more than one, definer who first defined it (\"\" for no\none). With a change in force, valid says whether it is a definition at all:\nwhen it is, definition is its body; when not, invalid says why and body is\nwhat it says, and the collection has no schema, rules or topics (02 §6.1). A\nsealed definition (a private space) is \"unreadable\": true.", args)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for _, d := range state.Definitions() {
-		o := canonical.NewObject("name", d.Name, "inForce", d.InForce, "contested", d.Contested, "rivals", strs(d.Rivals), "definer", d.Definer)
-		if c, _, ok := h.Change(d.InForce); ok && d.InForce != "" {
-			switch {
-			case d.Unreadable:
-				o.Set("unreadable", true)
-			case d.Invalid != "":
-				o.Set("valid", false)
-				o.Set("invalid", d.Invalid+" (02 §6.1: an invalid definition is no definition at all)")
-				o.Set("body", c.Body())
-			default:
-				o.Set("valid", true)
-				o.Set("definition", c.Body())
-			}
-		}
+	for _, o := range lines(h, state) {
 		if err := writeJSONLine(s.out, o); err != nil {
 			return err
 		}
@@ -346,28 +253,24 @@ func runSpaceDefinitions(ctx context.Context, s *stdio, args []string) error {
 	return nil
 }
 
+func runSpaceShow(ctx context.Context, s *stdio, args []string) error {
+	return runSpaceState(ctx, s, "show", "Prints the space as one JSON line: its genesis, its access changes held and\nhow many count, its heads, and the state: counts of members, roles and\ndefinitions; revoked keys with what each keeps; forked lines; relays, keepers\nand keys.", args,
+		func(h *space.History, st *space.State) []*canonical.Object {
+			return []*canonical.Object{space.ShowObject(h, st)}
+		})
+}
+
+func runSpaceRoles(ctx context.Context, s *stdio, args []string) error {
+	return runSpaceState(ctx, s, "roles", "Lists each role as a JSON line {\"name\",\"grants\":[{\"cmd\",\"pol\"}]}.", args,
+		func(_ *space.History, st *space.State) []*canonical.Object { return space.RoleObjects(st) })
+}
+
+func runSpaceDefinitions(ctx context.Context, s *stdio, args []string) error {
+	return runSpaceState(ctx, s, "definitions", "Lists each collection with a change to its definition as a JSON line\n{\"name\",\"inForce\",\"contested\",\"rivals\",\"definer\",\"valid\"?,\"definition\"?,\"invalid\"?,\"body\"?}\n(02 §6.3): inForce is the id of the change in force (\"\" for none), rivals the\nlatest changes when more than one, definer who first defined it (\"\" for no\none). With a change in force, valid says whether it is a definition at all:\nwhen it is, definition is its body; when not, invalid says why and body is\nwhat it says, and the collection has no schema, rules or topics (02 §6.1). A\nsealed definition (a private space) is \"unreadable\": true.", args,
+		space.DefinitionObjects)
+}
+
 func runSpaceHistory(ctx context.Context, s *stdio, args []string) error {
-	st, h, state, err := spaceState(ctx, s, "history", "Lists the access changes held, in the order the replay took them (each after\neverything it saw), as JSON lines {\"id\",\"collection\",\"key\",\"root\",\"author\",\"seen\",\"counts\"}.", args)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var werr error
-	h.Changes(func(c *space.Change, _ bool) bool {
-		counts, in := state.Counts(c.ID)
-		if !in {
-			return true
-		}
-		seen := c.Seen
-		if seen == nil {
-			seen = []string{}
-		}
-		werr = writeJSONLine(s.out, canonical.NewObject("id", c.ID, "collection", c.Collection, "key", c.Key, "root", c.Root,
-			"author", c.Author, "seen", strs(seen), "counts", counts))
-		return werr == nil
-	})
-	if werr != nil {
-		return werr
-	}
-	return nil
+	return runSpaceState(ctx, s, "history", "Lists the access changes held, in the order the replay took them (each after\neverything it saw), as JSON lines {\"id\",\"collection\",\"key\",\"root\",\"author\",\"seen\",\"counts\"}.", args,
+		space.ChangeObjects)
 }

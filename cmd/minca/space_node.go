@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/space"
 )
 
 // The `minca space` subverbs that act through the node (06 §1.3,
@@ -73,45 +74,8 @@ func runSpaceInvite(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runSpaceMembers(ctx context.Context, s *stdio, args []string) error {
-	sf := newStateFlags(s, "members", "space members SPACE [--dir DIR]\n       minca space members SPACE --store URL [--as-of ID,…]", "Lists each member now as a JSON line {\"root\",\"founder\",\"roles\"}, founders\nfirst: through the node, or with --store (or $MINCA_STORE, and no --dir) from\nthat store.")
-	dir := dirFlag(sf.fs)
-	if done, err := parseFlags(sf.fs, args); done {
-		return err
-	}
-	viaNode, err := throughNode(sf.fs, sf.sp, *dir)
-	if err != nil {
-		return err
-	}
-	if viaNode {
-		if *sf.asOf != "" {
-			return usageError("--as-of reads a store: give --store")
-		}
-		if sf.fs.NArg() != 1 {
-			return usageError("space members takes SPACE")
-		}
-		return callLines(ctx, s, *dir, spacePath(sf.fs.Arg(0), "members"), "members", func(e json.RawMessage) (any, error) {
-			var m struct {
-				Member  string   `json:"member"`
-				Founder bool     `json:"founder"`
-				Roles   []string `json:"roles"`
-			}
-			if err := json.Unmarshal(e, &m); err != nil {
-				return nil, err
-			}
-			return canonical.NewObject("root", m.Member, "founder", m.Founder, "roles", strs(m.Roles)), nil
-		})
-	}
-	st, _, state, err := sf.open(ctx, "members")
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for _, m := range state.Members() {
-		if err := writeJSONLine(s.out, canonical.NewObject("root", m.Root, "founder", m.Founder, "roles", strs(m.Roles))); err != nil {
-			return err
-		}
-	}
-	return nil
+	return runSpaceState(ctx, s, "members", "Lists each member now as a JSON line {\"root\",\"founder\",\"roles\"}, founders\nfirst.", args,
+		func(_ *space.History, st *space.State) []*canonical.Object { return space.MemberObjects(st) })
 }
 
 func runSpaceAssign(ctx context.Context, s *stdio, args []string) error {

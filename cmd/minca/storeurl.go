@@ -9,6 +9,7 @@ import (
 
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/store"
 )
@@ -98,7 +99,7 @@ func durationFlag(d *time.Duration) func(string) error {
 // options are the store.Options of an open with these flags.
 func (sp *storeSpec) options(create, readOnly bool) *store.Options {
 	return &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt,
-		S3: sp.s3.options(), Waiting: node.PeersBounded(engine.WaitingLimits{})}
+		S3: sp.s3.options(), Waiting: node.PeersBounded(engine.WaitingLimits{}), Geneses: node.MirrorGeneses}
 }
 
 // open opens the store (store.Open), with the node's judge. A missing
@@ -113,15 +114,15 @@ func (sp *storeSpec) open(ctx context.Context, a storeAccess) (*store.Store, err
 	o := sp.options(a == createStore, a == readStore)
 	// The full judge reads each space's history from the store it judges
 	// for. A folder: or s3:// store admits its blob store's segments as it
-	// opens, before that store is there to read, so it keeps the roots
-	// judge until geneses travel with segments.
+	// opens, its geneses first: the judge reads that store from then on.
 	var full *node.PrivateJudge
-	if sp.judge == "full" && store.IsBlobURL(sp.url) {
-		sp.judge = "roots" // and store check re-judges with it too
-	}
 	if sp.judge == "full" {
 		full = node.NewPrivateJudge(noteChecker(), nil) // a store holds no keys
 		o.Judge = full
+		o.Geneses = func(e *engine.Store) mirror.Geneses {
+			full.Source = e
+			return node.MirrorGeneses(e)
+		}
 	}
 	st, err := store.Open(ctx, sp.url, o)
 	if err != nil {

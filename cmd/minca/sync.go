@@ -21,6 +21,8 @@ type peerSpec struct {
 	peers, relays     listFlag
 	holds             listFlag
 	relay             bool
+	origins           listFlag
+	limits            *nodeLimits
 }
 
 func peerFlags(fs *flags) *peerSpec {
@@ -32,6 +34,7 @@ func peerFlags(fs *flags) *peerSpec {
 	fs.Var(&ps.relays, "relay", "a relay to meet peers at, `URL` ws(s)://HOST:PORT/minca/relay: WebRTC to each peer in a space's room (repeatable)")
 	fs.Var(&ps.holds, "hold", "hold only some collections of a space, `SPACE=COLL,COLL…` (repeatable; docs/sync.md §7.5)")
 	fs.BoolVar(&ps.relay, "serve-relay", false, "act as a relay too, at /minca/relay on --peer-listen")
+	fs.Var(&ps.origins, "peer-origin", "a web `ORIGIN` (https://app.example) whose pages may connect to --peer-listen from a browser (repeatable; default none)")
 	return ps
 }
 
@@ -57,9 +60,16 @@ func startPeers(ctx context.Context, s *stdio, n *node.Node, ps *peerSpec) (p *p
 	if err != nil {
 		return nil, "", nil, err
 	}
+	lim := ps.limits
+	if lim == nil {
+		lim = &nodeLimits{}
+	}
+	topt := lim.conn
+	topt.Self = peers.NodeSelf(n)
+	pl := lim.peers
 	p, err = peers.New(peers.NodeHost(n), &peers.Options{
-		Transport: &transport.Options{Self: peers.NodeSelf(n)},
-		Peers:     ps.peers, Relays: ps.relays, Collections: colls, Logger: s.logger(),
+		Transport: &topt, Limits: &pl,
+		Peers: ps.peers, Relays: ps.relays, Collections: colls, Logger: s.logger(),
 	})
 	if err != nil {
 		return nil, "", nil, usageError("%v", err)
@@ -67,7 +77,9 @@ func startPeers(ctx context.Context, s *stdio, n *node.Node, ps *peerSpec) (p *p
 	pctx, cancel := context.WithCancel(ctx)
 	var closers []func()
 	if ps.listen != "" {
-		srv, err := p.Handler(pctx, nil)
+		so := lim.server
+		so.Origins, so.Logger = ps.origins, s.logger()
+		srv, err := p.Handler(pctx, &so)
 		if err != nil {
 			cancel()
 			return nil, "", nil, err
@@ -84,7 +96,9 @@ func startPeers(ctx context.Context, s *stdio, n *node.Node, ps *peerSpec) (p *p
 			mux.Handle(transport.PathRelay, r)
 			closers = append(closers, func() { r.Close() })
 		}
-		ln, err := transport.Listen(ps.listen, mux, &transport.ListenOptions{CertFile: ps.cert, KeyFile: ps.key})
+		lo := lim.listen
+		lo.CertFile, lo.KeyFile = ps.cert, ps.key
+		ln, err := transport.Listen(ps.listen, mux, &lo)
 		if err != nil {
 			cancel()
 			return nil, "", nil, usageError("--peer-listen: %v", err)

@@ -25,6 +25,7 @@ func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var res ExportResult
+	m.genesesOut = nil // listed again, when needed, each pass
 	if err := m.loadWriter(ctx); err != nil {
 		return res, err
 	}
@@ -48,6 +49,11 @@ func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
 		}
 		if m.w.Seq >= segment.MaxSeq {
 			return res, errors.New("minca/mirror: writer sequence exhausted")
+		}
+		// The geneses the segment's versions need go first: a reader
+		// that sees the segment finds them.
+		if err := m.exportGeneses(ctx, lines); err != nil {
+			return res, err
 		}
 		data, t, err := m.codec.Encode(segment.Header{Writer: m.w.ID, Seq: m.w.Seq + 1}, lines)
 		if err != nil {

@@ -62,6 +62,10 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 	defer m.mu.Unlock()
 	res := ImportResult{Bad: []Problem{}}
 	full := m.rescan
+	// Geneses are read once a pass, before its first version is admitted
+	// (admitCounted), and on a full pass even with nothing new: a sync
+	// service may bring one after the segments that need it.
+	m.genesesIn = false
 	if m.bound {
 		// Every pass reads the markers again (a few small files at the
 		// root): a copy with a smaller id may have arrived, or another
@@ -80,6 +84,11 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 	writers, err := m.writers(ctx)
 	if err != nil {
 		return res, err
+	}
+	if full {
+		if err := m.importGeneses(ctx); err != nil {
+			return res, err
+		}
 	}
 	var again []suspect
 	for _, w := range writers {
@@ -108,6 +117,7 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 			return res, err
 		}
 	}
+	m.logTakenIn(ctx, res)
 	if full && res.Listed > segmentBudget {
 		m.o.Logger.Warn("mirror: the blob store holds many segments; writers that never compact slow sync services down (F12)", "segments", res.Listed)
 	}
@@ -116,6 +126,22 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 		res.Bad = err.(*BadSegmentsError).Segments
 	}
 	return res, err
+}
+
+// logTakenIn says on Logger what a pass took in, when it read anything,
+// and how many versions the store holds aside waiting (02 §9.5): a
+// device whose versions wait for a genesis it lacks is seen, not silent.
+func (m *Mirror) logTakenIn(ctx context.Context, res ImportResult) {
+	if res.Segments == 0 {
+		return
+	}
+	attrs := []any{"segments", res.Segments, "versions", res.Versions, "new", res.Stored}
+	msg := fmt.Sprintf("mirror: took in %d new of %d versions from %d segments", res.Stored, res.Versions, res.Segments)
+	if st, err := m.s.Stats(ctx); err == nil && st.Waiting > 0 {
+		msg += fmt.Sprintf("; %d wait for what they need (their space's genesis, or the versions they follow)", st.Waiting)
+		attrs = append(attrs, "waiting", st.Waiting)
+	}
+	m.o.Logger.Info(msg, attrs...)
 }
 
 // writers lists the writer ids with segments, and every writer this

@@ -75,6 +75,10 @@ type Options struct {
 	// Now is the clock for grace periods only; nothing is ordered by it.
 	// Default time.Now.
 	Now func() time.Time
+	// Geneses, if set, carries each space's genesis beside the segments
+	// (geneses.go): written before the segments that need it, kept before
+	// a pass admits versions. Default nil: versions alone.
+	Geneses Geneses
 	// Progress, if set, is called after each segment read or written
 	// (from the goroutine doing it, with the mirror busy: it must not call
 	// the Mirror), for progress lines.
@@ -169,7 +173,13 @@ type Mirror struct {
 	reads    map[string]*readState // cached read states
 	known    map[string]bool       // writers ever listed (F10: one vanishing is a loss)
 	told     map[string]bool       // what was reported on Logger once (copies left)
-	stats    Stats
+	// genesesOut is the spaces whose genesis the blob store holds, as
+	// listed at the first export that needed it and written since; nil:
+	// not listed this export pass. genesesIn: this import pass kept the
+	// geneses listed.
+	genesesOut map[string]bool
+	genesesIn  bool
+	stats      Stats
 }
 
 // Stats count what a mirror did since it was made.
@@ -188,6 +198,7 @@ type Stats struct {
 	Duplicates      int64 `json:"duplicates"`  // copies of our segments a sync service made, removed
 	Salvaged        int64 `json:"salvaged"`    // strays whose content checked out
 	Clones          int64 `json:"clones"`      // times our writer id was found cloned
+	Geneses         int64 `json:"geneses"`     // geneses kept from the blob store (Options.Geneses)
 	Compactions     int64 `json:"compactions"`
 	Deleted         int64 `json:"deleted"` // own segments deleted after compaction
 	BytesFreed      int64 `json:"bytesFreed"`

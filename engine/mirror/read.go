@@ -195,6 +195,9 @@ func (m *Mirror) admitPrepared(ctx context.Context, p *engine.Prepared, res *Imp
 // admitCounted runs admit between two readings of the store's stats, so
 // what it stored can be counted from their difference.
 func (m *Mirror) admitCounted(ctx context.Context, res *ImportResult, admit func() ([]engine.Outcome, error)) error {
+	if err := m.importGeneses(ctx); err != nil {
+		return err
+	}
 	before, err := m.s.Stats(ctx)
 	if err != nil {
 		return err

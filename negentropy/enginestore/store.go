@@ -74,6 +74,18 @@ func Build(ctx context.Context, order SyncOrder, scope Scope, opts Options) (*St
 	return s, nil
 }
 
+// Fork is a Store over the same index for another reconciliation: its
+// own context and block cache, the index shared. An index built once for
+// a space serves every session that opens while the order is unchanged
+// (reads still check each block against it, and report [ErrChanged]).
+// Fork may be called concurrently with other Forks, never with the
+// Store's own reads.
+func (s *Store) Fork(ctx context.Context) *Store {
+	f := &Store{ctx: ctx, order: s.order, scope: s.scope, block: s.block, size: s.size, firsts: s.firsts, sums: s.sums}
+	f.cache[0].block, f.cache[1].block = -1, -1
+	return f
+}
+
 // Size is the number of items indexed.
 func (s *Store) Size() int { return s.size }
 

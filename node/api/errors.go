@@ -73,6 +73,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			status = http.StatusNotFound
 		case CodeCursorGone:
 			status = http.StatusGone
+		case CodeBlobsNotFound:
+			status = http.StatusNotFound
+		case CodeBlobsChanged:
+			status = http.StatusConflict
+		case CodeBlobsBadSegment:
+			status = http.StatusUnprocessableEntity
+		case CodeBlobsUnreachable:
+			status = http.StatusServiceUnavailable
 		}
 		writeError(w, status, ae)
 	case errors.As(err, &we):

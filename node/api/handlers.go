@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	h("POST /v1/spaces", s.createSpace)
 	h("POST /v1/spaces/join", s.joinSpace)
 	h("GET /v1/spaces/{space}/members", s.listMembers)
+	h("GET /v1/spaces/{space}/state/{part}", s.spaceState)
 	h("POST /v1/spaces/{space}/members", s.assign)
 	h("DELETE /v1/spaces/{space}/members/{member}", s.remove)
 	h("POST /v1/spaces/{space}/invites", s.invite)
@@ -43,6 +44,8 @@ func (s *Server) routes() {
 	h("POST /v1/carriers", s.addCarrier)
 	h("DELETE /v1/carriers/{did}", s.removeCarrier)
 	h("GET /v1/peers", s.listPeers)
+	h("POST /v1/backup", s.backup)
+	h("POST /v1/restore", s.restore)
 	h("/", func(w http.ResponseWriter, r *http.Request) error {
 		return bad(CodeNotFound, "", "no route "+r.Method+" "+r.URL.Path+" (docs/api.md)")
 	})

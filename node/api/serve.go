@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/minca-go/minca/transport"
 )
 
 // AddressName is the file in the node directory that says where the
@@ -54,7 +56,10 @@ func Listen(addr string) (net.Listener, string, error) {
 // Serve serves the API on ln until ctx ends, writing where it listens to
 // the node directory (AddressName) and removing it when done. When ctx
 // ends it stops taking requests and waits up to 10 s for those under way;
-// event streams are cut.
+// event streams are cut. On TCP it answers only requests for a loopback
+// host name or one of Options.Hosts (HTTP 421 otherwise); it closes
+// kept-alive connections idle for Options.IdleTimeout and holds at most
+// Options.MaxConns at once.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, url string) error {
 	addr := filepath.Join(s.n.Dir(), AddressName)
 	b, _ := json.Marshal(map[string]any{"url": url, "pid": os.Getpid()})
@@ -62,7 +67,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, url string) error {
 		return err
 	}
 	defer os.Remove(addr)
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	var h http.Handler = s
+	if ln.Addr().Network() == "tcp" {
+		// A browser on this machine may be asked, by a web page whose name
+		// was rebound to 127.0.0.1, to call the API: it still lacks the
+		// token, and is not answered at all.
+		h = transport.LoopbackHostOnly(h, s.o.Hosts)
+	}
+	ln = transport.LimitListener(ln, s.o.MaxConns, 0)
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.o.IdleTimeout,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
@@ -31,6 +32,9 @@ const TokenName = "api.token"
 const (
 	DefaultMaxBody  = 1 << 20 // bytes of a request body
 	DefaultMaxDepth = 64      // nesting of a request body's JSON
+
+	DefaultMaxConns    = 256              // connections open at once
+	DefaultIdleTimeout = 30 * time.Second // a kept-alive connection idle this long is closed
 )
 
 // Options configure a [Server]; nil means the defaults.
@@ -41,6 +45,15 @@ type Options struct {
 	MaxDepth int
 	// Logger receives request failures. Default: discarded.
 	Logger *slog.Logger
+	// Hosts are host names, besides the loopback ones, that requests may
+	// name in Host (a name this machine is reached by through a proxy).
+	Hosts []string
+	// MaxConns bounds the connections open at once; one past it is closed
+	// as it is accepted. Default 256.
+	MaxConns int
+	// IdleTimeout closes a kept-alive connection idle this long.
+	// Default 30 s.
+	IdleTimeout time.Duration
 	// Peers answers GET /v1/peers: the node's connections and sync
 	// sessions (docs/sync.md §8). nil: the node keeps none, and the list
 	// is empty.
@@ -68,8 +81,14 @@ func New(n *node.Node, opts *Options) (*Server, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxBody < 0 || o.MaxDepth < 0 {
-		return nil, errors.New("minca/api: Options: MaxBody and MaxDepth must not be negative")
+	if o.MaxBody < 0 || o.MaxDepth < 0 || o.MaxConns < 0 || o.IdleTimeout < 0 {
+		return nil, errors.New("minca/api: Options: MaxBody, MaxDepth, MaxConns and IdleTimeout must not be negative")
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
 	}
 	if o.MaxBody == 0 {
 		o.MaxBody = DefaultMaxBody

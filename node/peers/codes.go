@@ -20,6 +20,9 @@ const (
 	CodeTooMany      = "sync/sessions"      // more sessions on one connection than the limit
 	CodeInternal     = "sync/internal"      // this side failed (its store); try again later
 	CodeScope        = "sync/scope"         // the responder holds fewer collections: the message lists them; open again with those
+	CodeSlow         = "sync/slow"          // the peer sent more that needs an answer while not reading the last for Limits.SlowAfter (ends the connection)
+	CodeRate         = "sync/rate"          // more NEG-OPENs than the peer's rate (Limits.OpenRate)
+	CodeForged       = "sync/forged"        // versions failing the crypto gate past Limits.Forgeries: the peer is refused for a while (ends the connection)
 )
 
 // retryable reports whether an opener opens a session that ended so

@@ -2,6 +2,7 @@ package peers
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,10 @@ type conn struct {
 	only   []string // the spaces to sync; nil: every space held
 	via    string
 	url    string // the peer dialled, "" for any other connection
+	addr   string // the source address a Server counted it under; "" otherwise
+
+	out *budget // bytes built and not yet written (Limits.SendQueue)
+	in  *budget // bytes received and not yet handled (Limits.RecvQueue)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -49,7 +54,8 @@ type conn struct {
 }
 
 func newConn(ctx context.Context, p *Peers, c *transport.Conn, opener, live bool, via string) *conn {
-	cc := &conn{p: p, host: p.host, c: c, peer: c.Peer(), opener: opener, live: live, via: via,
+	cc := &conn{p: p, host: p.host, c: c, peer: c.Peer(), opener: opener, live: live, via: via, addr: c.Addr(),
+		out: newBudget(p.lim.SendQueue), in: newBudget(p.lim.RecvQueue),
 		sessions: map[uint64]*session{}, narrow: map[string][]string{}, since: time.Now()}
 	cc.ctx, cc.cancel = context.WithCancel(ctx)
 	return cc
@@ -156,6 +162,12 @@ func (c *conn) run() {
 			c.c.CloseWith(CodeMalformed, err.Error())
 			return
 		}
+		// What waits to be handled is bounded in bytes: past the bound
+		// nothing more is read, and the peer's sends wait on the link.
+		m.size = len(b)
+		if c.in.take(c.ctx, m.size, 0) != nil {
+			return
+		}
 		c.mu.Lock()
 		s := c.sessions[m.sid]
 		c.mu.Unlock()
@@ -164,6 +176,7 @@ func (c *conn) run() {
 				c.accept(m, len(b)+1)
 				continue
 			}
+			c.in.give(m.size)
 			c.mu.Lock()
 			c.stray++
 			stray := c.stray
@@ -174,12 +187,22 @@ func (c *conn) run() {
 			}
 			continue
 		}
+		if m.typ == msgNegOpen {
+			c.c.CloseWith(CodeMalformed, fmt.Sprintf("NEG-OPEN for session %d, which is open", m.sid))
+			return
+		}
 		s.mu.Lock()
 		s.stats.BytesReceived += int64(len(b) + 1)
 		s.mu.Unlock()
 		select {
 		case s.inbox <- m:
+			if s.ctx.Err() != nil {
+				// Ended meanwhile: nobody else may take what is left, and
+				// its bytes go back to the connection.
+				s.dropInbox()
+			}
 		case <-s.ctx.Done(): // ended: what was in flight is dropped
+			c.in.give(m.size)
 		case <-c.ctx.Done():
 			return
 		}
@@ -198,29 +221,45 @@ func (c *conn) list() []*session {
 
 // accept answers a NEG-OPEN: a session when the peer may read the space,
 // else NEG-ERR sync/not-held, the same whether the space is not held or
-// not the peer's to read.
+// not the peer's to read. Opens past the peer's rate, and live sessions
+// past its share, are refused first.
 func (c *conn) accept(m *message, size int) {
+	// Answered here, or handed whole to the session: not waiting.
+	c.in.give(m.size)
+	m.size = 0
+	refuse := func(code, msg string) { c.send(c.ctx, nil, encodeNegErr(m.sid, code, msg)) }
 	c.mu.Lock()
 	full := len(c.sessions) >= MaxSessions
 	c.mu.Unlock()
 	if full {
-		c.send(c.ctx, nil, encodeNegErr(m.sid, CodeTooMany, "too many sessions on this connection"))
+		refuse(CodeTooMany, "too many sessions on this connection")
+		return
+	}
+	if !c.p.guard.open(c.peer.DID, c.addr, time.Now()) {
+		refuse(CodeRate, fmt.Sprintf("more than %g NEG-OPENs a second from this peer, beyond a burst of %d", c.p.lim.OpenRate, c.p.lim.OpenBurst))
 		return
 	}
 	ok, err := c.host.MayRead(c.ctx, m.open.Space, c.peer)
 	if err != nil {
-		c.send(c.ctx, nil, encodeNegErr(m.sid, CodeInternal, "this node could not read its store"))
+		refuse(CodeInternal, "this node could not read its store")
 		return
 	}
 	if !ok {
-		c.send(c.ctx, nil, encodeNegErr(m.sid, CodeNotHeld, notHeld))
+		refuse(CodeNotHeld, notHeld)
 		return
 	}
 	if own := c.p.o.Collections[m.open.Space]; !covers(own, m.open.Collections) {
-		c.send(c.ctx, nil, encodeNegErr(m.sid, CodeScope, strings.Join(own, " ")))
+		refuse(CodeScope, strings.Join(own, " "))
 		return
 	}
+	if m.open.Live {
+		if why := c.p.guard.takeLive(c.peer.DID, c.addr); why != "" {
+			refuse(CodeTooMany, why)
+			return
+		}
+	}
 	s := newSession(c, m.sid, false, m.open)
+	s.counted = m.open.Live
 	s.stats.BytesReceived = int64(size)
 	c.add(s)
 	s.start(m)

@@ -4,7 +4,7 @@
 //
 // # API
 //
-//	New(Host, *Options) (*Peers, error)   // NodeHost(n) for a node; a carrier is a Host too
+//	New(Host, *Options) (*Peers, error)   // NodeHost(n) for a node; a carrier is a Host too; Options.Limits
 //	(*Peers).Run(ctx)                     // dial Options.Peers, join Options.Relays' rooms, keep sessions
 //	(*Peers).Handler(ctx, *ServerOptions) // accept peers at transport.PathPeer
 //	(*Peers).Serve(ctx, conn, opener, via); Sync(ctx, conn, spaces) (Summary, error)
@@ -21,8 +21,16 @@
 //     batches; refusals are remembered per (peer, id), never by id alone.
 //   - A peer that may not read a space gets exactly the answer a space not
 //     held gets; the rule is checked at open and again while sending.
-//   - Every queue is bounded: a slow or hostile peer slows or ends only its
-//     own sessions, never the node's writes or other peers'.
+//   - Every queue is bounded, in bytes per connection both ways
+//     (Limits.SendQueue, RecvQueue): a peer that asks and does not read is
+//     not answered further and not read further, and ends with sync/slow;
+//     a slow or hostile peer slows or ends only its own sessions, never the
+//     node's writes or other peers'.
+//   - What a peer may open is bounded by its key and by its address: live
+//     sessions, and NEG-OPENs a second; a peer that sends forgeries is
+//     refused for a while (Limits; docs/sync.md §10).
+//   - Every session of a space shares one store subscription and one
+//     sync-order index, rebuilt only after the space changed.
 //   - A dropped connection resumes by reconciling again, never by resending
 //     everything.
 package peers

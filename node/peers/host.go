@@ -32,8 +32,8 @@ type Host interface {
 // says, never by a revoked key; the account's carry spaces, live and
 // removed, each read by its carrier's key and the account's devices (06
 // §4.2: a removed carrier still hears carry:closed); and the account
-// registry, which until the node holds a version of it any peer asking by
-// its id may sync (Node.RegistryUnsynced).
+// registry, which until it names a keeper any peer asking by its id may
+// sync (Node.RegistryUnsynced).
 func NodeHost(n *node.Node) Host { return nodeHost{n} }
 
 type nodeHost struct{ n *node.Node }

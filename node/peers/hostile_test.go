@@ -158,7 +158,8 @@ func heap() uint64 {
 // Forged and mangled copies of a genuine version are refused and
 // remembered only for the peer that sent them; the genuine copy still
 // arrives from an honest peer and is kept (02 §3.2, §9.5). A flood of
-// forgeries ends the forger's session with sync/refused.
+// forgeries ends the forger's connection with sync/forged, and its key is
+// refused for a while.
 func TestHostileForgeriesRefused(t *testing.T) {
 	a, b, g := honestPair(t)
 	// A version b has not seen yet: written on a third node holding the
@@ -225,16 +226,35 @@ func TestHostileForgeriesRefused(t *testing.T) {
 	for i := range 300 {
 		flood = append(flood, mangle(t, raw, func(m map[string]any) { m["body"] = map[string]any{"text": "forged", "n": i} }))
 	}
+	go func() { // this forger reads, so it hears why it is ended
+		for {
+			if _, err := h.c.Recv(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
 	for i := 0; i < len(flood); i += 100 {
 		if err := h.send(versions(2, 1, flood[i:i+100]...)); err != nil {
-			t.Fatal(err)
-		}
-		if i+100 < len(flood) {
-			h.until(0x07, 1)
+			break
 		}
 	}
-	if code, _ := h.negErr(1); code != peers.CodeRefused {
-		t.Fatalf("ended with %s, want %s", code, peers.CodeRefused)
+	select {
+	case <-h.c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forger's connection was not ended")
+	}
+	if code := transport.Code(h.c.Err()); code != peers.CodeForged {
+		t.Fatalf("ended with %s, want %s", code, peers.CodeForged)
+	}
+	// Its key is refused for a while.
+	again := newHostile(t, c, h.self)
+	select {
+	case <-again.c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forger's key connected again")
+	}
+	if code := transport.Code(again.c.Err()); code != peers.CodeForged {
+		t.Fatalf("the forger's key again: %s, want %s", code, peers.CodeForged)
 	}
 	// Honest sessions go on.
 	a.put(g.ID, "app.notes", 7)

@@ -39,6 +39,9 @@ type Options struct {
 	// Rescan is how often an opener looks for spaces newly held, and asks
 	// again for spaces the peer did not hold. Default 10 s.
 	Rescan time.Duration
+	// Limits bound what one peer may cost (docs/sync.md, Limits). nil:
+	// the defaults.
+	Limits *Limits
 	// Logger hears connections and sessions ending. nil: none.
 	Logger *slog.Logger
 }
@@ -46,10 +49,13 @@ type Options struct {
 // Peers keeps a node's connections to its peers and the sync sessions on
 // them (docs/sync.md §7–§9). Its methods are safe for concurrent use.
 type Peers struct {
-	host Host
-	o    Options
-	topt *transport.Options
-	log  *slog.Logger
+	host  Host
+	o     Options
+	lim   Limits
+	topt  *transport.Options
+	log   *slog.Logger
+	guard *guard
+	feeds feeds
 
 	mu        sync.Mutex
 	dials     map[string]*dialState
@@ -114,13 +120,20 @@ func New(host Host, o *Options) (*Peers, error) {
 			}
 		}
 	}
+	var lim Limits
+	if oo.Limits != nil {
+		lim = *oo.Limits
+	}
+	if err := lim.resolve(); err != nil {
+		return nil, err
+	}
 	topt := *oo.Transport
 	if topt.Revoked == nil {
 		if hs, ok := host.(interface{ histories() Histories }); ok {
 			topt.Revoked = revocations{hs: hs.histories(), spaces: host.Spaces}
 		}
 	}
-	return &Peers{host: host, o: oo, topt: &topt, log: oo.Logger, recheck: recheckEvery,
+	return &Peers{host: host, o: oo, lim: lim, guard: newGuard(lim), topt: &topt, log: oo.Logger, recheck: recheckEvery,
 		dials: map[string]*dialState{}, conns: map[*conn]struct{}{}, roomSpace: map[string]string{}}, nil
 }
 
@@ -131,12 +144,45 @@ func (h nodeHost) histories() Histories { return h.n.Judge() }
 func (p *Peers) TransportOptions() *transport.Options { return p.topt }
 
 // Handler is the WebSocket endpoint peers dial (transport.PathPeer):
-// each connection it accepts runs as the responder. Close the returned
-// server when done.
+// each connection it accepts runs as the responder. An address refused
+// for forgeries (Limits.Forgeries) is turned away before the upgrade.
+// Close the returned server when done.
 func (p *Peers) Handler(ctx context.Context, so *transport.ServerOptions) (*transport.Server, error) {
-	return transport.NewServer(p.topt, so, func(_ context.Context, c *transport.Conn) {
+	o := transport.ServerOptions{}
+	if so != nil {
+		o = *so
+	}
+	refuse := o.Refuse
+	o.Refuse = func(addr string) string {
+		if until := p.guard.refusedUntil("", addr, time.Now()); !until.IsZero() {
+			return fmt.Sprintf("%s: this address sent forged versions; refused until %s", CodeForged, until.UTC().Format(time.RFC3339))
+		}
+		if refuse != nil {
+			return refuse(addr)
+		}
+		return ""
+	}
+	return transport.NewServer(p.topt, &o, func(_ context.Context, c *transport.Conn) {
 		p.Serve(ctx, c, false, "accept")
 	})
+}
+
+// forged ends every connection of the key or the address: they sent
+// versions that fail the crypto gate, and are refused until then.
+func (p *Peers) forged(key, addr string, until time.Time) {
+	p.log.Info("refusing a peer that sent forged versions", "peer", key, "addr", addr, "until", until)
+	p.mu.Lock()
+	var ends []*conn
+	for c := range p.conns {
+		if c.peer.DID == key || addr != "" && c.addr == addr {
+			ends = append(ends, c)
+		}
+	}
+	p.mu.Unlock()
+	msg := "versions that fail the crypto gate; refused until " + until.UTC().Format(time.RFC3339)
+	for _, c := range ends {
+		go c.c.CloseWith(CodeForged, msg)
+	}
 }
 
 // Serve runs one proven connection until it ends: as the opener it keeps
@@ -147,6 +193,10 @@ func (p *Peers) Serve(ctx context.Context, c *transport.Conn, opener bool, via s
 }
 
 func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, url string) {
+	if until := p.guard.refusedUntil(c.Peer().DID, c.Addr(), time.Now()); !until.IsZero() {
+		c.CloseWith(CodeForged, "this peer sent versions that fail the crypto gate; refused until "+until.UTC().Format(time.RFC3339))
+		return
+	}
 	cc := newConn(ctx, p, c, opener, true, via)
 	cc.url = url
 	p.mu.Lock()
@@ -158,7 +208,7 @@ func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, 
 	p.mu.Lock()
 	delete(p.conns, cc)
 	p.mu.Unlock()
-	p.log.Debug("peer connection ended", "peer", cc.peer.DID, "via", via, "reason", transport.Code(c.Err()))
+	p.log.Debug("peer connection ended", "peer", cc.peer.DID, "via", via, "reason", transport.Code(c.Err()), "err", c.Err())
 }
 
 // Run keeps the connections to Options.Peers and Relays until ctx is done.

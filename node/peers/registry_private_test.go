@@ -63,6 +63,16 @@ func TestRegistryPrivateFromStrangers(t *testing.T) {
 	if b.Registry() == derived.ID {
 		t.Error("the registry's id is derived from the account's DID alone")
 	}
+	// And b holds that one too, as a store of an earlier minca would: an
+	// account's own space, read by no stranger, public or not.
+	if b.Registry() != derived.ID {
+		if err := node.AddGenesis(ctx, b.Store(), derived); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Put(ctx, derived.ID, "app.mark", map[string]any{"text": "from before"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h := newHostile(t, b, nil)
 	for i, id := range []string{derived.ID, b.Registry(), diary.ID} {
 		sid := uint64(i + 1)
@@ -87,6 +97,11 @@ func TestRegistryPrivateFromStrangers(t *testing.T) {
 		if strings.Contains(string(raw), "secret diary") {
 			t.Errorf("the registry holds the private space's name in the clear: %s", raw)
 		}
+	}
+	// The account's devices still read the public one, as earlier mincas
+	// do; strangers, above, do not.
+	if ok, err := peers.NodeHost(b.Node).MayRead(ctx, derived.ID, transport.Peer{DID: "did:key:zDnaeDevice", Root: b.Account()}); err != nil || !ok {
+		t.Errorf("the account's device may not read its public registry: %v", err)
 	}
 	// The carrier the account named keeper reads the registry.
 	carrier := newHostile(t, b, transport.Carrier(ck))

@@ -21,6 +21,9 @@ func (p *Peers) relayClient(url string) (*transport.RelayClient, error) {
 		WebRTC: p.o.WebRTC,
 		Redial: p.o.Redial,
 		Logger: p.log,
+		// The sessions run over direct connections; forwards are not
+		// read, and a member flooding them is dropped, never waited for.
+		ForwardQueue: -1,
 		OnConn: func(ctx context.Context, room string, c *transport.Conn) {
 			spaceID := p.spaceOfRoom(room)
 			if spaceID == "" {
@@ -29,6 +32,10 @@ func (p *Peers) relayClient(url string) (*transport.RelayClient, error) {
 			}
 			// The end whose key sorts first opens (it offered, too), so
 			// two introduced peers run one session, not two.
+			if until := p.guard.refusedUntil(c.Peer().DID, "", time.Now()); !until.IsZero() {
+				c.CloseWith(CodeForged, "this peer sent versions that fail the crypto gate; refused until "+until.UTC().Format(time.RFC3339))
+				return
+			}
 			opener := p.topt.Self.DID() < c.Peer().DID
 			cc := newConn(ctx, p, c, opener, true, "webrtc "+room)
 			cc.only = []string{spaceID}

@@ -30,12 +30,13 @@ func (s *session) write() {
 		switch {
 		case msg != nil:
 			err = s.c.send(s.ctx, s, msg)
+			s.sentCtrl(msg)
 		case job != nil:
 			err = s.answer(job)
 		case push != nil:
 			err = s.push(push)
 		case want != nil:
-			err = s.c.send(s.ctx, s, encodeWant(s.sid, flag, want))
+			err = s.sendHeld(encodeWant(s.sid, flag, want))
 		default:
 			select {
 			case <-s.ctx.Done():
@@ -57,13 +58,17 @@ func (s *session) write() {
 func (s *session) next() (msg []byte, job *wantJob, push, want []canonical.ID, flag byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Each slot taken is cleared: a sent answer must not stay reachable
+	// from the queue's array for the session's life.
 	if len(s.ctrl) > 0 {
 		msg = s.ctrl[0]
+		s.ctrl[0] = nil
 		s.ctrl = s.ctrl[1:]
 		return
 	}
 	if len(s.serve) > 0 {
 		j := s.serve[0]
+		s.serve[0] = wantJob{}
 		s.serve = s.serve[1:]
 		return nil, &j, nil, nil, 0
 	}
@@ -99,10 +104,35 @@ func (s *session) next() (msg []byte, job *wantJob, push, want []canonical.ID, f
 	return
 }
 
+// frameRoom takes room in the connection's SendQueue for one frame the
+// writer is about to build, waiting while the connection holds its share:
+// a peer that does not read is not answered further.
+func (s *session) frameRoom() (int, error) {
+	n := min(s.c.c.MaxMessage(), int(s.c.out.cap))
+	if err := s.c.out.take(s.ctx, n, negReserve); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// sendHeld sends msg within the connection's SendQueue.
+func (s *session) sendHeld(msg []byte) error {
+	if err := s.c.out.take(s.ctx, len(msg), negReserve); err != nil {
+		return err
+	}
+	defer s.c.out.give(len(msg))
+	return s.c.send(s.ctx, s, msg)
+}
+
 // answer sends the versions a WANT asks for that are held, as held (02
 // §4.5: stubs as stubs; for wantBodies only whole ones), in as many
 // VERSIONS as they need, the last flagged last.
 func (s *session) answer(j *wantJob) error {
+	room, err := s.frameRoom()
+	if err != nil {
+		return err
+	}
+	defer func() { s.c.out.give(room) }()
 	vb := newVersionsBuilder(s.sid, s.c.c.MaxMessage())
 	sent := 0
 	for _, d := range j.ids {
@@ -114,7 +144,13 @@ func (s *session) answer(j *wantJob) error {
 			continue
 		}
 		if !vb.fits(len(raw)) {
-			if err := s.c.send(s.ctx, s, vb.take(versAnswer)); err != nil {
+			err := s.c.send(s.ctx, s, vb.take(versAnswer))
+			s.c.out.give(room)
+			room = 0
+			if err != nil {
+				return err
+			}
+			if room, err = s.frameRoom(); err != nil {
 				return err
 			}
 		}
@@ -127,6 +163,11 @@ func (s *session) answer(j *wantJob) error {
 
 // push sends held versions unasked; the peer answers with ADMITTED.
 func (s *session) push(ids []canonical.ID) error {
+	room, err := s.frameRoom()
+	if err != nil {
+		return err
+	}
+	defer s.c.out.give(room)
 	vb := newVersionsBuilder(s.sid, s.c.c.MaxMessage())
 	sent := 0
 	for _, d := range ids {

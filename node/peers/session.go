@@ -27,7 +27,10 @@ const (
 	recentSize   = 8192    // ids received from the peer, not pushed back to it
 	maxRefused   = 256     // refusals before a session is ended, when more than it stored
 	maxUseless   = 4096    // versions that brought nothing before a session is ended
-	eventBuffer  = 4096    // live events held for a session's pusher
+	// negReserve is what of a connection's SendQueue answers and pushes
+	// leave free for negentropy's answers, so a reconciliation goes on in
+	// messages of a useful size while versions flow.
+	negReserve = 1 << 20
 )
 
 // Stats count what one session, or several, carried.
@@ -108,9 +111,16 @@ type session struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	counted bool    // a live session counted in the peer's share (guard)
+	feed    *feed   // the space's events and sync-order index
+	cur     *cursor // live: this session's place in the feed
+
 	mu         sync.Mutex
 	kick       chan struct{} // wakes write
-	ctrl       [][]byte      // small messages, sent first
+	drained    chan struct{} // told when a message of ctrl went out
+	ctrl       [][]byte      // small messages, sent first; their bytes are in the connection's SendQueue
+	unsentNeg  int           // NEG-OPEN and NEG-MSG in ctrl, or being written
+	unsentAdm  int           // ADMITTED in ctrl, or being written
 	serve      []wantJob     // the peer's WANTs, answered in order
 	pushQ      []canonical.ID
 	pushOut    int // pushes not yet acknowledged by the peer
@@ -146,7 +156,7 @@ func newSession(c *conn, sid uint64, opener bool, p *openParams) *session {
 		c: c, sid: sid, opener: opener, space: p.Space, live: p.Live,
 		scope: scopeOf(p.Space, p.Collections),
 		inbox: make(chan *message, inboxSize), ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		kick: make(chan struct{}, 1), recent: map[canonical.ID]struct{}{},
+		kick: make(chan struct{}, 1), drained: make(chan struct{}, 1), recent: map[canonical.ID]struct{}{},
 		phase: PhaseOpening, settled: make(chan struct{}),
 	}
 	return s
@@ -185,9 +195,80 @@ func (s *session) wake() {
 // post queues a small message for write.
 func (s *session) post(m []byte) {
 	s.mu.Lock()
-	s.ctrl = append(s.ctrl, m)
+	s.queueLocked(m)
 	s.mu.Unlock()
 	s.wake()
+}
+
+// queueLocked adds m to ctrl, counting its bytes against the connection's
+// SendQueue without waiting: what the reader posts is bounded by the
+// peer's credit (awaitCredit), and the reader never waits on its own
+// sends. s.mu is held.
+func (s *session) queueLocked(m []byte) {
+	s.c.out.force(len(m))
+	switch m[0] {
+	case msgNegOpen, msgNegMsg:
+		s.unsentNeg++
+	case msgAdmitted:
+		s.unsentAdm++
+	}
+	s.ctrl = append(s.ctrl, m)
+}
+
+// sentCtrl is told that a message of ctrl went out (or never will).
+func (s *session) sentCtrl(m []byte) {
+	s.c.out.give(len(m))
+	s.mu.Lock()
+	switch m[0] {
+	case msgNegOpen, msgNegMsg:
+		s.unsentNeg--
+	case msgAdmitted:
+		s.unsentAdm--
+	}
+	s.mu.Unlock()
+	select {
+	case s.drained <- struct{}{}:
+	default:
+	}
+}
+
+// awaitCredit waits, before m is handled, while the peer sends more than
+// its credit lets it before it has read what it asked for: a NEG-MSG while
+// the answer to its last is unwritten, a push while as many ADMITTED as it
+// may have pushes unacknowledged are. An honest peer never does (it waits
+// for the answer), so only the moment of writing is waited for; a peer
+// that does not read is not answered further, and since this session's
+// reader waits, so does the connection's: nothing more of the peer's is
+// read. Past SlowAfter the connection ends with sync/slow.
+func (s *session) awaitCredit(m *message) *endError {
+	over := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch {
+		case m.typ == msgNegMsg:
+			return s.unsentNeg > 0
+		case m.typ == msgVersions && m.flag == versPush:
+			return s.pushIn < MaxPushesOut && s.pushIn+s.unsentAdm >= MaxPushesOut
+		}
+		return false
+	}
+	if !over() {
+		return nil
+	}
+	t := time.NewTimer(s.c.p.lim.SlowAfter)
+	defer t.Stop()
+	for over() {
+		select {
+		case <-s.drained:
+		case <-t.C:
+			msg := fmt.Sprintf("the peer sent more needing an answer without reading the answers for %v", s.c.p.lim.SlowAfter)
+			s.c.c.CloseWith(CodeSlow, msg)
+			return ended(CodeSlow, "%s", msg)
+		case <-s.ctx.Done():
+			return ended(CodeClosed, "the session was closed")
+		}
+	}
+	return nil
 }
 
 // finish ends the session once, telling the peer unless it told us.
@@ -218,19 +299,19 @@ func (s *session) Err() *endError {
 // start runs the session's goroutines; for an opener it sends NEG-OPEN.
 // first, for a responder, is its NEG-OPEN.
 func (s *session) start(first *message) {
-	var sub *engine.Subscription
+	s.feed = s.c.p.feeds.acquire(s.c.host.Store(), s.space)
 	if s.live {
-		// Subscribed before the reconciliation reads the order, so nothing
+		// Followed before the reconciliation reads the order, so nothing
 		// admitted in between is missed.
-		sub = s.c.host.Store().Subscribe(s.space, eventBuffer)
+		s.cur = s.feed.follow()
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); s.write() }()
 	go func() { defer wg.Done(); s.run(first) }()
-	if sub != nil {
+	if s.cur != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.pushLive(sub) }()
+		go func() { defer wg.Done(); s.pushLive() }()
 	}
 	if s.opener && !s.live {
 		wg.Add(1)
@@ -245,11 +326,39 @@ func (s *session) start(first *message) {
 	}
 	go func() {
 		wg.Wait()
-		if sub != nil {
-			sub.Close()
-		}
+		s.release()
 		close(s.done)
 	}()
+}
+
+// release gives back what the ended session held: its feed, its live
+// share, and its queued bytes, sent and received.
+func (s *session) release() {
+	s.c.p.feeds.release(s.feed)
+	if s.counted {
+		s.c.p.guard.giveLive(s.c.peer.DID, s.c.addr)
+	}
+	s.mu.Lock()
+	ctrl := s.ctrl
+	s.ctrl = nil
+	s.mu.Unlock()
+	for _, m := range ctrl {
+		s.sentCtrl(m)
+	}
+	s.dropInbox()
+}
+
+// dropInbox takes what waits in the inbox of an ended session, giving
+// its bytes back to the connection.
+func (s *session) dropInbox() {
+	for {
+		select {
+		case m := <-s.inbox:
+			s.c.in.give(m.size)
+		default:
+			return
+		}
+	}
 }
 
 // run reads the inbox until the session ends.
@@ -287,11 +396,17 @@ func (s *session) run(first *message) {
 		if m.typ != msgVersions {
 			// Anything else acts on what is held: the batch before it lands first.
 			if e := s.settle(); e != nil {
+				s.c.in.give(m.size)
 				s.finish(e)
 				return
 			}
 		}
-		if e := s.handle(m); e != nil {
+		e := s.awaitCredit(m)
+		if e == nil {
+			e = s.handle(m)
+		}
+		s.c.in.give(m.size)
+		if e != nil {
 			s.finish(e)
 			return
 		}
@@ -304,7 +419,7 @@ func (s *session) negLimit() uint64 {
 }
 
 func (s *session) build() (*enginestore.Store, *endError) {
-	st, err := enginestore.Build(s.ctx, enginestore.Engine{Store: s.c.host.Store()}, s.scope, enginestore.Options{})
+	st, err := s.feed.index(s.ctx, s.c.host.Store(), s.scope, &s.c.p.feeds.builds)
 	if err != nil {
 		return nil, ended(CodeInternal, "reading the sync order: %v", err)
 	}
@@ -421,6 +536,12 @@ func (s *session) serverRound(q []byte) *endError {
 	if rounds > maxRounds {
 		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
 	}
+	// The answer fits what the connection has room to send: short of
+	// room, smaller answers and more rounds, never more held.
+	lim := uint64(min(max(s.c.out.room(), negentropy.MinFrameSizeLimit), int(s.negLimit())))
+	if err := s.negSrv.SetFrameSizeLimit(lim); err != nil {
+		return ended(CodeInternal, "negentropy: %v", err)
+	}
 	out, err := s.negSrv.Reconcile(q)
 	if err != nil {
 		return s.negErr(err)
@@ -458,10 +579,10 @@ func (s *session) clientRound(q []byte) *endError {
 	}
 	if r.Next == nil {
 		s.negDone, s.neg = true, nil
-		s.ctrl = append(s.ctrl, encodeNegClose(s.sid))
+		s.queueLocked(encodeNegClose(s.sid))
 		s.checkSettled()
 	} else {
-		s.ctrl = append(s.ctrl, encodeNegMsg(s.sid, r.Next))
+		s.queueLocked(encodeNegMsg(s.sid, r.Next))
 	}
 	s.wake()
 	return nil
@@ -592,6 +713,7 @@ func (s *session) settle() *endError {
 	s.pending = nil
 	a := ad.a
 	var bodies, gaps []canonical.ID
+	forgeries := 0
 	<-ad.done
 	if outs, err := ad.outs, ad.err; len(ad.vs) > 0 {
 		if err != nil {
@@ -629,6 +751,9 @@ func (s *session) settle() *endError {
 				s.waits(o.ID, ad.sizes[i])
 			default:
 				a.Refused++
+				if forged(o.Refusal) {
+					forgeries++
+				}
 			}
 		}
 		s.mu.Lock()
@@ -645,6 +770,10 @@ func (s *session) settle() *endError {
 	st.Later += int64(a.Later)
 	st.Refused += int64(a.Refused)
 	st.Held += int64(a.Held)
+	if until := s.c.p.guard.forgeries(s.c.peer.DID, s.c.addr, forgeries, time.Now()); !until.IsZero() {
+		s.c.p.forged(s.c.peer.DID, s.c.addr, until)
+		return ended(CodeForged, "versions failing the crypto gate")
+	}
 	for _, d := range bodies {
 		if len(s.bodyQ) < maxBodyQueue {
 			s.bodyQ = append(s.bodyQ, d)
@@ -658,7 +787,7 @@ func (s *session) settle() *endError {
 	s.committing--
 	if ad.flag == versPush {
 		s.pushIn--
-		s.ctrl = append(s.ctrl, encodeAdmitted(s.sid, a))
+		s.queueLocked(encodeAdmitted(s.sid, a))
 	}
 	if st.Refused > maxRefused && st.Refused > st.Received {
 		return ended(CodeRefused, "%d versions refused, %d taken in", st.Refused, st.Received)
@@ -712,32 +841,25 @@ func (s *session) remember(id string) {
 }
 
 // pushLive queues the versions the store admits for the peer, until the
-// session ends; a subscription that dropped events, or a queue past its
-// bound, ends the session as behind, and the opener opens it again.
-func (s *session) pushLive(sub *engine.Subscription) {
+// session ends; a cursor that fell behind the space's feed, or a queue
+// past its bound, ends the session as behind, and the opener opens it
+// again.
+func (s *session) pushLive() {
+	var ids []canonical.ID
 	for {
-		select {
-		case <-s.ctx.Done():
+		var wake <-chan struct{}
+		var ok bool
+		ids, wake, ok = s.cur.read(ids[:0])
+		if !ok {
+			s.finish(ended(CodeBehind, "live events were dropped"))
 			return
-		case ev, ok := <-sub.Events():
-			if !ok {
-				return
-			}
-			if sub.Dropped() > 0 {
-				s.finish(ended(CodeBehind, "live events were dropped"))
-				return
-			}
-			if ev.Kind != engine.EventAdmitted {
-				continue
-			}
-			d, err := canonical.ParseID(ev.ID)
-			if err != nil {
-				continue
-			}
+		}
+		if len(ids) > 0 {
 			s.mu.Lock()
-			_, echo := s.recent[d]
-			if !echo {
-				s.pushQ = append(s.pushQ, d)
+			for _, d := range ids {
+				if _, echo := s.recent[d]; !echo {
+					s.pushQ = append(s.pushQ, d)
+				}
 			}
 			n := len(s.pushQ)
 			s.mu.Unlock()
@@ -746,8 +868,21 @@ func (s *session) pushLive(sub *engine.Subscription) {
 				return
 			}
 			s.wake()
+			continue
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-wake:
 		}
 	}
+}
+
+// forged reports whether a refusal is one no honest peer causes: the
+// crypto gate's (02 §3.3: id, author, signature) or a body that does not
+// hash to its bodyHash.
+func forged(r *record.Refusal) bool {
+	return r != nil && (r.Step() == "crypto" || r.Code == record.CodeBody)
 }
 
 // decodeAll decodes versions on every core.

@@ -65,6 +65,7 @@ type message struct {
 	typ  byte
 	sid  uint64
 	body []byte
+	size int // bytes of the connection's RecvQueue it holds until handled
 
 	// NEG-OPEN
 	open *openParams

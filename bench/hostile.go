@@ -1,0 +1,625 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/node/peers"
+	"github.com/minca-go/minca/node/peers/hostilepeer"
+	"github.com/minca-go/minca/transport"
+)
+
+// HostileConfig configures [RunHostile].
+type HostileConfig struct {
+	// Minca is the minca binary that serves the node attacked, as
+	// `minca bench hostile --serve DIR` (a child process, so its memory is
+	// its own).
+	Minca string
+	// Dir is where the stores go; default a new temporary directory.
+	Dir string
+	// Versions is how many versions the node serves, and the honest peer
+	// syncs into an empty store. Default 40,000.
+	Versions int
+	// Rounds is how many rounds of every case; medians. Default 3.
+	Rounds int
+	// Progress, if set, is told as each step starts.
+	Progress Progress
+}
+
+// HostileCase is one attack's effect on the honest sync and on the node.
+type HostileCase struct {
+	Name string `json:"name"`
+	// What the attacker does.
+	What string `json:"what"`
+	// SyncSeconds is the honest sync's time under the attack (median);
+	// Ratio is that over the sync alone in the same round (median of the
+	// rounds' ratios; goal ≤ 1.5).
+	SyncSeconds float64 `json:"syncSeconds"`
+	Ratio       float64 `json:"ratio"`
+	// PeakRSSMiB is the node's peak resident memory during the case, and
+	// GrowthMiB that less its resident memory just before (the largest of
+	// the rounds; goal ≤ 256).
+	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	GrowthMiB  float64 `json:"growthMiB"`
+	// StoreGrowthMiB is how much the node's store grew on disk during
+	// the case (the largest of the rounds; goal ≤ 64 for the 270 MB of
+	// versions that can never stand), and SentMiB what the attacker sent.
+	StoreGrowthMiB float64 `json:"storeGrowthMiB"`
+	SentMiB        float64 `json:"sentMiB,omitempty"`
+}
+
+// HostileResult is what [RunHostile] measured.
+type HostileResult struct {
+	Cores    int `json:"cores"`
+	Versions int `json:"versions"`
+	// AloneSeconds is the honest sync with no attack (median).
+	AloneSeconds float64       `json:"aloneSeconds"`
+	Cases        []HostileCase `json:"cases"`
+}
+
+func (c *HostileConfig) fill() {
+	if c.Versions <= 0 {
+		c.Versions = 40_000
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 3
+	}
+}
+
+// attack is one of docs/sync.md's Limits' attacks, run from a loopback
+// address of its own until ctx ends.
+type attack struct {
+	name, what string
+	run        func(ctx context.Context, a attacker)
+	// whole: the attack is let run to its end (within 3 minutes), not
+	// stopped with the honest sync.
+	whole bool
+}
+
+// attacker is where an attack comes from and goes to.
+type attacker struct {
+	url, space string
+	// from is a loopback address of its own (another machine, as the node
+	// counts): one attack's refusals never touch the next's.
+	from string
+	sent *atomic.Int64 // bytes of versions sent, where it counts them
+}
+
+func (a attacker) dial(ctx context.Context) (*hostilepeer.Peer, error) {
+	return hostilepeer.Dial(ctx, a.url, &hostilepeer.Options{From: a.from})
+}
+
+func attacks() []attack {
+	return []attack{
+		{"answers-nobody-reads", "8 sessions on one connection sending NEG-MSGs that ask for every id, reading one frame every 15 s; again when ended", nobodyReads, false},
+		{"live-sessions", "8 connections (throwaway keys) × 256 live NEG-OPENs", liveSessions, false},
+		{"session-churn", "4 connections opening and closing sessions as fast as they are answered", sessionChurn, false},
+		{"silent-handshakes", "64 WebSockets that never say hello, and 1,024 throwaway-key connections that say nothing after who; again when dropped", silentHandshakes, false},
+		{"keep-alive-flood", "2,000 kept-alive HTTP connections to the peer listener, each answered once", keepAliveFlood, false},
+		{"forgeries", "connections pushing 1,024 versions with broken signatures at a time; again when ended", forgeries, false},
+		{"unstandable", "270 MB of validly signed edits by a throwaway key whose prev exists nowhere (300 × 900 KB), pushed from one connection; again when ended", unstandable, true},
+	}
+}
+
+// RunHostile measures an honest sync of Versions versions alone and
+// under each attack against the same node, and the node's peak memory
+// during each (docs/sync.md, Limits).
+func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
+	cfg.fill()
+	res := HostileResult{Cores: runtime.GOMAXPROCS(0), Versions: cfg.Versions}
+	if cfg.Minca == "" {
+		return res, errors.New("bench: hostile: the minca binary to serve the node is required")
+	}
+	dir, cleanup, err := workDir(cfg.Dir, "minca-bench-hostile-")
+	if err != nil {
+		return res, err
+	}
+	defer cleanup()
+	as := attacks()
+	steps := newSteps(cfg.Progress, 2+cfg.Rounds*(1+len(as)))
+	steps.next("corpus")
+	path, err := corpusIn(ctx, dir, "", CorpusConfig{Versions: cfg.Versions, Spaces: 1, Seed: 21})
+	if err != nil {
+		return res, err
+	}
+	lines, err := readLines(path)
+	if err != nil {
+		return res, err
+	}
+	sp, err := spaceOf(lines[0])
+	if err != nil {
+		return res, err
+	}
+	src := filepath.Join(dir, "node")
+	st, err := openBenchStore(src, &node.Judge{})
+	if err != nil {
+		return res, err
+	}
+	err = importAll(ctx, st, lines, 1000, len(lines))
+	st.Close()
+	if err != nil {
+		return res, err
+	}
+	steps.next("start the node")
+	target, err := startTarget(ctx, cfg.Minca, src)
+	if err != nil {
+		return res, err
+	}
+	defer target.stop()
+	honest := func(r int, name string) (float64, error) {
+		p := filepath.Join(dir, fmt.Sprintf("honest-%s-%d", name, r))
+		hs, err := openBenchStore(p, &node.Judge{})
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(p)
+		defer hs.Close()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		start := time.Now()
+		sum, err := syncOnce(cctx, syncHost{hs, []string{sp}}, target.url)
+		if err != nil {
+			return 0, err
+		}
+		if sum.Received != int64(len(lines)) {
+			return 0, fmt.Errorf("bench: the honest sync received %d of %d versions", sum.Received, len(lines))
+		}
+		return time.Since(start).Seconds(), nil
+	}
+	var alone []float64
+	times := make([][]float64, len(as))
+	ratios := make([][]float64, len(as))
+	cases := make([]HostileCase, len(as))
+	for r := range cfg.Rounds {
+		steps.next(fmt.Sprintf("round %d of %d: alone", r+1, cfg.Rounds))
+		a, err := honest(r, "alone")
+		if err != nil {
+			return res, err
+		}
+		alone = append(alone, a)
+		for i, at := range as {
+			steps.next(fmt.Sprintf("round %d of %d: %s", r+1, cfg.Rounds, at.name))
+			base, disk0 := target.rss(), dirSize(src)
+			actx, stop := context.WithCancel(ctx)
+			peak := target.samplePeak()
+			var wg sync.WaitGroup
+			var sent atomic.Int64
+			wg.Add(1)
+			from := fmt.Sprintf("127.0.%d.%d", 1+r, 10+i)
+			go func() { defer wg.Done(); at.run(actx, attacker{url: target.url, space: sp, from: from, sent: &sent}) }()
+			time.Sleep(2 * time.Second) // the attack under way
+			t, err := honest(r, at.name)
+			if at.whole {
+				ended := make(chan struct{})
+				go func() { wg.Wait(); close(ended) }()
+				select {
+				case <-ended:
+				case <-time.After(3 * time.Minute):
+				}
+			}
+			stop()
+			wg.Wait()
+			top := peak()
+			if err != nil {
+				return res, fmt.Errorf("bench: under %s: %w", at.name, err)
+			}
+			times[i] = append(times[i], t)
+			ratios[i] = append(ratios[i], t/a)
+			c := &cases[i]
+			c.Name, c.What = at.name, at.what
+			c.PeakRSSMiB = max(c.PeakRSSMiB, mib(top))
+			c.GrowthMiB = max(c.GrowthMiB, mib(top)-mib(base))
+			c.StoreGrowthMiB = max(c.StoreGrowthMiB, mib(dirSize(src)-disk0))
+			c.SentMiB = max(c.SentMiB, mib(sent.Load()))
+			time.Sleep(time.Second) // what the attack left is let go
+		}
+	}
+	res.AloneSeconds = median(alone)
+	for i := range cases {
+		cases[i].SyncSeconds, cases[i].Ratio = median(times[i]), median(ratios[i])
+	}
+	res.Cases = cases
+	return res, nil
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// dirSize is the bytes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// target is the node attacked: `minca bench hostile --serve DIR`.
+type target struct {
+	cmd *exec.Cmd
+	url string
+	pid int
+}
+
+func startTarget(ctx context.Context, minca, dir string) (*target, error) {
+	cmd := exec.CommandContext(ctx, minca, "bench", "hostile", "--serve", dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var ready struct{ URL string }
+	if err != nil || json.Unmarshal([]byte(line), &ready) != nil || ready.URL == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("bench: the node did not start: %q %v", line, err)
+	}
+	return &target{cmd: cmd, url: ready.URL, pid: cmd.Process.Pid}, nil
+}
+
+func (t *target) stop() {
+	t.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { t.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// rss is the node's resident memory now, in bytes.
+func (t *target) rss() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", t.pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// samplePeak samples rss every 50 ms until the returned function is
+// called, which returns the largest.
+func (t *target) samplePeak() func() int64 {
+	var top atomic.Int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			if r := t.rss(); r > top.Load() {
+				top.Store(r)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	return func() int64 { close(stop); <-done; return top.Load() }
+}
+
+// ServeTarget serves the store at dir as a node serving its spaces to any
+// peer, with the default limits, on a loopback port; it prints
+// {"url"} to out and serves until ctx ends. `minca bench hostile` runs it
+// in a child process.
+func ServeTarget(ctx context.Context, dir string, out io.Writer) error {
+	kv, err := pebble.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	// The bounds `minca serve` keeps on what waits, from peers.
+	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}, Waiting: node.PeersBounded(engine.WaitingLimits{})})
+	if err != nil {
+		kv.Close()
+		return err
+	}
+	defer st.Close()
+	spaces, err := st.Spaces(ctx)
+	if err != nil {
+		return err
+	}
+	k := mustBenchKey()
+	p, err := peers.New(syncHost{st, spaces}, &peers.Options{Transport: &transport.Options{Self: transport.Carrier(k)}})
+	if err != nil {
+		return err
+	}
+	srv, err := p.Handler(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	mux := http.NewServeMux()
+	mux.Handle(transport.PathPeer, srv)
+	ln, err := transport.Listen("127.0.0.1:0", mux, nil)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if err := json.NewEncoder(out).Encode(map[string]string{"url": ln.URL(transport.PathPeer)}); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// again runs one attacker after another until ctx ends, pausing a little
+// when one fails at once (refused).
+func again(ctx context.Context, one func(ctx context.Context) error) {
+	for ctx.Err() == nil {
+		again1(ctx, one)
+	}
+}
+
+// again1 runs one attacker, pausing after it when it failed at once.
+func again1(ctx context.Context, one func(ctx context.Context) error) {
+	start := time.Now()
+	if err := one(ctx); err != nil && time.Since(start) < time.Second {
+		// Refused: an attacker that keeps its hold, not a flood of
+		// connections (that is the kernel's and the network's to bound).
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func nobodyReads(ctx context.Context, a attacker) {
+	again(ctx, func(ctx context.Context) error {
+		h, err := a.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		go func() { // one frame every 15 s
+			t := time.NewTicker(15 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-h.Conn.Done():
+					return
+				case <-t.C:
+					h.Recv(ctx)
+				}
+			}
+		}()
+		for sid := uint64(1); sid <= 8; sid++ {
+			if err := h.Send(ctx, hostilepeer.NegOpen(sid, a.space, false, hostilepeer.SendEverything())); err != nil {
+				return err
+			}
+		}
+		for i := 0; ; i++ {
+			if err := h.Send(ctx, hostilepeer.NegMsg(uint64(1+i%8), hostilepeer.SendEverything())); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+func liveSessions(ctx context.Context, a attacker) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			again(ctx, func(ctx context.Context) error {
+				h, err := a.dial(ctx)
+				if err != nil {
+					return err
+				}
+				defer h.Close()
+				h.Drain()
+				for sid := uint64(1); sid <= 256; sid++ {
+					if err := h.Send(ctx, hostilepeer.NegOpen(sid, a.space, true, hostilepeer.EmptySet())); err != nil {
+						return err
+					}
+				}
+				select {
+				case <-ctx.Done():
+				case <-h.Conn.Done():
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+}
+
+func sessionChurn(ctx context.Context, a attacker) {
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			again(ctx, func(ctx context.Context) error {
+				h, err := a.dial(ctx)
+				if err != nil {
+					return err
+				}
+				defer h.Close()
+				for sid := uint64(1); ; sid = sid%1024 + 1 {
+					if err := h.Send(ctx, hostilepeer.NegOpen(sid, a.space, false, hostilepeer.EmptySet())); err != nil {
+						return err
+					}
+					for {
+						m, err := h.Recv(ctx)
+						if err != nil {
+							return err
+						}
+						if typ, s, _, _ := hostilepeer.Parse(m); s == sid && (typ == hostilepeer.NegMsgType || typ == hostilepeer.NegErrType) {
+							if typ == hostilepeer.NegMsgType {
+								h.Send(ctx, hostilepeer.NegErrMsg(sid, "sync/closed", "churn"))
+							}
+							break
+						}
+					}
+				}
+			})
+		}()
+	}
+	wg.Wait()
+}
+
+func silentHandshakes(ctx context.Context, a attacker) {
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			again(ctx, func(ctx context.Context) error {
+				ws, err := hostilepeer.Upgrade(ctx, a.url, &hostilepeer.Options{From: a.from})
+				if err != nil {
+					return err
+				}
+				defer ws.CloseNow()
+				ws.Read(ctx) // until the node drops it
+				return nil
+			})
+		}()
+	}
+	for range 1024 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			again(ctx, func(ctx context.Context) error {
+				h, err := a.dial(ctx)
+				if err != nil {
+					return err
+				}
+				defer h.Close()
+				select {
+				case <-ctx.Done():
+				case <-h.Conn.Done():
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+}
+
+func keepAliveFlood(ctx context.Context, a attacker) {
+	addr := strings.TrimSuffix(strings.TrimPrefix(a.url, "ws://"), transport.PathPeer)
+	var mu sync.Mutex
+	var held []net.Conn
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(a.from)}}
+	for i := 0; i < 2000 && ctx.Err() == nil; i++ {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			continue
+		}
+		mu.Lock()
+		held = append(held, c)
+		mu.Unlock()
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", transport.PathPeer)
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+			resp.Body.Close()
+		}
+	}
+	<-ctx.Done()
+	for _, c := range held {
+		c.Close()
+	}
+}
+
+func forgeries(ctx context.Context, a attacker) {
+	f, err := hostilepeer.NewForger(a.space)
+	if err != nil {
+		return
+	}
+	var mu sync.Mutex
+	batch := func() [][]byte {
+		mu.Lock()
+		defer mu.Unlock()
+		out := make([][]byte, 0, 1024)
+		for range 1024 {
+			out = append(out, f.Next())
+		}
+		return out
+	}
+	again(ctx, func(ctx context.Context) error {
+		h, err := a.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		h.Drain()
+		if err := h.Send(ctx, hostilepeer.NegOpen(1, a.space, false, hostilepeer.EmptySet())); err != nil {
+			return err
+		}
+		for {
+			if err := h.Send(ctx, hostilepeer.Versions(1, hostilepeer.FlagPush, batch()...)); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+func unstandable(ctx context.Context, a attacker) {
+	f, err := hostilepeer.NewForger(a.space)
+	if err != nil {
+		return
+	}
+	const size, total = 900 << 10, 300
+	n := 0
+	for n < total && ctx.Err() == nil {
+		again1(ctx, func(ctx context.Context) error {
+			h, err := a.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			h.Drain()
+			if err := h.Send(ctx, hostilepeer.NegOpen(1, a.space, false, hostilepeer.EmptySet())); err != nil {
+				return err
+			}
+			for ; n < total; n++ {
+				v := f.Unstandable(size)
+				if err := h.Send(ctx, hostilepeer.Versions(1, hostilepeer.FlagPush, v)); err != nil {
+					return err
+				}
+				a.sent.Add(int64(len(v)))
+			}
+			// What was sent is taken in before the attacker leaves.
+			time.Sleep(2 * time.Second)
+			return nil
+		})
+	}
+}

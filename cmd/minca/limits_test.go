@@ -1,0 +1,121 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minca-go/minca/node/api"
+	"github.com/minca-go/minca/transport"
+)
+
+// A node started with a file limit of 300 survives 2,000 kept-alive
+// connections to each listener that each got one answer: the caps close
+// what does not fit, the idle timeout closes what waits, and the node's
+// own client and a peer are served after the flood.
+func TestServeWithinAFileLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	dir := t.TempDir()
+	if _, errs, code := minca(t, "", "init", "--dir", dir); code != 0 {
+		t.Fatalf("init: %s", errs)
+	}
+	bin := mincaOnPath(t)
+	cmd := exec.Command("sh", "-c", "ulimit -n 300 && exec minca serve --dir '"+dir+"' --listen 127.0.0.1:0 --peer-listen 127.0.0.1:0 --limit api-idle=1s --limit peer-http-idle=1s")
+	cmd.Env = append(readmeEnv(t), "PATH="+bin+":"+os.Getenv("PATH"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v", err)
+	}
+	var ready struct{ URL, Peers string }
+	if err := json.Unmarshal([]byte(line), &ready); err != nil || ready.URL == "" || ready.Peers == "" {
+		t.Fatalf("serve printed %q", line)
+	}
+	apiAddr := strings.TrimPrefix(ready.URL, "http://")
+	peerAddr := strings.TrimSuffix(strings.TrimPrefix(ready.Peers, "ws://"), transport.PathPeer)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for _, target := range []struct{ addr, path string }{{apiAddr, "/v1/node"}, {peerAddr, transport.PathPeer}} {
+		answered := 0
+		for range 2000 {
+			c, err := net.Dial("tcp", target.addr)
+			if err != nil {
+				continue
+			}
+			held = append(held, c)
+			fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", target.path)
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+				resp.Body.Close()
+				answered++
+			}
+		}
+		t.Logf("%s: %d of 2000 kept-alive connections answered", target.path, answered)
+	}
+	time.Sleep(1500 * time.Millisecond) // past the idle timeouts
+	tok, err := api.Token(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", ready.URL+"/v1/node", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the node's own client after the flood: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := transport.Dial(ctx, ready.Peers, &transport.Options{Self: transport.Carrier(mustKey())})
+	if err != nil {
+		t.Fatalf("a peer after the flood: %v", err)
+	}
+	c.Close()
+}
+
+// docs/sync.md's Limits table names every --limit with its default.
+func TestLimitsTableInDocs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "sync.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, d := range limitDefs(&nodeLimits{}) {
+		row := regexp.MustCompile("(?m)^\\|[^\\n]*\\| `" + regexp.QuoteMeta(d.def) + "` \\| `--limit " + regexp.QuoteMeta(d.name) + "` \\|")
+		if !row.MatchString(doc) {
+			t.Errorf("docs/sync.md's Limits table has no row for --limit %s with default %s (%s)", d.name, d.def, d.what)
+		}
+		// The default written is one the flag takes.
+		l := &nodeLimits{}
+		fl := &limitsFlag{l: l}
+		if err := fl.Set(d.name + "=" + d.def); err != nil {
+			t.Errorf("--limit %s=%s: %v", d.name, d.def, err)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package peers
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/negentropy/enginestore"
+)
+
+// Feed sizes (docs/sync.md §7.3).
+const (
+	// feedEvents is the store subscription's buffer, one per space.
+	feedEvents = 4096
+	// feedRing is how many admitted ids a space's feed keeps for its
+	// sessions' cursors; a cursor further behind is behind.
+	feedRing = 4096
+	// feedLinger keeps a feed (and its sync-order index) that no session
+	// uses for a while, so sessions opened one after another share one.
+	feedLinger = 30 * time.Second
+	// maxScopes is how many scopes' indexes a feed keeps.
+	maxScopes = 8
+)
+
+// feed is one space's live events and sync-order index, shared by every
+// session of the space on every connection: one store subscription per
+// space, not per session, and an index rebuilt only after the space
+// changed, not per NEG-OPEN.
+type feed struct {
+	space string
+	sub   *engine.Subscription
+	stop  chan struct{}
+
+	mu      sync.Mutex
+	ring    []canonical.ID // admitted ids, ring[seq % feedRing]
+	head    uint64         // the seq the next id gets
+	lost    uint64         // ids before this seq may be missing: the subscription dropped some
+	gen     uint64         // bumped by every change to the space's sync order
+	wake    chan struct{}  // closed, and replaced, when ids arrive
+	users   int
+	idle    *time.Timer
+	indexes []*orderIndex // most recently used first
+}
+
+// orderIndex is a scope's sync-order index, built at generation gen.
+type orderIndex struct {
+	scope string
+	gen   uint64
+	st    *enginestore.Store
+}
+
+// feeds are a Peers' feeds, by space.
+type feeds struct {
+	mu     sync.Mutex
+	by     map[string]*feed
+	builds atomic.Int64 // indexes built, for tests
+}
+
+// acquire returns the space's feed, subscribing when there is none; each
+// acquire is matched by a release.
+func (fs *feeds) acquire(st *engine.Store, spaceID string) *feed {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.by == nil {
+		fs.by = map[string]*feed{}
+	}
+	f := fs.by[spaceID]
+	if f == nil {
+		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents), stop: make(chan struct{}), wake: make(chan struct{})}
+		fs.by[spaceID] = f
+		go f.run()
+	}
+	f.mu.Lock()
+	f.users++
+	if f.idle != nil {
+		f.idle.Stop()
+		f.idle = nil
+	}
+	f.mu.Unlock()
+	return f
+}
+
+// release gives back one acquire; a feed nobody uses ends after
+// feedLinger.
+func (fs *feeds) release(f *feed) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.users--; f.users > 0 {
+		return
+	}
+	f.idle = time.AfterFunc(feedLinger, func() { fs.drop(f) })
+}
+
+func (fs *feeds) drop(f *feed) {
+	fs.mu.Lock()
+	f.mu.Lock()
+	if f.users > 0 || fs.by[f.space] != f {
+		f.mu.Unlock()
+		fs.mu.Unlock()
+		return
+	}
+	delete(fs.by, f.space)
+	f.mu.Unlock()
+	fs.mu.Unlock()
+	f.sub.Close()
+}
+
+// run moves the subscription's events into the ring until it closes.
+func (f *feed) run() {
+	var dropped int64
+	for ev := range f.sub.Events() {
+		d, err := canonical.ParseID(ev.ID)
+		f.mu.Lock()
+		if n := f.sub.Dropped(); n != dropped {
+			dropped = n
+			f.lost = f.head + 1 // this one, and those before it, are not all here
+			f.gen++
+		}
+		if ev.Kind == engine.EventAdmitted && err == nil {
+			if f.ring == nil {
+				f.ring = make([]canonical.ID, feedRing)
+			}
+			f.ring[f.head%feedRing] = d
+			f.head++
+			f.gen++
+			close(f.wake)
+			f.wake = make(chan struct{})
+		}
+		f.mu.Unlock()
+	}
+	// Closed: the store closes, or the feed was dropped; its sessions'
+	// cursors find it lost.
+	f.mu.Lock()
+	f.lost = f.head + 1
+	close(f.wake)
+	f.wake = make(chan struct{})
+	f.mu.Unlock()
+}
+
+// cursor is one session's place in its space's feed.
+type cursor struct {
+	f    *feed
+	next uint64
+}
+
+// follow starts a cursor at what arrives from now on.
+func (f *feed) follow() *cursor {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &cursor{f: f, next: f.head}
+}
+
+// read returns the ids that arrived since the last read, a channel closed
+// when more arrive, and false when some were lost to the cursor: the
+// session is behind.
+func (c *cursor) read(buf []canonical.ID) ([]canonical.ID, <-chan struct{}, bool) {
+	f := c.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.next < f.lost || f.head-c.next > feedRing {
+		return buf, nil, false
+	}
+	for ; c.next < f.head; c.next++ {
+		buf = append(buf, f.ring[c.next%feedRing])
+	}
+	return buf, f.wake, true
+}
+
+// index returns a Store over the scope's sync order for one session: a
+// fork of the index built since the space last changed, or one built now
+// (and kept for the next session).
+func (f *feed) index(ctx context.Context, st *engine.Store, sc enginestore.Scope, builds *atomic.Int64) (*enginestore.Store, error) {
+	key := strings.Join(sc.Collections, " ")
+	f.mu.Lock()
+	gen := f.gen
+	for i, ix := range f.indexes {
+		if ix.scope == key && ix.gen == gen {
+			copy(f.indexes[1:i+1], f.indexes[:i])
+			f.indexes[0] = ix
+			f.mu.Unlock()
+			return ix.st.Fork(ctx), nil
+		}
+	}
+	f.mu.Unlock()
+	// Built with the store's own context's lifetime, not the session's:
+	// the index outlives this session.
+	builds.Add(1)
+	built, err := enginestore.Build(context.WithoutCancel(ctx), enginestore.Engine{Store: st}, sc, enginestore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	if f.gen == gen {
+		f.indexes = append([]*orderIndex{{scope: key, gen: gen, st: built}}, f.indexes...)
+		kept := f.indexes[:0]
+		for i, ix := range f.indexes {
+			dup := i > 0 && ix.scope == key // built meanwhile by another session
+			if ix.gen == gen && !dup && len(kept) < maxScopes {
+				kept = append(kept, ix)
+			}
+		}
+		clear(f.indexes[len(kept):])
+		f.indexes = kept
+	}
+	f.mu.Unlock()
+	return built.Fork(ctx), nil
+}
