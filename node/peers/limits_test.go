@@ -2,7 +2,6 @@ package peers_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/internal/longtest"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/node/peers/hostilepeer"
 	"github.com/minca-go/minca/space"
@@ -398,21 +398,21 @@ func TestHostileRelayForwardFlood(t *testing.T) {
 	})
 }
 
-var long = flag.Duration("long", 0, "run the hostile soak (TestHostileSoak) this long, e.g. -long 5m")
-
-// Every attack at once, each from an address of its own, for -long,
-// against a node that syncs live with an honest peer meanwhile: memory
-// stays bounded and the honest pair keeps converging.
+// Every attack at once, each from an address of its own, for -long (two
+// minutes, or -long=DURATION), against a node that syncs live with an
+// honest peer meanwhile: memory stays bounded and the honest pair keeps
+// converging.
 func TestHostileSoak(t *testing.T) {
-	if *long == 0 {
-		t.Skip("a soak: run with -long DURATION")
+	soak := longtest.Duration(2 * time.Minute)
+	if soak == 0 {
+		t.Skip("a soak: run with -long, or -long=DURATION")
 	}
 	a := newNode(t, nil)
 	b := newNode(t, &peers.Options{Limits: &peers.Limits{SlowAfter: 5 * time.Second}})
 	g := shared(t, a, b)
 	fill(t, b, g.ID, 2000)
 	url := serving(t, b)
-	ctx, cancel := context.WithTimeout(context.Background(), *long)
+	ctx, cancel := context.WithTimeout(context.Background(), soak)
 	defer cancel()
 	ca, err := transport.Dial(ctx, url, a.topt)
 	if err != nil {
