@@ -39,7 +39,7 @@ func BenchmarkImportPebble(b *testing.B) {
 	dir := b.TempDir()
 	lines := corpusLines(b, dir, b.N)
 	b.ResetTimer()
-	if _, err := importRate(context.Background(), lines, 1000, func() (engine.KV, error) {
+	if _, _, err := importRate(context.Background(), lines, 1000, func() (engine.KV, error) {
 		return pebble.Open(filepath.Join(dir, "db"), nil)
 	}); err != nil {
 		b.Fatal(err)
@@ -51,7 +51,7 @@ func BenchmarkImportSQLite(b *testing.B) {
 	dir := b.TempDir()
 	lines := corpusLines(b, dir, b.N)
 	b.ResetTimer()
-	if _, err := importRate(context.Background(), lines, 1000, func() (engine.KV, error) {
+	if _, _, err := importRate(context.Background(), lines, 1000, func() (engine.KV, error) {
 		return sqlite.Open(filepath.Join(dir, "db"), nil)
 	}); err != nil {
 		b.Fatal(err)

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync/atomic"
+
+	"github.com/minca-go/minca/internal/p256"
 )
 
 // DIDPrefix starts every did:key of ours: the method and the multibase
@@ -28,6 +31,12 @@ var ErrDID = errors.New("minca/identity: not a P-256 did:key")
 type PublicKey struct {
 	key *ecdsa.PublicKey
 	did string
+	// fast is the key expanded for fast verification, once a [Resolver]
+	// found it signs often (nil until then, and again once dropped).
+	fast atomic.Pointer[p256.PublicKey]
+	// uses counts the resolver's look-ups of the key since it last
+	// looked (resolver.go).
+	uses atomic.Int64
 }
 
 // DID returns the key's did:key.
@@ -47,6 +56,9 @@ func (k *PublicKey) Verify(payload, sig []byte) bool {
 func (k *PublicKey) VerifyDigest(digest, sig []byte) bool {
 	if len(sig) != 64 {
 		return false
+	}
+	if f := k.fast.Load(); f != nil {
+		return f.Verify(digest, sig)
 	}
 	var der [72]byte
 	return ecdsa.VerifyASN1(k.key, digest, p1363ToDER(der[:0], sig))
