@@ -197,6 +197,17 @@ func openChromium(t *testing.T, ctx context.Context, browser, link string) *tab 
 // events that come between.
 func (b *tab) call(t *testing.T, ctx context.Context, method string, params any) json.RawMessage {
 	t.Helper()
+	res, refused := b.try(t, ctx, method, params)
+	if refused != "" {
+		t.Fatalf("%s: %s", method, refused)
+	}
+	return res
+}
+
+// try is call, returning the browser's refusal of the command instead of
+// failing the test on it.
+func (b *tab) try(t *testing.T, ctx context.Context, method string, params any) (result json.RawMessage, refused string) {
+	t.Helper()
 	b.next++
 	msg, _ := json.Marshal(map[string]any{"id": b.next, "method": method, "params": params})
 	if err := b.c.Write(ctx, websocket.MessageText, msg); err != nil {
@@ -216,29 +227,52 @@ func (b *tab) call(t *testing.T, ctx context.Context, method string, params any)
 			continue
 		}
 		if r.Error != nil {
-			t.Fatalf("%s: %s", method, r.Error.Message)
+			return nil, r.Error.Message
 		}
-		return r.Result
+		return r.Result, ""
 	}
 }
 
 // eval evaluates a JavaScript expression that yields a string.
 func (b *tab) eval(t *testing.T, ctx context.Context, expr string) string {
 	t.Helper()
-	res := b.call(t, ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	s, refused := b.tryEval(t, ctx, expr)
+	if refused != "" {
+		t.Fatalf("Runtime.evaluate: %s", refused)
+	}
+	return s
+}
+
+// tryEval is eval, returning the browser's refusal instead of failing.
+func (b *tab) tryEval(t *testing.T, ctx context.Context, expr string) (string, string) {
+	t.Helper()
+	res, refused := b.try(t, ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
 	var r struct {
 		Result struct{ Value any }
 	}
 	json.Unmarshal(res, &r)
 	s, _ := r.Result.Value.(string)
-	return s
+	return s, refused
 }
 
-// waitFor evaluates expr until it yields a non-empty string.
+// overtaken reports whether DevTools refused an evaluation because a
+// navigation of the page overtook it.
+func overtaken(refused string) bool {
+	return strings.Contains(refused, "Inspected target navigated or closed") || strings.Contains(refused, "Execution context was destroyed")
+}
+
+// waitFor evaluates expr until it yields a non-empty string. An
+// evaluation the page's own navigation overtook (the page loads the link,
+// then takes the code out of its address) is asked again of the page
+// that comes next.
 func (b *tab) waitFor(t *testing.T, ctx context.Context, expr string) string {
 	t.Helper()
 	for {
-		if s := b.eval(t, ctx, expr); s != "" {
+		s, refused := b.tryEval(t, ctx, expr)
+		if refused != "" && !overtaken(refused) {
+			t.Fatalf("Runtime.evaluate: %s", refused)
+		}
+		if s != "" {
 			return s
 		}
 		select {
