@@ -1,6 +1,7 @@
 package accounthome_test
 
 import (
+	"github.com/minca-go/minca/carry"
 	"io"
 	"net/http"
 	"net/url"
@@ -41,13 +42,13 @@ func askCarry(t *testing.T, h *homeT, c *app) *connect.CarryGrant {
 }
 
 // carrierRecord is the node's record of the carrier did.
-func carrierRecord(t *testing.T, n *node.Node, did string) node.CarrierRecord {
+func carrierRecord(t *testing.T, n *node.Node, did string) carry.Carrier {
 	t.Helper()
 	cs, err := n.Carriers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(cs, func(c node.CarrierRecord) bool { return c.DID == did })
+	i := slices.IndexFunc(cs, func(c carry.Carrier) bool { return c.DID == did })
 	if i < 0 {
 		t.Fatalf("the node has no carrier %s: %+v", did, cs)
 	}
@@ -87,6 +88,13 @@ func TestHomeConnectsCarriers(t *testing.T) {
 		t.Fatal("the carrier the second replaced is still live on the node")
 	}
 
+	// Asked for as a program connected by code, the carrier is not
+	// disconnected: the answer names what the key is connected as.
+	var refused struct{ Code, Message string }
+	if st := h.do("POST", "/connections/disconnect", formHeader, form(url.Values{"id": {"code:" + second.key.DID()}}), &refused); st != 404 ||
+		!strings.Contains(refused.Message, "connected as carrier:"+second.key.DID()) || !carrierRecord(t, h.node, second.key.DID()).Live() {
+		t.Fatalf("disconnecting the carrier as code: %d %+v", st, refused)
+	}
 	var d struct{ Revoked []struct{ Key string } }
 	if st := h.do("POST", "/connections/disconnect", formHeader, form(url.Values{"id": {"carrier:" + second.key.DID()}}), &d); st != 200 || len(d.Revoked) != 0 {
 		t.Fatalf("disconnecting the carrier: %d %+v", st, d)

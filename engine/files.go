@@ -120,8 +120,23 @@ func (s *Store) recordFile(d canonical.ID, size int64) error {
 	}
 	s.state.Lock()
 	s.st = st
+	if s.fileKept != nil {
+		close(s.fileKept)
+		s.fileKept = nil
+	}
 	s.state.Unlock()
 	return nil
+}
+
+// FileKept returns a channel closed the next time a file is recorded as
+// held, to wait for one without polling.
+func (s *Store) FileKept() <-chan struct{} {
+	s.state.Lock()
+	defer s.state.Unlock()
+	if s.fileKept == nil {
+		s.fileKept = make(chan struct{})
+	}
+	return s.fileKept
 }
 
 // writable fails on a store that refuses writes, before any file is

@@ -106,8 +106,10 @@ type Store struct {
 	srcs      map[[32]byte]source
 	lastSweep time.Time
 
-	// partials are the files an OpenPartial has open (guarded by state).
+	// partials are the files an OpenPartial has open; fileKept is closed
+	// when a file is next recorded (both guarded by state).
 	partials map[canonical.ID]bool
+	fileKept chan struct{}
 }
 
 func (s *Store) now() time.Time { return s.opts.Now() }

@@ -73,6 +73,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			status = http.StatusNotFound
 		case CodeCursorGone:
 			status = http.StatusGone
+		case CodeFileNotHeld:
+			status = http.StatusNotFound
+		case CodeFileNoKey:
+			status = http.StatusForbidden
 		case CodeBlobsNotFound:
 			status = http.StatusNotFound
 		case CodeBlobsChanged:
