@@ -258,10 +258,11 @@ func (s *Store) Changes(ctx context.Context, after uint64) iter.Seq2[Change, err
 	}
 }
 
-// ChangeLog is [Store.Changes] with the standing changes too: each held
-// version the judge withdrew or restood (Withdrew, Restood, From ""), in
-// the batch that did it, so what happened outlives a crash that comes
-// before anyone heard the event.
+// ChangeLog is [Store.Changes] with the standing changes and forks too:
+// each held version the judge withdrew or restood (Withdrew, Restood,
+// From "") and each fork or break found (Forked), in the batch that did
+// it, each change with what that batch left (Change.Facts), so what
+// happened outlives a crash that comes before anyone heard the event.
 func (s *Store) ChangeLog(ctx context.Context, after uint64) iter.Seq2[Change, error] {
 	return func(yield func(Change, error) bool) {
 		if err := s.check(); err != nil {
