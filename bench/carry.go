@@ -14,6 +14,7 @@ import (
 	"github.com/minca-go/minca/connect"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -36,7 +37,7 @@ type CarryConfig struct {
 // CarryResult is what [RunCarry] measured: a carrier taking in a private
 // space's versions (06 §4.1: judged as a peer without the key, through
 // Carrier.Admit, on a memory: store) against a member's store taking in
-// the same versions (node.PrivateJudge with the space's key: every body
+// the same versions (judge.PrivateJudge with the space's key: every body
 // opened, tags checked), per version. Goal: Ratio ≤ 1 — a carrier does
 // less than a member.
 type CarryResult struct {
@@ -106,13 +107,13 @@ func RunCarry(ctx context.Context, cfg CarryConfig) (res CarryResult, err error)
 			return res, err
 		}
 		m, err := timeIntake(func() (intake, func(), error) {
-			j := node.NewPrivateJudge(&identity.Checker{}, carryRings{g.ID: ring})
+			j := judge.NewPrivateJudge(&identity.Checker{}, carryRings{g.ID: ring})
 			st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j})
 			if err != nil {
 				return nil, nil, err
 			}
 			j.Source = st
-			if err := node.AddGenesis(ctx, st, g); err != nil {
+			if err := judge.AddGenesis(ctx, st, g); err != nil {
 				st.Close()
 				return nil, nil, err
 			}

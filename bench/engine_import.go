@@ -20,7 +20,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/internal/p256"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -246,7 +246,7 @@ func importRate(ctx context.Context, lines [][]byte, batch int, open func() (eng
 	if err != nil {
 		return 0, 0, err
 	}
-	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		kv.Close()
 		return 0, 0, err

@@ -11,7 +11,7 @@ import (
 
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -72,7 +72,7 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 	if err != nil {
 		return res, err
 	}
-	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		kv.Close()
 		return res, err

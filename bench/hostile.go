@@ -21,6 +21,7 @@ import (
 
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/node/peers/hostilepeer"
@@ -149,7 +150,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 		return res, err
 	}
 	src := filepath.Join(dir, "node")
-	st, err := openBenchStore(src, &node.Judge{})
+	st, err := openBenchStore(src, &judge.Judge{})
 	if err != nil {
 		return res, err
 	}
@@ -166,7 +167,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 	defer target.stop()
 	honest := func(r int, name string) (float64, error) {
 		p := filepath.Join(dir, fmt.Sprintf("honest-%s-%d", name, r))
-		hs, err := openBenchStore(p, &node.Judge{})
+		hs, err := openBenchStore(p, &judge.Judge{})
 		if err != nil {
 			return 0, err
 		}
@@ -343,7 +344,7 @@ func ServeTarget(ctx context.Context, dir string, out io.Writer) error {
 		return err
 	}
 	// The bounds `minca serve` keeps on what waits, from peers.
-	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}, Waiting: node.PeersBounded(engine.WaitingLimits{})})
+	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}, Waiting: node.PeersBounded(engine.WaitingLimits{})})
 	if err != nil {
 		kv.Close()
 		return err

@@ -17,7 +17,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/internal/corpus"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -175,7 +175,7 @@ func openPebble(path string) (*engine.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		kv.Close()
 		return nil, err
@@ -307,7 +307,7 @@ func s3Requests(ctx context.Context, src *engine.Store, url string, opts *s3.Opt
 		return err
 	}
 	res.BackupRequestsPer1k = float64(requests()-start) * 1000 / float64(out.Versions)
-	dst, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{}})
+	dst, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/index"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -190,7 +190,7 @@ func importInto(ctx context.Context, path string, g *space.Genesis, rings benchR
 		kv.Close()
 		return 0, 0, err
 	}
-	j := node.NewPrivateJudge(&identity.Checker{}, rings)
+	j := judge.NewPrivateJudge(&identity.Checker{}, rings)
 	st, err := engine.Open(kv, &engine.Options{Judge: j, Indexer: ix})
 	if err != nil {
 		kv.Close()
@@ -199,7 +199,7 @@ func importInto(ctx context.Context, path string, g *space.Genesis, rings benchR
 	defer st.Close()
 	j.Source = st
 	ix.Attach(st)
-	if err := node.AddGenesis(ctx, st, g); err != nil {
+	if err := judge.AddGenesis(ctx, st, g); err != nil {
 		return 0, 0, err
 	}
 	runtime.GC()

@@ -16,7 +16,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/internal/corpus"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 )
 
 // QueryConfig configures [RunQuery].
@@ -85,7 +85,7 @@ func RunQuery(ctx context.Context, cfg QueryConfig) (QueryResult, error) {
 	if err != nil {
 		return res, err
 	}
-	st, ix, err := index.Open(kv, &engine.Options{Judge: &node.Judge{}}, &index.Options{Fields: map[string][]string{queryCollection: {"status"}}})
+	st, ix, err := index.Open(kv, &engine.Options{Judge: &judge.Judge{}}, &index.Options{Fields: map[string][]string{queryCollection: {"status"}}})
 	if err != nil {
 		kv.Close()
 		return res, err

@@ -13,7 +13,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -299,17 +299,17 @@ func RunSpaces(ctx context.Context, cfg SpacesConfig) (SpacesResult, error) {
 
 	// Two stores holding the space: one judged fully, one by the judge that
 	// lets every root write.
-	full := node.NewSpaceJudge(notes)
+	full := judge.NewSpaceJudge(notes)
 	fullSt, err := openBenchStore(filepath.Join(dir, "full"), full)
 	if err != nil {
 		return res, err
 	}
 	defer fullSt.Close()
 	full.Source = fullSt
-	if err := node.AddGenesis(ctx, fullSt, sc.g); err != nil {
+	if err := judge.AddGenesis(ctx, fullSt, sc.g); err != nil {
 		return res, err
 	}
-	baseSt, err := openBenchStore(filepath.Join(dir, "base"), &node.Judge{Notes: notes})
+	baseSt, err := openBenchStore(filepath.Join(dir, "base"), &judge.Judge{Notes: notes})
 	if err != nil {
 		return res, err
 	}
@@ -336,7 +336,7 @@ func RunSpaces(ctx context.Context, cfg SpacesConfig) (SpacesResult, error) {
 	}
 
 	// From cold: a new judge reads the space from the store.
-	cold := node.NewSpaceJudge(&identity.Checker{})
+	cold := judge.NewSpaceJudge(&identity.Checker{})
 	cold.Source = fullSt
 	runtime.GC()
 	start := time.Now()
@@ -520,12 +520,12 @@ func (nothingHeld) Standing(string) (engine.Verdict, bool, error) { return engin
 // measureJudge judges the same versions, whose seen is the current state,
 // under both judges — Check and Decide, and Decide alone — each round with
 // new judges, so no verdict cache skips the crypto gate.
-func measureJudge(ctx context.Context, sc *spaceCorpus, cfg SpacesConfig, full *node.SpaceJudge, notes record.NoteChecker, res *SpacesResult) error {
+func measureJudge(ctx context.Context, sc *spaceCorpus, cfg SpacesConfig, full *judge.SpaceJudge, notes record.NoteChecker, res *SpacesResult) error {
 	vs, err := sc.records(cfg.Judged, sc.heads, "judged", false)
 	if err != nil {
 		return err
 	}
-	type judge interface {
+	type judger interface {
 		Check(*record.Version) (engine.Checked, error)
 		Decide(engine.HeldReader, *record.Version, engine.Checked) (engine.Decision, error)
 	}
@@ -545,7 +545,7 @@ func measureJudge(ctx context.Context, sc *spaceCorpus, cfg SpacesConfig, full *
 	}
 	// judgeOne judges one version; it returns the time of Check and Decide,
 	// and of Decide alone.
-	judgeOne := func(j judge, v *record.Version) (time.Duration, time.Duration, error) {
+	judgeOne := func(j judger, v *record.Version) (time.Duration, time.Duration, error) {
 		t0 := time.Now()
 		c, err := j.Check(v)
 		if err != nil {
@@ -565,11 +565,11 @@ func measureJudge(ctx context.Context, sc *spaceCorpus, cfg SpacesConfig, full *
 	var bw, fw, bd, fd, wr, dr []float64
 	n := float64(len(vs))
 	for range cfg.Rounds {
-		fullRound := &node.SpaceJudge{Base: &node.Judge{Notes: notes}, Source: full.Source}
+		fullRound := &judge.SpaceJudge{Base: &judge.Judge{Notes: notes}, Source: full.Source}
 		if _, ok, err := fullRound.History(ctx, sc.g.ID); err != nil || !ok {
 			return fmt.Errorf("bench: loading the space: %v %v", ok, err)
 		}
-		baseRound := &node.Judge{Notes: notes}
+		baseRound := &judge.Judge{Notes: notes}
 		forBase, err := fresh()
 		if err != nil {
 			return err
@@ -583,7 +583,7 @@ func measureJudge(ctx context.Context, sc *spaceCorpus, cfg SpacesConfig, full *
 		var b1, b2, f1, f2 time.Duration
 		for i := range forBase {
 			for k := range 2 {
-				j, v, w, d := judge(baseRound), forBase[i], &b1, &b2
+				j, v, w, d := judger(baseRound), forBase[i], &b1, &b2
 				if (i+k)%2 == 1 {
 					j, v, w, d = fullRound, forFull[i], &f1, &f2
 				}

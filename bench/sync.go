@@ -16,7 +16,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/store"
@@ -185,7 +185,7 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 	if err != nil {
 		return res, err
 	}
-	src, err := openBenchStore(filepath.Join(dir, "source"), &node.Judge{})
+	src, err := openBenchStore(filepath.Join(dir, "source"), &judge.Judge{})
 	if err != nil {
 		return res, err
 	}
@@ -205,7 +205,7 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 	var imps, syncs, ratios []float64
 	for r := range cfg.Rounds {
 		steps.next(fmt.Sprintf("round %d of %d: import", r+1, cfg.Rounds))
-		st, err := openBenchStore(filepath.Join(dir, fmt.Sprintf("import-%d", r)), &node.Judge{})
+		st, err := openBenchStore(filepath.Join(dir, fmt.Sprintf("import-%d", r)), &judge.Judge{})
 		if err != nil {
 			return res, err
 		}
@@ -218,7 +218,7 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 			return res, err
 		}
 		steps.next(fmt.Sprintf("round %d of %d: sync", r+1, cfg.Rounds))
-		st, err = openBenchStore(filepath.Join(dir, fmt.Sprintf("sync-%d", r)), &node.Judge{})
+		st, err = openBenchStore(filepath.Join(dir, fmt.Sprintf("sync-%d", r)), &judge.Judge{})
 		if err != nil {
 			return res, err
 		}
@@ -293,12 +293,12 @@ func diffCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult) 
 	if err != nil {
 		return err
 	}
-	a, err := openBenchStore(filepath.Join(dir, "diff-a"), &node.Judge{})
+	a, err := openBenchStore(filepath.Join(dir, "diff-a"), &judge.Judge{})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	b, err := openBenchStore(filepath.Join(dir, "diff-b"), &node.Judge{})
+	b, err := openBenchStore(filepath.Join(dir, "diff-b"), &judge.Judge{})
 	if err != nil {
 		return err
 	}
@@ -361,12 +361,12 @@ func liveCase(ctx context.Context, dir string, cfg SyncConfig, webrtc bool) (p50
 	if err != nil {
 		return 0, 0, err
 	}
-	a, err := openBenchStore(filepath.Join(dir, "live-a-"+tag), &node.Judge{})
+	a, err := openBenchStore(filepath.Join(dir, "live-a-"+tag), &judge.Judge{})
 	if err != nil {
 		return 0, 0, err
 	}
 	defer a.Close()
-	b, err := openBenchStore(filepath.Join(dir, "live-b-"+tag), &node.Judge{})
+	b, err := openBenchStore(filepath.Join(dir, "live-b-"+tag), &judge.Judge{})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -485,7 +485,7 @@ func fanoutCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult
 	// in the process, as the peers would each on their own machines.
 	vf := &record.Verifier{Cache: &record.VerdictCache{}}
 	open := func() (*store.Store, error) {
-		return store.Open(ctx, "memory:", &store.Options{Create: true, Judge: &node.Judge{Verifier: vf}})
+		return store.Open(ctx, "memory:", &store.Options{Create: true, Judge: &judge.Judge{Verifier: vf}})
 	}
 	srvStore, err := open()
 	if err != nil {

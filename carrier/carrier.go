@@ -18,6 +18,7 @@ import (
 	"github.com/minca-go/minca/connect"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -90,7 +91,7 @@ type Carrier struct {
 	key   *identity.PrivateKey
 	sto   *store.Store
 	st    *engine.Store
-	judge *node.PrivateJudge
+	judge *judge.PrivateJudge
 	notes *identity.Checker
 	hub   *hub
 	// matched are the versions matched against wakes lately.
@@ -160,7 +161,7 @@ func Open(ctx context.Context, opts *Options) (*Carrier, error) {
 	if err != nil {
 		return fail(fmt.Errorf("minca/carrier: its key: %w", err))
 	}
-	c.judge = node.NewPrivateJudge(c.notes, rings{c})
+	c.judge = judge.NewPrivateJudge(c.notes, rings{c})
 	var so store.Options
 	if o.StoreOptions != nil {
 		so = *o.StoreOptions
@@ -297,7 +298,7 @@ func (c *Carrier) take(ctx context.Context, g *connect.CarryGrant) error {
 	}
 	c.accounts[gen.ID] = &account{grant: g, g: gen, ring: ring, passes: map[string]*node.SpacePass{}}
 	c.mu.Unlock()
-	if err := node.AddGenesis(ctx, c.st, gen); err != nil {
+	if err := judge.AddGenesis(ctx, c.st, gen); err != nil {
 		return err
 	}
 	c.hub.send(Event{Type: EventCarrying, Account: g.DID, Space: gen.ID})

@@ -28,6 +28,7 @@ import (
 	"github.com/minca-go/minca/connect"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -306,14 +307,14 @@ func TestCarrierConvergesWithMembers(t *testing.T) {
 
 	vs, _ := s.privateVersions()
 	// A member reading every body.
-	j := node.NewPrivateJudge(&identity.Checker{}, rings{s.priv.ID: s.ring})
+	j := judge.NewPrivateJudge(&identity.Checker{}, rings{s.priv.ID: s.ring})
 	member, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer member.Close()
 	j.Source = member
-	if err := node.AddGenesis(ctx, member, s.priv); err != nil {
+	if err := judge.AddGenesis(ctx, member, s.priv); err != nil {
 		t.Fatal(err)
 	}
 	admitTo(t, member, vs)

@@ -7,7 +7,7 @@
 // seed, no space key of a carried space, no invite secret and no note: it
 // signs nothing but its proofs of who it is and of the read keys its passes
 // give, and writes no version. Everything it takes in goes through the same
-// judge as a member's node (node.PrivateJudge); in a carried private space it
+// judge as a member's node (judge.PrivateJudge); in a carried private space it
 // holds no key, so it judges as a keyless peer does, skipping onePer, fixed
 // and tags (02 §7.3, §7.4, §8.4), and stores what passes the rest. Its own
 // carry spaces it reads in full.

@@ -10,6 +10,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -221,10 +222,10 @@ func (c *Carrier) read(ctx context.Context, carryID string) error {
 		}
 	}
 	for _, p := range passes {
-		if _, ok, err := node.GenesisOf(ctx, c.st, p.Genesis.ID); err != nil {
+		if _, ok, err := judge.GenesisOf(ctx, c.st, p.Genesis.ID); err != nil {
 			return err
 		} else if !ok {
-			if err := node.AddGenesis(ctx, c.st, p.Genesis); err != nil {
+			if err := judge.AddGenesis(ctx, c.st, p.Genesis); err != nil {
 				return err
 			}
 		}

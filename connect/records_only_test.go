@@ -11,7 +11,7 @@ import (
 	"github.com/minca-go/minca/connect"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -25,14 +25,14 @@ type peer struct {
 
 func newPeer(t testing.TB, g *space.Genesis) *peer {
 	t.Helper()
-	j := node.NewSpaceJudge(&identity.Checker{})
+	j := judge.NewSpaceJudge(&identity.Checker{})
 	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	j.Source = st
 	t.Cleanup(func() { st.Close() })
-	if err := node.AddGenesis(ctx, st, g); err != nil {
+	if err := judge.AddGenesis(ctx, st, g); err != nil {
 		t.Fatal(err)
 	}
 	return &peer{t: t, st: st}

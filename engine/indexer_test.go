@@ -10,7 +10,7 @@ import (
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -106,7 +106,7 @@ func TestIndexerHearsEveryCurrentChange(t *testing.T) {
 	}
 	x := &recIndexer{layout: "rec/1"}
 	kv := keepKV{memory.Open(nil)}
-	s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}, Indexer: x})
+	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}, Indexer: x})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestIndexerHearsEveryCurrentChange(t *testing.T) {
 
 	// Same layout: no reindex. The table is as it was.
 	x.calls = nil
-	s, err = engine.Open(kv, &engine.Options{Judge: &node.Judge{}, Indexer: x})
+	s, err = engine.Open(kv, &engine.Options{Judge: &judge.Judge{}, Indexer: x})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,14 +187,14 @@ func TestIndexerHearsEveryCurrentChange(t *testing.T) {
 	// A batch written with no indexer leaves the table behind; the next
 	// open with one reindexes.
 	s.Close()
-	s, err = engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	s, err = engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b1 := mustV(t)(w.Next(b0, "b1"))
 	admit(b1)
 	s.Close()
-	s, err = engine.Open(kv, &engine.Options{Judge: &node.Judge{}, Indexer: x})
+	s, err = engine.Open(kv, &engine.Options{Judge: &judge.Judge{}, Indexer: x})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestIndexerHearsEveryCurrentChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.layout, x.calls = "rec/2", nil
-	s, err = engine.Open(kv, &engine.Options{Judge: &node.Judge{}, Indexer: x})
+	s, err = engine.Open(kv, &engine.Options{Judge: &judge.Judge{}, Indexer: x})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -73,7 +73,7 @@ func TestSubmitBuildsOnCommittingBatch(t *testing.T) {
 		}
 	}
 	kv := &heldKV{Store: memory.Open(nil), release: make(chan error)}
-	s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestSubmitBuildsOnCommittingBatch(t *testing.T) {
 func TestSubmitAfterFailedCommitFails(t *testing.T) {
 	vs := pipelineCorpus(t)
 	kv := &heldKV{Store: memory.Open(nil), release: make(chan error)}
-	s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,17 +10,17 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
-// flipJudge is node.Judge plus a control collection: a version of "ctl"
+// flipJudge is judge.Judge plus a control collection: a version of "ctl"
 // with body {"withdraw": [ids], "restore": [ids]} restands those held
 // versions in the batch that stores it (a Restander); versions of "gated"
 // wait for "gate" until open; and it counts the batches it is told were
 // not written (a Forgetter).
 type flipJudge struct {
-	node.Judge
+	judge.Judge
 	open      atomic.Bool
 	fail      string // Decide errors on this id
 	unwritten atomic.Int32

@@ -7,7 +7,7 @@ import (
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -25,7 +25,7 @@ func benchCorpus(b *testing.B, n int) []*record.Version {
 // judge on the memory backend: the engine's own cost, without disk.
 func BenchmarkAdmit(b *testing.B) {
 	vs := benchCorpus(b, b.N)
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func BenchmarkAdmit(b *testing.B) {
 // BenchmarkCurrentJSON reads records' current versions.
 func BenchmarkCurrentJSON(b *testing.B) {
 	vs := benchCorpus(b, 2000)
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		b.Fatal(err)
 	}

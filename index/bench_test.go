@@ -10,7 +10,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/index"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -20,7 +20,7 @@ func benchStore(b *testing.B, n int) (*engine.Store, *index.Index, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, ix, err := index.Open(kv, &engine.Options{Judge: &node.Judge{}}, &index.Options{Fields: map[string][]string{"app.item": {"status"}}})
+	st, ix, err := index.Open(kv, &engine.Options{Judge: &judge.Judge{}}, &index.Options{Fields: map[string][]string{"app.item": {"status"}}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/index"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 )
 
 // dump is the index table, key to value.
@@ -115,7 +115,7 @@ func TestReopenReindexesOnNewFields(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.st, w.ix, err = index.Open(kv, &engine.Options{Judge: &node.Judge{}}, &index.Options{Fields: f})
+		w.st, w.ix, err = index.Open(kv, &engine.Options{Judge: &judge.Judge{}}, &index.Options{Fields: f})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/index"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 )
 
 // inResult is the reference's result of a query as key → current id.
@@ -124,7 +124,7 @@ func (q randomQuery) liveJSON() []byte {
 // A reader that does not keep up is dropped with a clear reason, and the
 // writes go on.
 func TestSlowLiveQueryDropped(t *testing.T) {
-	st, ix, err := index.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{}}, &index.Options{LiveBuffer: 2})
+	st, ix, err := index.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}}, &index.Options{LiveBuffer: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/index"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -81,7 +81,7 @@ func newWorld(t testing.TB, seed uint64, kv engine.KV) *world {
 		}
 		w.ws = append(w.ws, wr)
 	}
-	st, ix, err := index.Open(kv, &engine.Options{Judge: &node.Judge{}}, &index.Options{Fields: fields})
+	st, ix, err := index.Open(kv, &engine.Options{Judge: &judge.Judge{}}, &index.Options{Fields: fields})
 	if err != nil {
 		t.Fatal(err)
 	}

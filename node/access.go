@@ -11,6 +11,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -77,7 +78,7 @@ func (n *Node) CreateSpace(ctx context.Context, name string, o *CreateOptions) (
 // and judges what waited for it. Writing in it needs membership, which
 // the genesis gives its founders; others join by an invite.
 func (n *Node) JoinGenesis(ctx context.Context, g *space.Genesis) error {
-	if err := AddGenesis(ctx, n.st, g); err != nil {
+	if err := judge.AddGenesis(ctx, n.st, g); err != nil {
 		return err
 	}
 	return n.keep(ctx, g)

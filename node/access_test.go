@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -157,7 +158,7 @@ func TestTheAccountRegistry(t *testing.T) {
 	handOver(t, a, b, reg)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, ok, _ := node.GenesisOf(ctx, b.Store(), g.ID); ok {
+		if _, ok, _ := judge.GenesisOf(ctx, b.Store(), g.ID); ok {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -184,7 +185,7 @@ func TestTheAccountRegistry(t *testing.T) {
 }
 
 func mustGenesis(t *testing.T, tn *testNode, id string) *space.Genesis {
-	g, ok, err := node.GenesisOf(context.Background(), tn.Store(), id)
+	g, ok, err := judge.GenesisOf(context.Background(), tn.Store(), id)
 	if err != nil || !ok {
 		t.Fatalf("genesis of %s: %v %v", id, ok, err)
 	}
@@ -197,7 +198,7 @@ func TestSigningOut(t *testing.T) {
 	ctx := context.Background()
 	tn := newNode(t, nil)
 	g := tn.space("out", nil)
-	define(t, tn, g.ID, def("app.note"))
+	define(t, tn, g.ID, "app.note")
 	a := put(t, tn, g.ID, "app.note", obj("n", 1.0), nil)
 	session, _, _ := tn.Session()
 	if err := tn.SignOut(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/store"
 )
 
@@ -43,7 +44,7 @@ func (n *Node) Backup(ctx context.Context, url string, o *BackupOptions) (mirror
 // registry lists (06 §1.3); without it, each space whose genesis came with
 // the restore (the account's own spaces left to a node with its key). Resumable: segments read before are not read again.
 func (n *Node) Restore(ctx context.Context, url string, o *BackupOptions) (mirror.ImportResult, error) {
-	kept := &keptGeneses{Geneses: MirrorGeneses(n.st)}
+	kept := &keptGeneses{Geneses: judge.MirrorGeneses(n.st)}
 	m, err := n.oneMirror(ctx, url, false, o, kept)
 	if err != nil {
 		return mirror.ImportResult{}, err
@@ -65,7 +66,7 @@ func (n *Node) keepRestored(ctx context.Context, ids []string) error {
 		return n.followRegistry(ctx)
 	}
 	for _, id := range ids {
-		g, ok, err := GenesisOf(ctx, n.st, id)
+		g, ok, err := judge.GenesisOf(ctx, n.st, id)
 		if err != nil || !ok {
 			return err
 		}
@@ -99,7 +100,7 @@ func (n *Node) oneMirror(ctx context.Context, url string, create bool, o *Backup
 		}
 	}
 	if g == nil {
-		g = MirrorGeneses(n.st)
+		g = judge.MirrorGeneses(n.st)
 	}
 	m, err := mirror.New(n.st, b, &mirror.Options{Logger: n.o.Logger, Adopt: o.Adopt, Geneses: g, Progress: o.Progress})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -213,7 +214,7 @@ func (n *Node) CarrySpaceIDs(ctx context.Context) ([]string, error) {
 	}
 	out := make([]string, 0, len(cs))
 	for _, c := range cs {
-		if _, ok, err := GenesisOf(ctx, n.st, c.Space); err != nil {
+		if _, ok, err := judge.GenesisOf(ctx, n.st, c.Space); err != nil {
 			return nil, err
 		} else if ok {
 			out = append(out, c.Space)
@@ -281,7 +282,7 @@ func (n *Node) AddCarrier(ctx context.Context, did, name string) (*CarryAdded, e
 	if _, err := n.w.do(ctx, &writeReq{space: n.registry, collection: CarrierCollection, key: carrierPrefix + g.ID, body: c.body(), sys: true, sealWith: n.registryKey}); err != nil {
 		return nil, fmt.Errorf("minca/node: adding carrier %s: %w", did, err)
 	}
-	if err := AddGenesis(ctx, n.st, g); err != nil {
+	if err := judge.AddGenesis(ctx, n.st, g); err != nil {
 		return nil, err
 	}
 	if err := n.fill(ctx, c, k); err != nil {
@@ -330,7 +331,7 @@ func (n *Node) carryAdded(ctx context.Context, c CarrierRecord, fresh bool) (*Ca
 	if g.ID != c.Space {
 		return nil, fmt.Errorf("minca/node: the sys.carrier record of %s names %s, not the carry space its gen derives", c.DID, c.Space)
 	}
-	if err := AddGenesis(ctx, n.st, g); err != nil {
+	if err := judge.AddGenesis(ctx, n.st, g); err != nil {
 		return nil, err
 	}
 	inv, err := ViewInvite(g, k)
@@ -386,7 +387,7 @@ func (n *Node) closeCarrySpace(ctx context.Context, c CarrierRecord) error {
 	if g.ID != c.Space {
 		return nil // a legacy carry space: not ours to write
 	}
-	if err := AddGenesis(ctx, n.st, g); err != nil {
+	if err := judge.AddGenesis(ctx, n.st, g); err != nil {
 		return err
 	}
 	passes, err := n.currentIn(ctx, c.Space, PassCollection)

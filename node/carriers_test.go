@@ -12,6 +12,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -276,7 +277,7 @@ func TestCarriers(t *testing.T) {
 		g, _, _ := node.CarrySpace(a.account, did, 0)
 		nothingBehind := func(n *node.Node) {
 			t.Helper()
-			if _, ok, err := node.GenesisOf(ctx, n.Store(), g.ID); ok || err != nil {
+			if _, ok, err := judge.GenesisOf(ctx, n.Store(), g.ID); ok || err != nil {
 				t.Fatalf("the carry space's genesis is kept after a failed add (%v)", err)
 			}
 			spaces, err := n.Store().Spaces(ctx)

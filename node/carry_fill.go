@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -40,7 +41,7 @@ func (n *Node) RefillCarriers(ctx context.Context) error {
 		if err != nil || g.ID != c.Space {
 			continue // not a carry space this node derives
 		}
-		if err := AddGenesis(ctx, n.st, g); err != nil {
+		if err := judge.AddGenesis(ctx, n.st, g); err != nil {
 			return err
 		}
 		if err := n.fill(ctx, c, k); err != nil {
@@ -91,7 +92,7 @@ func (n *Node) passes(ctx context.Context) (map[string]any, error) {
 		return nil, err
 	}
 	for _, j := range joined {
-		g, ok, err := GenesisOf(ctx, n.st, j.id)
+		g, ok, err := judge.GenesisOf(ctx, n.st, j.id)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +119,7 @@ func (n *Node) passes(ctx context.Context) (map[string]any, error) {
 // is still the key the space is read under until it changes, and the
 // carrier still carries the space; nil when it holds none.
 func (n *Node) passKey(ctx context.Context, g *space.Genesis) (*seal.Key, error) {
-	var rings KeyRings = n.keys
+	var rings judge.KeyRings = n.keys
 	if n.o.PassKeys != nil {
 		rings = n.o.PassKeys
 	}

@@ -1,7 +1,8 @@
 // Package node is a Minca node for one account (DESIGN.md, The node and its
 // local API; 06 §1): its store, its session key and note, the spaces it
-// keeps, the write path, events, queries and mirrors; and the judge of
-// 02 §9 every version it stores goes through, its own and peers' alike.
+// keeps, the write path, events, queries and mirrors. Every version it
+// stores, its own and peers' alike, goes through one judge of 02 §9
+// (package judge's PrivateJudge).
 //
 // # API
 //
@@ -13,7 +14,6 @@
 //	(*Node).Query(ctx, space, query) (QueryPage, error); WatchQuery               // 06 §2.11, package index
 //	(*Node).ChangeKey, BoxMissing, Open, Reveal, PutFile, File                    // private spaces, docs/private-spaces.md §14
 //	(*Node).Store(); Judge(); Account(); Session(); Dir(); Close()
-//	Judge, SpaceJudge, PrivateJudge; AddGenesis, GenesisOf; Recheck           // 02 §9, docs/spaces.md
 //
 // The store is opened with package store (a local one: pebble:, sqlite:,
 // memory:; the node directory records which), with package index as its
@@ -31,11 +31,10 @@
 //   - The writer's log places are kept under a file lock in the node
 //     directory, written down before a version is signed: two processes,
 //     or a crash between signing and storing, never reuse a place.
-//   - [SpaceJudge] is the full judge: the space's access history
-//     (package space) — membership and grants as of seen, the rules in
-//     force — re-judging stored versions as the history grows. [Judge] is
-//     the checks that need no history; [Recheck] judges every stored
-//     version again against the replay, for store check.
+//   - The judge is package judge's full judge with a private space's
+//     checks, opening bodies with the keys the node holds: the space's
+//     access history (package space) — membership and grants as of seen,
+//     the rules in force — re-judging stored versions as the history grows.
 //   - Events are delivered in commit order with a cursor that resumes
 //     without a gap or a repeat, across restarts; a subscriber that falls
 //     behind is dropped with [ErrSlow], never slowing a write.

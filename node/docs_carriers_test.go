@@ -3,6 +3,7 @@ package node_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"regexp"
@@ -11,16 +12,26 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/space/spacetest"
 )
 
 const carriersDoc = "../docs/carriers.md"
+
+var updateDocs = flag.Bool("update-docs", false, "derive docs/carriers.md's worked example again and write it into it")
 
 var carryExample = regexp.MustCompile("(?s)(<!-- example: carry-space -->\n```text\n)(.*?)(```)")
 
 // docs/carriers.md's worked example: the carry space of docs/spaces.md's
 // keeper for Ada's account, derived again and compared byte for byte.
 func TestDocsCarriers(t *testing.T) {
-	ada, keeper := docKey(t, "ada"), docKey(t, "keeper")
+	ada, err := spacetest.DocKey("ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keeper, err := spacetest.DocKey("keeper")
+	if err != nil {
+		t.Fatal(err)
+	}
 	g0, k0, err := node.CarrySpace(ada, keeper.DID(), 0)
 	if err != nil {
 		t.Fatal(err)

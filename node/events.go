@@ -210,8 +210,11 @@ func (e *events) handle(ev engine.Event) {
 // readChanges makes the events of every change committed since the last.
 func (e *events) readChanges() {
 	ctx := context.Background()
+	e.mu.Lock()
+	from := e.at.seq // publish moves it, under e.mu
+	e.mu.Unlock()
 	var evs []Event
-	for c, err := range e.n.st.ChangeLog(ctx, e.at.seq) {
+	for c, err := range e.n.st.ChangeLog(ctx, from) {
 		if err != nil {
 			if !errors.Is(err, engine.ErrClosed) {
 				e.n.o.Logger.Error("reading the change log", "err", err)

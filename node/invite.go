@@ -13,6 +13,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -49,7 +50,7 @@ func (n *Node) Invite(ctx context.Context, spaceID string, roles []string) (stri
 	if err != nil {
 		return "", err
 	}
-	g, ok, err := GenesisOf(ctx, n.st, spaceID)
+	g, ok, err := judge.GenesisOf(ctx, n.st, spaceID)
 	if err != nil {
 		return "", err
 	}
@@ -226,7 +227,7 @@ func (n *Node) JoinInvite(ctx context.Context, text string) (*space.Genesis, err
 			return nil, err
 		}
 	}
-	if err := AddGenesis(ctx, n.st, p.g); err != nil {
+	if err := judge.AddGenesis(ctx, n.st, p.g); err != nil {
 		return nil, err
 	}
 	if len(p.history) > 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 )
@@ -49,7 +50,7 @@ type keyStore struct {
 	save sync.Mutex
 }
 
-var _ KeyRings = (*keyStore)(nil)
+var _ judge.KeyRings = (*keyStore)(nil)
 
 func newKeyStore(dir string, account func() []byte) *keyStore {
 	return &keyStore{dir: filepath.Join(dir, keysDir), account: account,

@@ -15,6 +15,7 @@ import (
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/internal/lockholder"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/store"
@@ -59,10 +60,10 @@ type Node struct {
 	st    *engine.Store // sto's engine
 	ix    *index.Index  // nil with Options.Querier
 	q     Querier
-	judge *SpaceJudge
+	judge *judge.SpaceJudge
 	// pj is the judge the store stores through: judge with private
 	// spaces' checks, opening bodies with keys (docs/private-spaces.md §9).
-	pj      *PrivateJudge
+	pj      *judge.PrivateJudge
 	keys    *keyStore
 	reindex chan struct{} // reindexSoon's requests
 	privacy sync.Map      // space id → whether it is private (isPrivate)
@@ -141,7 +142,7 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 		scalar = acct.Scalar
 	}
 	n.keys = newKeyStore(o.Dir, scalar)
-	n.pj = NewPrivateJudge(n.notes, n.keys)
+	n.pj = judge.NewPrivateJudge(n.notes, n.keys)
 	n.judge = n.pj.SpaceJudge
 	if n.o.Store, err = storeURL(o); err != nil {
 		return fail(err)
@@ -267,7 +268,7 @@ func (n *Node) Dir() string { return n.o.Dir }
 func (n *Node) Store() *engine.Store { return n.st }
 
 // Judge is the node's judge, the one every version it stores goes through.
-func (n *Node) Judge() *SpaceJudge { return n.judge }
+func (n *Node) Judge() *judge.SpaceJudge { return n.judge }
 
 // Account is the account the node acts for (06 §1.1).
 func (n *Node) Account() string { return n.sess.root() }

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 )
 
@@ -103,4 +105,18 @@ func (tn *testNode) space(name string, roles map[string][]space.Grant) *space.Ge
 		tn.t.Fatal(err)
 	}
 	return g
+}
+
+func obj(pairs ...any) *canonical.Object { return canonical.NewObject(pairs...) }
+
+// rings are key rings by space (node.Options.PassKeys).
+type rings map[string]*seal.Keyring
+
+func (r rings) Keyring(id string) *seal.Keyring { return r[id] }
+
+// writerRoles are a space's roles where writers write records and admins
+// manage the space.
+var writerRoles = map[string][]space.Grant{
+	"writer": {space.MustGrant("/record")},
+	"admin":  {space.MustGrant(space.CmdSpace), space.MustGrant(space.CmdDefine), space.MustGrant("/record")},
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -234,7 +235,7 @@ func TestTheNodeDirectoryRemembersItsStore(t *testing.T) {
 	if n, err = node.Open(ctx, &node.Options{Dir: dir, Account: acc}); err != nil {
 		t.Fatal(err)
 	}
-	_, ok, err := node.GenesisOf(ctx, n.Store(), g.ID)
+	_, ok, err := judge.GenesisOf(ctx, n.Store(), g.ID)
 	n.Close()
 	if err != nil || !ok {
 		t.Fatalf("opened again, the node does not hold the space it made: %v", err)

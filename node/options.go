@@ -10,6 +10,7 @@ import (
 
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/index"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/store"
 )
 
@@ -86,7 +87,7 @@ type Options struct {
 	// PassKeys are the keys the node writes carriers' passes from (06
 	// §4.2): a private space without a ring here gets no pass. Default
 	// nil: the node's own keys (the private spaces it holds keys of).
-	PassKeys KeyRings
+	PassKeys judge.KeyRings
 }
 
 // DefaultDir is the node directory when Options.Dir is empty: minca under

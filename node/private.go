@@ -8,6 +8,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/index"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -37,7 +38,7 @@ func (n *Node) Open(ctx context.Context, v *record.Version) (*Opened, error) {
 	if private, err := n.isPrivate(ctx, v.Space); err != nil || !private {
 		return nil, err
 	}
-	if space.IsAccessCollection(v.Collection) && v.Collection != space.KindDefine.Collection() || inClear(v.Collection) {
+	if space.IsAccessCollection(v.Collection) && v.Collection != space.KindDefine.Collection() || judge.InClear(v.Collection) {
 		return nil, nil
 	}
 	ring := n.keys.Keyring(v.Space)
@@ -65,7 +66,7 @@ func (n *Node) isPrivate(ctx context.Context, spaceID string) (bool, error) {
 	if p, ok := n.privacy.Load(spaceID); ok {
 		return p.(bool), nil
 	}
-	g, ok, err := GenesisOf(ctx, n.st, spaceID)
+	g, ok, err := judge.GenesisOf(ctx, n.st, spaceID)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -174,7 +175,7 @@ func (n *Node) publishMemberKey(ctx context.Context, spaceID string) error {
 // then boxed (sys.box) to every member as of the change with a member key.
 // It needs /space/key. It returns the key change.
 func (n *Node) ChangeKey(ctx context.Context, spaceID string) (*record.Version, error) {
-	g, ok, err := GenesisOf(ctx, n.st, spaceID)
+	g, ok, err := judge.GenesisOf(ctx, n.st, spaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +319,7 @@ func (n *Node) inviteKey(ctx context.Context, g *space.Genesis) (*canonical.Obje
 // under the key a body would be (docs/private-spaces.md §4), and the hash
 // and size are the sealed file's.
 func (n *Node) PutFile(ctx context.Context, spaceID string, data []byte) (FileRef, error) {
-	g, ok, err := GenesisOf(ctx, n.st, spaceID)
+	g, ok, err := judge.GenesisOf(ctx, n.st, spaceID)
 	if err != nil {
 		return FileRef{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -15,20 +16,34 @@ import (
 func forkedWriter(t *testing.T, ada *testNode, g *space.Genesis) (v1, w1 *record.Version) {
 	t.Helper()
 	ctx := context.Background()
-	mal := newAccount(t, "mal", true)
-	if _, err := ada.Assign(ctx, g.ID, mal.did, []string{"writer"}); err != nil {
+	mal, err := identity.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ada.Assign(ctx, g.ID, mal.DID(), []string{"writer"}); err != nil {
 		t.Fatal(err)
 	}
 	h, ok, err := ada.Judge().History(ctx, g.ID)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	seen := h.Heads()
-	s := &scene{t: t, g: g, atKey: map[string]*record.Version{}}
-	v1 = s.note(mal, "app.chat", obj("t", "here"), seen)
-	delete(mal.logs, "app.chat")
-	w1 = s.note(mal, "app.chat", obj("t", "there"), seen)
-	return v1, w1
+	var seen []any
+	for _, id := range h.Heads() {
+		seen = append(seen, id)
+	}
+	first := func(text string) *record.Version {
+		key, err := record.FreshKey(mal.DID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := record.Sign(obj("collection", "app.chat", "createdAt", "2026-01-01T00:00:00.000Z", "key", key, "space", g.ID,
+			"seq", float64(0), "log", obj("n", float64(0)), "seen", seen, "body", obj("t", text)), mal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	return first("here"), first("there")
 }
 
 // proofsIn lists the sys.fork versions a node holds in a space.

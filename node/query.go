@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/minca-go/minca/index"
+	"github.com/minca-go/minca/judge"
 )
 
 // Querier answers queries over a space's readable current versions in the
@@ -66,7 +67,7 @@ func (n *Node) WatchQuery(ctx context.Context, space string, q json.RawMessage) 
 // keeps refuses a space whose genesis the node does not hold, so that a
 // query there says so rather than answer nothing.
 func (n *Node) keeps(ctx context.Context, space string) error {
-	_, ok, err := GenesisOf(ctx, n.st, space)
+	_, ok, err := judge.GenesisOf(ctx, n.st, space)
 	if err != nil {
 		return err
 	}

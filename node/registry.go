@@ -11,6 +11,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -64,10 +65,10 @@ func (n *Node) Registry() string { return n.registry }
 // every space it lists, so the node follows the account's spaces.
 func (n *Node) keepRegistry(ctx context.Context) error {
 	g, k := n.registryG, n.registryKey
-	if _, ok, err := GenesisOf(ctx, n.st, g.ID); err != nil {
+	if _, ok, err := judge.GenesisOf(ctx, n.st, g.ID); err != nil {
 		return err
 	} else if !ok {
-		if err := AddGenesis(ctx, n.st, g); err != nil {
+		if err := judge.AddGenesis(ctx, n.st, g); err != nil {
 			return err
 		}
 	}
@@ -107,7 +108,7 @@ func (n *Node) followRegistry(ctx context.Context) error {
 		return err
 	}
 	for _, j := range joined {
-		g, ok, err := GenesisOf(ctx, n.st, j.id)
+		g, ok, err := judge.GenesisOf(ctx, n.st, j.id)
 		if err != nil {
 			return err
 		}
@@ -115,7 +116,7 @@ func (n *Node) followRegistry(ctx context.Context) error {
 			if j.genesis == nil {
 				continue
 			}
-			if err := AddGenesis(ctx, n.st, j.genesis); err != nil {
+			if err := judge.AddGenesis(ctx, n.st, j.genesis); err != nil {
 				return err
 			}
 			g = j.genesis
@@ -216,7 +217,7 @@ func (n *Node) Spaces(ctx context.Context) ([]SpaceInfo, error) {
 	reg := n.Registry()
 	for _, id := range ids {
 		info := SpaceInfo{ID: id, Registry: id == reg}
-		if g, ok, err := GenesisOf(ctx, n.st, id); err != nil {
+		if g, ok, err := judge.GenesisOf(ctx, n.st, id); err != nil {
 			return nil, err
 		} else if ok {
 			info.Name, info.Visibility = g.Name, g.Visibility

@@ -7,6 +7,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -49,7 +50,7 @@ func (n *Node) migrateRegistry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, held, err := GenesisOf(ctx, n.st, old.ID)
+	_, held, err := judge.GenesisOf(ctx, n.st, old.ID)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -39,7 +40,7 @@ func TestRegistryMigratesFromPublic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := AddGenesis(ctx, n.st, legacy); err != nil {
+	if err := judge.AddGenesis(ctx, n.st, legacy); err != nil {
 		t.Fatal(err)
 	}
 	// What an earlier minca wrote there, in the clear.
@@ -49,7 +50,7 @@ func TestRegistryMigratesFromPublic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := AddGenesis(ctx, n.st, g); err != nil {
+		if err := judge.AddGenesis(ctx, n.st, g); err != nil {
 			t.Fatal(err)
 		}
 		body := canonical.NewObject("space", g.ID, "name", g.Name, "genesis", g.Object())

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/minca-go/minca/judge"
 )
 
 // SignOut signs the node out (06 §1.2): in every space its session key
@@ -25,7 +27,7 @@ func (n *Node) SignOut(ctx context.Context) error {
 		return err
 	}
 	for _, sp := range slices.Sorted(maps.Keys(lines)) {
-		if _, ok, err := GenesisOf(ctx, n.st, sp); err != nil {
+		if _, ok, err := judge.GenesisOf(ctx, n.st, sp); err != nil {
 			return err
 		} else if !ok {
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/store"
 )
 
@@ -89,7 +90,7 @@ func (n *Node) startMirrors(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		m, err := mirror.New(n.st, b, &mirror.Options{Logger: n.o.Logger, Adopt: so.Adopt, Geneses: MirrorGeneses(n.st)})
+		m, err := mirror.New(n.st, b, &mirror.Options{Logger: n.o.Logger, Adopt: so.Adopt, Geneses: judge.MirrorGeneses(n.st)})
 		if err != nil {
 			return fmt.Errorf("minca/node: mirror %s: %w", store.ShortURL(u), err)
 		}

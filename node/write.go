@@ -11,6 +11,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -200,7 +201,7 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepar
 		if ring == nil {
 			return collection.Unreadable(), false
 		}
-		in, rf := definitionInForce(hr, st, ring, coll)
+		in, rf := judge.DefinitionInForce(hr, st, ring, coll)
 		return in, rf != nil
 	}
 	ok, err := n.judge.WithHistory(ctx, r.space, func(h *space.History) error {
@@ -355,7 +356,7 @@ func sealedIn(r *writeReq) bool {
 	case r.access:
 		return r.collection == space.KindDefine.Collection()
 	case r.sys:
-		return !inClear(r.collection)
+		return !judge.InClear(r.collection)
 	}
 	return true
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
@@ -30,8 +29,14 @@ func wantCode(t *testing.T, err error, code string) *node.WriteError {
 	return we
 }
 
-func define(t *testing.T, tn *testNode, sp string, d *canonical.Object) {
+// define defines the collection name in sp: version 1, an object schema,
+// and the members extra names in pairs.
+func define(t *testing.T, tn *testNode, sp, name string, extra ...any) {
 	t.Helper()
+	d := obj("name", name, "version", float64(1), "schema", obj("type", "object"))
+	for i := 0; i+1 < len(extra); i += 2 {
+		d.Set(extra[i].(string), extra[i+1])
+	}
 	if _, err := tn.Define(context.Background(), sp, d); err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +109,9 @@ func TestWriteRefusesAKeyInAnotherCollection(t *testing.T) {
 func TestWriteRetain(t *testing.T) {
 	tn := newNode(t, nil)
 	g := tn.space("retain", nil)
-	define(t, tn, g.ID, def("app.log", "history", "all"))
-	define(t, tn, g.ID, def("app.vote", "rules", obj("onePer", []any{"@author", "link:about"}), "links", obj("about", obj("to", "*"))))
-	define(t, tn, g.ID, def("app.poll", "rules", obj("fixed", []any{"options"})))
+	define(t, tn, g.ID, "app.log", "history", "all")
+	define(t, tn, g.ID, "app.vote", "rules", obj("onePer", []any{"@author", "link:about"}), "links", obj("about", obj("to", "*")))
+	define(t, tn, g.ID, "app.poll", "rules", obj("fixed", []any{"options"}))
 	l0 := put(t, tn, g.ID, "app.log", obj("n", 0.0), nil)
 	l1 := put(t, tn, g.ID, "app.log", obj("n", 1.0), &node.PutOptions{Key: l0.Key})
 	p0 := put(t, tn, g.ID, "app.poll", obj("options", []any{"a", "b"}), nil)
@@ -183,9 +188,9 @@ func TestWriteLogPlaces(t *testing.T) {
 func TestWriteChecksBeforeSigning(t *testing.T) {
 	tn := newNode(t, nil)
 	g := tn.space("checks", nil)
-	define(t, tn, g.ID, def("app.task", "schema", obj("type", "object", "properties", obj("title", obj("type", "string")), "required", []any{"title"}),
-		"links", obj("list", obj("to", []any{"app.list"}, "cardinality", "one"))))
-	define(t, tn, g.ID, def("app.once", "rules", obj("final", true)))
+	define(t, tn, g.ID, "app.task", "schema", obj("type", "object", "properties", obj("title", obj("type", "string")), "required", []any{"title"}),
+		"links", obj("list", obj("to", []any{"app.list"}, "cardinality", "one")))
+	define(t, tn, g.ID, "app.once", "rules", obj("final", true))
 	we := wantCode(t, errOf(tn.Put(context.Background(), g.ID, "app.task", obj("title", 3.0), nil)), node.CodeSchema)
 	if len(we.Issues) == 0 || we.Issues[0].Path == "" {
 		t.Fatalf("a schema refusal names no path: %+v", we)

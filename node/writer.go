@@ -239,7 +239,7 @@ func (w *writer) sign(st *staged) bool {
 		vs, err = signAll(st.ps)
 	}
 	if err == nil {
-		w.n.judge.Base.vouch(vs)
+		w.n.judge.Base.Vouch(vs)
 		st.vs = vs
 		st.p, err = w.n.st.Prepare(w.n.ctx, vs)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/store"
 )
 
@@ -53,7 +53,7 @@ func openMirror(ctx context.Context, log *slog.Logger, sp *storeSpec, a storeAcc
 	}
 	o.Logger = log
 	o.Adopt = sp.adopt
-	o.Geneses = node.MirrorGeneses(st.Engine()) // a restore judges what it restores
+	o.Geneses = judge.MirrorGeneses(st.Engine()) // a restore judges what it restores
 	m, err := mirror.New(st.Engine(), b, &o)
 	if err != nil {
 		st.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -145,7 +146,7 @@ func runSpaceJoin(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	defer sto.Close()
-	if err := node.AddGenesis(ctx, sto.Engine(), g); err != nil {
+	if err := judge.AddGenesis(ctx, sto.Engine(), g); err != nil {
 		return sp.failed(err)
 	}
 	if err := sto.Flush(ctx); err != nil {
@@ -230,7 +231,7 @@ func runSpaceState(ctx context.Context, s *stdio, name, usage string, args []str
 		return err
 	}
 	defer sto.Close()
-	j := node.NewSpaceJudge(noteChecker())
+	j := judge.NewSpaceJudge(noteChecker())
 	j.Source = sto.Engine()
 	h, ok, err := j.History(ctx, sp)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 )
 
 // storeSubverbs are `minca store SUBVERB`, one file each (store_*.go).
@@ -29,7 +29,7 @@ func runStore(ctx context.Context, s *stdio, args []string) error {
 // identity's note checker: every root may write. Mirrors, backups and
 // restores admit with it, and a folder: or s3:// store's index; store
 // import and check take --judge.
-func defaultJudge() engine.Judge { return &node.Judge{Notes: noteChecker()} }
+func defaultJudge() engine.Judge { return &judge.Judge{Notes: noteChecker()} }
 
 // judgeFlag adds --judge to a verb that admits or re-judges versions:
 // "full" (the default), the space's access history (docs/spaces.md), or

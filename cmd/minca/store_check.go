@@ -10,7 +10,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/internal/progress"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -39,7 +39,7 @@ func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
 		more, err = sto.Engine().Check(ctx, &record.Verifier{})
 		probs = append(probs, more...)
 		if err == nil && len(probs) == 0 && sp.judge == "full" {
-			probs, err = node.Recheck(ctx, sto.Engine(), noteChecker())
+			probs, err = judge.Recheck(ctx, sto.Engine(), noteChecker())
 		}
 	case !errors.Is(err, engine.ErrCorrupt):
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/store"
 )
@@ -99,7 +100,7 @@ func durationFlag(d *time.Duration) func(string) error {
 // options are the store.Options of an open with these flags.
 func (sp *storeSpec) options(create, readOnly bool) *store.Options {
 	return &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt,
-		S3: sp.s3.options(), Waiting: node.PeersBounded(engine.WaitingLimits{}), Geneses: node.MirrorGeneses}
+		S3: sp.s3.options(), Waiting: node.PeersBounded(engine.WaitingLimits{}), Geneses: judge.MirrorGeneses}
 }
 
 // open opens the store (store.Open), with the node's judge. A missing
@@ -115,13 +116,13 @@ func (sp *storeSpec) open(ctx context.Context, a storeAccess) (*store.Store, err
 	// The full judge reads each space's history from the store it judges
 	// for. A folder: or s3:// store admits its blob store's segments as it
 	// opens, its geneses first: the judge reads that store from then on.
-	var full *node.PrivateJudge
+	var full *judge.PrivateJudge
 	if sp.judge == "full" {
-		full = node.NewPrivateJudge(noteChecker(), nil) // a store holds no keys
+		full = judge.NewPrivateJudge(noteChecker(), nil) // a store holds no keys
 		o.Judge = full
 		o.Geneses = func(e *engine.Store) mirror.Geneses {
 			full.Source = e
-			return node.MirrorGeneses(e)
+			return judge.MirrorGeneses(e)
 		}
 	}
 	st, err := store.Open(ctx, sp.url, o)

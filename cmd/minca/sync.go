@@ -10,6 +10,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/transport"
@@ -164,9 +165,9 @@ be reached or the connection broke: try again.`)
 		return err
 	}
 	defer sto.Close()
-	judge := node.NewSpaceJudge(noteChecker())
-	judge.Source = sto.Engine()
-	host := storeHost{st: sto.Engine(), judge: judge}
+	full := judge.NewSpaceJudge(noteChecker())
+	full.Source = sto.Engine()
+	host := storeHost{st: sto.Engine(), judge: full}
 	p, err := peers.New(host, &peers.Options{Transport: &transport.Options{Self: transport.Carrier(key)}, Logger: s.logger()})
 	if err != nil {
 		return err
@@ -219,7 +220,7 @@ be reached or the connection broke: try again.`)
 // whose genesis it keeps.
 type storeHost struct {
 	st    *engine.Store
-	judge *node.SpaceJudge
+	judge *judge.SpaceJudge
 }
 
 func (h storeHost) Store() *engine.Store { return h.st }
@@ -231,7 +232,7 @@ func (h storeHost) Spaces(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, id := range ids {
-		if _, ok, err := node.GenesisOf(ctx, h.st, id); err == nil && ok {
+		if _, ok, err := judge.GenesisOf(ctx, h.st, id); err == nil && ok {
 			out = append(out, id)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/store"
@@ -52,11 +53,11 @@ func TestSyncVerb(t *testing.T) {
 	defer ln.Close()
 
 	su := "pebble:" + filepath.Join(t.TempDir(), "store")
-	st, err := store.Open(ctx, su, &store.Options{Create: true, Judge: node.NewSpaceJudge(nil)})
+	st, err := store.Open(ctx, su, &store.Options{Create: true, Judge: judge.NewSpaceJudge(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := node.AddGenesis(ctx, st.Engine(), g); err != nil {
+	if err := judge.AddGenesis(ctx, st.Engine(), g); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

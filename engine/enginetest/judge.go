@@ -14,7 +14,7 @@ import (
 // proof is refused); Decide runs the chain checks
 // (§4.7: CheckChain, CheckGenesis), the first version's key (§4.1), and
 // answers later while the prev or first version is not held (§9.5). It
-// knows nothing of spaces' access histories; node.Judge is the real one.
+// knows nothing of spaces' access histories; judge.Judge is the real one.
 // It is safe for concurrent use.
 type Judge struct{}
 

@@ -18,7 +18,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/engine/mirror"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -43,7 +43,7 @@ func openDisk(t testing.TB, dir string) (*engine.Store, *folder.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}

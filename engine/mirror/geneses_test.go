@@ -12,7 +12,7 @@ import (
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/space"
 )
 
@@ -20,7 +20,7 @@ import (
 // versions only once it holds the space's genesis (docs/spaces.md §1).
 func judgedStore(t *testing.T) *engine.Store {
 	t.Helper()
-	j := node.NewSpaceJudge(&identity.Checker{})
+	j := judge.NewSpaceJudge(&identity.Checker{})
 	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestGenesesTravelWithSegments(t *testing.T) {
 	}
 	w.Space = g.ID
 	a := judgedStore(t)
-	if err := node.AddGenesis(ctx, a, g); err != nil {
+	if err := judge.AddGenesis(ctx, a, g); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
@@ -72,7 +72,7 @@ func TestGenesesTravelWithSegments(t *testing.T) {
 	}
 	_, shared := sharedFolder(t)
 	b := &puts{Store: shared}
-	if _, err := newMirror(t, a, b, &mirror.Options{Geneses: node.MirrorGeneses(a)}).Export(ctx); err != nil {
+	if _, err := newMirror(t, a, b, &mirror.Options{Geneses: judge.MirrorGeneses(a)}).Export(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.names) != 2 || b.names[0] != mirror.GenesisName(g.ID) {
@@ -88,14 +88,14 @@ func TestGenesesTravelWithSegments(t *testing.T) {
 	}
 	// Restored with the geneses: every version judged and held.
 	r := judgedStore(t)
-	m := newMirror(t, r, shared, &mirror.Options{Geneses: node.MirrorGeneses(r)})
+	m := newMirror(t, r, shared, &mirror.Options{Geneses: judge.MirrorGeneses(r)})
 	if _, err := m.Import(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if st := stats(r); st.Versions != 5 || st.Waiting != 0 || m.Stats().Geneses != 1 {
 		t.Fatalf("restored with the geneses: %+v, %d geneses kept", st, m.Stats().Geneses)
 	}
-	if _, ok, err := node.GenesisOf(ctx, r, g.ID); err != nil || !ok {
+	if _, ok, err := judge.GenesisOf(ctx, r, g.ID); err != nil || !ok {
 		t.Fatalf("the restored store holds no genesis: %v", err)
 	}
 	// Without them (as before they travelled), every version waits.
@@ -121,7 +121,7 @@ func TestGenesesTravelWithSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := judgedStore(t)
-	lm := newMirror(t, late, shared, &mirror.Options{Geneses: node.MirrorGeneses(late)})
+	lm := newMirror(t, late, shared, &mirror.Options{Geneses: judge.MirrorGeneses(late)})
 	if _, err := lm.Import(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestGenesesTravelWithSegments(t *testing.T) {
 	if st := stats(late); st.Versions != 5 || st.Waiting != 0 {
 		t.Fatalf("once its genesis arrived: %+v", st)
 	}
-	if _, ok, _ := node.GenesisOf(ctx, late, other); ok {
+	if _, ok, _ := judge.GenesisOf(ctx, late, other); ok {
 		t.Fatal("an object that is not the genesis its name says was kept")
 	}
 }

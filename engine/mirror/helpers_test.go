@@ -15,7 +15,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/engine/mirror"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -23,7 +23,7 @@ var ctx = context.Background()
 
 func newStore(t testing.TB) *engine.Store {
 	t.Helper()
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{}})
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}

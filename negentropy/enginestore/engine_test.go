@@ -9,8 +9,8 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/negentropy"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
@@ -20,7 +20,7 @@ const space = "bimjoifogypbqrtuich3e375d67y43znkjsjnp4q4qhe7gwf7u74a"
 // versions' items: the adapter reads the sync order the engine keeps.
 func TestEngineSyncOrder(t *testing.T) {
 	ctx := context.Background()
-	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{}})
+	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}

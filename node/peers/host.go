@@ -80,7 +80,7 @@ func (h nodeHost) MayRead(ctx context.Context, spaceID string, p transport.Peer)
 }
 
 // Histories is what [MayRead] reads a space's access history from;
-// *node.SpaceJudge is one.
+// *judge.SpaceJudge is one.
 type Histories interface {
 	WithHistory(ctx context.Context, spaceID string, fn func(h *space.History) error) (bool, error)
 }

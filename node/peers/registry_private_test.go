@@ -9,6 +9,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/seal"
@@ -66,7 +67,7 @@ func TestRegistryPrivateFromStrangers(t *testing.T) {
 	// And b holds that one too, as a store of an earlier minca would: an
 	// account's own space, read by no stranger, public or not.
 	if b.Registry() != derived.ID {
-		if err := node.AddGenesis(ctx, b.Store(), derived); err != nil {
+		if err := judge.AddGenesis(ctx, b.Store(), derived); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.Put(ctx, derived.ID, "app.mark", map[string]any{"text": "from before"}, nil); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 )
 
@@ -27,7 +26,7 @@ const Versions = 1000
 // and returns the versions.
 func Fill(t *testing.T, kv engine.KV, before func(engine.KV)) []*record.Version {
 	t.Helper()
-	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	st, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +72,7 @@ func ReadBack(t *testing.T, kv engine.KV, vs []*record.Version) {
 func ReadAll(t *testing.T, kv engine.KV) []string {
 	t.Helper()
 	ctx := context.Background()
-	st, err := engine.Open(kv, &engine.Options{Judge: &node.Judge{}})
+	st, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package node
+package judge
 
 import (
 	"sync"

@@ -1,10 +1,7 @@
-package node_test
+package judge_test
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"flag"
@@ -17,6 +14,7 @@ import (
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
+	"github.com/minca-go/minca/space/spacetest"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "sign docs/spaces.md's worked examples again and write them into it")
@@ -25,16 +23,11 @@ const docsPath = "../docs/spaces.md"
 
 // docKey is a key of the worked examples, the same every time.
 func docKey(t *testing.T, name string) *identity.PrivateKey {
-	sum := sha256.Sum256([]byte("minca docs/spaces.md " + name))
-	k, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), sum[:])
+	k, err := spacetest.DocKey(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := identity.NewPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pk
+	return k
 }
 
 // example is one worked example: a version and the outcome docs/spaces.md

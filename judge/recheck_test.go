@@ -1,4 +1,4 @@
-package node_test
+package judge_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/space/spacetest"
 )
@@ -24,7 +24,7 @@ func TestRecheck(t *testing.T) {
 	p.j.Base.Notes = sp.Notes
 	p.admit(sp.Versions...)
 	p.admit(sp.Versions...)
-	probs, err := node.Recheck(ctx, p.st, sp.Notes)
+	probs, err := judge.Recheck(ctx, p.st, sp.Notes)
 	if err != nil || len(probs) > 0 {
 		t.Fatalf("a store the full judge filled: %v %v", probs, err)
 	}
@@ -39,13 +39,13 @@ func TestRecheck(t *testing.T) {
 	if err := p.st.SetStanding(ctx, stood, engine.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
-	probs, err = node.Recheck(ctx, p.st, sp.Notes)
+	probs, err = judge.Recheck(ctx, p.st, sp.Notes)
 	if err != nil || len(probs) != 1 || !strings.Contains(probs[0], stood) || !strings.Contains(probs[0], "the replay says stands") {
 		t.Fatalf("%v %v", probs, err)
 	}
 	// A store filled by the judge that lets every root write holds what the
 	// full judge refuses.
-	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &node.Judge{Notes: &identity.Checker{}}})
+	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{Notes: &identity.Checker{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +53,13 @@ func TestRecheck(t *testing.T) {
 	if _, err := st.Admit(ctx, "p", sp.Versions); err != nil {
 		t.Fatal(err)
 	}
-	if probs, _ := node.Recheck(ctx, st, sp.Notes); len(probs) != 1 || !strings.Contains(probs[0], "genesis is not") {
+	if probs, _ := judge.Recheck(ctx, st, sp.Notes); len(probs) != 1 || !strings.Contains(probs[0], "genesis is not") {
 		t.Fatalf("no genesis: %v", probs)
 	}
 	if err := st.SetMeta(ctx, "space/genesis/"+sp.Genesis.ID, sp.Genesis.Canonical()); err != nil {
 		t.Fatal(err)
 	}
-	if probs, _ := node.Recheck(ctx, st, sp.Notes); len(probs) == 0 || !strings.Contains(strings.Join(probs, "\n"), "the full judge refuses it") {
+	if probs, _ := judge.Recheck(ctx, st, sp.Notes); len(probs) == 0 || !strings.Contains(strings.Join(probs, "\n"), "the full judge refuses it") {
 		t.Fatalf("every root's versions: %v", probs)
 	}
 }

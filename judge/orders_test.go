@@ -1,4 +1,4 @@
-package node_test
+package judge_test
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -80,21 +80,21 @@ func inNineOrders(t *testing.T, g *space.Genesis, vs []*record.Version, check fu
 		p := newPeer(t, nil)
 		for i, b := range a.batches {
 			if i == a.genesisAt {
-				if err := node.AddGenesis(ctx, p.st, g); err != nil {
+				if err := judge.AddGenesis(ctx, p.st, g); err != nil {
 					t.Fatal(err)
 				}
 			}
 			p.admit(b...)
 		}
 		if a.genesisAt >= len(a.batches) {
-			if err := node.AddGenesis(ctx, p.st, g); err != nil {
+			if err := judge.AddGenesis(ctx, p.st, g); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if probs, err := p.st.Check(ctx, nil); err != nil || len(probs) > 0 {
 			t.Fatalf("%s: store check: %v %v", a.name, probs, err)
 		}
-		if probs, err := node.Recheck(ctx, p.st, p.j.Base.Notes); err != nil || len(probs) > 0 {
+		if probs, err := judge.Recheck(ctx, p.st, p.j.Base.Notes); err != nil || len(probs) > 0 {
 			t.Fatalf("%s: the full judge, again: %v %v", a.name, probs, err)
 		}
 		got := outcomeText(t, p, g, vs)

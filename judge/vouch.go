@@ -1,11 +1,11 @@
-package node
+package judge
 
 import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/record"
 )
 
-// vouch remembers in the judge's verdict cache that a version this node
+// Vouch remembers in the judge's verdict cache that a version this node
 // has just signed passes steps 2–3 of the crypto gate (02 §3.3): its
 // signature was made here, by the key its author names (record.Presign
 // sets author to the signer's DID), over the signed part whose content id
@@ -15,7 +15,7 @@ import (
 // over this very signed part; steps 1 and 4 (the id and the body hash)
 // still run on every copy, this one included, and nothing a peer sends
 // reaches the cache this way.
-func (j *Judge) vouch(vs []*record.Version) {
+func (j *Judge) Vouch(vs []*record.Version) {
 	vf := j.verifier()
 	if vf.Cache == nil {
 		return

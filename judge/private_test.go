@@ -1,4 +1,4 @@
-package node_test
+package judge_test
 
 import (
 	"encoding/hex"
@@ -10,7 +10,7 @@ import (
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -21,16 +21,16 @@ type rings map[string]*seal.Keyring
 
 func (r rings) Keyring(id string) *seal.Keyring { return r[id] }
 
-func newPrivatePeer(t testing.TB, g *space.Genesis, keys node.KeyRings) *peer {
+func newPrivatePeer(t testing.TB, g *space.Genesis, keys judge.KeyRings) *peer {
 	t.Helper()
-	j := node.NewPrivateJudge(&identity.Checker{}, keys)
+	j := judge.NewPrivateJudge(&identity.Checker{}, keys)
 	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	j.Source = st
 	t.Cleanup(func() { st.Close() })
-	if err := node.AddGenesis(ctx, st, g); err != nil {
+	if err := judge.AddGenesis(ctx, st, g); err != nil {
 		t.Fatal(err)
 	}
 	return &peer{t: t, st: st, j: j.SpaceJudge}
@@ -187,7 +187,7 @@ func TestPrivateConvergence(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 16))
 	for round := range 24 {
 		order := r.Perm(len(ps.honest))
-		for _, keys := range []node.KeyRings{nil, ps.member} {
+		for _, keys := range []judge.KeyRings{nil, ps.member} {
 			p := newPrivatePeer(t, ps.g, keys)
 			for at := 0; at < len(order); {
 				n := 1 + r.IntN(3)

@@ -1,11 +1,11 @@
-package node_test
+package judge_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -50,7 +50,7 @@ func TestValidationWaitsForTheGenesis(t *testing.T) {
 	if len(waits) != 2 {
 		t.Fatalf("waiting %v", waits)
 	}
-	if err := node.AddGenesis(ctx, p.st, s.g); err != nil {
+	if err := judge.AddGenesis(ctx, p.st, s.g); err != nil {
 		t.Fatal(err)
 	}
 	if p.standing(a.ID) != engine.Stands || p.standing(n.ID) != engine.Stands {

@@ -1,4 +1,4 @@
-package node
+package judge
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func (j *SpaceJudge) space(ctx context.Context, id string) (*space.History, erro
 		return h, nil
 	}
 	if j.Source == nil {
-		return nil, errors.New("minca/node: the space judge has no Source")
+		return nil, errors.New("minca/judge: the space judge has no Source")
 	}
 	g, ok, err := GenesisOf(ctx, j.Source, id)
 	if err != nil || !ok {
@@ -135,7 +135,7 @@ func (j *SpaceJudge) load(ctx context.Context, g *space.Genesis) (*space.History
 		}
 		v, err := j.Source.Version(ctx, item.Digest.String())
 		if err != nil {
-			return nil, fmt.Errorf("minca/node: reading access change %s: %w", item.Digest, err)
+			return nil, fmt.Errorf("minca/judge: reading access change %s: %w", item.Digest, err)
 		}
 		root, err := record.Root(v, record.InvocationOf(v, g.ID, nil), j.Base.Notes)
 		if err != nil {
@@ -280,15 +280,15 @@ func (j *SpaceJudge) rootOf(hr engine.HeldReader, id string) (string, error) {
 	}
 	g, ok, err := hr.Held(id)
 	if err != nil || !ok {
-		return "", fmt.Errorf("minca/node: the first version %s is not held: %v", id, err)
+		return "", fmt.Errorf("minca/judge: the first version %s is not held: %v", id, err)
 	}
 	root := g.Author
 	if g.Proof != nil {
 		if j.Base.Notes == nil {
-			return "", errors.New("minca/node: no note checker")
+			return "", errors.New("minca/judge: no note checker")
 		}
 		if root, err = j.Base.Notes.CheckNote(g.Proof, g.Author, nil, nil); err != nil {
-			return "", fmt.Errorf("minca/node: the note of held version %s: %w", id, err)
+			return "", fmt.Errorf("minca/judge: the note of held version %s: %w", id, err)
 		}
 	}
 	if len(j.roots) > 1<<16 {
@@ -427,7 +427,7 @@ func (j *SpaceJudge) Restand(hr engine.HeldReader, v *record.Version, verdict en
 	}
 	l, ok := hr.(engine.Lister)
 	if !ok {
-		return nil, errors.New("minca/node: the store's reader lists no versions by root")
+		return nil, errors.New("minca/judge: the store's reader lists no versions by root")
 	}
 	sp := j.spaces[v.Space]
 	done := map[string]bool{v.ID: true}

@@ -1,4 +1,4 @@
-package node_test
+package judge_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -138,14 +138,14 @@ func TestAttacksSeenNaming64UnknownIDs(t *testing.T) {
 	for i := 0; i < 64; i++ {
 		unknown = append(unknown, canonical.IDOf([]byte(fmt.Sprint("nothing ", i))).String())
 	}
-	j := node.NewSpaceJudge(&identity.Checker{})
+	j := judge.NewSpaceJudge(&identity.Checker{})
 	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, MaxWaiting: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	j.Source = st
-	if err := node.AddGenesis(ctx, st, s.g); err != nil {
+	if err := judge.AddGenesis(ctx, st, s.g); err != nil {
 		t.Fatal(err)
 	}
 	var vs []*record.Version
@@ -200,7 +200,7 @@ func TestAttacksAccessChangeWithoutRetain(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newPeer(t, s.g)
-	p.expect(v, engine.Refused, node.CodeRetainRequired)
+	p.expect(v, engine.Refused, judge.CodeRetainRequired)
 }
 
 // A forked line (02 §4.10): once a sys.fork stands, everything the key

@@ -1,4 +1,4 @@
-package node
+package judge
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func (j *PrivateJudge) Decide(hr engine.HeldReader, v *record.Version, c engine.
 	if err != nil || !ok || !h.Genesis().Private() {
 		return d, err
 	}
-	if inClear(v.Collection) {
+	if InClear(v.Collection) {
 		return d, nil
 	}
 	var ring *seal.Keyring
@@ -102,9 +102,9 @@ func (j *PrivateJudge) Preview(hr engine.HeldReader, v *record.Version, c engine
 	return j.Decide(hr, v, c)
 }
 
-// inClear: outside the access history, the collections whose bodies a
+// InClear: outside the access history, the collections whose bodies a
 // private space keeps in the clear (docs/private-spaces.md §4).
-func inClear(coll string) bool { return coll == seal.MemberKeyCollection || coll == seal.BoxCollection }
+func InClear(coll string) bool { return coll == seal.MemberKeyCollection || coll == seal.BoxCollection }
 
 // sealedShape: a body held in a private space is sealed.
 func sealedShape(v *record.Version) *record.Refusal {
@@ -148,7 +148,7 @@ func (j *PrivateJudge) bodyChecks(hr engine.HeldReader, h *space.History, ring *
 	if err != nil {
 		return nil, err
 	}
-	in, r := definitionInForce(hr, st, ring, v.Collection)
+	in, r := DefinitionInForce(hr, st, ring, v.Collection)
 	if r != nil || in.Def == nil {
 		return r, nil
 	}
@@ -198,12 +198,12 @@ func (j *PrivateJudge) bodyChecks(hr engine.HeldReader, h *space.History, ring *
 	return nil, nil
 }
 
-// definitionInForce reads the definition in force for coll as of st with
+// DefinitionInForce reads the definition in force for coll as of st with
 // the ring's keys (02 §6.3): the change in force, opened; of rivals none of
 // which is picked, the one body they all open to, else a refusal, since
 // this peer can read them all and they differ. Unreadable when a key is not
 // held; none when the change in force opens to no valid definition.
-func definitionInForce(hr engine.HeldReader, st *space.State, ring *seal.Keyring, coll string) (collection.InForce, *record.Refusal) {
+func DefinitionInForce(hr engine.HeldReader, st *space.State, ring *seal.Keyring, coll string) (collection.InForce, *record.Refusal) {
 	if record.IsSys(coll) {
 		return collection.InForce{}, nil
 	}

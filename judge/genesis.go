@@ -1,4 +1,4 @@
-package node
+package judge
 
 import (
 	"context"
@@ -21,10 +21,10 @@ func genesisMeta(spaceID string) string { return "space/genesis/" + spaceID }
 // mended by adding it again.
 func AddGenesis(ctx context.Context, st *engine.Store, g *space.Genesis) error {
 	if err := st.SetMeta(ctx, genesisMeta(g.ID), g.Canonical()); err != nil {
-		return fmt.Errorf("minca/node: storing the genesis of %s: %w", g.ID, err)
+		return fmt.Errorf("minca/judge: storing the genesis of %s: %w", g.ID, err)
 	}
 	if err := st.Wake(ctx, g.ID); err != nil {
-		return fmt.Errorf("minca/node: judging what waited for the genesis of %s: %w", g.ID, err)
+		return fmt.Errorf("minca/judge: judging what waited for the genesis of %s: %w", g.ID, err)
 	}
 	return nil
 }

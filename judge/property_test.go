@@ -1,4 +1,4 @@
-package node_test
+package judge_test
 
 import (
 	"flag"
@@ -13,7 +13,7 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/backends/sqlite"
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/space/spacetest"
@@ -49,7 +49,7 @@ var backends = []backend{
 // what the store and the judge end with.
 func replay(t *testing.T, b backend, sp *spacetest.Space, vf *record.Verifier, order []int, sizes []int, genesisAt int) string {
 	t.Helper()
-	j := &node.SpaceJudge{Base: &node.Judge{Verifier: vf, Notes: sp.Notes}}
+	j := &judge.SpaceJudge{Base: &judge.Judge{Verifier: vf, Notes: sp.Notes}}
 	st, err := engine.Open(b.open(t), &engine.Options{Judge: j, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func replay(t *testing.T, b backend, sp *spacetest.Space, vf *record.Verifier, o
 	at := 0
 	for i, n := range sizes {
 		if i == genesisAt {
-			if err := node.AddGenesis(ctx, st, sp.Genesis); err != nil {
+			if err := judge.AddGenesis(ctx, st, sp.Genesis); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -73,7 +73,7 @@ func replay(t *testing.T, b backend, sp *spacetest.Space, vf *record.Verifier, o
 		}
 	}
 	if genesisAt >= len(sizes) {
-		if err := node.AddGenesis(ctx, st, sp.Genesis); err != nil {
+		if err := judge.AddGenesis(ctx, st, sp.Genesis); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func replay(t *testing.T, b backend, sp *spacetest.Space, vf *record.Verifier, o
 // snapshotOf writes down everything that must not depend on the order:
 // each version's standing and how it is held, each record's current
 // version, what waits, and the access state.
-func snapshotOf(t *testing.T, st *engine.Store, j *node.SpaceJudge, sp *spacetest.Space) string {
+func snapshotOf(t *testing.T, st *engine.Store, j *judge.SpaceJudge, sp *spacetest.Space) string {
 	t.Helper()
 	var b strings.Builder
 	keys := map[string]bool{}

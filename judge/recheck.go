@@ -1,4 +1,4 @@
-package node
+package judge
 
 import (
 	"context"
@@ -129,5 +129,5 @@ func (r storeReader) Standing(id string) (engine.Verdict, bool, error) {
 func (r storeReader) HeldAsIs(id string) (*record.Version, bool, error) { return r.Held(id) }
 
 func (r storeReader) ByRoot(space, root string, fn func(id string) bool) error {
-	return errors.New("minca/node: a committed store is not listed by root here")
+	return errors.New("minca/judge: a committed store is not listed by root here")
 }

@@ -1,4 +1,4 @@
-package node_test
+package judge_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -65,12 +65,12 @@ func (a *account) newSession(t testing.TB, cmd string) {
 type peer struct {
 	t  testing.TB
 	st *engine.Store
-	j  *node.SpaceJudge
+	j  *judge.SpaceJudge
 }
 
 func newPeer(t testing.TB, g *space.Genesis) *peer {
 	t.Helper()
-	j := node.NewSpaceJudge(&identity.Checker{})
+	j := judge.NewSpaceJudge(&identity.Checker{})
 	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func newPeer(t testing.TB, g *space.Genesis) *peer {
 	t.Cleanup(func() { st.Close() })
 	p := &peer{t: t, st: st, j: j}
 	if g != nil {
-		if err := node.AddGenesis(ctx, st, g); err != nil {
+		if err := judge.AddGenesis(ctx, st, g); err != nil {
 			t.Fatal(err)
 		}
 	}

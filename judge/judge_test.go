@@ -1,4 +1,4 @@
-package node_test
+package judge_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
-	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
@@ -44,10 +44,10 @@ func TestJudgeCapabilityGate(t *testing.T) {
 	account, _ := identity.GenerateKey()
 	space := canonical.IDOf([]byte("space")).String()
 	v := sessionVersion(t, account, space, "/record")
-	if _, err := (&node.Judge{}).Check(v); err == nil || err.(*record.Refusal).Code != record.CodeNoProof {
+	if _, err := (&judge.Judge{}).Check(v); err == nil || err.(*record.Refusal).Code != record.CodeNoProof {
 		t.Fatalf("no checker: %v", err)
 	}
-	j := &node.Judge{Notes: &identity.Checker{}}
+	j := &judge.Judge{Notes: &identity.Checker{}}
 	c, err := j.Check(v)
 	if err != nil || c.Root != account.DID() {
 		t.Fatalf("root %q, %v", c.Root, err)
@@ -93,8 +93,8 @@ func TestJudgeOwnRefusals(t *testing.T) {
 	for _, c := range []struct {
 		v    *record.Version
 		code string
-	}{{role, node.CodeRetainRequired}, {loose, node.CodeNoSpace}} {
-		_, err := (&node.Judge{}).Check(c.v)
+	}{{role, judge.CodeRetainRequired}, {loose, judge.CodeNoSpace}} {
+		_, err := (&judge.Judge{}).Check(c.v)
 		var r *record.Refusal
 		if !errors.As(err, &r) || r.Code != c.code {
 			t.Errorf("want %s, got %v", c.code, err)

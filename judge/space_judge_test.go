@@ -1,4 +1,4 @@
-package node_test
+package judge_test
 
 import (
 	"testing"
