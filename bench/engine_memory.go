@@ -56,6 +56,9 @@ type MemoryFigure struct {
 	PeakRSSMB float64 `json:"peakRssMB"`
 	Seconds   float64 `json:"seconds"`
 	PerSec    float64 `json:"versionsPerSecond"`
+	// CPUMicros is the import's CPU time (user and system) a version:
+	// on a loaded machine, steadier than its rate.
+	CPUMicros float64 `json:"cpuMicrosPerVersion"`
 	// DiskBytes is the size of every file of the store once the import
 	// has closed it (logs included); LogicalBytes is what it holds: the
 	// envelopes and bodies of its versions as `minca store stats` counts
@@ -98,17 +101,17 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 	}
 	res.Versions, res.Rounds, res.Stores = n, cfg.Rounds, map[string]MemoryFigure{}
 	for _, kind := range cfg.Stores {
-		var peaks, secs, disk, logical []float64
+		var peaks, secs, cpus, disk, logical []float64
 		for r := range cfg.Rounds {
 			steps.next(fmt.Sprintf("%s: import %d of %d", kind, r+1, cfg.Rounds))
-			m, err := importChild(ctx, cfg.Minca, kind, filepath.Join(dir, fmt.Sprintf("%s-%d", kind, r)), corpus)
+			m, err := importChild(ctx, cfg.Minca, kind, filepath.Join(dir, fmt.Sprintf("%s-%d", kind, r)), corpus, n)
 			if err != nil {
 				return res, err
 			}
-			peaks, secs = append(peaks, m.PeakRSSMB), append(secs, m.Seconds)
+			peaks, secs, cpus = append(peaks, m.PeakRSSMB), append(secs, m.Seconds), append(cpus, m.CPUMicros)
 			disk, logical = append(disk, float64(m.DiskBytes)), append(logical, float64(m.LogicalBytes))
 		}
-		f := MemoryFigure{PeakRSSMB: median(peaks), Seconds: median(secs), DiskBytes: int64(median(disk)), LogicalBytes: int64(median(logical))}
+		f := MemoryFigure{PeakRSSMB: median(peaks), Seconds: median(secs), CPUMicros: median(cpus), DiskBytes: int64(median(disk)), LogicalBytes: int64(median(logical))}
 		f.PerSec = float64(n) / f.Seconds
 		if f.LogicalBytes > 0 {
 			f.DiskRatio = float64(f.DiskBytes) / float64(f.LogicalBytes)
@@ -118,9 +121,10 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 	return res, nil
 }
 
-// importChild runs `minca store import` of corpus into a new store of
-// kind under dir, then measures the store and removes it.
-func importChild(ctx context.Context, minca, kind, dir, corpus string) (MemoryFigure, error) {
+// importChild runs `minca store import` of corpus (of so many versions)
+// into a new store of kind under dir, then measures the store and removes
+// it.
+func importChild(ctx context.Context, minca, kind, dir, corpus string, versions int) (MemoryFigure, error) {
 	var f MemoryFigure
 	url := kind + ":" + dir
 	if kind == "sqlite" {
@@ -143,6 +147,7 @@ func importChild(ctx context.Context, minca, kind, dir, corpus string) (MemoryFi
 		return f, errors.New("bench: no rusage on this system")
 	}
 	f.PeakRSSMB = float64(ru.Maxrss) / 1024 // Linux reports KiB
+	f.CPUMicros = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3 / float64(versions)
 	var err error
 	if f.DiskBytes, err = dirBytes(dir); err != nil {
 		return f, err
