@@ -305,10 +305,14 @@ func (s *session) start(first *message) {
 		s.cur = s.feed.follow()
 	}
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(2)
 	go func() { defer wg.Done(); s.write() }()
 	go func() { defer wg.Done(); s.run(first) }()
-	go func() { defer wg.Done(); s.fetchFiles() }()
+	if s.live {
+		// Files move over live sessions (docs/sync.md §7.7).
+		wg.Add(1)
+		go func() { defer wg.Done(); s.fetchFiles() }()
+	}
 	if s.cur != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.pushLive() }()
