@@ -62,6 +62,7 @@ again skips what is held.`)
 		return err
 	}
 	defer sto.Close()
+	defer limitHeap()()
 	log := s.logger()
 	imp := &importer{s: s, sp: sp, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}, held: -1}
 	if st, err := imp.st.Stats(ctx); err == nil {
@@ -138,7 +139,19 @@ func (imp *importer) run(parent context.Context, ins []*input) error {
 	}()
 	go func() {
 		defer close(ready)
-		for ls := range batches {
+		for {
+			// A reader stuck on a pipe that sends nothing more does not
+			// hold an interrupted run.
+			var ls []line
+			select {
+			case b, ok := <-batches:
+				if !ok {
+					return
+				}
+				ls = b
+			case <-ctx.Done():
+				return
+			}
 			var vs []*record.Version
 			for _, l := range ls {
 				if l.v != nil {
