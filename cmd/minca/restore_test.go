@@ -135,6 +135,9 @@ func spaceIDs(t *testing.T, dir string) []string {
 	t.Helper()
 	var ids []string
 	for _, l := range strings.Split(strings.TrimSpace(mustRun(t, "space", "list", "--dir", dir)), "\n") {
+		if l == "" {
+			continue // none
+		}
 		ids = append(ids, jsonField(t, l, "id"))
 	}
 	slices.Sort(ids)
