@@ -62,6 +62,7 @@ again skips what is held.`)
 		return err
 	}
 	defer sto.Close()
+	defer limitHeap()()
 	log := s.logger()
 	imp := &importer{s: s, sp: sp, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}, held: -1}
 	if st, err := imp.st.Stats(ctx); err == nil {
