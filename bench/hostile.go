@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,8 @@ type HostileConfig struct {
 	Versions int
 	// Rounds is how many rounds of every case; medians. Default 3.
 	Rounds int
+	// Attacks names the attacks to run (HostileCase.Name); none: all.
+	Attacks []string
 	// Progress, if set, is told as each step starts.
 	Progress Progress
 }
@@ -120,6 +123,26 @@ func attacks() []attack {
 	}
 }
 
+// pickAttacks is the attacks named, in their order; all when none is.
+func pickAttacks(names []string) ([]attack, error) {
+	all := attacks()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []attack
+	for _, a := range all {
+		if slices.Contains(names, a.name) {
+			out = append(out, a)
+		}
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(all, func(a attack) bool { return a.name == n }) {
+			return nil, fmt.Errorf("bench: hostile: no attack named %q", n)
+		}
+	}
+	return out, nil
+}
+
 // RunHostile measures an honest sync of Versions versions alone and
 // under each attack against the same node, and the node's peak memory
 // during each (docs/sync.md, Limits).
@@ -134,7 +157,10 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 		return res, err
 	}
 	defer cleanup()
-	as := attacks()
+	as, err := pickAttacks(cfg.Attacks)
+	if err != nil {
+		return res, err
+	}
 	steps := newSteps(cfg.Progress, 2+cfg.Rounds*(1+len(as)))
 	steps.next("corpus")
 	path, err := corpusIn(ctx, dir, "", CorpusConfig{Versions: cfg.Versions, Spaces: 1, Seed: 21})
