@@ -54,7 +54,7 @@ type HostileCase struct {
 	// What the attacker does.
 	What string `json:"what"`
 	// SyncSeconds is the honest sync's time under the attack (median);
-	// Ratio is that over the sync alone in the same round (median of the
+	// Ratio is that over the sync alone just before it (median of the
 	// rounds' ratios; goal ≤ 1.5).
 	SyncSeconds float64 `json:"syncSeconds"`
 	Ratio       float64 `json:"ratio"`
@@ -161,7 +161,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 	if err != nil {
 		return res, err
 	}
-	steps := newSteps(cfg.Progress, 2+cfg.Rounds*(1+len(as)))
+	steps := newSteps(cfg.Progress, 2+cfg.Rounds*2*len(as))
 	steps.next("corpus")
 	path, err := corpusIn(ctx, dir, "", CorpusConfig{Versions: cfg.Versions, Spaces: 1, Seed: 21})
 	if err != nil {
@@ -216,13 +216,15 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 	ratios := make([][]float64, len(as))
 	cases := make([]HostileCase, len(as))
 	for r := range cfg.Rounds {
-		steps.next(fmt.Sprintf("round %d of %d: alone", r+1, cfg.Rounds))
-		a, err := honest(r, "alone")
-		if err != nil {
-			return res, err
-		}
-		alone = append(alone, a)
 		for i, at := range as {
+			// Each attack's sync is set against a sync alone just before
+			// it: the shared machine's speed drifts over minutes.
+			steps.next(fmt.Sprintf("round %d of %d: alone, before %s", r+1, cfg.Rounds, at.name))
+			a, err := honest(r, "alone-"+at.name)
+			if err != nil {
+				return res, err
+			}
+			alone = append(alone, a)
 			steps.next(fmt.Sprintf("round %d of %d: %s", r+1, cfg.Rounds, at.name))
 			base, disk0 := target.rss(), dirSize(src)
 			actx, stop := context.WithCancel(ctx)

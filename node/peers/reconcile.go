@@ -67,21 +67,49 @@ func (s *session) serverRound(q []byte) *endError {
 	if rounds > maxRounds {
 		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
 	}
-	// The answer fits what the connection has room to send: short of
-	// room, smaller answers and more rounds, never more held.
-	lim := uint64(min(max(s.c.out.room(), negentropy.MinFrameSizeLimit), int(s.negLimit())))
-	if err := s.negSrv.SetFrameSizeLimit(lim); err != nil {
+	// The answer fits what the connection has room to send, taken before
+	// it is built, so sessions answering at once cannot each count on the
+	// same room: short of room, smaller answers and more rounds, never
+	// more held. And it fits the session's own allowance, which starts
+	// small and grows each round (answerLimit).
+	s.answerCap = answerLimit(s.answerCap, int(s.negLimit()))
+	lim := s.c.out.reserve(s.answerCap, negentropy.MinFrameSizeLimit)
+	if err := s.negSrv.SetFrameSizeLimit(uint64(lim)); err != nil {
+		s.c.out.give(lim)
 		return ended(CodeInternal, "negentropy: %v", err)
 	}
 	out, err := s.negSrv.Reconcile(q)
 	if err != nil {
+		s.c.out.give(lim)
 		return s.negErr(err)
 	}
+	m := encodeNegMsg(s.sid, out)
 	s.mu.Lock()
 	s.stats.NegBytes += int64(len(out))
+	s.c.out.settle(lim, len(m))
+	s.ctrlLocked(m)
 	s.mu.Unlock()
-	s.post(encodeNegMsg(s.sid, out))
+	s.wake()
 	return nil
+}
+
+// firstAnswer is the most a responder's first negentropy answer holds;
+// each answer after may hold four times the one before, up to the frame
+// limit. A NEG-OPEN from an empty set is answered with ids, as many as
+// fit: so a peer that opens sessions and drops them, or holds many open,
+// gets a small answer for each, while a reconciliation that goes on
+// reaches full answers by its third round: a reconciliation of two large
+// sets, whose first two answers are fingerprints, never waits on it
+// (docs/sync.md §7.3).
+const firstAnswer = 64 << 10
+
+// answerLimit is the allowance of the answer after one allowed last
+// (0 before the first), within the frame limit.
+func answerLimit(last, frame int) int {
+	if last == 0 {
+		return min(firstAnswer, frame)
+	}
+	return min(4*last, frame)
 }
 
 func (s *session) clientRound(q []byte) *endError {

@@ -128,6 +128,7 @@ type session struct {
 	recent     map[canonical.ID]struct{}
 	phase      string
 	negDone    bool
+	answerCap  int           // the allowance of the last negentropy answer (responder)
 	settled    chan struct{} // closed when a reconciliation has nothing left in flight
 	settledOK  bool
 	stats      Stats
@@ -202,6 +203,11 @@ func (s *session) post(m []byte) {
 // sends. s.mu is held.
 func (s *session) queueLocked(m []byte) {
 	s.c.out.force(len(m))
+	s.ctrlLocked(m)
+}
+
+// ctrlLocked adds m, its bytes already counted, to ctrl. s.mu is held.
+func (s *session) ctrlLocked(m []byte) {
 	switch m[0] {
 	case msgNegOpen, msgNegMsg:
 		s.unsentNeg++
