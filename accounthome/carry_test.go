@@ -1,6 +1,7 @@
 package accounthome_test
 
 import (
+	"github.com/minca-go/minca/carry"
 	"io"
 	"net/http"
 	"net/url"
@@ -41,13 +42,13 @@ func askCarry(t *testing.T, h *homeT, c *app) *connect.CarryGrant {
 }
 
 // carrierRecord is the node's record of the carrier did.
-func carrierRecord(t *testing.T, n *node.Node, did string) node.CarrierRecord {
+func carrierRecord(t *testing.T, n *node.Node, did string) carry.Carrier {
 	t.Helper()
 	cs, err := n.Carriers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(cs, func(c node.CarrierRecord) bool { return c.DID == did })
+	i := slices.IndexFunc(cs, func(c carry.Carrier) bool { return c.DID == did })
 	if i < 0 {
 		t.Fatalf("the node has no carrier %s: %+v", did, cs)
 	}

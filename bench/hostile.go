@@ -23,9 +23,9 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/judge"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/node/peers/hostilepeer"
+	"github.com/minca-go/minca/store"
 	"github.com/minca-go/minca/transport"
 )
 
@@ -372,7 +372,7 @@ func ServeTarget(ctx context.Context, dir string, out io.Writer) error {
 		return err
 	}
 	// The bounds `minca serve` keeps on what waits, from peers.
-	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}, Waiting: node.PeersBounded(engine.WaitingLimits{})})
+	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}, Waiting: store.PeersBounded(engine.WaitingLimits{})})
 	if err != nil {
 		kv.Close()
 		return err

@@ -301,3 +301,60 @@ func TestCompareUTF16(t *testing.T) {
 		}
 	}
 }
+
+func TestUTF16Len(t *testing.T) {
+	cases := []struct {
+		s    string
+		want int
+	}{
+		{"", 0}, {"abc", 3}, {"é", 1}, {"€", 1}, {"😀", 2}, {"a😀b", 4},
+		{"\xed\xa0\x80", 1},             // a lone U+D800, as the reader keeps it
+		{"\xed\xa0\xbd\xed\xb8\x80", 2}, // two lone surrogates
+	}
+	for _, c := range cases {
+		if got := UTF16Len(c.s); got != c.want {
+			t.Errorf("UTF16Len(%q) = %d, want %d", c.s, got, c.want)
+		}
+	}
+}
+
+func TestEqual(t *testing.T) {
+	eq := [][2]string{{`0`, `-0`}, {`1`, `1.0`}, {`{"a":[1,{"b":null}],"c":"x"}`, `{"c":"x","a":[1,{"b":null}]}`}, {`"\ud800"`, `"\ud800"`}}
+	for _, p := range eq {
+		if !Equal(mustParse(t, p[0]), mustParse(t, p[1])) {
+			t.Errorf("%s != %s", p[0], p[1])
+		}
+	}
+	ne := [][2]string{{`0`, `false`}, {`null`, `false`}, {`[1]`, `[1,1]`}, {`{"a":1}`, `{"a":1,"b":1}`}, {`{"a":1}`, `{"b":1}`}, {`"a"`, `"A"`}}
+	for _, p := range ne {
+		if Equal(mustParse(t, p[0]), mustParse(t, p[1])) {
+			t.Errorf("%s == %s", p[0], p[1])
+		}
+	}
+	// A big object goes through the map path.
+	big := `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}`
+	bigRev := `{"j":10,"i":9,"h":8,"g":7,"f":6,"e":5,"d":4,"c":3,"b":2,"a":1}`
+	if !Equal(mustParse(t, big), mustParse(t, bigRev)) {
+		t.Error("big objects in other orders differ")
+	}
+	if Equal(mustParse(t, big), mustParse(t, strings.Replace(bigRev, "10", "11", 1))) {
+		t.Error("big objects with another value are equal")
+	}
+}
+
+func TestCompare(t *testing.T) {
+	cases := []struct {
+		a, b any
+		want int
+		ok   bool
+	}{
+		{1.0, 2.0, -1, true}, {2.0, 1.0, 1, true}, {0.0, math.Copysign(0, -1), 0, true},
+		{"a", "b", -1, true}, {"b", "a", 1, true}, {"é", "z", 1, true}, {"x", "x", 0, true},
+		{1.0, "1", 0, false}, {nil, nil, 0, false}, {true, false, 0, false}, {[]any{}, []any{}, 0, false},
+	}
+	for _, c := range cases {
+		if got, ok := Compare(c.a, c.b); got != c.want || ok != c.ok {
+			t.Errorf("Compare(%#v, %#v) = %d, %v; want %d, %v", c.a, c.b, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/carry"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/judge"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/store"
@@ -116,8 +116,8 @@ type account struct {
 	grant  *connect.CarryGrant
 	g      *space.Genesis
 	ring   *seal.Keyring
-	passes map[string]*node.SpacePass // by space
-	wakes  []node.Wake
+	passes map[string]*carry.Pass // by space
+	wakes  []carry.Wake
 }
 
 // Open runs a carrier in o.Dir (made 0700 if missing), locked to this
@@ -167,7 +167,7 @@ func Open(ctx context.Context, opts *Options) (*Carrier, error) {
 		so = *o.StoreOptions
 	}
 	so.Judge, so.Create, so.ReadOnly = c.judge, true, false
-	so.Waiting = node.PeersBounded(so.Waiting)
+	so.Waiting = store.PeersBounded(so.Waiting)
 	if so.CacheDir == "" {
 		so.CacheDir = filepath.Join(o.Dir, "cache") // a folder: or s3:// store's index
 	}
@@ -273,7 +273,7 @@ func (c *Carrier) Accept(ctx context.Context, g *connect.CarryGrant) error {
 
 // readInvite reads a carry grant's invite for connect.CheckCarryGrant.
 func readInvite(text string) (connect.CarryInvite, error) {
-	g, k, err := node.ParseViewInvite(text)
+	g, k, err := carry.ParseViewInvite(text)
 	if err != nil {
 		return connect.CarryInvite{}, err
 	}
@@ -282,7 +282,7 @@ func readInvite(text string) (connect.CarryInvite, error) {
 
 // take holds a checked grant's carry space and reads it.
 func (c *Carrier) take(ctx context.Context, g *connect.CarryGrant) error {
-	gen, k, err := node.ParseViewInvite(g.Invite)
+	gen, k, err := carry.ParseViewInvite(g.Invite)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (c *Carrier) take(ctx context.Context, g *connect.CarryGrant) error {
 		c.mu.Unlock()
 		return ErrClosed
 	}
-	c.accounts[gen.ID] = &account{grant: g, g: gen, ring: ring, passes: map[string]*node.SpacePass{}}
+	c.accounts[gen.ID] = &account{grant: g, g: gen, ring: ring, passes: map[string]*carry.Pass{}}
 	c.mu.Unlock()
 	if err := judge.AddGenesis(ctx, c.st, gen); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/minca-go/minca/carry"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -508,7 +509,7 @@ func TestCarrierWakes(t *testing.T) {
 	s := newScene(t, nil)
 	auto := canonical.NewObject("name", "Ben wrote", "when", canonical.NewObject("query", canonical.NewObject("collection", "app.chat")),
 		"spaces", []any{s.priv.ID}, "open", "https://chat.example/diary")
-	if err := s.home.PutRegistry(ctx, node.AutomationCollection, "automation:ben", auto); err != nil {
+	if err := s.home.PutRegistry(ctx, carry.AutomationCollection, "automation:ben", auto); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.home.RefillCarriers(ctx); err != nil {

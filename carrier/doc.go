@@ -12,7 +12,8 @@
 // and tags (02 §7.3, §7.4, §8.4), and stores what passes the rest. Its own
 // carry spaces it reads in full.
 //
-// What it reads in a carry space (docs/carriers.md):
+// What it reads in a carry space (docs/carriers.md), by package carry's
+// rules, the same the account's node writes them by:
 //   - sys.pass records: for each a space it carries, with the read key it
 //     proves to peers of a private space (06 §4.1, §4.2);
 //   - carry:closed: the account removed it; it stops carrying for that
@@ -38,6 +39,9 @@
 //	(*Carrier).Admit(ctx, from, versions) — versions in, through the judge
 //	(*Carrier).Subscribe(buffer) *Subscription — Event: carrying, dropped, disconnected, wake
 //	Network, Run(ctx, Network)
+//
+// It stands on packages judge, carry, connect and store; it does not link
+// the node.
 //
 // A Carrier's methods are safe for concurrent use.
 package carrier

@@ -3,15 +3,14 @@ package carrier
 import (
 	"context"
 	"fmt"
+	"github.com/minca-go/minca/carry"
 	"maps"
 	"slices"
 	"sync"
 
-	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/judge"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/transport"
@@ -179,16 +178,16 @@ func (c *Carrier) read(ctx context.Context, carryID string) error {
 	if a == nil {
 		return nil
 	}
-	recs, err := node.CurrentRecords(ctx, c.st, carryID, node.PassCollection)
+	recs, err := carry.Current(ctx, c.st, carryID, carry.PassCollection)
 	if err != nil {
 		return err
 	}
-	if v, ok := recs[node.ClosedKey]; ok && closed(a, v) {
+	if v, ok := recs[carry.ClosedKey]; ok && closed(a, v) {
 		return c.forget(carryID, a)
 	}
-	passes := map[string]*node.SpacePass{}
+	passes := map[string]*carry.Pass{}
 	for key, v := range recs {
-		if key == node.ClosedKey {
+		if key == carry.ClosedKey {
 			continue
 		}
 		o, err := a.ring.OpenVersion(v)
@@ -196,24 +195,24 @@ func (c *Carrier) read(ctx context.Context, carryID string) error {
 			c.o.Logger.Warn("a pass that does not open", "carry", carryID, "key", key, "err", err)
 			continue
 		}
-		p, err := node.ReadPass(key, o.Body)
+		p, err := carry.ReadPass(key, o.Body)
 		if err != nil {
 			c.o.Logger.Warn("a pass the carrier does not accept", "carry", carryID, "key", key, "err", err)
 			continue
 		}
 		passes[p.Genesis.ID] = p
 	}
-	wrecs, err := node.CurrentRecords(ctx, c.st, carryID, node.WakeCollection)
+	wrecs, err := carry.Current(ctx, c.st, carryID, carry.WakeCollection)
 	if err != nil {
 		return err
 	}
-	var wakes []node.Wake
+	var wakes []carry.Wake
 	for _, key := range slices.Sorted(maps.Keys(wrecs)) {
 		o, err := a.ring.OpenVersion(wrecs[key])
 		if err != nil || o == nil {
 			continue
 		}
-		if w, err := node.ReadWake(o.Body); err == nil {
+		if w, err := carry.ReadWake(o.Body); err == nil {
 			if len(wakes) == MaxWakes {
 				c.o.Logger.Warn("more wakes than a carrier matches; the rest are ignored", "carry", carryID, "max", MaxWakes)
 				break
@@ -254,8 +253,7 @@ func closed(a *account, v *record.Version) bool {
 	if err != nil || o == nil {
 		return false
 	}
-	b, err := canonical.Marshal(o.Body)
-	return err == nil && string(b) == `{"closed":true,"v":1}`
+	return carry.IsClosed(o.Body)
 }
 
 // forget stops carrying for the account whose carry space says
@@ -389,7 +387,7 @@ func (c *Carrier) Relays() []string {
 // space or one it does not carry.
 func (c *Carrier) ReadKey(spaceID string) (*identity.PrivateKey, bool) {
 	c.mu.Lock()
-	var best *node.SpacePass
+	var best *carry.Pass
 	for _, id := range slices.Sorted(maps.Keys(c.accounts)) {
 		p, ok := c.accounts[id].passes[spaceID]
 		if !ok || p.Read == nil {

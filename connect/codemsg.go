@@ -217,9 +217,9 @@ func readAsk(o *canonical.Object) (Ask, error) {
 	switch {
 	case !strings.HasPrefix(a.DID, didKeyPrefix) || len(a.DID) > MaxDIDLen:
 		return Ask{}, refuse(CodeCodePayload, "payload.did", "code:ask's did starts did:key: (06 §3)")
-	case utf16Len(a.Name) > MaxNameLen:
+	case canonical.UTF16Len(a.Name) > MaxNameLen:
 		return Ask{}, refuse(CodeCodePayload, "payload.name", "code:ask's name is at most 80 characters (06 §3)")
-	case utf16Len(a.Proof) > MaxProofLen:
+	case canonical.UTF16Len(a.Proof) > MaxProofLen:
 		return Ask{}, refuse(CodeCodePayload, "payload.proof", "code:ask's proof is at most 200 characters (06 §3)")
 	}
 	return a, nil
@@ -232,7 +232,7 @@ func readAnswer(o *canonical.Object) (*Grant, string, error) {
 	}
 	if d, ok := o.Get("denied"); ok {
 		s, isStr := d.(string)
-		if !isStr || utf16Len(s) > MaxDeniedLen {
+		if !isStr || canonical.UTF16Len(s) > MaxDeniedLen {
 			return nil, "", refuse(CodeCodePayload, "payload.denied", "code:answer's denied is a reason of at most 500 characters (06 §3)")
 		}
 		return nil, s, nil

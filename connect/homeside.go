@@ -187,7 +187,7 @@ func (h *HomeExchange) Deny(reason string) ([]Send, error) {
 	if h.state != HomeAsked {
 		return nil, fmt.Errorf("minca/connect: nothing to answer (the exchange is past or before an ask)")
 	}
-	if utf16Len(reason) > MaxDeniedLen {
+	if canonical.UTF16Len(reason) > MaxDeniedLen {
 		reason = string([]rune(reason)[:MaxDeniedLen/2])
 	}
 	msg, err := encodeSealed(h.sess, MsgAnswer, canonical.NewObject("denied", reason))

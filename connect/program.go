@@ -99,7 +99,7 @@ func NewProgram(o ProgramOptions) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	if utf16Len(o.Name) > MaxNameLen {
+	if canonical.UTF16Len(o.Name) > MaxNameLen {
 		return nil, refuse(CodeRequestName, "name", "a program's name is at most 80 characters (06 §3)")
 	}
 	eph, err := channel.NewEphemeral()

@@ -103,7 +103,7 @@ func DecodeProposeRequest(v any, origin string) (*ProposeRequest, error) {
 	p := &ProposeRequest{}
 	if x, ok := o.Get("name"); ok {
 		s, isStr := x.(string)
-		if !isStr || utf16Len(s) > MaxNameLen {
+		if !isStr || canonical.UTF16Len(s) > MaxNameLen {
 			return nil, refuse(CodeProposeName, "name", "name, when present, is a string of at most 80 characters (06 §2.11)")
 		}
 		p.Name = s
@@ -139,7 +139,7 @@ func decodeProposal(v any, at, origin string) (Proposal, error) {
 	}
 	nv, _ := o.Get("name")
 	name, ok := nv.(string)
-	if !ok || utf16Len(name) < 1 || utf16Len(name) > MaxAutomationNameLen || strings.TrimSpace(name) == "" {
+	if !ok || canonical.UTF16Len(name) < 1 || canonical.UTF16Len(name) > MaxAutomationNameLen || strings.TrimSpace(name) == "" {
 		return bad(".name", "name is a string of 1–120 characters, not blank")
 	}
 	pr.Name = name
@@ -176,7 +176,7 @@ func decodeProposal(v any, at, origin string) (Proposal, error) {
 		}
 		x, _ := t.Get("text")
 		text, isStr := x.(string)
-		if !isStr || utf16Len(text) < 1 || utf16Len(text) > MaxNotifyTextLen || strings.TrimSpace(text) == "" {
+		if !isStr || canonical.UTF16Len(text) < 1 || canonical.UTF16Len(text) > MaxNotifyTextLen || strings.TrimSpace(text) == "" {
 			return bad(".then.text", "then.text is a string of 1–500 characters, not blank")
 		}
 		pr.NotifyText = text

@@ -138,7 +138,7 @@ func DecodeConnectRequest(v any) (*ConnectRequest, error) {
 	if o.Has("name") {
 		s, _ := o.Get("name")
 		n, ok := s.(string)
-		if !ok || utf16Len(n) > MaxNameLen {
+		if !ok || canonical.UTF16Len(n) > MaxNameLen {
 			return nil, refuse(CodeRequestName, "name", "name, when present, is a string of at most 80 characters (06 §2.4)")
 		}
 		r.Name = n
@@ -195,7 +195,7 @@ func NewCodeRequest(did, proof, name string, days int) (*ConnectRequest, error) 
 	if len(proof) > MaxProofLen {
 		return nil, refuse(CodeRequestShape, "proof", "a proof is at most 200 characters (06 §3)")
 	}
-	if utf16Len(name) > MaxNameLen {
+	if canonical.UTF16Len(name) > MaxNameLen {
 		return nil, refuse(CodeRequestName, "name", "the program's name is at most 80 characters (06 §3)")
 	}
 	if days != 0 && (days < MinDays || days > MaxDays) {
@@ -269,7 +269,7 @@ func readCreate(v any) ([]NewSpace, error) {
 			switch m.Name {
 			case "name":
 				s, ok := m.Value.(string)
-				if !ok || s == "" || utf16Len(s) > MaxNameLen {
+				if !ok || s == "" || canonical.UTF16Len(s) > MaxNameLen {
 					return nil, refuse(CodeRequestCreate, at+".name", "a new space's name is a non-empty string of at most 80 characters (06 §2.4)")
 				}
 				n.Name = s
@@ -309,16 +309,4 @@ func reqString(o *canonical.Object, name string, required bool) (string, error) 
 		return "", refuse(CodeRequestShape, name, name+" is a string (06 §2.4)")
 	}
 	return s, nil
-}
-
-// utf16Len counts a string's characters as the spec does: UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-	}
-	return n
 }

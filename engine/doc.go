@@ -34,7 +34,12 @@
 //     [Store.WaitingSources] lists the sources.
 //   - Refusals as (peer, id) only, in memory, bounded (Options.MaxRefusals).
 //   - The sync order per space: (createdAt in Unix ms, id digest).
-//   - Files named by versions' files member, by content id.
+//   - Files named by versions' files member, by content id: recorded in
+//     the KV, their bytes in a [FileDir] (backends/filedir, or memory),
+//     written and read as streams; one fetched in pieces grows as a
+//     [PartialFile] and is held only once checked against its hash and
+//     size. The files versions held whole name are kept; TidyFiles lets
+//     the rest go after a grace (docs/stores.md, Files).
 //   - A local change log — each version stored and each body added, with
 //     the source it came from — and meta values for mirrors.
 //
@@ -74,7 +79,10 @@
 //	(*Store).Waiting(yield func(v *record.Version, waits []string) bool) error
 //	(*Store).WaitingSources(n int) ([]WaitingSource, error)
 //	(*Store).Refused(peer, id string) bool
-//	(*Store).PutFile(ctx, hash string, data []byte) error; File; HasFile
+//	(*Store).PutFile(ctx, hash string, data []byte) error; File; HasFile; FileInfo; Files; DeleteFile
+//	(*Store).CreateFile(ctx) (*FileWriter, error); OpenFile(ctx, hash) (FileReader, error) // streams
+//	(*Store).OpenPartial(ctx, FileRef) (*PartialFile, error)          // fetched in pieces, resumed
+//	(*Store).NamedFiles(ctx, space, yield); MissingFiles; TidyFiles(ctx, grace); VerifyFiles
 //	(*Store).Meta(ctx, name string) ([]byte, bool, error); SetMeta
 //	(*Store).Subscribe(space string, buffer int) *Subscription
 //	(*Store).IndexReader() Reader; (*Store).Reindex(ctx) error          // an Indexer's table

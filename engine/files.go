@@ -2,8 +2,13 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -13,18 +18,23 @@ import (
 // FileRef is one file a version names in its files member: {hash, size},
 // outside the body (02 §3.1). hash is the content id of the file's bytes.
 type FileRef struct {
-	Hash string
-	Size int64
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
 }
+
+// MaxFileSize is the largest size a files entry may name: the largest
+// integer JSON carries exactly.
+const MaxFileSize = 1<<53 - 1
 
 // FilesOf returns the files a version names. Malformed entries are skipped:
 // files is never a reason to refuse a version (02 §3.1).
 func FilesOf(v *record.Version) []FileRef {
-	val, ok := v.Get("files")
+	val, _ := v.Get("files")
+	return filesOf(val)
+}
+
+func filesOf(val any) []FileRef {
 	arr, _ := val.([]any)
-	if !ok {
-		return nil
-	}
 	var out []FileRef
 	for _, e := range arr {
 		o, ok := e.(*canonical.Object)
@@ -35,27 +45,310 @@ func FilesOf(v *record.Version) []FileRef {
 		sz, _ := o.Get("size")
 		hs, ok1 := h.(string)
 		n, ok2 := sz.(float64)
-		if ok1 && ok2 && n >= 0 && n == float64(int64(n)) {
+		if _, ok3 := keys.ParseExact(hs); ok1 && ok2 && ok3 && n >= 0 && n <= MaxFileSize && n == float64(int64(n)) {
 			out = append(out, FileRef{Hash: hs, Size: int64(n)})
 		}
 	}
 	return out
 }
 
-// ErrFileMismatch: a file's bytes do not hash to the name it was put under.
-var ErrFileMismatch = errors.New("minca/engine: file bytes do not match their hash")
+// Errors of files, tested with errors.Is.
+var (
+	// ErrFileMismatch: a file's bytes do not hash to the name they were
+	// put under, or are not the size named.
+	ErrFileMismatch = errors.New("minca/engine: file bytes do not match their hash")
+	// ErrFileBusy: the partial file is being written by another caller.
+	ErrFileBusy = errors.New("minca/engine: the file is being fetched already")
+	// ErrFileHeld: the file is held already; there is nothing to fetch.
+	ErrFileHeld = errors.New("minca/engine: the file is held")
+)
+
+// fileValue is an 'f' value: uvarint size ‖ uvarint when it was recorded
+// (Unix ms).
+func fileValue(size int64, at time.Time) []byte {
+	b := binary.AppendUvarint(nil, uint64(size))
+	return binary.AppendUvarint(b, uint64(at.UnixMilli()))
+}
+
+func decodeFileValue(b []byte) (size int64, at time.Time, err error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > MaxFileSize {
+		return 0, time.Time{}, Errorf(ErrCorrupt, "damaged: file entry")
+	}
+	ms, k2 := binary.Uvarint(b[k:])
+	if k2 <= 0 {
+		return 0, time.Time{}, Errorf(ErrCorrupt, "damaged: file entry")
+	}
+	return int64(n), time.UnixMilli(int64(ms)), nil
+}
+
+// FileInfo is a held file: its name and size, and when it was recorded.
+type FileInfo struct {
+	FileRef
+	Kept time.Time `json:"kept"`
+}
+
+// recordFile records d as held (size bytes), in one synced batch with
+// the counters; already recorded is nothing to do.
+func (s *Store) recordFile(d canonical.ID, size int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settle()
+	if _, err := s.kv.Get(keys.FileHeldKey(d)); err == nil {
+		return nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	b, err := s.kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := b.Set(keys.FileHeldKey(d), fileValue(size, s.now())); err != nil {
+		return err
+	}
+	s.state.Lock()
+	st := s.st
+	s.state.Unlock()
+	st.stats.Files++
+	st.stats.FileBytes += size
+	if err := b.Set(keys.InternalKey(stateName), st.encode()); err != nil {
+		return err
+	}
+	if err := b.Commit(Sync); err != nil {
+		return err
+	}
+	s.state.Lock()
+	s.st = st
+	if s.fileKept != nil {
+		close(s.fileKept)
+		s.fileKept = nil
+	}
+	s.state.Unlock()
+	return nil
+}
+
+// FileKept returns a channel closed the next time a file is recorded as
+// held, to wait for one without polling.
+func (s *Store) FileKept() <-chan struct{} {
+	s.state.Lock()
+	defer s.state.Unlock()
+	if s.fileKept == nil {
+		s.fileKept = make(chan struct{})
+	}
+	return s.fileKept
+}
+
+// writable fails on a store that refuses writes, before any file is
+// written.
+func (s *Store) writable() error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	b, err := s.kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	return b.Close()
+}
+
+// FileWriter writes a new file into the store as a stream: Write its
+// bytes, then Keep. Nothing of it is held until Keep returns.
+type FileWriter struct {
+	s    *Store
+	t    FileTemp
+	h    hash.Hash
+	n    int64
+	done bool
+}
+
+// CreateFile starts writing a new file (02 §3.1). The caller Closes it
+// (after Keep, or to give up).
+func (s *Store) CreateFile(ctx context.Context) (*FileWriter, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
+	t, err := s.files().Create()
+	if err != nil {
+		return nil, fmt.Errorf("minca/engine: new file: %w", err)
+	}
+	return &FileWriter{s: s, t: t, h: sha256.New()}, nil
+}
+
+// Write adds bytes to the file.
+func (w *FileWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, errTempClosed
+	}
+	n, err := w.t.Write(p)
+	w.h.Write(p[:n])
+	w.n += int64(n)
+	return n, err
+}
+
+// Size is the bytes written so far.
+func (w *FileWriter) Size() int64 { return w.n }
+
+// Keep makes the file durable, keeps it under its content id and records
+// it as held, and returns how a version names it.
+func (w *FileWriter) Keep(ctx context.Context) (FileRef, error) {
+	if w.done {
+		return FileRef{}, errTempClosed
+	}
+	w.done = true
+	d := canonical.ID(w.h.Sum(nil))
+	ref := FileRef{Hash: d.String(), Size: w.n}
+	if err := w.t.Keep(ref.Hash); err != nil {
+		return FileRef{}, fmt.Errorf("minca/engine: keep file %s: %w", ref.Hash, err)
+	}
+	if err := w.s.recordFile(d, w.n); err != nil {
+		return FileRef{}, err
+	}
+	return ref, nil
+}
+
+// Close gives up a file not kept; after Keep it does nothing.
+func (w *FileWriter) Close() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	return w.t.Close()
+}
 
 // PutFile stores a file under its content id, which must be the id of data
 // (02 §2): content-addressed, so putting it twice is harmless. Durable when
 // it returns.
 func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
-	if err := s.check(); err != nil {
-		return err
-	}
 	d, ok := keys.ParseExact(hash)
 	if !ok || canonical.IDOf(data) != d {
 		return fmt.Errorf("%w: %s", ErrFileMismatch, hash)
 	}
+	w, err := s.CreateFile(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if _, err := w.Write(data); err != nil {
+		return err
+	}
+	_, err = w.Keep(ctx)
+	return err
+}
+
+// FileInfo returns a held file's size and when it was kept; ErrNotFound
+// when it is not held.
+func (s *Store) FileInfo(ctx context.Context, hash string) (FileInfo, error) {
+	if err := s.check(); err != nil {
+		return FileInfo{}, err
+	}
+	d, ok := keys.ParseExact(hash)
+	if !ok {
+		return FileInfo{}, fmt.Errorf("%w: file %q", ErrNotFound, hash)
+	}
+	b, err := s.kv.Get(keys.FileHeldKey(d))
+	if err != nil {
+		return FileInfo{}, err
+	}
+	size, at, err := decodeFileValue(b)
+	return FileInfo{FileRef: FileRef{Hash: hash, Size: size}, Kept: at}, err
+}
+
+// OpenFile opens a held file to read; ErrNotFound when it is not held. A
+// held file whose bytes are gone is ErrCorrupt. The caller closes it.
+func (s *Store) OpenFile(ctx context.Context, hash string) (FileReader, error) {
+	fi, err := s.FileInfo(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.files().Open(hash)
+	if errors.Is(err, ErrNotFound) {
+		return nil, Errorf(ErrCorrupt, "damaged: file %s is recorded as held, and its bytes are gone", hash)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("minca/engine: file %s: %w", hash, err)
+	}
+	if r.Size() != fi.Size {
+		r.Close()
+		return nil, Errorf(ErrCorrupt, "damaged: file %s holds %d bytes, recorded %d", hash, r.Size(), fi.Size)
+	}
+	return r, nil
+}
+
+// File returns a file's bytes whole; ErrNotFound when not held. For
+// small files: OpenFile streams.
+func (s *Store) File(ctx context.Context, hash string) ([]byte, error) {
+	r, err := s.OpenFile(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := make([]byte, r.Size())
+	if n, err := r.ReadAt(out, 0); n < len(out) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("minca/engine: file %s: %w", hash, err)
+	}
+	return out, nil
+}
+
+// HasFile reports whether a file is held.
+func (s *Store) HasFile(ctx context.Context, hash string) (bool, error) {
+	_, err := s.FileInfo(ctx, hash)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Files lists the held files in content id order.
+func (s *Store) Files(ctx context.Context, yield func(FileInfo) bool) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	it, err := s.kv.NewIter([]byte{keys.FileHeld}, []byte{keys.FileHeld + 1})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k := it.Key()
+		if len(k) != 33 {
+			return Errorf(ErrCorrupt, "damaged: file entry key")
+		}
+		size, at, err := decodeFileValue(it.Value())
+		if err != nil {
+			return err
+		}
+		if !yield(FileInfo{FileRef: FileRef{Hash: canonical.ID(k[1:]).String(), Size: size}, Kept: at}) {
+			return nil
+		}
+	}
+	return it.Err()
+}
+
+// DeleteFile lets a held file go: it is no longer recorded, then its bytes
+// are removed. Not held is nothing to do.
+func (s *Store) DeleteFile(ctx context.Context, hash string) error {
+	fi, err := s.FileInfo(ctx, hash)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d, _ := keys.ParseExact(hash)
+	if err := s.unrecordFile(d, fi.Size); err != nil {
+		return err
+	}
+	return s.files().Remove(hash)
+}
+
+func (s *Store) unrecordFile(d canonical.ID, size int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
@@ -64,19 +357,14 @@ func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
 		return err
 	}
 	defer b.Close()
-	if _, err := s.kv.Get(keys.FileKey(d)); err == nil {
-		return nil
-	} else if !errors.Is(err, ErrNotFound) {
-		return err
-	}
-	if err := b.Set(keys.FileKey(d), data); err != nil {
+	if err := b.Delete(keys.FileHeldKey(d)); err != nil {
 		return err
 	}
 	s.state.Lock()
 	st := s.st
 	s.state.Unlock()
-	st.stats.Files++
-	st.stats.FileBytes += int64(len(data))
+	st.stats.Files--
+	st.stats.FileBytes -= size
 	if err := b.Set(keys.InternalKey(stateName), st.encode()); err != nil {
 		return err
 	}
@@ -89,23 +377,5 @@ func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
 	return nil
 }
 
-// File returns a file's bytes; ErrNotFound when not held.
-func (s *Store) File(ctx context.Context, hash string) ([]byte, error) {
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	d, ok := keys.ParseExact(hash)
-	if !ok {
-		return nil, fmt.Errorf("%w: file %q", ErrNotFound, hash)
-	}
-	return s.kv.Get(keys.FileKey(d))
-}
-
-// HasFile reports whether a file is held.
-func (s *Store) HasFile(ctx context.Context, hash string) (bool, error) {
-	_, err := s.File(ctx, hash)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
-}
+// files is the store's FileDir.
+func (s *Store) files() FileDir { return s.opts.Files }

@@ -46,6 +46,9 @@ type Options struct {
 	// Indexer, when set, keeps indexes of records' readable current
 	// versions in the same batches (indexer.go). Default none.
 	Indexer Indexer
+	// Files is where the bytes of files are kept (files.go). Default in
+	// memory.
+	Files FileDir
 }
 
 func (o *Options) withDefaults() Options {
@@ -68,6 +71,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.CacheSize <= 0 {
 		out.CacheSize = 8192
+	}
+	if out.Files == nil {
+		out.Files = NewMemoryFiles()
 	}
 	return out
 }
@@ -99,6 +105,11 @@ type Store struct {
 	// versions past their age (guarded by mu).
 	srcs      map[[32]byte]source
 	lastSweep time.Time
+
+	// partials are the files an OpenPartial has open; fileKept is closed
+	// when a file is next recorded (both guarded by state).
+	partials map[canonical.ID]bool
+	fileKept chan struct{}
 }
 
 func (s *Store) now() time.Time { return s.opts.Now() }
@@ -235,6 +246,9 @@ func Open(kv KV, opts *Options) (*Store, error) {
 		err = s.tidyWaiting()
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := s.moveOldFiles(); err != nil {
 		return nil, err
 	}
 	if s.opts.Indexer == nil {

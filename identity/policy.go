@@ -278,9 +278,9 @@ func (s *statement) eval(args any) truth {
 	}
 	switch s.op {
 	case opEq:
-		return truthOf(DeepEqual(v, s.val))
+		return truthOf(canonical.Equal(v, s.val))
 	case opNe:
-		return truthOf(!DeepEqual(v, s.val))
+		return truthOf(!canonical.Equal(v, s.val))
 	case opLt, opLe, opGt, opGe:
 		f, isNum := v.(float64)
 		if !isNum {
@@ -344,59 +344,4 @@ func anyOf(n int, eval func(i int) truth) truth {
 		}
 	}
 	return out
-}
-
-// DeepEqual reports whether two values of canonical's model are the same
-// JSON value, as their canonical forms would be (02 §1): numbers by value
-// (so 1 and 1.0, 0 and -0 are equal), strings by their bytes, lists in
-// order, objects by their members whatever their order.
-func DeepEqual(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !DeepEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case *canonical.Object:
-		y, ok := b.(*canonical.Object)
-		if !ok || x == nil || y == nil {
-			return ok && x == y
-		}
-		if x.Len() != y.Len() {
-			return false
-		}
-		get := y.Get
-		if y.Len() > 8 { // names are unique: a map keeps big objects linear
-			byName := make(map[string]any, y.Len())
-			for _, m := range y.Members {
-				byName[m.Name] = m.Value
-			}
-			get = func(name string) (any, bool) { v, ok := byName[name]; return v, ok }
-		}
-		for _, m := range x.Members {
-			w, ok := get(m.Name)
-			if !ok || !DeepEqual(m.Value, w) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }

@@ -239,27 +239,3 @@ func TestPolicyDepthBound(t *testing.T) {
 		t.Fatal("17 levels through and/any/or accepted")
 	}
 }
-
-func TestDeepEqual(t *testing.T) {
-	eq := [][2]string{{`0`, `-0`}, {`1`, `1.0`}, {`{"a":[1,{"b":null}],"c":"x"}`, `{"c":"x","a":[1,{"b":null}]}`}, {`"\ud800"`, `"\ud800"`}}
-	for _, p := range eq {
-		if !DeepEqual(parseJSON(t, p[0]), parseJSON(t, p[1])) {
-			t.Errorf("%s != %s", p[0], p[1])
-		}
-	}
-	ne := [][2]string{{`0`, `false`}, {`null`, `false`}, {`[1]`, `[1,1]`}, {`{"a":1}`, `{"a":1,"b":1}`}, {`{"a":1}`, `{"b":1}`}, {`"a"`, `"A"`}}
-	for _, p := range ne {
-		if DeepEqual(parseJSON(t, p[0]), parseJSON(t, p[1])) {
-			t.Errorf("%s == %s", p[0], p[1])
-		}
-	}
-	// A big object goes through the map path.
-	big := `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}`
-	bigRev := `{"j":10,"i":9,"h":8,"g":7,"f":6,"e":5,"d":4,"c":3,"b":2,"a":1}`
-	if !DeepEqual(parseJSON(t, big), parseJSON(t, bigRev)) {
-		t.Error("big objects in other orders differ")
-	}
-	if DeepEqual(parseJSON(t, big), parseJSON(t, strings.Replace(bigRev, "10", "11", 1))) {
-		t.Error("big objects with another value are equal")
-	}
-}

@@ -108,8 +108,8 @@ func TestValueEncodingOrder(t *testing.T) {
 		if bytes.Compare(appendValue(nil, nil, false), ea) >= 0 {
 			t.Fatal("absent does not sort first")
 		}
-		if equal(a, b) != bytes.Equal(ea, eb) {
-			t.Fatalf("%#v vs %#v: equal %v, encodings equal %v", a, b, equal(a, b), bytes.Equal(ea, eb))
+		if canonical.Equal(a, b) != bytes.Equal(ea, eb) {
+			t.Fatalf("%#v vs %#v: equal %v, encodings equal %v", a, b, canonical.Equal(a, b), bytes.Equal(ea, eb))
 		}
 	}
 }

@@ -134,14 +134,14 @@ func matchValue(n *node, v any, present bool) bool {
 	case opExists:
 		return present == n.val.(bool)
 	case opEq:
-		return present && equal(v, n.val)
+		return present && canonical.Equal(v, n.val)
 	case opNe:
-		return !(present && equal(v, n.val))
+		return !(present && canonical.Equal(v, n.val))
 	case opIn, opNin:
 		in := false
 		if present {
 			for _, x := range n.val.([]any) {
-				if equal(v, x) {
+				if canonical.Equal(v, x) {
 					in = true
 					break
 				}
@@ -155,7 +155,7 @@ func matchValue(n *node, v any, present bool) bool {
 		switch x := v.(type) {
 		case []any:
 			for _, e := range x {
-				if equal(e, n.val) {
+				if canonical.Equal(e, n.val) {
 					return true
 				}
 			}
@@ -168,7 +168,7 @@ func matchValue(n *node, v any, present bool) bool {
 	if !present {
 		return false
 	}
-	c, ok := compare(v, n.val)
+	c, ok := canonical.Compare(v, n.val)
 	if !ok {
 		return false
 	}
@@ -215,74 +215,6 @@ func matchSet(n *node, set []string) bool {
 			}
 		}
 		return in == (n.op == opIn)
-	}
-	return false
-}
-
-// compare orders two numbers, or two strings bytewise (code point order);
-// ok false for any other pair.
-func compare(a, b any) (int, bool) {
-	switch x := a.(type) {
-	case float64:
-		y, ok := b.(float64)
-		if !ok {
-			return 0, false
-		}
-		switch {
-		case x < y:
-			return -1, true
-		case x > y:
-			return 1, true
-		}
-		return 0, true
-	case string:
-		y, ok := b.(string)
-		if !ok {
-			return 0, false
-		}
-		return strings.Compare(x, y), true
-	}
-	return 0, false
-}
-
-// equal is JSON equality: numbers by value, objects by their members in
-// any order, arrays in order.
-func equal(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case *canonical.Object:
-		y, ok := b.(*canonical.Object)
-		if !ok || x.Len() != y.Len() {
-			return false
-		}
-		for _, m := range x.Members {
-			w, ok := y.Get(m.Name)
-			if !ok || !equal(m.Value, w) {
-				return false
-			}
-		}
-		return true
 	}
 	return false
 }

@@ -243,3 +243,59 @@ func TestSigningOut(t *testing.T) {
 		t.Fatalf("the new session writes as %s at %d", b.Author, b.Log.N)
 	}
 }
+
+// An invite to a space the account is in already, with the roles it
+// gives, writes no join: the account's other node (or a program it
+// connected, whose records-only note may not write sys.assign) just keeps
+// the space. One with a role the account lacks writes the join.
+func TestJoinInviteOfAnAccountAlreadyIn(t *testing.T) {
+	ctx := context.Background()
+	alice, bob := newNode(t, nil), newNode(t, nil)
+	g := alice.space("club", roles)
+	inv, err := alice.Invite(ctx, g.ID, []string{"writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	countAssigns := func() int {
+		n := 0
+		for v, err := range alice.Store().Export(ctx, g.ID) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Collection == space.KindAssign.Collection() {
+				n++
+			}
+		}
+		return n
+	}
+	before := countAssigns()
+	if _, err := alice.JoinInvite(ctx, inv); err != nil {
+		t.Fatalf("the founder joining by an invite: %v", err)
+	}
+	if n := countAssigns(); n != before {
+		t.Fatalf("the founder's join wrote %d assigns", n-before)
+	}
+	// Bob joins as writer; an invite to writer again writes nothing, one
+	// to admin writes his join with it.
+	if _, err := bob.JoinInvite(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	handOver(t, bob, alice, g.ID)
+	before = countAssigns()
+	again, _ := alice.Invite(ctx, g.ID, []string{"writer"})
+	handOver(t, alice, bob, g.ID)
+	if _, err := bob.JoinInvite(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	handOver(t, bob, alice, g.ID)
+	if n := countAssigns(); n != before {
+		t.Fatalf("a writer joining as writer again wrote %d assigns", n-before)
+	}
+	admin, _ := alice.Invite(ctx, g.ID, []string{"admin", "writer"})
+	if _, err := bob.JoinInvite(ctx, admin); err != nil {
+		t.Fatal(err)
+	}
+	if r := members(t, bob, g.ID)[bob.Account()]; !slices.Equal(r, []string{"admin", "writer"}) {
+		t.Fatalf("bob joined by the admin invite with %v", r)
+	}
+}

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"github.com/minca-go/minca/carry"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,7 +79,7 @@ func livePasses(t testing.TB, n *node.Node, spaceID string) map[string]bool {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v.Collection != node.PassCollection {
+		if v.Collection != carry.PassCollection {
 			continue
 		}
 		if cur, err := n.Store().Current(context.Background(), spaceID, v.Key); err == nil && !cur.Deleted {
@@ -88,13 +89,13 @@ func livePasses(t testing.TB, n *node.Node, spaceID string) map[string]bool {
 	return out
 }
 
-func carriersOf(t testing.TB, n *node.Node, did string) []node.CarrierRecord {
+func carriersOf(t testing.TB, n *node.Node, did string) []carry.Carrier {
 	t.Helper()
 	cs, err := n.Carriers(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []node.CarrierRecord
+	var out []carry.Carrier
 	for _, c := range cs {
 		if c.DID == did {
 			out = append(out, c)
@@ -129,21 +130,21 @@ func TestCarriers(t *testing.T) {
 		if len(cs) != 1 || cs[0].Space != res[0].Space || !cs[0].Live() || cs[0].Gen != 0 {
 			t.Fatalf("sys.carrier records: %+v", cs)
 		}
-		g, k, err := node.CarrySpace(a.account, did, 0)
+		g, k, err := carry.DeriveSpace(a.account, did, 0)
 		if err != nil || g.ID != res[0].Space {
 			t.Fatalf("the carry space is not the one derived from the account key, did and gen 0: %v %v", g, err)
 		}
 		// The invite reads back to the carry space, with its key.
-		ig, ik, err := node.ParseViewInvite(res[0].Invite)
+		ig, ik, err := carry.ParseViewInvite(res[0].Invite)
 		if err != nil || ig.ID != g.ID || !ik.Equal(k) {
 			t.Fatalf("the invite: %v %v", ig, err)
 		}
 		// Filled: the registry's pass is there, and reads as one.
-		p := current(t, a.Node, g.ID, node.PassKey(a.Registry()), k)
+		p := current(t, a.Node, g.ID, carry.PassKey(a.Registry()), k)
 		if p == nil {
 			t.Fatal("no pass for the account registry")
 		}
-		if pass, err := node.ReadPass(node.PassKey(a.Registry()), p); err != nil || pass.Genesis.ID != a.Registry() {
+		if pass, err := carry.ReadPass(carry.PassKey(a.Registry()), p); err != nil || pass.Genesis.ID != a.Registry() {
 			t.Fatalf("the registry's pass: %v", err)
 		}
 	})
@@ -189,19 +190,19 @@ func TestCarriers(t *testing.T) {
 		if err := a.RemoveCarrier(ctx, did); err != nil {
 			t.Fatal(err)
 		}
-		_, k0, _ := node.CarrySpace(a.account, did, 0)
-		closed := current(t, a.Node, first.Space, node.ClosedKey, k0)
+		_, k0, _ := carry.DeriveSpace(a.account, did, 0)
+		closed := current(t, a.Node, first.Space, carry.ClosedKey, k0)
 		if b, _ := canonical.Marshal(closed); string(b) != `{"closed":true,"v":1}` {
 			t.Fatalf("carry:closed: %s", b)
 		}
-		if ps := livePasses(t, a.Node, first.Space); len(ps) != 1 || !ps[node.ClosedKey] {
+		if ps := livePasses(t, a.Node, first.Space); len(ps) != 1 || !ps[carry.ClosedKey] {
 			t.Fatalf("after removal the carry space holds %v; want carry:closed alone", ps)
 		}
 		again, err := a.AddCarrier(ctx, did, "phone")
 		if err != nil {
 			t.Fatal(err)
 		}
-		g1, _, _ := node.CarrySpace(a.account, did, 1)
+		g1, _, _ := carry.DeriveSpace(a.account, did, 1)
 		if !again.New || again.Gen != 1 || again.Space == first.Space || again.Space != g1.ID {
 			t.Fatalf("added again: %+v; want gen 1, a new carry space %s", again, g1.ID)
 		}
@@ -274,7 +275,7 @@ func TestCarriers(t *testing.T) {
 	t.Run("adding one that fails leaves no carry space behind…", func(t *testing.T) {
 		a := newNode(t, nil)
 		did := carrierDID(t)
-		g, _, _ := node.CarrySpace(a.account, did, 0)
+		g, _, _ := carry.DeriveSpace(a.account, did, 0)
 		nothingBehind := func(n *node.Node) {
 			t.Helper()
 			if _, ok, err := judge.GenesisOf(ctx, n.Store(), g.ID); ok || err != nil {
@@ -352,7 +353,7 @@ func TestCarriers(t *testing.T) {
 		if err := <-refilled; err != nil {
 			t.Fatal(err)
 		}
-		if ps := livePasses(t, a.Node, r.Space); len(ps) != 1 || !ps[node.ClosedKey] {
+		if ps := livePasses(t, a.Node, r.Space); len(ps) != 1 || !ps[carry.ClosedKey] {
 			t.Fatalf("after the removal the carry space holds passes %v", ps)
 		}
 		// A later refill writes nothing there: the registry shows it removed.
@@ -411,7 +412,7 @@ func countVersions(t testing.TB, n *node.Node, spaceID string) int {
 
 func mustCarryGenesis(t testing.TB, acc *identity.PrivateKey, did string, gen int64) *space.Genesis {
 	t.Helper()
-	g, _, err := node.CarrySpace(acc, did, gen)
+	g, _, err := carry.DeriveSpace(acc, did, gen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,11 +460,11 @@ func TestCarrySpaceContents(t *testing.T) {
 	}
 	auto := canonical.NewObject("name", "New messages", "when", canonical.NewObject("query", canonical.NewObject("collection", "app.chat")),
 		"spaces", []any{pub.ID}, "open", "https://chat.example/inbox")
-	if err := a.PutRegistry(ctx, node.AutomationCollection, "automation:a1", auto); err != nil {
+	if err := a.PutRegistry(ctx, carry.AutomationCollection, "automation:a1", auto); err != nil {
 		t.Fatal(err)
 	}
 	link := canonical.NewObject("blob", "x", "until", "2027-01-01T00:00:00.000Z")
-	if err := a.PutRegistry(ctx, node.LinkCollection, "link:l1", link); err != nil {
+	if err := a.PutRegistry(ctx, carry.LinkCollection, "link:l1", link); err != nil {
 		t.Fatal(err)
 	}
 	did := carrierDID(t)
@@ -471,18 +472,18 @@ func TestCarrySpaceContents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ck, _ := node.CarrySpace(acc, did, 0)
+	_, ck, _ := carry.DeriveSpace(acc, did, 0)
 
 	passes := livePasses(t, a.Node, r.Space)
 	for _, id := range []string{a.Registry(), pub.ID, priv.ID} {
-		if !passes[node.PassKey(id)] {
+		if !passes[carry.PassKey(id)] {
 			t.Fatalf("no pass for %s: %v", id, passes)
 		}
 	}
-	if passes[node.PassKey(unkeyed.ID)] {
+	if passes[carry.PassKey(unkeyed.ID)] {
 		t.Fatal("a private space held without its key got a pass")
 	}
-	p, err := node.ReadPass(node.PassKey(priv.ID), current(t, a.Node, r.Space, node.PassKey(priv.ID), ck))
+	p, err := carry.ReadPass(carry.PassKey(priv.ID), current(t, a.Node, r.Space, carry.PassKey(priv.ID), ck))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +494,7 @@ func TestCarrySpaceContents(t *testing.T) {
 	if err != nil || rk.DID() != k0.ReadKeyDID() {
 		t.Fatalf("the pass proves %v, not K₀'s read key (%v)", rk, err)
 	}
-	w, err := node.ReadWake(current(t, a.Node, r.Space, node.WakeKey("automation:a1"), ck))
+	w, err := carry.ReadWake(current(t, a.Node, r.Space, carry.WakeKey("automation:a1"), ck))
 	if err != nil || w.Collection != "app.chat" || !w.Others || w.Open != "https://chat.example/inbox" || len(w.Spaces) != 1 {
 		t.Fatalf("the wake: %+v %v", w, err)
 	}
@@ -515,16 +516,16 @@ func TestCarrySpaceContents(t *testing.T) {
 	}
 
 	// The automation and the link go: so do the wake and the copy.
-	if err := a.PutRegistry(ctx, node.AutomationCollection, "automation:a1", nil); err != nil {
+	if err := a.PutRegistry(ctx, carry.AutomationCollection, "automation:a1", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.PutRegistry(ctx, node.LinkCollection, "link:l1", nil); err != nil {
+	if err := a.PutRegistry(ctx, carry.LinkCollection, "link:l1", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.RefillCarriers(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if current(t, a.Node, r.Space, node.WakeKey("automation:a1"), ck) != nil || current(t, a.Node, r.Space, "link:l1", ck) != nil {
+	if current(t, a.Node, r.Space, carry.WakeKey("automation:a1"), ck) != nil || current(t, a.Node, r.Space, "link:l1", ck) != nil {
 		t.Fatal("a wake or link the registry no longer holds is still in the carry space")
 	}
 	// Removed, the carrier is no keeper; the other keeper stays.
@@ -585,8 +586,8 @@ func TestCarrierPassOfStaleKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ck, _ := node.CarrySpace(acc, did, 0)
-	p, err := node.ReadPass(node.PassKey(priv.ID), current(t, a.Node, r.Space, node.PassKey(priv.ID), ck))
+	_, ck, _ := carry.DeriveSpace(acc, did, 0)
+	p, err := carry.ReadPass(carry.PassKey(priv.ID), current(t, a.Node, r.Space, carry.PassKey(priv.ID), ck))
 	if err != nil || p.Read == nil || *p.Read != k0.ReadSeed() {
 		t.Fatalf("the pass of a space whose K₀ is stale: %+v %v", p, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/carry"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -37,7 +38,7 @@ func (n *Node) RefillCarriers(ctx context.Context) error {
 		if !c.Live() || c.Invite != "" {
 			continue
 		}
-		g, k, err := CarrySpace(n.account, c.DID, c.Gen)
+		g, k, err := carry.DeriveSpace(n.account, c.DID, c.Gen)
 		if err != nil || g.ID != c.Space {
 			continue // not a carry space this node derives
 		}
@@ -52,22 +53,22 @@ func (n *Node) RefillCarriers(ctx context.Context) error {
 }
 
 // fill brings c's carry space in step with the account.
-func (n *Node) fill(ctx context.Context, c CarrierRecord, k *seal.Key) error {
+func (n *Node) fill(ctx context.Context, c carry.Carrier, k *seal.Key) error {
 	passes, err := n.passes(ctx)
 	if err != nil {
 		return err
 	}
-	if err := n.syncSealed(ctx, c.Space, PassCollection, passes, k, ClosedKey); err != nil {
+	if err := n.syncSealed(ctx, c.Space, carry.PassCollection, passes, k, carry.ClosedKey); err != nil {
 		return err
 	}
 	wakes, err := n.wakes(ctx)
 	if err != nil {
 		return err
 	}
-	if err := n.syncSealed(ctx, c.Space, WakeCollection, wakes, k, ""); err != nil {
+	if err := n.syncSealed(ctx, c.Space, carry.WakeCollection, wakes, k, ""); err != nil {
 		return err
 	}
-	links, err := n.currentIn(ctx, n.registry, LinkCollection)
+	links, err := n.currentIn(ctx, n.registry, carry.LinkCollection)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func (n *Node) fill(ctx context.Context, c CarrierRecord, k *seal.Key) error {
 			want[key] = body
 		}
 	}
-	return n.syncSealed(ctx, c.Space, LinkCollection, want, k, "")
+	return n.syncSealed(ctx, c.Space, carry.LinkCollection, want, k, "")
 }
 
 // passes are the passes every carry space holds now, by key: the account
@@ -86,7 +87,7 @@ func (n *Node) fill(ctx context.Context, c CarrierRecord, k *seal.Key) error {
 // for it now.
 func (n *Node) passes(ctx context.Context) (map[string]any, error) {
 	out := map[string]any{}
-	out[PassKey(n.registry)] = NewPass(n.registryG, n.registryKey).Value()
+	out[carry.PassKey(n.registry)] = carry.NewPass(n.registryG, n.registryKey).Value()
 	joined, err := n.joined(ctx)
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func (n *Node) passes(ctx context.Context) (map[string]any, error) {
 				continue // held without its key: no pass until it arrives
 			}
 		}
-		out[PassKey(g.ID)] = NewPass(g, k).Value()
+		out[carry.PassKey(g.ID)] = carry.NewPass(g, k).Value()
 	}
 	return out, nil
 }
@@ -152,15 +153,15 @@ func (n *Node) passKey(ctx context.Context, g *space.Genesis) (*seal.Key, error)
 // wakes are the wakes every carry space holds now, by key: one per
 // automation of the account's own that this profile reads.
 func (n *Node) wakes(ctx context.Context) (map[string]any, error) {
-	autos, err := n.currentIn(ctx, n.registry, AutomationCollection)
+	autos, err := n.currentIn(ctx, n.registry, carry.AutomationCollection)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]any{}
 	for key, v := range autos {
 		body, _ := n.registryBody(v)
-		w, err := ReadAutomation(key, body)
-		wk := WakeKey(key)
+		w, err := carry.ReadAutomation(key, body)
+		wk := carry.WakeKey(key)
 		if err != nil || wk == "" {
 			n.o.Logger.Warn("an automation no carrier can match", "key", key, "err", err)
 			continue

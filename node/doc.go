@@ -4,6 +4,23 @@
 // stores, its own and peers' alike, goes through one judge of 02 §9
 // (package judge's PrivateJudge).
 //
+// # Where each idea lives
+//
+// The node writes, keeps and reads; it decides nothing alone and defines
+// no format another program must read:
+//
+//   - whether a version is stored and stands: package judge, which the
+//     node, a carrier, the store verbs and the benchmarks all judge with;
+//   - the carry profile's records (carry spaces, sys.carrier, passes,
+//     wakes, view invites): package carry, which the node writes them by
+//     (carriers.go, carry_fill.go) and a carrier reads them by;
+//   - the version store, its pipeline and events: package engine; a
+//     store from its URL, and which sources' waiting versions are bounded:
+//     package store;
+//   - spaces' access history and its replay: package space; private
+//     spaces' sealing and keys: package seal; queries: package index;
+//   - sync sessions with peers: node/peers; the local HTTP API: node/api.
+//
 // # API
 //
 //	Open(ctx, *Options) (*Node, error)        // one process per node directory

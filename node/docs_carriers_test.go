@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"github.com/minca-go/minca/carry"
 	"os"
 	"regexp"
 	"strings"
@@ -32,11 +33,11 @@ func TestDocsCarriers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g0, k0, err := node.CarrySpace(ada, keeper.DID(), 0)
+	g0, k0, err := carry.DeriveSpace(ada, keeper.DID(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g1, _, err := node.CarrySpace(ada, keeper.DID(), 1)
+	g1, _, err := carry.DeriveSpace(ada, keeper.DID(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +49,12 @@ func TestDocsCarriers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := node.ViewInvite(g0, k0)
+	inv, err := carry.ViewInvite(g0, k0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := canonical.Marshal(canonical.NewObject("did", keeper.DID(), "name", "Ada's carrier", "since", "2026-10-01T09:00:00.000Z"))
-	pass, _ := canonical.Marshal(node.NewPass(reg, rk).Value())
+	pass, _ := canonical.Marshal(carry.NewPass(reg, rk).Value())
 	var b strings.Builder
 	line := func(name, v string) { fmt.Fprintf(&b, "%-13s %s\n", name, v) }
 	scalar := sha256.Sum256([]byte("minca docs/spaces.md ada")) // docKey's
@@ -75,7 +76,7 @@ func TestDocsCarriers(t *testing.T) {
 	line("  genesis", string(reg.Canonical()))
 	line("registry", reg.ID)
 	line("  before v2", legacy.ID+" (public: "+string(legacy.Canonical())+")")
-	line("sys.pass", node.PassKey(reg.ID))
+	line("sys.pass", carry.PassKey(reg.ID))
 	line("  body", string(pass))
 	doc, err := os.ReadFile(carriersDoc)
 	if err != nil {
@@ -96,7 +97,7 @@ func TestDocsCarriers(t *testing.T) {
 		t.Fatalf("docs/carriers.md's example differs from the code's:\n%s\nwant\n%s", got, b.String())
 	}
 	// The invite in the example reads back to the carry space and its key.
-	g, k, err := node.ParseViewInvite(inv)
+	g, k, err := carry.ParseViewInvite(inv)
 	if err != nil || g.ID != g0.ID || !k.Equal(k0) {
 		t.Fatalf("the example's invite: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/minca-go/minca/canonical"
@@ -203,7 +204,9 @@ func parseInvite(text string) (*parsedInvite, error) {
 // JoinInvite joins a space by an invite's text (see [Node.Invite]): the
 // node keeps the space's genesis, admits the access changes the invite
 // carries through its judge, and writes the account's sys.assign by the
-// invite, signed for by the invite key. It returns the space's genesis.
+// invite, signed for by the invite key, unless the account is in the space
+// already with the invite's roles (see hasRoles). It returns the space's
+// genesis.
 func (n *Node) JoinInvite(ctx context.Context, text string) (*space.Genesis, error) {
 	p, err := parseInvite(text)
 	if err != nil {
@@ -243,14 +246,20 @@ func (n *Node) JoinInvite(ctx context.Context, text string) (*space.Genesis, err
 		}
 	}
 	me := n.Account()
-	sig, err := p.key.Sign(space.JoinProof(p.g.ID, p.key.DID(), me))
+	in, err := n.hasRoles(ctx, p.g.ID, me, p.roles)
 	if err != nil {
 		return nil, err
 	}
-	body := canonical.NewObject("member", me, "roles", rolesValue(p.roles),
-		"invite", canonical.NewObject("key", p.key.DID(), "sig", base64.RawURLEncoding.EncodeToString(sig)))
-	if _, err := n.writeAccess(ctx, p.g.ID, space.KindAssign, "member:"+record.OwnerPart(me), body); err != nil {
-		return nil, fmt.Errorf("minca/node: joining %s: %w", p.g.ID, err)
+	if !in {
+		sig, err := p.key.Sign(space.JoinProof(p.g.ID, p.key.DID(), me))
+		if err != nil {
+			return nil, err
+		}
+		body := canonical.NewObject("member", me, "roles", rolesValue(p.roles),
+			"invite", canonical.NewObject("key", p.key.DID(), "sig", base64.RawURLEncoding.EncodeToString(sig)))
+		if _, err := n.writeAccess(ctx, p.g.ID, space.KindAssign, "member:"+record.OwnerPart(me), body); err != nil {
+			return nil, fmt.Errorf("minca/node: joining %s: %w", p.g.ID, err)
+		}
 	}
 	if p.spaceKey != nil {
 		if err := n.publishMemberKey(ctx, p.g.ID); err != nil {
@@ -258,6 +267,33 @@ func (n *Node) JoinInvite(ctx context.Context, text string) (*space.Genesis, err
 		}
 	}
 	return p.g, n.keep(ctx, p.g)
+}
+
+// hasRoles reports whether root is a founder of the space, or a member
+// holding every one of roles, as of the access history the node holds.
+// An account already in a space with what an invite gives writes no join
+// of its own: a device of its, or a program it connected by code (whose
+// records-only note may not write sys.assign, 06 §3), that is handed an
+// invite to one of the account's spaces just keeps the space.
+func (n *Node) hasRoles(ctx context.Context, spaceID, root string, roles []string) (bool, error) {
+	in := false
+	_, err := n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
+		st := h.Now()
+		if st.IsFounder(root) {
+			in = true
+			return nil
+		}
+		if !st.IsMember(root) {
+			return nil
+		}
+		held := st.Roles(root)
+		in = true
+		for _, r := range roles {
+			in = in && slices.Contains(held, r)
+		}
+		return nil
+	})
+	return in, err
 }
 
 // JoinGenesisJSON keeps a space given by its genesis as JSON text, checked

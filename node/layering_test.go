@@ -89,3 +89,26 @@ func TestBackendsLinkNoJudge(t *testing.T) {
 		t.Fatalf("only %d packages under backends/", n)
 	}
 }
+
+// The carrier judges with package judge and reads what an account hands it
+// with package carry, and the carry profile stands on neither the node nor
+// a judge: the carrier's own code links no node (its tests run one as the
+// account's), and carry decides nothing.
+func TestCarrierAndCarryStandWithoutTheNode(t *testing.T) {
+	for pkg, not := range map[string][]string{"carrier": {"node"}, "carry": {"node", "judge"}} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, module+"/record") {
+			t.Fatalf("go list -deps %s printed %q", pkg, out)
+		}
+		for _, d := range deps {
+			rel, ok := strings.CutPrefix(d, module+"/")
+			if ok && slices.ContainsFunc(not, func(n string) bool { return under(rel, n) }) {
+				t.Errorf("%s links %s", pkg, rel)
+			}
+		}
+	}
+}

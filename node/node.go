@@ -84,6 +84,8 @@ type Node struct {
 	// proven once (ProveForks).
 	proveMu sync.Mutex
 	mirrors []*mirror.Mirror
+	// wants are the files readers asked for and the node lacks (files.go).
+	wants fileWants
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"github.com/minca-go/minca/carry"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -63,12 +64,12 @@ func TestRegistryMigratesFromPublic(t *testing.T) {
 		t.Fatal(err)
 	}
 	ck, _ := identity.GenerateKey()
-	carry, _, err := CarrySpace(acc, ck.DID(), 0)
+	csp, _, err := carry.DeriveSpace(acc, ck.DID(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := CarrierRecord{DID: ck.DID(), Name: "home server", Since: "2026-03-02T00:00:00.000Z"}
-	if _, err := n.w.do(ctx, &writeReq{space: legacy.ID, collection: CarrierCollection, key: carrierPrefix + carry.ID, body: c.body(), sys: true}); err != nil {
+	c := carry.Carrier{DID: ck.DID(), Name: "home server", Since: "2026-03-02T00:00:00.000Z", Space: csp.ID}
+	if _, err := n.w.do(ctx, &writeReq{space: legacy.ID, collection: carry.CarrierCollection, key: c.Key(), body: c.Value(), sys: true}); err != nil {
 		t.Fatal(err)
 	}
 	gone, _ := identity.GenerateKey()
@@ -96,7 +97,7 @@ func TestRegistryMigratesFromPublic(t *testing.T) {
 		t.Fatalf("after the copy the node keeps %v; want %s, not %s nor the public registry", ids, kept[0].ID, kept[1].ID)
 	}
 	cs, err := n.Carriers(ctx)
-	if err != nil || len(cs) != 1 || cs[0].DID != ck.DID() || cs[0].Space != carry.ID {
+	if err != nil || len(cs) != 1 || cs[0].DID != ck.DID() || cs[0].Space != csp.ID {
 		t.Fatalf("carriers after the copy: %+v %v", cs, err)
 	}
 	rv, err := n.st.Current(ctx, n.Registry(), "revoke:"+record.OwnerPart(gone.DID()))
@@ -112,7 +113,7 @@ func TestRegistryMigratesFromPublic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (v.Collection == JoinedCollection || v.Collection == CarrierCollection) && v.HasBody && !seal.IsSealed(v.Body) {
+		if (v.Collection == JoinedCollection || v.Collection == carry.CarrierCollection) && v.HasBody && !seal.IsSealed(v.Body) {
 			t.Fatalf("%s %s is in the clear in the private registry", v.Collection, v.Key)
 		}
 	}

@@ -59,25 +59,8 @@ func (n *Node) storeOptions(indexer engine.Indexer) *store.Options {
 	if so.Logger == nil {
 		so.Logger = n.o.Logger
 	}
-	so.Waiting = PeersBounded(so.Waiting)
+	so.Waiting = store.PeersBounded(so.Waiting)
 	return &so
-}
-
-// PeerSource reports whether an admission's source (engine Admit's from)
-// is a peer: node/peers admits under the key that signed the peer's who
-// proof, a did:key; the node's other sources name themselves otherwise
-// (its writes "local", invites, mirrors "blobs:…", imports).
-func PeerSource(from string) bool { return strings.HasPrefix(from, "did:") }
-
-// PeersBounded is l with the waiting bounds in bytes and time applied to
-// peers only (engine.WaitingLimits.Unbounded, unless l sets it): a version
-// dropped from a peer comes again by the next reconciliation, one from a
-// mirror's segment or an import would not.
-func PeersBounded(l engine.WaitingLimits) engine.WaitingLimits {
-	if l.Unbounded == nil {
-		l.Unbounded = func(from string) bool { return !PeerSource(from) }
-	}
-	return l
 }
 
 // startMirrors opens each mirror's blob store for the node's store

@@ -118,6 +118,9 @@ func (n *Node) Put(ctx context.Context, spaceID, coll string, body any, o *PutOp
 	if _, ok := b.(*canonical.Object); !ok {
 		return nil, writeErr(CodeBadInput, "body", BodyRule)
 	}
+	if err := n.checkFiles(ctx, o.Files); err != nil {
+		return nil, err
+	}
 	return n.w.do(ctx, &writeReq{space: spaceID, collection: coll, key: o.Key, body: b, links: o.Links, files: o.Files})
 }
 

@@ -2,6 +2,8 @@ package record
 
 import (
 	"time"
+
+	"github.com/minca-go/minca/canonical"
 )
 
 // MaxLooseSkew is how far in the future a loose version's createdAt may be
@@ -37,7 +39,7 @@ func (c *LooseChecker) Check(v *Version, collection string) (string, error) {
 	if v.Collection != collection {
 		return "", refuse(CodeLooseCollection, "collection", "collection must be "+collection+", the one expected (02 §3.5 check 2)")
 	}
-	if n := utf16Len(v.Collection); n < 1 || n > MaxCollectionLen {
+	if n := canonical.UTF16Len(v.Collection); n < 1 || n > MaxCollectionLen {
 		return "", refuse(CodeLooseCollection, "collection", "collection must be 1–128 characters (02 §3.5 check 2)")
 	}
 	if !v.HasBody {
@@ -47,7 +49,7 @@ func (c *LooseChecker) Check(v *Version, collection string) (string, error) {
 	if err != nil {
 		return "", refuse(CodeLooseCreatedAt, "createdAt", "createdAt must be a time (02 §3.5 check 2): "+err.Error())
 	}
-	if v.HasTo && utf16Len(v.To) > MaxToLen {
+	if v.HasTo && canonical.UTF16Len(v.To) > MaxToLen {
 		return "", refuse(CodeLooseTo, "to", "to must be a string of at most 128 characters (02 §3.5 check 2)")
 	}
 	vf := c.Verifier

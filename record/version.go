@@ -276,7 +276,7 @@ func readLog(val any) (*Log, error) {
 			l.N, hasN = n, true
 		case "prev":
 			s, ok := m.Value.(string)
-			if !ok || len(s) < 1 || utf16Len(s) > MaxLogPrevLen {
+			if !ok || len(s) < 1 || canonical.UTF16Len(s) > MaxLogPrevLen {
 				return nil, refuse(CodeLog, "log.prev", "log.prev must be a string of 1–128 characters (02 §4.6 #11)")
 			}
 			l.Prev, hasPrev = s, true
@@ -304,7 +304,7 @@ func readSeen(val any) ([]string, error) {
 	out := make([]string, len(arr))
 	for i, e := range arr {
 		s, ok := e.(string)
-		if !ok || len(s) < 1 || utf16Len(s) > MaxSeenIDLen {
+		if !ok || len(s) < 1 || canonical.UTF16Len(s) > MaxSeenIDLen {
 			return nil, refuse(CodeSeen, "seen["+strconv.Itoa(i)+"]", "each id in seen is a string of 1–128 characters (02 §4.6 #5)")
 		}
 		out[i] = s
@@ -335,30 +335,6 @@ func safeInteger(val any) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
-}
-
-// utf16Len is the length of a WTF-8 string in UTF-16 code units, which is
-// what the spec's "characters" count (its reference is ECMAScript).
-func utf16Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c < 0x80:
-			i++
-			n++
-		case c < 0xE0:
-			i += 2
-			n++
-		case c < 0xF0:
-			i += 3 // includes WTF-8 lone surrogates: one unit each
-			n++
-		default:
-			i += 4
-			n += 2
-		}
-	}
-	return n
 }
 
 // Object returns the version's members as received. It must not be changed.

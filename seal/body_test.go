@@ -227,40 +227,6 @@ func TestEnvelopeFresh(t *testing.T) {
 	}
 }
 
-func TestFiles(t *testing.T) {
-	k := NewKey()
-	ring, _ := NewKeyring(testSpace, k.ID())
-	ring.Offer(k)
-	data := bytes.Repeat([]byte("photo"), 1000)
-	sealed, err := ring.SealFile(k.ID(), data)
-	if err != nil || len(sealed) != len(data)+FileOverhead || bytes.Contains(sealed, []byte("photo")) {
-		t.Fatalf("%d %v", len(sealed), err)
-	}
-	if id, err := FileKeyID(sealed); err != nil || id != k.ID() {
-		t.Fatalf("%s %v", id, err)
-	}
-	got, err := ring.OpenFile(sealed)
-	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("%v", err)
-	}
-	// Another space's, a flipped bit, a truncated file, another key.
-	_, err = OpenFile(k, otherSpace, sealed)
-	wantErr(t, err, ErrOpen, CodeOpen)
-	bad := bytes.Clone(sealed)
-	bad[len(bad)/2] ^= 4
-	_, err = ring.OpenFile(bad)
-	wantErr(t, err, ErrOpen, CodeOpen)
-	_, err = ring.OpenFile(sealed[:FileOverhead-1])
-	wantErr(t, err, ErrMalformed, CodeFile)
-	bad = bytes.Clone(sealed)
-	bad[0] ^= 1
-	_, err = ring.OpenFile(bad)
-	wantErr(t, err, ErrNoKey, CodeNoKey)
-	// A file is not a body: the purposes differ.
-	_, err = k.Open(nil, sealed[32:], BodyBinding(testSpace, "", ""), "x")
-	wantErr(t, err, ErrOpen, CodeOpen)
-}
-
 func TestOpenVersion(t *testing.T) {
 	k := NewKey()
 	ring, _ := NewKeyring(testSpace, k.ID())

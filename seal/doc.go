@@ -17,7 +17,9 @@
 //	(*Key).Seal(dst, pt, Binding) []byte; (*Key).Open(dst, env, Binding, field)  // the envelope
 //	SealBody(k, space, coll, key, Content) (*canonical.Object, error)             // {sealed, keyId}
 //	OpenBody(k, space, coll, key, body) (*Opened, error); ParseSealed; IsSealed
-//	SealFile(k, space, data) []byte; OpenFile; FileKeyID
+//	SealFile(k, space, data) []byte; OpenFile; FileKeyID                  // whole
+//	NewFileSealer(k, space, w) *FileSealer; NewFileOpener(k, space, r, size) // streams (docs/private-spaces.md §4)
+//	SealedFileSize(n), OpenedFileSize(n)
 //	NewKeyChange(space, firstID, next, earlier) (*KeyChange, error); ReadKeyChange; (*KeyChange).Open
 //	NewMemberKey, DeriveMemberKey, ParseMemberKey, ParseMemberPublic; ReadMemberKey (sys.memberkey)
 //	NewBox(k, space, member, to) (*Box, error); ParseBox, ReadBox; (*Box).Open(m, space) (sys.box)

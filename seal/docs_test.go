@@ -129,12 +129,14 @@ func docExamples(t *testing.T, w *docWorld) map[string]string {
 		"std.message link:in mfrggzdfmztwq2lknnwg23tpoa   "+tag2)
 
 	file := []byte("hello, family\n")
-	fenv := sealWith(nil, sk, docBytes(0x20, nonceLen), file, FileBinding(w.space).ad(w.k0.ID()))
-	id, _ := canonical.ParseID(w.k0.ID())
-	sealedFile := append(id[:], fenv...)
+	var sf appendWriter
+	fs := newFileSealer(w.k0, w.space, &sf, [fileSaltLen]byte(docBytes(0x20, fileSaltLen)))
+	fs.Write(file)
+	fs.Close()
+	sealedFile := sf.b
 	out["file"] = lines(
 		"file      "+fmt.Sprintf("%q", file),
-		"nonce     "+hex.EncodeToString(docBytes(0x20, nonceLen)),
+		"salt      "+hex.EncodeToString(docBytes(0x20, fileSaltLen)),
 		"sealed    "+hex.EncodeToString(sealedFile),
 		"files     "+canonText(t, []any{canonical.NewObject("hash", canonical.IDOf(sealedFile).String(), "size", float64(len(sealedFile)))}))
 

@@ -317,7 +317,7 @@ func (c *Change) readKey(v *record.Version) error {
 	}
 	kv, _ := o.Get("keyId")
 	s, ok := kv.(string)
-	if !ok || s == "" || utf16Len(s) > MaxKeyIDLen {
+	if !ok || s == "" || canonical.UTF16Len(s) > MaxKeyIDLen {
 		return refuse(CodeAccessBody, "body.keyId", "a sys.key body names its keyId, 1–128 characters")
 	}
 	c.KeyID, c.Register = s, "key"
@@ -382,7 +382,7 @@ func (c *Change) readKeepers(v *record.Version) error {
 		}
 		nv, _ := ko.Get("name")
 		name, ok := nv.(string)
-		if !ok || utf16Len(name) > MaxNameText {
+		if !ok || canonical.UTF16Len(name) > MaxNameText {
 			return refuse(CodeAccessBody, field+".name", "a keeper's name is a string of at most 80 characters")
 		}
 		for _, k := range c.Keepers {

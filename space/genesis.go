@@ -152,7 +152,7 @@ func GenesisFromValue(v any) (*Genesis, error) {
 			hasV = true
 		case "name":
 			s, ok := m.Value.(string)
-			if !ok || s == "" || utf16Len(s) > MaxNameLen {
+			if !ok || s == "" || canonical.UTF16Len(s) > MaxNameLen {
 				return bad("name", "name is a string of 1–80 characters")
 			}
 			g.Name, hasName = s, true
@@ -198,7 +198,7 @@ func GenesisFromValue(v any) (*Genesis, error) {
 			g.CreatedAt, hasCreated = s, true
 		case "nonce":
 			s, ok := m.Value.(string)
-			if !ok || s == "" || utf16Len(s) > MaxNonceLen {
+			if !ok || s == "" || canonical.UTF16Len(s) > MaxNonceLen {
 				return bad("nonce", "nonce is a string of 1–64 characters")
 			}
 			g.Nonce, hasNonce = s, true
@@ -209,7 +209,7 @@ func GenesisFromValue(v any) (*Genesis, error) {
 			g.Account = true
 		case "encryptionKeyId":
 			s, ok := m.Value.(string)
-			if !ok || s == "" || utf16Len(s) > MaxKeyIDLen {
+			if !ok || s == "" || canonical.UTF16Len(s) > MaxKeyIDLen {
 				return bad("encryptionKeyId", "encryptionKeyId is a string of 1–128 characters")
 			}
 			g.EncryptionKeyID = s
@@ -295,18 +295,6 @@ func parseRoleBody(v any, field string) ([]Grant, error) {
 	}
 	gv, _ := o.Get("grants")
 	return parseGrants(gv, field+".grants", CodeGenesisShape)
-}
-
-// utf16Len counts a string's characters as the spec does: UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-	}
-	return n
 }
 
 // String is the genesis's id and name, for messages.

@@ -79,7 +79,7 @@ func (g Grant) Covers(h Grant) bool {
 	for _, s := range g.Pol {
 		found := false
 		for _, t := range h.Pol {
-			if identity.DeepEqual(s, t) {
+			if canonical.Equal(s, t) {
 				found = true
 				break
 			}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/minca-go/minca/backends/filedir"
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
@@ -84,7 +85,7 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 	// caller gets another on it that refuses writes.
 	ix.eng.Close()
 	ix.eng = nil
-	ro, err := engine.Open(readOnlyKV{KV: ix.kv, url: l.url}, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting})
+	ro, err := engine.Open(readOnlyKV{KV: ix.kv, url: l.url}, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting, Files: ix.files()})
 	if err != nil {
 		return nil, ix.error(err)
 	}
@@ -110,6 +111,10 @@ type index struct {
 	kept     bool          // handed to a Store: not closed on the way out
 }
 
+// files is where the index keeps its files' bytes: files/ in its
+// directory (docs/stores.md, Files).
+func (ix *index) files() engine.FileDir { return filedir.Open(filepath.Join(ix.dir, "files")) }
+
 // open opens the index, making it where there is none. The index is a
 // cache, written even by a read-only open: what it holds beyond the blob
 // store is only what a Flush has not exported yet.
@@ -123,7 +128,7 @@ func (ix *index) open() error {
 	if ix.o.ReadOnly {
 		ikv = keepOpen{kv}
 	}
-	if ix.eng, err = engine.Open(ikv, &engine.Options{Judge: ix.o.Judge, Indexer: ix.o.Indexer, Waiting: ix.o.Waiting}); err != nil {
+	if ix.eng, err = engine.Open(ikv, &engine.Options{Judge: ix.o.Judge, Indexer: ix.o.Indexer, Waiting: ix.o.Waiting, Files: ix.files()}); err != nil {
 		return ix.error(err)
 	}
 	return nil

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 
+	"github.com/minca-go/minca/backends/filedir"
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/backends/sqlite"
@@ -74,12 +76,25 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if o.ReadOnly {
 		kv = readOnlyKV{KV: kv, url: url}
 	}
-	eng, err := engine.Open(kv, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting})
+	eng, err := engine.Open(kv, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting, Files: filesOf(l)})
 	if err != nil {
 		kv.Close()
 		return nil, named("store", url, err)
 	}
 	return &Store{url: url, eng: eng}, nil
+}
+
+// filesOf is where a store keeps its files' bytes (docs/stores.md,
+// Files): files/ in a Pebble store's directory, PATH-files beside a SQLite
+// database, in memory for memory:.
+func filesOf(l location) engine.FileDir {
+	switch l.scheme {
+	case schemePebble:
+		return filedir.Open(filepath.Join(l.path, "files"))
+	case schemeSQLite:
+		return filedir.Open(l.path + "-files")
+	}
+	return nil
 }
 
 // openLocal opens the KV of a pebble:, sqlite: or memory: store.

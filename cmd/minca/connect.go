@@ -146,7 +146,11 @@ func runConnect(ctx context.Context, s *stdio, args []string) error {
 		named = fmt.Sprintf(" (%q, as the home names it)", g.Name)
 	}
 	fmt.Fprintf(s.err, "Connected to %s%s, records only, until %s.\n", g.DID, named, time.Unix(g.ExpiresAt, 0).UTC().Format(time.RFC3339))
-	return writeJSON(s, map[string]any{"account": g.DID, "name": g.Name, "home": g.Home, "key": key.DID(), "expiresAt": g.ExpiresAt, "dir": d})
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return err
+	}
+	return writeJSON(s, map[string]any{"account": g.DID, "name": g.Name, "home": g.Home, "key": key.DID(), "expiresAt": g.ExpiresAt, "dir": abs})
 }
 
 // describeProgram says where an exchange stopped, for a timeout.

@@ -236,6 +236,10 @@ func hint(name string, err error) error {
 	if errors.Is(err, mirror.ErrBlobStoreChanged) || errors.Is(err, mirror.ErrBlobStoreShrunk) {
 		return fmt.Errorf("%w; run again with --adopt to take it as found and write everything there again", err)
 	}
+	var ae *api.Error
+	if name == "put" && errors.As(err, &ae) && ae.Code == api.CodeTooLarge {
+		return fmt.Errorf("%w: a record's body holds the fields an app shows, not a file's bytes; big content goes in files the version names (its files, 02 §3.1)", err)
+	}
 	var h lockholder.Holder
 	if errors.Is(err, engine.ErrLocked) && errors.As(err, &h) && (strings.HasSuffix(h.Command, " serve") || strings.HasSuffix(h.Command, " home")) {
 		return fmt.Errorf("%w: stop it first, or use the verbs that go through the node running there (minca backup --to, minca restore --from, minca put, get, query, space …)", err)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/node/api"
 )
 
@@ -143,5 +144,67 @@ func TestServeOnANewMachine(t *testing.T) {
 	_, errs, code = minca(t, `{"text":7}`, "put", sp, "app.todo", "--dir", dir)
 	if code != exitFailed || !strings.Contains(errs, "write/schema") || !strings.Contains(errs, "body.text: ") {
 		t.Errorf("a body the schema refuses: exit %d: %s", code, errs)
+	}
+	// What put takes is what the README and put --help say: a collection
+	// lower case with a dot, a body that is a JSON object of at most 1 MiB
+	// (and where big content goes instead).
+	big := `{"text":"` + strings.Repeat("x", 1<<20) + `"}`
+	for _, c := range []struct{ body, collection, says string }{
+		{big, "app.todo", "over 1 MiB"},
+		{big, "app.todo", "files"},
+		{`{"text":"x"}`, "Todo", "lower case with at least one dot"},
+		{`["x"]`, "app.todo", "a JSON object"},
+	} {
+		if _, errs, code := minca(t, c.body, "put", sp, c.collection, "--dir", dir); code != exitUsage || !strings.Contains(errs, c.says) {
+			t.Errorf("put %s of %d bytes: exit %d, not saying %q: %s", c.collection, len(c.body), code, c.says, tail(errs, 300))
+		}
+	}
+	for verb, all := range map[string][]string{
+		"put":  {"1 MiB", "files", "lower case with at least one dot", "JSON object"},
+		"sign": {"lower case with at least one dot", "JSON object", "a key not the signer's"},
+	} {
+		help, _, _ := minca(t, "", verb, "--help")
+		for _, says := range all {
+			if !strings.Contains(strings.Join(strings.Fields(help), " "), says) {
+				t.Errorf("%s --help does not say %q", verb, says)
+			}
+		}
+	}
+}
+
+// `init --account-key FILE` adds a device to the account: the key is kept
+// in the new directory, so every node opened there holds it (`/v1/node`
+// says accountKey); another account's key on a node is refused.
+func TestInitWithTheAccountKey(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	account := jsonField(t, mustRun(t, "init", "--dir", a), "account")
+	if got := jsonField(t, mustRun(t, "init", "--dir", b, "--account-key", filepath.Join(a, "account.key")), "account"); got != account {
+		t.Fatalf("the second device acts for %s, not %s", got, account)
+	}
+	k, err := identity.ReadKeyFile(filepath.Join(b, "account.key"))
+	if err != nil || k.DID() != account {
+		t.Fatalf("the second device holds no account key of its own: %v", err)
+	}
+	// Every node opened there holds it: through the node it opened for
+	// the while, as through a running one.
+	c, done, err := nodeClient(context.Background(), &stdio{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &bytes.Buffer{}}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	out, err := c.Do(context.Background(), "GET", "/v1/node", nil)
+	var n struct {
+		AccountKey bool
+		Registry   string
+	}
+	if err != nil || json.Unmarshal(out, &n) != nil || !n.AccountKey || n.Registry == "" {
+		t.Fatalf("/v1/node of the second device: %s %v", out, err)
+	}
+	done()
+	other := filepath.Join(dir, "other.pem")
+	mustRun(t, "keygen", "--out", other)
+	if _, errs, code := minca(t, "", "init", "--dir", b, "--account-key", other); code != exitUsage || !strings.Contains(errs, "acts for the account "+account) {
+		t.Fatalf("another account's key: exit %d %s", code, errs)
 	}
 }

@@ -53,7 +53,8 @@ func TestEmptyLists(t *testing.T) {
 var camel = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 
 // checkStyle fails on any key that is not camelCase and on any null, in
-// every JSON line of out.
+// every JSON line of out; but a carry grant's pod, which 06 §4.3 says is
+// null for an account not kept in a folder.
 func checkStyle(t *testing.T, what, out string) {
 	t.Helper()
 	if strings.TrimSpace(out) == "" {
@@ -63,6 +64,9 @@ func checkStyle(t *testing.T, what, out string) {
 	walk = func(path string, v any) {
 		switch x := v.(type) {
 		case nil:
+			if what == "carrier add" && path == "$.pod" {
+				return
+			}
 			t.Errorf("%s: null at %s", what, path)
 		case map[string]any:
 			for k, e := range x {
@@ -113,6 +117,57 @@ func TestOutputStyle(t *testing.T) {
 	checkStyle(t, "mirror", mustRun(t, "mirror", "--once", "--store", store, "--to", folder))
 	out, _, _ = minca(t, `{"name":"x"}`, "collection", "check")
 	checkStyle(t, "collection check", out)
+
+	// Every verb that goes through the node: camelCase, no nulls, and the
+	// shape docs/cli.md documents for it.
+	shapes := documentedShapes(t)
+	nodeVerb := func(stdin string, args ...string) string {
+		t.Helper()
+		out := runIn(t, stdin, args...)
+		verb := calledVerb(args)
+		if out == "" && verb == "space definitions" {
+			return out // no collection defined
+		}
+		checkStyle(t, verb, out)
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			fits := false
+			for _, sh := range shapes[verb] {
+				fits = fits || sh.fits(l)
+			}
+			if !fits {
+				t.Errorf("minca %s printed %s: not the shape docs/cli.md documents (%v)", verb, l, shapes[verb])
+			}
+		}
+		return out
+	}
+	a, b := filepath.Join(dir, "node-a"), filepath.Join(dir, "node-b")
+	nodeVerb("", "init", "--dir", a)
+	bob := jsonField(t, nodeVerb("", "init", "--dir", b), "account")
+	sp := jsonField(t, nodeVerb("", "space", "create", "club", "--roles", `{"writer":[{"cmd":"/record"}]}`, "--dir", a), "id")
+	key := jsonField(t, nodeVerb(`{"text":"milk"}`, "put", sp, "app.todo", "--dir", a), "key")
+	nodeVerb("", "get", sp, key, "--dir", a)
+	nodeVerb("", "history", sp, key, "--dir", a)
+	nodeVerb("", "query", sp, `{"collection":"app.todo"}`, "--dir", a)
+	nodeVerb("", "watch", sp, "--after", "0", "--count", "1", "--dir", a)
+	inv := jsonField(t, nodeVerb("", "space", "invite", sp, "--role", "writer", "--dir", a), "invite")
+	nodeVerb("", "space", "join", inv, "--dir", b)
+	for _, part := range []string{"members", "show", "roles", "definitions", "history", "list"} {
+		if part == "list" {
+			nodeVerb("", "space", part, "--dir", a)
+			continue
+		}
+		nodeVerb("", "space", part, sp, "--dir", a)
+	}
+	nodeVerb("", "space", "assign", sp, bob, "--role", "writer", "--dir", a)
+	nodeVerb("", "delete", sp, key, "--dir", a)
+	nodeVerb("", "backup", "--to", "folder:"+filepath.Join(dir, "node-backup"), "--dir", a)
+	nodeVerb("", "restore", "--from", "folder:"+filepath.Join(dir, "node-backup"), "--dir", b)
+	carrier := runIn(t, "", "keygen", "--out", filepath.Join(dir, "carrier.key"))
+	nodeVerb("", "carrier", "add", strings.TrimSpace(carrier), "--name", "box", "--dir", a)
+	nodeVerb("", "carrier", "list", "--dir", a)
+	nodeVerb("", "carrier", "remove", strings.TrimSpace(carrier), "--dir", a)
+	nodeVerb("", "space", "remove", sp, bob, "--dir", a)
+	nodeVerb("", "space", "leave", sp, "--dir", b)
 
 	out = mustRun(t, "bench", "negentropy", "--n", "2000", "--diffs", "0.01,0.1", "--runs", "1")
 	checkStyle(t, "bench negentropy", out)

@@ -106,6 +106,7 @@ func verbs() []verb {
 		{"space", "spaces: make one, join, invite, change who is in it (through the node); read a space's state from a store", runSpace},
 		{"put", "write a record's next version through the node (02 §4)", runPut},
 		{"get", "print a record's readable current version", runGet},
+		{"file", "files versions name: write one's bytes, list a record's (02 §3.1)", runFile},
 		{"delete", "write a delete of a record through the node", runDelete},
 		{"history", "list every held version of a record", runHistory},
 		{"query", "answer a query (06 §2.11) through the node", runQuery},
@@ -206,6 +207,8 @@ func subverbsOf(name string) []verb {
 		return spaceSubverbs()
 	case "carrier":
 		return carrierSubverbs()
+	case "file":
+		return fileSubverbs()
 	}
 	return nil
 }

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -13,12 +18,42 @@ import (
 // separate go build.
 const runAsMinca = "MINCA_TEST_RUN_AS_MINCA"
 
+// recordCalls, set to a directory for a process run as minca, makes it
+// record its arguments, what it printed on stdout and its exit code there
+// (call-*.args, .out, .code), for a test to check each JSON line a
+// documentation script printed against the shape documented for its verb.
+const recordCalls = "MINCA_TEST_RECORD_CALLS"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(runAsMinca) == "1" {
+		if dir := os.Getenv(recordCalls); dir != "" {
+			os.Exit(runRecorded(dir))
+		}
 		main()
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// runRecorded is main, recording the call in dir (recordCalls).
+func runRecorded(dir string) int {
+	f, err := os.CreateTemp(dir, "call-*.out")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "recording the call:", err)
+		return exitFailed
+	}
+	defer f.Close()
+	base := strings.TrimSuffix(f.Name(), ".out")
+	args, _ := json.Marshal(os.Args[1:])
+	if err := os.WriteFile(base+".args", args, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "recording the call:", err)
+		return exitFailed
+	}
+	ctx, stop := interruptible(context.Background())
+	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: io.MultiWriter(os.Stdout, f), err: os.Stderr})
+	stop()
+	_ = os.WriteFile(base+".code", []byte(strconv.Itoa(code)), 0o644)
+	return code
 }
 
 // mincaCommand is the path and environment that run minca as a process.

@@ -197,8 +197,8 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 	}
 	v2 := versionsFile(t, dir, "v2.jsonl", 10, 8)
 	_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", folder, v2)
-	if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, "refusing") {
-		t.Fatalf("import into an emptied folder store: exit %d\n%s", code, errs)
+	if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, "refusing") || !strings.Contains(errs, "--adopt") {
+		t.Fatalf("import into an emptied folder store: exit %d, not naming the store it held and --adopt\n%s", code, errs)
 	}
 	if es, _ := os.ReadDir(synced); len(es) != 0 {
 		t.Fatalf("a refused import wrote %v", es)

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,61 +17,6 @@ type transcriptStep struct {
 	want []string // output lines; "…" matches anything within a line
 }
 
-// readTranscript returns the steps of the first ```console block after
-// heading in a Markdown file: "$ " starts a command, which goes on over
-// lines ending in "\" and through a here-document to its EOF line; the
-// lines after a command, up to the next, are its output.
-func readTranscript(t *testing.T, path, heading string) []transcriptStep {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
-	i := strings.Index(text, "\n"+heading+"\n")
-	if i < 0 {
-		t.Fatalf("%s has no heading %q", path, heading)
-	}
-	text = text[i:]
-	start := strings.Index(text, "```console\n")
-	if start < 0 {
-		t.Fatalf("no console block after %q", heading)
-	}
-	text = text[start+len("```console\n"):]
-	end := strings.Index(text, "```")
-	if end < 0 {
-		t.Fatal("the console block does not end")
-	}
-	lines := strings.Split(strings.TrimSuffix(text[:end], "\n"), "\n")
-	var steps []transcriptStep
-	for k := 0; k < len(lines); k++ {
-		l := lines[k]
-		if !strings.HasPrefix(l, "$ ") {
-			if len(steps) == 0 {
-				t.Fatalf("output before the first command: %q", l)
-			}
-			steps[len(steps)-1].want = append(steps[len(steps)-1].want, l)
-			continue
-		}
-		cmd := strings.TrimPrefix(l, "$ ")
-		for strings.HasSuffix(cmd, "\\") && k+1 < len(lines) {
-			k++
-			cmd += "\n" + lines[k]
-		}
-		if strings.Contains(cmd, "<<EOF") || strings.Contains(cmd, "<<'EOF'") {
-			for k+1 < len(lines) {
-				k++
-				cmd += "\n" + lines[k]
-				if lines[k] == "EOF" {
-					break
-				}
-			}
-		}
-		steps = append(steps, transcriptStep{cmd: cmd})
-	}
-	return steps
-}
-
 // linePattern turns an expected output line into a regexp: "…" matches
 // any run of characters, the rest matches itself.
 func linePattern(want string) *regexp.Regexp {
@@ -82,74 +25,6 @@ func linePattern(want string) *regexp.Regexp {
 		parts[i] = regexp.QuoteMeta(p)
 	}
 	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
-}
-
-// The README's first-record walkthrough, run word for word by bash in an
-// empty directory with this build as `minca`: every command succeeds and
-// prints what the README shows.
-func TestReadmeWalkthrough(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Fatal("bash is needed to run the README's shell commands")
-	}
-	steps := readTranscript(t, readmePath, "## Your first record")
-	if len(steps) < 8 {
-		t.Fatalf("the walkthrough has %d commands", len(steps))
-	}
-	for _, verb := range []string{"minca keygen", "minca key fresh", "minca sign", "minca store import", "minca store get", "minca store history"} {
-		found := false
-		for _, s := range steps {
-			found = found || strings.Contains(s.cmd, verb)
-		}
-		if !found {
-			t.Errorf("the walkthrough never runs %s", verb)
-		}
-	}
-	const marker = "@@minca-readme-step "
-	var script strings.Builder
-	script.WriteString("set -e -o pipefail\n")
-	for i, s := range steps {
-		fmt.Fprintf(&script, "echo '%s%d'\n%s\n", marker, i, s.cmd)
-	}
-	dir := t.TempDir()
-	cmd := exec.Command("bash", "-c", script.String())
-	cmd.Dir = dir
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "MINCA_") && !strings.HasPrefix(e, "PATH=") && !strings.HasPrefix(e, "XDG_CACHE_HOME=") {
-			env = append(env, e)
-		}
-	}
-	cmd.Env = append(env, "PATH="+mincaOnPath(t)+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_CACHE_HOME="+filepath.Join(dir, ".cache"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	outs := strings.Split(stdout.String(), marker)[1:]
-	if err != nil {
-		t.Fatalf("the walkthrough failed at step %d (%q): %v\nstderr:\n%s", len(outs)-1, steps[max(len(outs)-1, 0)].cmd, err, stderr.String())
-	}
-	if len(outs) != len(steps) {
-		t.Fatalf("%d of %d steps ran", len(outs), len(steps))
-	}
-	for i, s := range steps {
-		out := outs[i]
-		out = out[strings.Index(out, "\n")+1:] // past the step number
-		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-		if out == "" {
-			got = nil
-		}
-		if len(got) != len(s.want) {
-			t.Errorf("$ %s\nprinted %d lines, the README shows %d:\n%s", s.cmd, len(got), len(s.want), out)
-			continue
-		}
-		for k, w := range s.want {
-			if !linePattern(w).MatchString(got[k]) {
-				t.Errorf("$ %s\nprinted  %s\nREADME:  %s", s.cmd, got[k], w)
-			}
-		}
-	}
-	if strings.Contains(stderr.String(), "level=ERROR") {
-		t.Errorf("errors on stderr:\n%s", stderr.String())
-	}
 }
 
 // Every relative link in the README and docs/ names a file in the

@@ -27,10 +27,12 @@ func readJSONArg(s *stdio, path, what string) (json.RawMessage, error) {
 }
 
 func runPut(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "put", "put SPACE COLLECTION [--key K] [--links JSON] [FILE|-]\n\nWrites the next version of a record through the node (02 §4): the body is\nthe JSON in FILE, or on stdin; the key is a fresh one unless --key names one\n(a full key, or a name the account chooses: settings) or the collection's\nrules derive it (onePer). Prints the signed version. Exit 1 when the node\nrefuses it (its schema, the judge), naming why.")
+	fs := newFlags(s, "put", "put SPACE COLLECTION [--key K] [--links JSON] [--attach PATH]… [FILE|-]\n\nWrites the next version of a record through the node (02 §4): the body is\nthe JSON in FILE, or on stdin; the key is a fresh one unless --key names one\n(a full key, or a name the account chooses: settings) or the collection's\nrules derive it (onePer). COLLECTION is lower case with at least one dot\n(app.todo), the body a JSON object. A request to the node is at most 1 MiB:\na bigger body is refused (exit 2, request/too-large); a body holds the\nfields an app shows, and big content goes in files the version names: each\n--attach PATH is uploaded first, streamed (sealed in a private space), and\nnamed in the version's files (02 §3.1).\nPrints the signed version. Exit 1 when the node refuses it (its schema,\nthe judge), naming why.")
 	dir := dirFlag(fs)
 	key := fs.String("key", "", "the record's `KEY`, or a name the account chooses (settings)")
 	links := fs.String("links", "", "the version's links, a `JSON` list of {\"rel\",\"to\"}")
+	var attach listFlag
+	fs.Var(&attach, "attach", "a file at `PATH` the version names, uploaded first (repeatable)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -51,7 +53,7 @@ func runPut(ctx context.Context, s *stdio, args []string) error {
 		}
 		req["links"] = json.RawMessage(*links)
 	}
-	return callPrint(ctx, s, *dir, http.MethodPost, spacePath(fs.Arg(0), "records"), req)
+	return putRequest(ctx, s, *dir, fs.Arg(0), req, attach)
 }
 
 // recordVerb is get, delete and history: SPACE KEY and nothing else.

@@ -23,7 +23,8 @@ func statsOf(t *testing.T, store string) map[string]any {
 }
 
 // A backup of a node restores whole (docs/stores.md, Geneses): into every
-// kind of store, the restored store holds what the node held — the same
+// kind of store (pebble, sqlite, folder, S3), the restored store holds
+// what the node held — the same
 // versions, stats and spaces' geneses — passes `store check` (its versions
 // judged again against their spaces' access histories), shows each space,
 // and takes a new write; and restored into a new node of the account, the
@@ -42,6 +43,8 @@ func TestBackupRestoresWhole(t *testing.T) {
 	runIn(t, `{"text":"Buy oat milk"}`, "put", pub, "app.todo", "--key", key, "--dir", a) // the first one a stub now
 	entry := jsonField(t, runIn(t, `{"text":"Dear diary"}`, "put", priv, "app.entry", "--dir", a), "key")
 	mustRun(t, "space", "invite", pub, "--role", "writer", "--dir", a)
+	carrier := strings.TrimSpace(mustRun(t, "keygen", "--out", filepath.Join(dir, "carrier.key")))
+	mustRun(t, "carrier", "add", carrier, "--name", "box", "--dir", a)
 
 	backup := "folder:" + filepath.Join(dir, "backup")
 	mustRun(t, "backup", "--to", backup, "--dir", a)
@@ -52,7 +55,11 @@ func TestBackupRestoresWhole(t *testing.T) {
 	}
 
 	me := filepath.Join(a, node.AccountKeyName)
-	for _, u := range []string{"pebble:" + filepath.Join(dir, "r1"), "sqlite:" + filepath.Join(dir, "r2.db"), "folder:" + filepath.Join(dir, "r3")} {
+	// Every kind of store a restore can make (memory: lasts one command,
+	// so none holds a restore to check): pebble, sqlite, a folder and a
+	// bucket.
+	s3 := newFakeS3(t, nil)
+	for _, u := range []string{"pebble:" + filepath.Join(dir, "r1"), "sqlite:" + filepath.Join(dir, "r2.db"), "folder:" + filepath.Join(dir, "r3"), s3.url("restored")} {
 		mustRun(t, "restore", "--from", backup, "--store", u)
 		if got := exported(t, u); !slices.Equal(got, want) {
 			t.Errorf("%s: store export differs from the node's:\n%s\nwant\n%s", u, strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -87,6 +94,18 @@ func TestBackupRestoresWhole(t *testing.T) {
 	if got, want := spaceIDs(t, b), spaceIDs(t, a); !slices.Equal(got, want) {
 		t.Errorf("the restored node keeps %v, the first %v", got, want)
 	}
+	// Everything the node reads of its spaces and its account is the
+	// first node's: each space's state, the account's carriers.
+	for _, sp := range []string{pub, priv} {
+		for _, part := range []string{"show", "members", "roles", "definitions", "history"} {
+			if got, want := mustRun(t, "space", part, sp, "--dir", b), mustRun(t, "space", part, sp, "--dir", a); got != want {
+				t.Errorf("space %s %s: the restored node reads\n%s\nthe first\n%s", part, sp, got, want)
+			}
+		}
+	}
+	if got, want := mustRun(t, "carrier", "list", "--dir", b), mustRun(t, "carrier", "list", "--dir", a); got != want {
+		t.Errorf("carrier list: the restored node reads\n%s\nthe first\n%s", got, want)
+	}
 	if out := mustRun(t, "get", pub, key, "--dir", b); !strings.Contains(out, "Buy oat milk") {
 		t.Errorf("get after the restore: %s", out)
 	}
@@ -116,6 +135,9 @@ func spaceIDs(t *testing.T, dir string) []string {
 	t.Helper()
 	var ids []string
 	for _, l := range strings.Split(strings.TrimSpace(mustRun(t, "space", "list", "--dir", dir)), "\n") {
+		if l == "" {
+			continue // none
+		}
 		ids = append(ids, jsonField(t, l, "id"))
 	}
 	slices.Sort(ids)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"syscall"
 
@@ -20,7 +21,11 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	sp.url = ""
 	st := fs.Lookup("store")
 	st.DefValue, st.Usage = "", "the store `URL` the node runs on, a local one (default: the one DIR records, else pebble:DIR/store): pebble:PATH, sqlite:FILE, memory:"
-	listen := fs.String("listen", api.DefaultListen, "where the API listens: `ADDR` HOST:PORT on the loopback interface, or unix:PATH")
+	defListen := api.DefaultListen
+	if l := os.Getenv("MINCA_LISTEN"); l != "" {
+		defListen = l
+	}
+	listen := fs.String("listen", defListen, "where the API listens: `ADDR` HOST:PORT on the loopback interface, or unix:PATH (default $MINCA_LISTEN, else "+api.DefaultListen+")")
 	var mirrors listFlag
 	fs.Var(&mirrors, "mirror", "a blob store to mirror continuously, `BLOBURL` "+blobURLHelp+" (repeatable)")
 	ps := peerFlags(fs)

@@ -105,7 +105,7 @@ func runSpaceRemove(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runSpaceLeave(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "space leave", "space leave SPACE [--dir DIR]\n\nLeaves the space, through the node, and takes it off the account's list\n(06 §1.3). Prints the access change written.")
+	fs := newFlags(s, "space leave", "space leave SPACE [--dir DIR]\n\nLeaves the space, through the node, and takes it off the account's list\n(06 §1.3): the account's own removal written, when it is a member.\nPrints {\"left\":SPACE}.")
 	dir := dirFlag(fs)
 	if done, err := parseFlags(fs, args); done {
 		return err

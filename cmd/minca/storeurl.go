@@ -11,7 +11,6 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/judge"
-	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/store"
 )
 
@@ -100,7 +99,7 @@ func durationFlag(d *time.Duration) func(string) error {
 // options are the store.Options of an open with these flags.
 func (sp *storeSpec) options(create, readOnly bool) *store.Options {
 	return &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt,
-		S3: sp.s3.options(), Waiting: node.PeersBounded(engine.WaitingLimits{}), Geneses: judge.MirrorGeneses}
+		S3: sp.s3.options(), Waiting: store.PeersBounded(engine.WaitingLimits{}), Geneses: judge.MirrorGeneses}
 }
 
 // open opens the store (store.Open), with the node's judge. A missing

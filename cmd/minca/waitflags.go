@@ -23,6 +23,6 @@ func withWaiting(o *node.Options, l *engine.WaitingLimits) *node.Options {
 	if o.StoreOptions == nil {
 		o.StoreOptions = &store.Options{}
 	}
-	o.StoreOptions.Waiting = node.PeersBounded(*l)
+	o.StoreOptions.Waiting = store.PeersBounded(*l)
 	return o
 }

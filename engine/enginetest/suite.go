@@ -56,6 +56,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("Events", h.testEvents)
 	t.Run("SyncOrderAndChanges", h.testSyncOrder)
 	t.Run("FilesAndMeta", h.testFilesAndMeta)
+	t.Run("FileStreams", h.testFileStreams)
+	t.Run("FilesNamed", h.testFilesNamed)
 	t.Run("CheckFindsDamage", h.testCheckFindsDamage)
 	t.Run("KV", h.testKV)
 	t.Run("Reverse", h.testReverse)

@@ -123,32 +123,59 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) (json.Ra
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	ctype := ""
 	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
+		ctype = "application/json"
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(ctx, method, path, rd, ctype)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	var out json.RawMessage
+	if err := decodeAnswer(resp, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// send sends a request with the token, and body (nil: none) of type
+// ctype.
+func (c *Client) send(ctx context.Context, method, path string, body io.Reader, ctype string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	return c.hc.Do(req)
+}
+
+// decodeAnswer reads a JSON answer (at most 64 MiB) into out, or the
+// *Error an answer of status 300 or more is.
+func decodeAnswer(resp *http.Response, out any) error {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
 	if resp.StatusCode >= 300 {
 		var e struct{ Error *Error }
-		if json.Unmarshal(out, &e) != nil || e.Error == nil {
-			return nil, &Error{Status: resp.StatusCode, Code: CodeInternal, Message: strings.TrimSpace(string(out))}
+		if json.Unmarshal(b, &e) != nil || e.Error == nil {
+			return &Error{Status: resp.StatusCode, Code: CodeInternal, Message: strings.TrimSpace(string(b))}
 		}
 		e.Error.Status = resp.StatusCode
-		return nil, e.Error
+		return e.Error
 	}
-	return out, nil
+	if raw, ok := out.(*json.RawMessage); ok {
+		*raw = b
+		return nil
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(b, out)
 }
 
 // Events reads a server-sent event stream at path, calling fn with each

@@ -73,6 +73,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			status = http.StatusNotFound
 		case CodeCursorGone:
 			status = http.StatusGone
+		case CodeFileNotHeld:
+			status = http.StatusNotFound
+		case CodeFileNoKey:
+			status = http.StatusForbidden
 		case CodeBlobsNotFound:
 			status = http.StatusNotFound
 		case CodeBlobsChanged:
@@ -112,6 +116,18 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// sizeText says a size as people read it: "1 MiB", or in bytes when it is
+// no whole number of KiB or MiB.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
 func bad(code, field, msg string) *apiError { return &apiError{Code: code, Field: field, Message: msg} }
 
 // readBody reads a request body: at most MaxBody bytes, its JSON nesting
@@ -120,7 +136,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.o.MaxBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return nil, bad(CodeTooLarge, "", "the body is over "+strconv.FormatInt(s.o.MaxBody, 10)+" bytes")
+		return nil, bad(CodeTooLarge, "", "the request is over "+sizeText(s.o.MaxBody)+", the most the node reads")
 	}
 	if err != nil {
 		return nil, bad(CodeJSON, "", "reading the body: "+err.Error())

@@ -77,7 +77,7 @@ func endOf(sub *node.Subscription) *apiError {
 func (s *Server) liveQuery(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query().Get("q")
 	if int64(len(q)) > s.o.MaxBody {
-		return bad(CodeTooLarge, "q", "the query is over "+strconv.FormatInt(s.o.MaxBody, 10)+" bytes")
+		return bad(CodeTooLarge, "q", "the query is over "+sizeText(s.o.MaxBody))
 	}
 	if depth([]byte(q)) > s.o.MaxDepth {
 		return bad(CodeTooDeep, "q", "the query nests deeper than "+strconv.Itoa(s.o.MaxDepth))

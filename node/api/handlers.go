@@ -46,6 +46,7 @@ func (s *Server) routes() {
 	h("GET /v1/peers", s.listPeers)
 	h("POST /v1/backup", s.backup)
 	h("POST /v1/restore", s.restore)
+	s.fileRoutes(h)
 	h("/", func(w http.ResponseWriter, r *http.Request) error {
 		return bad(CodeNotFound, "", "no route "+r.Method+" "+r.URL.Path+" (docs/api.md)")
 	})

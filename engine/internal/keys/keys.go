@@ -23,7 +23,10 @@
 //	'q' seq digest                     → nothing: waiting versions by arrival
 //	'Q' source seq digest              → arrival (Unix ms) ‖ size ‖ from: waiting versions by
 //	                                     the source that sent them, oldest first
-//	'F' digest                         → a file's bytes
+//	'F' digest                         → a file's bytes, as stores before FileDir kept them
+//	                                     (moved to the FileDir and 'f' when the store opens)
+//	'f' digest                         → size ‖ when kept (Unix ms), uvarints: the file is held,
+//	                                     its bytes in the store's FileDir
 //	'm' name                           → a caller's meta value
 //	'i' key                            → an Indexer's own keys and values (engine/indexer.go)
 //	'_' name                           → the engine's own counters
@@ -63,6 +66,7 @@ const (
 	WaitQueue = 'q'
 	WaitFrom  = 'Q'
 	File      = 'F'
+	FileHeld  = 'f'
 	Meta      = 'm'
 	Index     = 'i'
 	Internal  = '_'
@@ -131,6 +135,9 @@ func IDKey(d canonical.ID) []byte { return withDigest(ID, d) }
 
 // VersionKey is 'v' vseq.
 func VersionKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Version}, vseq) }
+
+// FileHeldKey is 'f' digest.
+func FileHeldKey(d canonical.ID) []byte { return withDigest(FileHeld, d) }
 
 // FileKey is 'F' digest.
 func FileKey(d canonical.ID) []byte { return withDigest(File, d) }

@@ -1,4 +1,4 @@
-package node
+package carry
 
 import (
 	"errors"
@@ -26,6 +26,8 @@ type Wake struct {
 	Spaces     []string // the spaces it watches; empty: every space carried
 	Open       string   // where the app shows a match; "" for its origin's /
 }
+
+const wakePrefix = "wake:"
 
 // WakeKey is the sys.wake key of the automation at automationKey; "" when
 // none fits a record key.
@@ -62,7 +64,7 @@ func (w Wake) Matches(v *record.Version, root, account string) bool {
 
 // ErrBadWake: a sys.wake or sys.automation body this profile does not
 // read.
-var ErrBadWake = errors.New("minca/node: not a wake")
+var ErrBadWake = errors.New("minca/carry: not a wake")
 
 // maxWakeSpaces bounds a wake's spaces (06 §2.11: 1–256 a proposal).
 const maxWakeSpaces = 256

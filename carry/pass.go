@@ -1,4 +1,4 @@
-package node
+package carry
 
 import (
 	"encoding/base64"
@@ -12,12 +12,12 @@ import (
 	"github.com/minca-go/minca/space"
 )
 
-// SpacePass is a pass (06 §4.2): what a carrier holds to carry one space —
+// Pass is a pass (06 §4.2): what a carrier holds to carry one space —
 // its constitution and, for a private space, the read key seed of the key
 // the account holds now, which only proves to peers that the carrier may
 // take part (06 §4.1) and opens nothing. A sys.pass record at "pass:" ‖
 // the space's id, body {v: 1, space, read?, readKey?}.
-type SpacePass struct {
+type Pass struct {
 	Genesis *space.Genesis
 	// Read is the read key seed (deriveReadSeed of the space key); nil
 	// for a public space.
@@ -27,13 +27,28 @@ type SpacePass struct {
 	ReadKey string
 }
 
+const passPrefix = "pass:"
+
+// ClosedKey is the sys.pass record that tells a carrier the account
+// removed it: body {"v": 1, "closed": true} (06 §4.2).
+const ClosedKey = "carry:closed"
+
+// Closed is carry:closed's body.
+func Closed() *canonical.Object { return canonical.NewObject("v", float64(1), "closed", true) }
+
+// IsClosed reports whether an opened body is carry:closed's, exactly.
+func IsClosed(body any) bool {
+	b, err := canonical.Marshal(body)
+	return err == nil && string(b) == `{"closed":true,"v":1}`
+}
+
 // PassKey is the sys.pass key of a space's pass.
 func PassKey(spaceID string) string { return passPrefix + spaceID }
 
 // NewPass is the pass for g: of a public space with k nil, else from the
 // space key k the account holds now.
-func NewPass(g *space.Genesis, k *seal.Key) *SpacePass {
-	p := &SpacePass{Genesis: g}
+func NewPass(g *space.Genesis, k *seal.Key) *Pass {
+	p := &Pass{Genesis: g}
 	if k != nil {
 		seed := k.ReadSeed()
 		p.Read = &seed
@@ -45,7 +60,7 @@ func NewPass(g *space.Genesis, k *seal.Key) *SpacePass {
 }
 
 // Value is the pass as a sys.pass body.
-func (p *SpacePass) Value() *canonical.Object {
+func (p *Pass) Value() *canonical.Object {
 	o := canonical.NewObject("v", float64(1), "space", p.Genesis.Object())
 	if p.Read != nil {
 		o.Set("read", base64.RawURLEncoding.EncodeToString(p.Read[:]))
@@ -58,15 +73,15 @@ func (p *SpacePass) Value() *canonical.Object {
 
 // ReadKeyPair is the key the carrier proves to peers of a private space: the
 // P-256 key of the read seed (docs/private-spaces.md §2).
-func (p *SpacePass) ReadKeyPair() (*identity.PrivateKey, error) {
+func (p *Pass) ReadKeyPair() (*identity.PrivateKey, error) {
 	if p.Read == nil {
-		return nil, errors.New("minca/node: a public space's pass has no read key")
+		return nil, errors.New("minca/carry: a public space's pass has no read key")
 	}
 	return seal.ReadKey(*p.Read)
 }
 
 // ErrBadPass: a sys.pass body a carrier does not accept (06 §4.2).
-var ErrBadPass = errors.New("minca/node: not a pass a carrier accepts")
+var ErrBadPass = errors.New("minca/carry: not a pass a carrier accepts")
 
 // ReadPass reads a sys.pass body at key and checks what a carrier MUST
 // (06 §4.2): v is 1, the space is a genesis whose id is the one the key
@@ -76,8 +91,8 @@ var ErrBadPass = errors.New("minca/node: not a pass a carrier accepts")
 // readKey yet (docs/private-spaces.md §11), so a pass for K₀ is taken on
 // the account's word: only passes standing in the account's own carry
 // space reach here.
-func ReadPass(key string, body any) (*SpacePass, error) {
-	bad := func(format string, a ...any) (*SpacePass, error) {
+func ReadPass(key string, body any) (*Pass, error) {
+	bad := func(format string, a ...any) (*Pass, error) {
 		return nil, fmt.Errorf("%w: %s", ErrBadPass, fmt.Sprintf(format, a...))
 	}
 	id, ok := strings.CutPrefix(key, passPrefix)
@@ -106,7 +121,7 @@ func ReadPass(key string, body any) (*SpacePass, error) {
 	if g.ID != id {
 		return bad("the space hashes to %s, not %s", g.ID, id)
 	}
-	p := &SpacePass{Genesis: g}
+	p := &Pass{Genesis: g}
 	rv, hasRead := o.Get("read")
 	if g.Private() != hasRead {
 		return bad("a private space's pass holds its read seed, and only a private space's")
@@ -136,75 +151,4 @@ func ReadPass(key string, body any) (*SpacePass, error) {
 		}
 	}
 	return p, nil
-}
-
-// ViewInvitePrefix starts a view-only invite: "minca-view:" and base64url
-// (no padding) of the canonical JSON {"v": 1, "genesis": {…}, "key":
-// {keyId, key}?}. It lets its holder hold the space — its genesis, and for
-// a private space the key in use — and write nothing: no invite key, no
-// roles. A carrier's carry space comes to it this way (06 §4.2 step 3,
-// §4.3: the invite carries the space's key).
-const ViewInvitePrefix = "minca-view:"
-
-// ViewInvite is a view-only invite to g, carrying k for a private space.
-func ViewInvite(g *space.Genesis, k *seal.Key) (string, error) {
-	o := canonical.NewObject("v", float64(1), "genesis", g.Object())
-	if k != nil {
-		o.Set("key", seal.InviteKey{Key: k}.Object())
-	}
-	b, err := canonical.Marshal(o)
-	if err != nil {
-		return "", err
-	}
-	return ViewInvitePrefix + base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// ParseViewInvite reads a view-only invite: the space's genesis and, when
-// it carries one, its key (nil otherwise). A private space's invite that
-// carries no key, or a public one's that does, is refused.
-func ParseViewInvite(text string) (*space.Genesis, *seal.Key, error) {
-	bad := func(msg string) (*space.Genesis, *seal.Key, error) {
-		return nil, nil, writeErr(CodeBadInput, "invite", "not a view-only invite: "+msg)
-	}
-	rest, ok := strings.CutPrefix(strings.TrimSpace(text), ViewInvitePrefix)
-	if !ok {
-		return bad("it starts " + ViewInvitePrefix)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil {
-		return bad("base64url: " + err.Error())
-	}
-	v, err := canonical.Parse(raw)
-	if err != nil {
-		return bad(err.Error())
-	}
-	o, ok := v.(*canonical.Object)
-	if !ok {
-		return bad("it is {v, genesis, key?}")
-	}
-	for _, m := range o.Members {
-		if m.Name != "v" && m.Name != "genesis" && m.Name != "key" {
-			return bad("it has no member " + m.Name)
-		}
-	}
-	if ver, _ := o.Get("v"); ver != float64(1) {
-		return bad("v is 1")
-	}
-	gv, _ := o.Get("genesis")
-	g, err := space.GenesisFromValue(gv)
-	if err != nil {
-		return bad("genesis: " + err.Error())
-	}
-	kv, hasKey := o.Get("key")
-	if hasKey != g.Private() {
-		return bad("a private space's invite carries its key, and only a private space's")
-	}
-	if !hasKey {
-		return g, nil, nil
-	}
-	k, err := seal.ParseInviteKey(kv)
-	if err != nil {
-		return bad("key: " + err.Error())
-	}
-	return g, k, nil
 }

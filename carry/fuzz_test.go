@@ -1,4 +1,4 @@
-package node
+package carry
 
 import (
 	"testing"
@@ -36,11 +36,11 @@ func FuzzCarryFormats(f *testing.F) {
 		if w, err := ReadAutomation(key, v); err == nil && w.Collection == "" {
 			t.Fatal("an automation read with no collection")
 		}
-		if c, ok := readCarrier(&record.Version{Key: key, Body: v}); ok {
+		if c, ok := ReadCarrier(key, v); ok {
 			if c.Gen < 0 || c.Space == "" {
 				t.Fatalf("a carrier record read as %+v", c)
 			}
-			if again, ok := readCarrier(&record.Version{Key: key, Body: c.body()}); !ok || again.DID != c.DID || again.Gen != c.Gen {
+			if again, ok := ReadCarrier(key, c.Value()); !ok || again.DID != c.DID || again.Gen != c.Gen {
 				t.Fatal("a carrier record read does not read back")
 			}
 		}
@@ -56,8 +56,8 @@ func FuzzParseViewInvite(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		g, k, err := ParseViewInvite(text)
 		if err != nil {
-			if _, ok := err.(*WriteError); !ok {
-				t.Fatalf("a bad invite gave %T, not a *WriteError", err)
+			if r, ok := err.(*record.Refusal); !ok || r.Code != CodeBadInvite {
+				t.Fatalf("a bad invite gave %T %v, not a *record.Refusal %s", err, err, CodeBadInvite)
 			}
 			return
 		}

@@ -1,0 +1,250 @@
+// Package filedir is an [engine.FileDir] in a directory of the local disk:
+// where a pebble:, sqlite: or folder:/s3:// store keeps the bytes of the
+// files its versions name (02 §3.1; docs/stores.md, Files).
+//
+//	DIR/<hash>           a kept file, named by its content id
+//	DIR/partial/<hash>   a file being fetched, its bytes so far
+//	DIR/tmp/<random>     a file being written
+//
+// Nothing is made until the first file is written, so a store opened to
+// read makes no directory. A file is written and synced, renamed into
+// place, and the directory synced, before the store records it as held.
+package filedir
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+)
+
+// Dir is a FileDir rooted at a directory.
+type Dir struct{ root string }
+
+// Open returns the FileDir at root (made when the first file is written).
+func Open(root string) *Dir { return &Dir{root: root} }
+
+// Root is the directory.
+func (d *Dir) Root() string { return d.root }
+
+func (d *Dir) partialDir() string { return filepath.Join(d.root, "partial") }
+func (d *Dir) tmpDir() string     { return filepath.Join(d.root, "tmp") }
+
+// validName keeps names to content ids: a name never walks out of the
+// directory.
+func validName(name string) error {
+	if _, err := canonical.ParseID(name); err != nil {
+		return fmt.Errorf("minca/filedir: %q is not a file's content id", name)
+	}
+	return nil
+}
+
+type temp struct {
+	d       *Dir
+	f       *os.File
+	path    string
+	partial bool
+	size    int64
+	closed  bool
+}
+
+// Create starts a new temporary file.
+func (d *Dir) Create() (engine.FileTemp, error) {
+	if err := os.MkdirAll(d.tmpDir(), 0o700); err != nil {
+		return nil, err
+	}
+	var r [12]byte
+	rand.Read(r[:])
+	p := filepath.Join(d.tmpDir(), hex.EncodeToString(r[:]))
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &temp{d: d, f: f, path: p}, nil
+}
+
+// Partial opens name's partial file to append to.
+func (d *Dir) Partial(name string) (engine.FileTemp, error) {
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(d.partialDir(), 0o700); err != nil {
+		return nil, err
+	}
+	p := filepath.Join(d.partialDir(), name)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, 2); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &temp{d: d, f: f, path: p, partial: true, size: fi.Size()}, nil
+}
+
+func (t *temp) Write(p []byte) (int, error) {
+	n, err := t.f.Write(p)
+	t.size += int64(n)
+	return n, err
+}
+
+func (t *temp) ReadAt(p []byte, off int64) (int, error) { return t.f.ReadAt(p, off) }
+func (t *temp) Size() int64                             { return t.size }
+func (t *temp) Sync() error                             { return t.f.Sync() }
+
+func (t *temp) Keep(name string) error {
+	if err := validName(name); err != nil {
+		t.Close()
+		return err
+	}
+	if t.closed {
+		return os.ErrClosed
+	}
+	t.closed = true
+	err := t.f.Sync()
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(t.path, filepath.Join(t.d.root, name))
+	}
+	if err == nil {
+		err = syncDir(t.d.root)
+	}
+	if err != nil && !t.partial {
+		os.Remove(t.path)
+	}
+	return err
+}
+
+func (t *temp) Close() error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	err := t.f.Close()
+	if !t.partial {
+		os.Remove(t.path)
+	}
+	return err
+}
+
+type reader struct {
+	*os.File
+	size int64
+}
+
+func (r reader) Size() int64 { return r.size }
+
+// Open opens the kept file name.
+func (d *Dir) Open(name string) (engine.FileReader, error) {
+	if err := validName(name); err != nil {
+		return nil, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
+	}
+	f, err := os.Open(filepath.Join(d.root, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: file %s", engine.ErrNotFound, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return reader{f, fi.Size()}, nil
+}
+
+func remove(p string) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Remove removes the kept file name.
+func (d *Dir) Remove(name string) error {
+	if err := validName(name); err != nil {
+		return err
+	}
+	return remove(filepath.Join(d.root, name))
+}
+
+// RemovePartial removes name's partial file.
+func (d *Dir) RemovePartial(name string) error {
+	if err := validName(name); err != nil {
+		return err
+	}
+	return remove(filepath.Join(d.partialDir(), name))
+}
+
+// RemoveTemp removes a temporary file List named.
+func (d *Dir) RemoveTemp(name string) error {
+	if strings.ContainsAny(name, `/\`) || name == "" || name == "." || name == ".." {
+		return fmt.Errorf("minca/filedir: %q is not a temporary file's name", name)
+	}
+	return remove(filepath.Join(d.tmpDir(), name))
+}
+
+// List calls fn for every kept, partial and temporary file; names that
+// are not ours are left out.
+func (d *Dir) List(fn func(engine.FileEntry) error) error {
+	for _, part := range []struct {
+		dir  string
+		kind engine.FileKind
+	}{{d.root, engine.FileKept}, {d.partialDir(), engine.FilePartial}, {d.tmpDir(), engine.FileTempKind}} {
+		es, err := os.ReadDir(part.dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if e.IsDir() || (part.kind != engine.FileTempKind && validName(e.Name()) != nil) {
+				continue
+			}
+			fi, err := e.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(engine.FileEntry{Name: e.Name(), Kind: part.kind, Size: fi.Size(), ModTime: fi.ModTime()}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) {
+		return nil // some filesystems cannot sync a directory
+	}
+	return err
+}

@@ -1,0 +1,138 @@
+package filedir_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/minca-go/minca/backends/filedir"
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+)
+
+var ctx = context.Background()
+
+func ref(data []byte) engine.FileRef {
+	return engine.FileRef{Hash: canonical.IDOf(data).String(), Size: int64(len(data))}
+}
+
+// Files live in the directory, a partial survives the store closing, and
+// nothing is made until a file is written.
+func TestDirKeepsFiles(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "files")
+	kv := keepKV{memory.Open(nil)}
+	open := func() *engine.Store {
+		s, err := engine.Open(kv, &engine.Options{Files: filedir.Open(root)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the directory is made before any file: %v", err)
+	}
+	data := bytes.Repeat([]byte("a photo "), 100_000)
+	if err := s.PutFile(ctx, ref(data).Hash, data); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, ref(data).Hash)); err != nil || !bytes.Equal(b, data) {
+		t.Fatalf("the file on disk: %v", err)
+	}
+	big := bytes.Repeat([]byte("video"), 300_000)
+	p, err := s.OpenPartial(ctx, ref(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Write(big[:1_000_000])
+	p.Close()
+	if es, _ := os.ReadDir(filepath.Join(root, "tmp")); len(es) != 0 {
+		t.Fatalf("temporary files left: %d", len(es))
+	}
+	// Closing the store keeps the partial; the next store resumes it.
+	s.Close()
+	s = open()
+	defer s.Close()
+	p, err = s.OpenPartial(ctx, ref(big))
+	if err != nil || p.Offset() != 1_000_000 {
+		t.Fatalf("resumed at %d: %v", p.Offset(), err)
+	}
+	p.Write(big[1_000_000:])
+	if err := p.Keep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.File(ctx, ref(big).Hash); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("the resumed file: %v", err)
+	}
+	if probs, err := s.VerifyFiles(ctx); err != nil || len(probs) != 0 {
+		t.Fatalf("%v %v", probs, err)
+	}
+	// A file damaged on disk is named by the check.
+	os.WriteFile(filepath.Join(root, ref(data).Hash), []byte("rot"), 0o600)
+	probs, err := s.VerifyFiles(ctx)
+	if err != nil || len(probs) != 1 || !bytes.Contains([]byte(probs[0]), []byte(ref(data).Hash)) {
+		t.Fatalf("damage not named: %v %v", probs, err)
+	}
+}
+
+// What a crash leaves — a temporary file, bytes never recorded, a
+// partial nothing names — is removed after the grace, and only then.
+func TestDirTidiesLeftovers(t *testing.T) {
+	root := t.TempDir()
+	d := filedir.Open(root)
+	now := time.Now()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Files: d, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tmp, _ := d.Create()
+	tmp.Write([]byte("half an upload"))
+	stray := []byte("kept, never recorded")
+	os.WriteFile(filepath.Join(root, ref(stray).Hash), stray, 0o600)
+	part, _ := d.Partial(ref([]byte("partial")).Hash)
+	part.Write([]byte("par"))
+	part.Close()
+	os.WriteFile(filepath.Join(root, "notes.txt"), []byte("not ours"), 0o600)
+	if res, err := s.TidyFiles(ctx, time.Hour); err != nil || res.Removed != 0 {
+		t.Fatalf("within the grace: %+v %v", res, err)
+	}
+	now = now.Add(2 * time.Hour)
+	res, err := s.TidyFiles(ctx, time.Hour)
+	if err != nil || res.Removed != 3 {
+		t.Fatalf("after the grace: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "notes.txt")); err != nil {
+		t.Fatal("a file not ours was removed")
+	}
+	tmp.Close()
+}
+
+// Names are content ids: nothing walks out of the directory.
+func TestDirRefusesOtherNames(t *testing.T) {
+	d := filedir.Open(t.TempDir())
+	for _, n := range []string{"../x", "/etc/passwd", "", "bnotanid"} {
+		if _, err := d.Partial(n); err == nil {
+			t.Fatalf("partial %q", n)
+		}
+		if _, err := d.Open(n); !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("open %q: %v", n, err)
+		}
+		if err := d.Remove(n); err == nil {
+			t.Fatalf("remove %q", n)
+		}
+	}
+	if err := d.RemoveTemp("../x"); err == nil {
+		t.Fatal("remove temp ../x")
+	}
+}
+
+// keepKV is a memory KV that survives its store's Close, to reopen.
+type keepKV struct{ *memory.Store }
+
+func (keepKV) Close() error { return nil }

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/minca-go/minca/canonical"
+)
+
+// put --attach uploads files and names them; file ls lists them held;
+// file get writes their bytes to stdout or a path; a file not held is
+// exit 3, a hash that is not one exit 2, an --attach path that is not
+// there exit 2 with nothing written.
+func TestFileVerbs(t *testing.T) {
+	dir, work := t.TempDir(), t.TempDir()
+	if _, c := nodeCLI(t, "", "init", "--dir", dir); c != 0 {
+		t.Fatal("init")
+	}
+	out, c := nodeCLI(t, "", "space", "create", "album", "--dir", dir, "--roles", `{"writer":[{"cmd":"/record"}]}`)
+	if c != 0 {
+		t.Fatal("space create")
+	}
+	sp := jsonField(t, out, "id")
+	one, two := filepath.Join(work, "one.bin"), filepath.Join(work, "two.txt")
+	big := bytes.Repeat([]byte("0123456789abcdef"), 70000)
+	os.WriteFile(one, big, 0o600)
+	os.WriteFile(two, []byte("second"), 0o600)
+	out, c = nodeCLI(t, `{"title":"trip"}`, "put", sp, "app.album", "--attach", one, "--attach", two, "--dir", dir)
+	if c != 0 || !strings.Contains(out, canonical.IDOf(big).String()) {
+		t.Fatalf("put --attach: %d %q", c, out)
+	}
+	key := jsonField(t, out, "key")
+	out, c = nodeCLI(t, "", "file", "ls", sp, key, "--dir", dir)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if c != 0 || len(lines) != 2 || !strings.Contains(lines[0], `"held":true`) || !strings.Contains(lines[1], `"size":6`) {
+		t.Fatalf("file ls: %d %q", c, out)
+	}
+	out, c = nodeCLI(t, "", "file", "get", sp, canonical.IDOf([]byte("second")).String(), "--dir", dir)
+	if c != 0 || out != "second" {
+		t.Fatalf("file get to stdout: %d %q", c, out)
+	}
+	dst := filepath.Join(work, "copy.bin")
+	out, c = nodeCLI(t, "", "file", "get", sp, canonical.IDOf(big).String(), "-o", dst, "--dir", dir)
+	if got, _ := os.ReadFile(dst); c != 0 || !bytes.Equal(got, big) || jsonField(t, out, "path") != dst {
+		t.Fatalf("file get -o: %d %q", c, out)
+	}
+	if _, c = nodeCLI(t, "", "file", "get", sp, canonical.IDOf([]byte("nowhere")).String(), "--dir", dir); c != exitNotFound {
+		t.Fatalf("a file not held: exit %d, want %d", c, exitNotFound)
+	}
+	if _, c = nodeCLI(t, "", "file", "get", sp, "nothash", "--dir", dir); c != exitUsage {
+		t.Fatalf("a hash that is not one: exit %d, want %d", c, exitUsage)
+	}
+	if _, c = nodeCLI(t, `{"title":"x"}`, "put", sp, "app.album", "--attach", filepath.Join(work, "absent"), "--dir", dir); c != exitUsage {
+		t.Fatalf("--attach of a path not there: exit %d, want %d", c, exitUsage)
+	}
+	if _, c = nodeCLI(t, "", "file", "ls", sp, "no-such-key", "--dir", dir); c != exitNotFound {
+		t.Fatalf("file ls of no record: exit %d, want %d", c, exitNotFound)
+	}
+}

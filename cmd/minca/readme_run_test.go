@@ -1,0 +1,653 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// person stands in for the person at the browser: `minca connect` opens
+// the link with xdg-open, and this one does what the page does (hands the
+// home the code from the fragment, waits for the program to ask, presses
+// Allow) and then types the check the page shows into the terminal, the
+// FIFO $PERSON that is the walkthrough's stdin.
+const person = `#!/bin/sh
+set -eu
+link="$1"
+origin="${link%%/connect*}"
+code="${link#*#}"
+id=$(curl -sf -X POST -H "Origin: $origin" --data-urlencode "code=$code" "$origin/connect/code" | jq -r .id)
+while :; do
+  v=$(curl -sf "$origin/connect/code/$id")
+  [ "$(printf '%s' "$v" | jq -r .state)" = asked ] && break
+  sleep 0.1
+done
+curl -sf -X POST -H "Origin: $origin" -d decision=allow "$origin/connect/code/$id" >/dev/null
+printf '%s\n' "$(printf '%s' "$v" | jq -r .check)" > "$PERSON"
+`
+
+// docBlock is one fenced block of a Markdown file.
+type docBlock struct {
+	lang    string // the fence's language: sh, console, text, …
+	section string // the last ## heading before it
+	text    string
+}
+
+// docBlocks returns the fenced blocks of a Markdown file, in order.
+func docBlocks(t *testing.T, path string) []docBlock {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docBlock
+	var cur *docBlock
+	section := ""
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		trimmed := strings.TrimSpace(l)
+		if cur != nil {
+			if trimmed == "```" {
+				out = append(out, *cur)
+				cur = nil
+				continue
+			}
+			cur.text += strings.TrimPrefix(l, strings.Repeat(" ", len(l)-len(strings.TrimLeft(l, " "))))
+			continue
+		}
+		if strings.HasPrefix(l, "## ") {
+			section = strings.TrimSpace(strings.TrimPrefix(l, "## "))
+		}
+		if lang, ok := strings.CutPrefix(trimmed, "```"); ok {
+			cur = &docBlock{lang: lang, section: section}
+		}
+	}
+	if cur != nil {
+		t.Fatalf("%s: a block that does not end", path)
+	}
+	return out
+}
+
+// transcript reads a console block: "$ " starts a command, which goes on
+// over lines ending in "\" and through a here-document to its EOF line;
+// the lines after a command, up to the next, are what it prints.
+func transcript(t *testing.T, text string) []transcriptStep {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	var steps []transcriptStep
+	for k := 0; k < len(lines); k++ {
+		l := lines[k]
+		if !strings.HasPrefix(l, "$ ") {
+			if len(steps) == 0 {
+				t.Fatalf("output before the first command: %q", l)
+			}
+			steps[len(steps)-1].want = append(steps[len(steps)-1].want, l)
+			continue
+		}
+		cmd := strings.TrimPrefix(l, "$ ")
+		for strings.HasSuffix(cmd, "\\") && k+1 < len(lines) {
+			k++
+			cmd += "\n" + lines[k]
+		}
+		if strings.Contains(cmd, "<<EOF") || strings.Contains(cmd, "<<'EOF'") {
+			for k+1 < len(lines) {
+				k++
+				cmd += "\n" + lines[k]
+				if lines[k] == "EOF" {
+					break
+				}
+			}
+		}
+		steps = append(steps, transcriptStep{cmd: cmd})
+	}
+	return steps
+}
+
+// The README, run as a new user would: every sh and console block in the
+// order written, in one shell, from an empty home directory (no
+// configuration, no MINCA_ settings, this build as `minca` on PATH), with
+// `minca serve` started where the Quick start starts it (in the
+// background, on a free port: MINCA_LISTEN, the one setting given). Only
+// the Install section's blocks are not run: they build and test this
+// repository. Each console block's commands print what it shows (JSON
+// lines compared member by member, "…" standing for what differs each
+// run), and every JSON line any `minca` in any block prints is checked
+// against the shape docs/cli.md documents for its verb ("What each verb
+// prints"): a verb whose output changed shape, or that prints a Go value's
+// fields, fails here.
+func TestReadmeRunsInOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	requireTools(t, "bash", "jq", "curl", "timeout")
+	blocks := docBlocks(t, readmePath)
+	home := t.TempDir()
+	calls := t.TempDir()
+	bin := mincaOnPath(t)
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(person), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "terminal")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Read and write: opening does not wait for a writer, and the
+	// terminal never ends while the README runs.
+	terminal, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer terminal.Close()
+
+	const marker = "@@minca-readme "
+	var script strings.Builder
+	script.WriteString("set -euo pipefail\n")
+	type console struct {
+		block int
+		steps []transcriptStep
+	}
+	var consoles []console
+	ran, served := 0, false
+	for i, b := range blocks {
+		if b.section == "Install" || (b.lang != "sh" && b.lang != "console") {
+			continue
+		}
+		ran++
+		fmt.Fprintf(&script, "echo '%sblock %d'\n", marker, i)
+		switch {
+		case b.lang == "console":
+			steps := transcript(t, b.text)
+			for k, s := range steps {
+				// A step exits 0, unless the README shows "(exit N)" last.
+				want := 0
+				if n := len(s.want); n > 0 {
+					if m := exitShown.FindStringSubmatch(s.want[n-1]); m != nil {
+						want, _ = strconv.Atoi(m[1])
+						steps[k].want = s.want[:n-1]
+					}
+				}
+				fmt.Fprintf(&script, "echo '%sstep %d %d'\nset +e\n%s\nrc=$?\nset -e\necho \"%sexit $rc\"\n"+
+					"[ $rc = %d ] || { echo 'the README shows exit %d' >&2; exit 1; }\n", marker, i, k, s.cmd, marker, want, want)
+			}
+			consoles = append(consoles, console{i, steps})
+		case strings.TrimSpace(b.text) == "minca serve":
+			// The Quick start: the node runs from here on.
+			script.WriteString("minca serve > \"$READMETEST/serve.json\" 2> \"$READMETEST/serve.log\" & SERVE=$!\n" +
+				"until [ -s \"$READMETEST/serve.json\" ]; do kill -0 $SERVE; sleep 0.1; done\n")
+			served = true
+		default:
+			script.WriteString(b.text)
+		}
+	}
+	if !served {
+		t.Fatal("the README starts no `minca serve` of its own")
+	}
+	if ran < 8 {
+		t.Fatalf("the README has %d blocks to run", ran)
+	}
+	script.WriteString("kill $SERVE; wait $SERVE || true\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd.Dir = home
+	cmd.Stdin = terminal
+	// Everything it starts is in its process group: stopped with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var env []string
+	for _, e := range os.Environ() {
+		k, _, _ := strings.Cut(e, "=")
+		switch {
+		case strings.HasPrefix(k, "MINCA_"), strings.HasPrefix(k, "XDG_"), strings.HasPrefix(k, "AWS_"), k == "PATH", k == "HOME":
+			continue
+		}
+		env = append(env, e)
+	}
+	readmetest := t.TempDir()
+	cmd.Env = append(env, "HOME="+home, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"MINCA_LISTEN=127.0.0.1:0", recordCalls+"="+calls, "PERSON="+fifo, "READMETEST="+readmetest)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever a failed block left running
+	out := stdout.String()
+	if err != nil {
+		serveLog, _ := os.ReadFile(filepath.Join(readmetest, "serve.log"))
+		t.Fatalf("the README stopped at %s: %v\nstdout (end):\n%s\nstderr (end):\n%s\nminca serve said:\n%s",
+			lastMarker(out, marker), err, tail(out, 3000), tail(stderr.String(), 3000), tail(string(serveLog), 2000))
+	}
+
+	// Each console step printed what the README shows.
+	for _, c := range consoles {
+		for k, s := range c.steps {
+			got := stepOutput(out, marker, fmt.Sprintf("step %d %d", c.block, k))
+			if len(got) != len(s.want) {
+				t.Errorf("$ %s\nprinted %d lines, the README shows %d:\n%s", s.cmd, len(got), len(s.want), strings.Join(got, "\n"))
+				continue
+			}
+			for j, w := range s.want {
+				if !lineMatches(w, got[j]) {
+					t.Errorf("$ %s\nprinted  %s\nREADME:  %s", s.cmd, got[j], w)
+				}
+			}
+		}
+	}
+	checkCalls(t, calls, "README.md")
+	if strings.Contains(stderr.String(), "level=ERROR") {
+		t.Errorf("errors on stderr:\n%s", stderr.String())
+	}
+}
+
+// exitShown is how a console block shows a command's exit code when it is
+// not 0: "(exit 1)", last after what it printed.
+var exitShown = regexp.MustCompile(`^\(exit (\d+)\)$`)
+
+// requireTools skips a test when a tool its documentation runs is missing,
+// except under CI (MINCA_REQUIRE_DOC_TOOLS=1), where a missing tool fails
+// it: CI installs them, so a skip there would make CI thinner unseen.
+func requireTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("MINCA_REQUIRE_DOC_TOOLS") == "1" {
+				t.Fatalf("%s is not installed, and MINCA_REQUIRE_DOC_TOOLS=1 (CI) says the documentation tests run", tool)
+			}
+			t.Skip(tool + " is not installed")
+		}
+	}
+}
+
+// stepOutput is what a marked step printed: the lines after its marker,
+// up to the next marker.
+func stepOutput(out, marker, name string) []string {
+	_, rest, ok := strings.Cut(out, marker+name+"\n")
+	if !ok {
+		return nil
+	}
+	if i := strings.Index(rest, marker); i >= 0 {
+		rest = rest[:i]
+	}
+	rest = strings.TrimSuffix(rest, "\n")
+	if rest == "" {
+		return nil
+	}
+	return strings.Split(rest, "\n")
+}
+
+func lastMarker(out, marker string) string {
+	i := strings.LastIndex(out, marker)
+	if i < 0 {
+		return "the start"
+	}
+	l, _, _ := strings.Cut(out[i+len(marker):], "\n")
+	return l
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// lineMatches compares a line a command printed with the line the
+// documentation shows. A JSON line is compared member by member: the
+// same members (a bare … among them: and more), each value the same,
+// "…" within a string standing for any run of characters and a string
+// "…" for any value. Any other line is compared as text, … as any run.
+func lineMatches(want, got string) bool {
+	if strings.HasPrefix(want, "{") || strings.HasPrefix(want, "[") {
+		w, err := parseShown(want)
+		if err != nil {
+			return false
+		}
+		dec := json.NewDecoder(strings.NewReader(got))
+		dec.UseNumber()
+		var g any
+		if dec.Decode(&g) != nil || dec.More() {
+			return false
+		}
+		return shownMatches(w, g)
+	}
+	return linePattern(want).MatchString(got)
+}
+
+// parseShown reads a JSON line as documentation shows it: a bare …
+// (outside a string) becomes a member "…" in an object, an element "…" in
+// a list.
+func parseShown(s string) (any, error) {
+	var b strings.Builder
+	var stack []byte
+	inString, escaped := false, false
+	var last rune // the last rune written outside a string, spaces aside
+	for _, r := range s {
+		if inString {
+			b.WriteRune(r)
+			switch {
+			case escaped:
+				escaped = false
+			case r == '\\':
+				escaped = true
+			case r == '"':
+				inString = false
+				last = r
+			}
+			continue
+		}
+		switch r {
+		case '"':
+			inString = true
+		case '{', '[':
+			stack = append(stack, byte(r))
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case '…':
+			// A member where a member goes, a value where a value does.
+			if len(stack) > 0 && stack[len(stack)-1] == '{' && last != ':' {
+				b.WriteString(`"…":"…"`)
+			} else {
+				b.WriteString(`"…"`)
+			}
+			last = '"'
+			continue
+		}
+		b.WriteRune(r)
+		if r != ' ' {
+			last = r
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(b.String()))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func shownMatches(want, got any) bool {
+	switch w := want.(type) {
+	case string:
+		if w == "…" {
+			return true
+		}
+		g, ok := got.(string)
+		return ok && linePattern(w).MatchString(g)
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		_, more := w["…"]
+		for k, wv := range w {
+			if k == "…" {
+				continue
+			}
+			gv, ok := g[k]
+			if !ok || !shownMatches(wv, gv) {
+				return false
+			}
+		}
+		return more || len(g) == len(w)
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			return false
+		}
+		if i := slices.Index(w, any("…")); i >= 0 {
+			if len(g) < i {
+				return false
+			}
+			for k := range i {
+				if !shownMatches(w[k], g[k]) {
+					return false
+				}
+			}
+			return true
+		}
+		if len(g) != len(w) {
+			return false
+		}
+		for k := range w {
+			if !shownMatches(w[k], g[k]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return fmt.Sprint(want) == fmt.Sprint(got)
+	}
+}
+
+// outputShape is one documented shape of a verb's JSON line: the members
+// it always has, and those it may have.
+type outputShape struct {
+	required, optional map[string]bool
+	any                bool // any JSON (canon)
+	text               bool // a line of text
+}
+
+func (sh outputShape) String() string {
+	var ms []string
+	for m := range sh.required {
+		ms = append(ms, strconv.Quote(m))
+	}
+	for m := range sh.optional {
+		ms = append(ms, strconv.Quote(m)+"?")
+	}
+	sort.Strings(ms)
+	return "{" + strings.Join(ms, ",") + "}"
+}
+
+// fits reports whether a line a verb printed has the shape.
+func (sh outputShape) fits(line string) bool {
+	switch {
+	case sh.any:
+		return json.Valid([]byte(line))
+	case sh.text:
+		return !strings.HasPrefix(line, "{")
+	}
+	var o map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &o) != nil {
+		return false
+	}
+	for m := range sh.required {
+		if _, ok := o[m]; !ok {
+			return false
+		}
+	}
+	for m := range o {
+		if !sh.required[m] && !sh.optional[m] {
+			return false
+		}
+	}
+	return true
+}
+
+var shapeRe = regexp.MustCompile("`(\\{\"[^`]*\\})`")
+
+// documentedShapes reads docs/cli.md's table "What each verb prints": each
+// verb's shapes.
+func documentedShapes(t *testing.T) map[string][]outputShape {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "### What each verb prints")
+	if !ok {
+		t.Fatal("docs/cli.md has no table of what each verb prints")
+	}
+	parse := func(s string) outputShape {
+		sh := outputShape{required: map[string]bool{}, optional: map[string]bool{}}
+		for _, m := range strings.Split(strings.Trim(s, "{}"), ",") {
+			if name, opt := strings.CutSuffix(m, "?"); opt {
+				sh.optional[strings.Trim(name, `"`)] = true
+			} else {
+				sh.required[strings.Trim(m, `"`)] = true
+			}
+		}
+		return sh
+	}
+	var version []outputShape
+	out := map[string][]outputShape{}
+	for _, l := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| verb") || strings.HasPrefix(l, "| ---") {
+			if len(out) > 0 && !strings.HasPrefix(l, "|") {
+				break
+			}
+			continue
+		}
+		cells := strings.Split(l, " | ")
+		if len(cells) < 2 {
+			continue
+		}
+		var shapes []outputShape
+		for _, m := range shapeRe.FindAllStringSubmatch(cells[1], -1) {
+			shapes = append(shapes, parse(m[1]))
+		}
+		switch {
+		case strings.Contains(cells[1], "a version"):
+			shapes = append(shapes, version...)
+		case strings.Contains(cells[1], "a line of text"):
+			shapes = append(shapes, outputShape{text: true})
+		case strings.Contains(cells[1], "any JSON"):
+			shapes = append(shapes, outputShape{any: true})
+		}
+		if strings.TrimPrefix(cells[0], "| ") == "a version" {
+			version = shapes
+			continue
+		}
+		for _, v := range regexp.MustCompile("`([a-z -]+)`").FindAllStringSubmatch(cells[0], -1) {
+			out[v[1]] = shapes
+		}
+	}
+	if len(version) == 0 || len(out) < 30 {
+		t.Fatalf("docs/cli.md's table of what each verb prints: %d verbs, a version %v", len(out), version)
+	}
+	return out
+}
+
+// checkCalls checks every JSON line each recorded `minca` call printed
+// (recordCalls) against the shape docs/cli.md documents for its verb.
+func checkCalls(t *testing.T, dir, doc string) {
+	t.Helper()
+	shapes := documentedShapes(t)
+	args, _ := filepath.Glob(filepath.Join(dir, "call-*.args"))
+	if len(args) == 0 {
+		t.Fatalf("%s ran no minca", doc)
+	}
+	checked := map[string]int{}
+	for _, a := range args {
+		var argv []string
+		if b, err := os.ReadFile(a); err != nil || json.Unmarshal(b, &argv) != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		out, _ := os.ReadFile(strings.TrimSuffix(a, ".args") + ".out")
+		verb := calledVerb(argv)
+		if verb == "" || slices.Contains(argv, "--help") || slices.Contains(argv, "-h") || len(out) == 0 {
+			continue
+		}
+		alts, ok := shapes[verb]
+		if !ok {
+			t.Errorf("%s runs minca %s, which prints\n%s\nbut docs/cli.md documents no shape for %s", doc, strings.Join(argv, " "), tail(string(out), 500), verb)
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+			fits := false
+			for _, sh := range alts {
+				fits = fits || sh.fits(line)
+			}
+			if !fits {
+				t.Errorf("%s: minca %s printed\n  %s\nnot the shape docs/cli.md documents: %v", doc, strings.Join(argv, " "), line, alts)
+			}
+			checked[verb]++
+		}
+	}
+	t.Logf("%s: JSON lines checked against their documented shapes, by verb: %v", doc, checked)
+}
+
+// calledVerb is the verb (and subverb) of a call's arguments: "space
+// members".
+func calledVerb(argv []string) string {
+	for len(argv) > 0 && strings.HasPrefix(argv[0], "--log-format") {
+		if argv[0] == "--log-format" {
+			argv = argv[1:]
+		}
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return ""
+	}
+	for _, v := range verbs() {
+		if v.name == argv[0] {
+			return fullName(v, argv[1:])
+		}
+	}
+	return argv[0]
+}
+
+// The comparison of a printed line with the one documentation shows:
+// member by member, so a member missing, one added or one renamed (a Go
+// struct's field names printed for a value) is caught.
+func TestLineMatches(t *testing.T) {
+	for _, c := range []struct {
+		want, got string
+		ok        bool
+	}{
+		{`{"founder":true,"roles":[],"root":"did:key:zDnae…"}`, `{"founder":true,"roles":[],"root":"did:key:zDnaeXYZ"}`, true},
+		{`{"founder":true,"roles":[],"root":"did:key:zDnae…"}`, `{"roles":[],"founder":true,"root":"did:key:zDnaeXYZ"}`, true},
+		{`{"founder":true,"roles":[],"root":"did:key:zDnae…"}`, `{"Members":[{"Name":"root","Value":"did:key:zDnaeXYZ"}]}`, false},
+		{`{"founder":true,"roles":[],"root":"did:key:zDnae…"}`, `{"founder":true,"roles":[],"root":"did:key:zDnaeX","extra":1}`, false},
+		{`{"founder":true,"roles":[],"root":"did:key:zDnae…"}`, `{"founder":true,"root":"did:key:zDnaeX"}`, false},
+		{`{"founder":true,"roles":[],"root":"did:key:zDnae…"}`, `{"founder":false,"roles":[],"root":"did:key:zDnaeX"}`, false},
+		{`{"founder":true,"roles":[],"root":"did:key:zDnae…"}`, `{"founder":true,"roles":[],"root":"did:web:x"}`, false},
+		{`{"a":1,…}`, `{"a":1,"b":2}`, true},
+		{`{"a":1,…}`, `{"b":2}`, false},
+		{`{"a":…,"b":"x"}`, `{"a":{"deep":[1]},"b":"x"}`, true},
+		{`{"a":…,"b":"x"}`, `{"b":"x"}`, false},
+		{`{"v":{…,"seq":1,…}}`, `{"v":{"id":"b","seq":1}}`, true},
+		{`{"v":{…,"seq":1,…}}`, `{"v":{"id":"b","seq":0}}`, false},
+		{`["segments/…"]`, `["segments/w/1-x.seg"]`, true},
+		{`["segments/…"]`, `["segments/a","segments/b"]`, false},
+		{`["a",…]`, `["a","b","c"]`, true},
+		{`{"n":0}`, `{"n":0.0}`, false},
+		{`{"n":0}`, `not json`, false},
+		{`Dear reader`, `Dear reader`, true},
+		{`Dear …`, `Dear diary`, true},
+		{`0`, `1`, false},
+	} {
+		if got := lineMatches(c.want, c.got); got != c.ok {
+			t.Errorf("lineMatches(%s, %s) = %v", c.want, c.got, got)
+		}
+	}
+	// A shape documented for a verb: required and optional members.
+	sh := outputShape{required: map[string]bool{"root": true, "founder": true, "roles": true}, optional: map[string]bool{}}
+	for line, ok := range map[string]bool{
+		`{"founder":true,"roles":[],"root":"x"}`:              true,
+		`{"Members":[]}`:                                      false,
+		`{"founder":true,"roles":[]}`:                         false,
+		`{"founder":true,"roles":[],"root":"x","member":"x"}`: false,
+	} {
+		if sh.fits(line) != ok {
+			t.Errorf("%v fits %s: %v", sh, line, !ok)
+		}
+	}
+}

@@ -1,0 +1,282 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
+)
+
+// NamedFile is a file a version held whole names (docs/sync.md §7.7: the
+// files a node holds).
+type NamedFile struct {
+	FileRef
+	Space   string
+	Version string // the id of a version naming it
+}
+
+// filesMember is how a version's canonical JSON names files: a version
+// without it is passed over without being parsed.
+var filesMember = []byte(`"files":`)
+
+// NamedFiles calls yield for each file named by a version the store holds
+// whole (its body kept: current, first standing, retained), in space, or
+// in every space when space is "". A file named by several versions comes
+// once for each.
+func (s *Store) NamedFiles(ctx context.Context, space string, yield func(NamedFile) bool) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	it, err := s.kv.NewIter([]byte{keys.Version}, []byte{keys.Version + 1})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		env, body, err := splitVersion(it.Value())
+		if err != nil {
+			return err
+		}
+		if body == nil || !bytes.Contains(env, filesMember) {
+			continue
+		}
+		stub, _, err := stubBytes(env)
+		if err != nil {
+			return err
+		}
+		val, err := canonical.Parse(stub)
+		o, ok := val.(*canonical.Object)
+		if err != nil || !ok {
+			return Errorf(ErrCorrupt, "damaged: stored version envelope")
+		}
+		sp, _ := o.Get("space")
+		if sps, _ := sp.(string); space != "" && sps != space {
+			continue
+		}
+		files, _ := o.Get("files")
+		id, _ := o.Get("id")
+		sps, _ := sp.(string)
+		ids, _ := id.(string)
+		for _, f := range filesOf(files) {
+			if !yield(NamedFile{FileRef: f, Space: sps, Version: ids}) {
+				return nil
+			}
+		}
+	}
+	return it.Err()
+}
+
+// MissingFiles calls yield for each file a version held whole in space
+// names that the store does not hold, once each (the first version naming
+// it), empty files left out: every store makes those.
+func (s *Store) MissingFiles(ctx context.Context, space string, yield func(NamedFile) bool) error {
+	seen := map[string]bool{}
+	var ferr error
+	err := s.NamedFiles(ctx, space, func(f NamedFile) bool {
+		if seen[f.Hash] {
+			return true
+		}
+		seen[f.Hash] = true
+		held, err := s.HasFile(ctx, f.Hash)
+		if err != nil {
+			ferr = err
+			return false
+		}
+		if held {
+			return true
+		}
+		if f.Size == 0 {
+			if err := s.PutFile(ctx, f.Hash, nil); err != nil && !errors.Is(err, ErrFileMismatch) {
+				ferr = err
+				return false
+			}
+			return true
+		}
+		return yield(f)
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// TidyFilesResult is what TidyFiles did.
+type TidyFilesResult struct {
+	Deleted      int   `json:"deleted"`      // held files no version held whole names
+	DeletedBytes int64 `json:"deletedBytes"` // their bytes
+	Removed      int   `json:"removed"`      // files left by a crash: temporary, partial nothing names, never recorded
+}
+
+// TidyFiles deletes the held files that no version held whole names and
+// that were kept more than grace before now, and removes what a crash or
+// a fetch given up left in the FileDir (temporary files, partial files no
+// version held whole names, kept bytes never recorded) older than grace
+// (docs/stores.md, Files). The grace keeps an upload waiting for the
+// version that will name it, and a file a reader has open.
+func (s *Store) TidyFiles(ctx context.Context, grace time.Duration) (TidyFilesResult, error) {
+	var res TidyFilesResult
+	if err := s.writable(); err != nil {
+		return res, err
+	}
+	before := s.now().Add(-grace)
+	named := map[string]bool{}
+	if err := s.NamedFiles(ctx, "", func(f NamedFile) bool { named[f.Hash] = true; return true }); err != nil {
+		return res, err
+	}
+	var gone []FileInfo
+	if err := s.Files(ctx, func(fi FileInfo) bool {
+		if !named[fi.Hash] && fi.Kept.Before(before) {
+			gone = append(gone, fi)
+		}
+		return true
+	}); err != nil {
+		return res, err
+	}
+	for _, fi := range gone {
+		if err := s.DeleteFile(ctx, fi.Hash); err != nil {
+			return res, err
+		}
+		res.Deleted++
+		res.DeletedBytes += fi.Size
+	}
+	dir := s.files()
+	err := dir.List(func(e FileEntry) error {
+		if !e.ModTime.Before(before) {
+			return nil
+		}
+		switch e.Kind {
+		case FileTempKind:
+			res.Removed++
+			return dir.RemoveTemp(e.Name)
+		case FilePartial:
+			if named[e.Name] {
+				return nil
+			}
+			s.state.Lock()
+			d, _ := keys.ParseExact(e.Name)
+			busy := s.partials[d]
+			s.state.Unlock()
+			if busy {
+				return nil
+			}
+			res.Removed++
+			return dir.RemovePartial(e.Name)
+		default:
+			held, err := s.HasFile(ctx, e.Name)
+			if err != nil || held {
+				return err
+			}
+			res.Removed++
+			return dir.Remove(e.Name)
+		}
+	})
+	return res, err
+}
+
+// VerifyFiles reads every held file whole and checks it against its hash
+// and size; it returns one line per file that fails (`minca store check`).
+func (s *Store) VerifyFiles(ctx context.Context) ([]string, error) {
+	var probs []string
+	var all []FileInfo
+	if err := s.Files(ctx, func(fi FileInfo) bool { all = append(all, fi); return true }); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 1<<20)
+	for _, fi := range all {
+		if err := ctx.Err(); err != nil {
+			return probs, err
+		}
+		r, err := s.OpenFile(ctx, fi.Hash)
+		if errors.Is(err, ErrCorrupt) {
+			probs = append(probs, fmt.Sprintf("file %s: %v", fi.Hash, err))
+			continue
+		}
+		if err != nil {
+			return probs, err
+		}
+		h := sha256.New()
+		_, err = io.CopyBuffer(h, io.NewSectionReader(r, 0, fi.Size), buf)
+		r.Close()
+		switch {
+		case err != nil:
+			probs = append(probs, fmt.Sprintf("file %s: unreadable: %v", fi.Hash, err))
+		case canonical.ID(h.Sum(nil)).String() != fi.Hash:
+			probs = append(probs, fmt.Sprintf("file %s: damaged: its %d bytes do not hash to its name", fi.Hash, fi.Size))
+		}
+	}
+	return probs, nil
+}
+
+// moveOldFiles moves files a store kept in the KV ('F', before FileDir)
+// to the FileDir, recorded in 'f', a file at a time. A store opened
+// read-only keeps them where they are until it is opened to write.
+func (s *Store) moveOldFiles() error {
+	it, err := s.kv.NewIter([]byte{keys.File}, []byte{keys.File + 1})
+	if err != nil {
+		return err
+	}
+	var old [][]byte
+	for it.Next() && len(old) < 1 {
+		old = append(old, bytes.Clone(it.Key()))
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil || len(old) == 0 {
+		return err
+	}
+	if s.writable() != nil {
+		return nil
+	}
+	it, err = s.kv.NewIter([]byte{keys.File}, []byte{keys.File + 1})
+	if err != nil {
+		return err
+	}
+	type oldFile struct{ k, v []byte }
+	var files []oldFile
+	for it.Next() {
+		files = append(files, oldFile{bytes.Clone(it.Key()), bytes.Clone(it.Value())})
+	}
+	err = it.Err()
+	it.Close()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if len(f.k) != 33 {
+			return Errorf(ErrCorrupt, "damaged: file key")
+		}
+		d := canonical.ID(f.k[1:])
+		t, err := s.files().Create()
+		if err != nil {
+			return err
+		}
+		if _, err := t.Write(f.v); err != nil {
+			t.Close()
+			return err
+		}
+		if err := t.Keep(d.String()); err != nil {
+			return err
+		}
+		b, err := s.kv.NewBatch()
+		if err != nil {
+			return err
+		}
+		b.Set(keys.FileHeldKey(d), fileValue(int64(len(f.v)), s.now()))
+		b.Delete(f.k)
+		err = b.Commit(Sync)
+		b.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
+)
+
+// PartialFile is a file being fetched in pieces, from a peer or a blob
+// store (docs/sync.md §7.7): its bytes grow in order, durably, across
+// dropped links and restarts, and it is held only once whole and checked
+// against its hash and size. One caller at a time writes a file's partial.
+type PartialFile struct {
+	s    *Store
+	ref  FileRef
+	d    canonical.ID
+	t    FileTemp
+	h    hash.Hash
+	n    int64
+	done bool
+}
+
+// ErrFileTooLong: bytes past the size the file is named with.
+var ErrFileTooLong = errors.New("minca/engine: bytes past the file's size")
+
+// OpenPartial opens the partial file of ref to go on writing it where it
+// stopped ([PartialFile.Offset]); its bytes so far are read once to hash
+// them. ErrFileHeld when the file is held; ErrFileBusy while another
+// caller has it open. The caller closes it.
+func (s *Store) OpenPartial(ctx context.Context, ref FileRef) (*PartialFile, error) {
+	d, ok := keys.ParseExact(ref.Hash)
+	if !ok || ref.Size < 0 || ref.Size > MaxFileSize {
+		return nil, fmt.Errorf("%w: %q of %d bytes is not a file's name", ErrFileMismatch, ref.Hash, ref.Size)
+	}
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
+	if held, err := s.HasFile(ctx, ref.Hash); err != nil {
+		return nil, err
+	} else if held {
+		return nil, ErrFileHeld
+	}
+	s.state.Lock()
+	if s.partials == nil {
+		s.partials = map[canonical.ID]bool{}
+	}
+	busy := s.partials[d]
+	s.partials[d] = true
+	s.state.Unlock()
+	if busy {
+		return nil, ErrFileBusy
+	}
+	p := &PartialFile{s: s, ref: ref, d: d, h: sha256.New()}
+	if err := p.open(ctx); err != nil {
+		p.release()
+		return nil, err
+	}
+	return p, nil
+}
+
+// open opens the partial on disk and hashes what it holds; a partial
+// longer than the file is started again.
+func (p *PartialFile) open(ctx context.Context) error {
+	dir := p.s.files()
+	t, err := dir.Partial(p.ref.Hash)
+	if err != nil {
+		return fmt.Errorf("minca/engine: partial file %s: %w", p.ref.Hash, err)
+	}
+	if t.Size() > p.ref.Size {
+		t.Close()
+		if err := dir.RemovePartial(p.ref.Hash); err != nil {
+			return err
+		}
+		if t, err = dir.Partial(p.ref.Hash); err != nil {
+			return err
+		}
+	}
+	p.t = t
+	buf := make([]byte, 1<<20)
+	for p.n < t.Size() {
+		if err := ctx.Err(); err != nil {
+			t.Close()
+			return err
+		}
+		n, err := t.ReadAt(buf[:min(int64(len(buf)), t.Size()-p.n)], p.n)
+		p.h.Write(buf[:n])
+		p.n += int64(n)
+		if err != nil && !(errors.Is(err, io.EOF) && p.n == t.Size()) {
+			t.Close()
+			return fmt.Errorf("minca/engine: partial file %s: %w", p.ref.Hash, err)
+		}
+	}
+	return nil
+}
+
+func (p *PartialFile) release() {
+	p.s.state.Lock()
+	delete(p.s.partials, p.d)
+	p.s.state.Unlock()
+}
+
+// Ref is the file being fetched.
+func (p *PartialFile) Ref() FileRef { return p.ref }
+
+// Offset is the bytes held so far: where the next Write goes.
+func (p *PartialFile) Offset() int64 { return p.n }
+
+// Write appends the file's next bytes. Bytes past its size are
+// ErrFileTooLong, and none of them is written.
+func (p *PartialFile) Write(b []byte) (int, error) {
+	if p.done {
+		return 0, errTempClosed
+	}
+	if int64(len(b)) > p.ref.Size-p.n {
+		return 0, fmt.Errorf("%w: %d bytes at %d of a file of %d", ErrFileTooLong, len(b), p.n, p.ref.Size)
+	}
+	n, err := p.t.Write(b)
+	p.h.Write(b[:n])
+	p.n += int64(n)
+	return n, err
+}
+
+// Sync makes the bytes written so far durable.
+func (p *PartialFile) Sync() error { return p.t.Sync() }
+
+// Keep checks the whole file against its hash and size and keeps it, held
+// from then on. A file that does not check is ErrFileMismatch, and its
+// partial is deleted: its bytes are never read again. The PartialFile is
+// closed either way.
+func (p *PartialFile) Keep(ctx context.Context) error {
+	if p.done {
+		return errTempClosed
+	}
+	p.done = true
+	defer p.release()
+	if p.n != p.ref.Size || canonical.ID(p.h.Sum(nil)) != p.d {
+		p.t.Close()
+		if err := p.s.files().RemovePartial(p.ref.Hash); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %s: %d bytes that do not hash to it", ErrFileMismatch, p.ref.Hash, p.n)
+	}
+	if err := p.t.Keep(p.ref.Hash); err != nil {
+		return fmt.Errorf("minca/engine: keep file %s: %w", p.ref.Hash, err)
+	}
+	return p.s.recordFile(p.d, p.ref.Size)
+}
+
+// Discard deletes the partial file: its bytes are not to be trusted.
+func (p *PartialFile) Discard() error {
+	if p.done {
+		return nil
+	}
+	p.done = true
+	defer p.release()
+	p.t.Close()
+	return p.s.files().RemovePartial(p.ref.Hash)
+}
+
+// Close stops writing, keeping the bytes written (synced) for the next
+// OpenPartial. After Keep or Discard it does nothing.
+func (p *PartialFile) Close() error {
+	if p.done {
+		return nil
+	}
+	p.done = true
+	defer p.release()
+	err := p.t.Sync()
+	if cerr := p.t.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
