@@ -88,6 +88,13 @@ func TestHomeConnectsCarriers(t *testing.T) {
 		t.Fatal("the carrier the second replaced is still live on the node")
 	}
 
+	// Asked for as a program connected by code, the carrier is not
+	// disconnected: the answer names what the key is connected as.
+	var refused struct{ Code, Message string }
+	if st := h.do("POST", "/connections/disconnect", formHeader, form(url.Values{"id": {"code:" + second.key.DID()}}), &refused); st != 404 ||
+		!strings.Contains(refused.Message, "connected as carrier:"+second.key.DID()) || !carrierRecord(t, h.node, second.key.DID()).Live() {
+		t.Fatalf("disconnecting the carrier as code: %d %+v", st, refused)
+	}
 	var d struct{ Revoked []struct{ Key string } }
 	if st := h.do("POST", "/connections/disconnect", formHeader, form(url.Values{"id": {"carrier:" + second.key.DID()}}), &d); st != 200 || len(d.Revoked) != 0 {
 		t.Fatalf("disconnecting the carrier: %d %+v", st, d)

@@ -116,6 +116,11 @@ func (s *Server) Disconnect(ctx context.Context, id string) ([]Revoked, error) {
 	case "app":
 		d, err = home.DisconnectApp(ctx, rest)
 	case "code", "carrier":
+		// One key is never both (06 §2.10): the id asked for names the
+		// kind, and a key connected as the other kind is not it.
+		if err := connectedAs(ctx, home, id, rest); err != nil {
+			return nil, err
+		}
 		d, err = home.DisconnectKey(ctx, rest)
 	default:
 		return nil, fmt.Errorf("%w: %q is not a connection's id (app:ORIGIN, code:KEY, carrier:KEY)", connect.ErrNotConnected, id)
@@ -149,6 +154,25 @@ func (s *Server) Disconnect(ctx context.Context, id string) ([]Revoked, error) {
 	}
 	s.log.Info("disconnected", "id", id, "revoked", len(out))
 	return out, nil
+}
+
+// connectedAs checks that the home holds the connection id, of the key
+// key; when the key is connected as the other kind, the error names that.
+func connectedAs(ctx context.Context, home *connect.Home, id, key string) error {
+	conns, err := home.Connections(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range conns {
+		if c.Audience != key || c.Kind == connect.KindApp {
+			continue
+		}
+		if c.ID() == id {
+			return nil
+		}
+		return fmt.Errorf("%w: %s; the key is connected as %s", connect.ErrNotConnected, id, c.ID())
+	}
+	return fmt.Errorf("%w: %s", connect.ErrNotConnected, id)
 }
 
 // anyHome is a connect.Home for disconnecting, which does not depend on

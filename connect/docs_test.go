@@ -1,9 +1,13 @@
 package connect_test
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/ecdh"
+	"crypto/hkdf"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"flag"
 	"fmt"
@@ -39,13 +43,19 @@ func docExamples(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The code's room and link illustrate 06 §3, so the document shows the
+	// spec's own values, and the package must make them.
+	if code.Room() != vec.Room || code.Link("https://home.example/connect") != vec.Link {
+		t.Errorf("the spec's code: the package makes room %s and link %s; 06 §3 gives %s and %s",
+			code.Room(), code.Link("https://home.example/connect"), vec.Room, vec.Link)
+	}
 	ex := map[string]string{}
 	ex["code"] = lines(
 		"secret      "+hex.EncodeToString(code[:]),
 		"code        "+code.String(),
 		"room input  "+hex.EncodeToString(append([]byte("minca/code-room/v1"), code[:]...)),
-		"room        "+code.Room(),
-		"link        "+code.Link("https://home.example/connect"),
+		"room        "+vec.Room,
+		"link        "+vec.Link,
 	)
 	ex["key-proof"] = lines("popup  "+proof.Popup, "code   "+proof.Code)
 
@@ -66,10 +76,9 @@ func docExamples(t *testing.T) map[string]string {
 	}
 	ikm := append(append([]byte{}, z...), code[:]...)
 	transcript := append(append([]byte{}, o.Point()...), j.Point()...)
-	m, err := channel.DeriveMaterial(channel.Code, ikm, transcript)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The keys and the check are worked from the document's formulas with
+	// the standard library, not by the package; both sides must agree.
+	m := docMaterial(t, ikm, transcript)
 	home, err := channel.Derive(channel.Code, code[:], true, o, j.Point())
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +115,19 @@ func docExamples(t *testing.T) map[string]string {
 	}
 	_, p := readMsg(t, homeMsg)
 	env, _ := base64.RawURLEncoding.DecodeString(p.(string))
+	// The home sealed it under the offer key the formulas give: AES-256-GCM,
+	// nonce 0, the sequence number's 4 bytes first (docs/connect.md).
+	blk, err := aes.NewCipher(m.OfferKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcm, err := cipher.NewGCM(blk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt, err := gcm.Open(nil, make([]byte, 12), env[4:], aad0); err != nil || string(pt) != `{"origin":"https://home.example"}` {
+		t.Errorf("the home's first message does not open under the offer key the formulas give: %q %v", pt, err)
+	}
 	ex["sealed"] = lines(
 		"aad #0       "+string(aad0),
 		"nonce #0     "+hex.EncodeToString(make([]byte, 12)),
@@ -119,6 +141,28 @@ func docExamples(t *testing.T) map[string]string {
 }
 
 func lines(l ...string) string { return strings.Join(l, "\n") }
+
+// docMaterial is docs/connect.md's key schedule for a code exchange,
+// written from its text: key(side) = HKDF-SHA-256(ikm, no salt,
+// "minca/code-key/v1" ‖ transcript ‖ side, 32) for sides "offer" and
+// "join", and check = uint32_be(HKDF-SHA-256(ikm, no salt,
+// "minca/code-check/v1" ‖ transcript, 4)) mod 1000000, six digits.
+func docMaterial(t *testing.T, ikm, transcript []byte) channel.Material {
+	t.Helper()
+	key := func(info string, n int) []byte {
+		k, err := hkdf.Key(sha256.New, ikm, nil, info, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	c := key("minca/code-check/v1"+string(transcript), 4)
+	return channel.Material{
+		OfferKey: key("minca/code-key/v1"+string(transcript)+"offer", 32),
+		JoinKey:  key("minca/code-key/v1"+string(transcript)+"join", 32),
+		Check:    fmt.Sprintf("%06d", binary.BigEndian.Uint32(c)%1000000),
+	}
+}
 
 // TestDocsConnectExamples: every worked example in docs/connect.md is what
 // the code computes (go test -run DocsConnect -update-docs writes them).

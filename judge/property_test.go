@@ -1,7 +1,6 @@
 package judge_test
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -13,13 +12,12 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/backends/sqlite"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/internal/longtest"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 	"github.com/minca-go/minca/space/spacetest"
 )
-
-var long = flag.Bool("long", false, "run the long property tests (more random spaces and orders)")
 
 type backend struct {
 	name string
@@ -178,18 +176,19 @@ func randomOrder(r *rand.Rand, n int) (order, sizes []int, genesisAt int) {
 	return order, sizes, r.IntN(len(sizes) + 1)
 }
 
-// The property of issue "Spaces": every order tried of the same versions,
-// on every backend, ends with identical standing for every version,
-// identical current versions and identical state. The random spaces hold
-// forks of writers' lines, of record and of access-history lines, proven
-// or not; removals, readmissions, and removed members signing joins again. At least 200 random
-// spaces × 20 orders on memory; fewer on pebble and sqlite; more with -long.
+// Every order tried of the same versions, on every backend, ends with
+// identical standing for every version, identical current versions and
+// identical state. The random spaces hold forks of writers' lines, of
+// record and of access-history lines, proven or not; removals,
+// readmissions, and removed members signing joins again. 60 random spaces
+// × 8 orders on memory, fewer on pebble and sqlite; with -long (the soak),
+// 2,000 spaces × 40 orders.
 func TestPermutationsGiveTheSameState(t *testing.T) {
-	spaces, orders, disk := 200, 20, 8
+	spaces, orders, disk := 60, 8, 3
 	if testing.Short() {
 		spaces, orders, disk = 40, 6, 2
 	}
-	if *long {
+	if longtest.Enabled() {
 		spaces, orders, disk = 2000, 40, 100
 	}
 	vf := &record.Verifier{Cache: &record.VerdictCache{}}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/minca-go/minca/internal/longtest"
 	"github.com/minca-go/minca/negentropy"
 	"github.com/minca-go/minca/negentropy/internal/gen"
 )
@@ -102,7 +103,7 @@ type scenario struct {
 func scenarios(short bool) []scenario {
 	var out []scenario
 	sizes := []int{0, 1, 2, 31, 32, 33, 100, 1000, 10_000}
-	if !short {
+	if longtest.Enabled() {
 		sizes = append(sizes, 100_000)
 	}
 	shapes := []struct {
@@ -173,7 +174,7 @@ func TestReconcileProperty(t *testing.T) {
 // either side, with and without limits.
 func TestStoragesIdenticalMessages(t *testing.T) {
 	sizes := []int{0, 5, 40, 3000, 20_000}
-	if !testing.Short() {
+	if longtest.Enabled() {
 		sizes = append(sizes, 100_000)
 	}
 	for _, n := range sizes {

@@ -2,8 +2,12 @@ package seal
 
 import (
 	"bytes"
+	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -78,11 +82,20 @@ func lines(ls ...string) string { return strings.Join(ls, "\n") }
 // each time: all but the box, whose ephemeral key is fresh.
 func docExamples(t *testing.T, w *docWorld) map[string]string {
 	out := map[string]string{}
+	// The read seed is 06 §4.2's deriveReadSeed, worked here from the
+	// formula; the package must agree.
+	seed, err := hkdf.Key(sha256.New, w.k0.Bytes(), nil, "minca/read-key/v1", 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.k0.ReadSeed(); !bytes.Equal(got[:], seed) {
+		t.Errorf("K₀'s read seed: the package makes %x, deriveReadSeed gives %x", got, seed)
+	}
 	out["k0"] = lines(
 		"K₀ (hex)     "+hex.EncodeToString(w.k0.Bytes()),
 		"K₀ (text)    "+w.k0.Text(),
 		"keyId        "+w.k0.ID(),
-		"read seed    "+hexOf(w.k0.ReadSeed()),
+		"read seed    "+hex.EncodeToString(seed),
 		"readKey      "+w.k0.ReadKeyDID())
 	out["genesis"] = lines("genesis  "+w.genesis, "space    "+w.space)
 
@@ -112,16 +125,31 @@ func docExamples(t *testing.T, w *docWorld) map[string]string {
 	}
 	out["sealed-body"] = lines("body      "+canonText(t, body), "bodyHash  "+bh)
 
+	// These illustrate spec rules, so what the document shows comes from
+	// the spec, not from this package: 02 §7.3's vote key under K₀ is the
+	// spec's own example, and the tags are 02 §8.2–§8.3's formula worked
+	// here with the standard library. The package must agree with both.
 	tk, oneKey := w.k0.TagKey(), w.k0.OneKey()
-	tag1, _ := collection.Tag(tk, "app.chat.message", "channel", "design")
-	tag2, _ := collection.Tag(tk, "std.message", "link:in", "mfrggzdfmztwq2lknnwg23tpoa")
+	tag1 := specTag(t, w.k0.Bytes(), "app.chat.message", "channel", "design")
+	tag2 := specTag(t, w.k0.Bytes(), "std.message", "link:in", "mfrggzdfmztwq2lknnwg23tpoa")
+	for _, c := range []struct{ coll, topic, value, want string }{
+		{"app.chat.message", "channel", "design", tag1},
+		{"std.message", "link:in", "mfrggzdfmztwq2lknnwg23tpoa", tag2},
+	} {
+		if got, err := collection.Tag(tk, c.coll, c.topic, c.value); err != nil || got != c.want {
+			t.Errorf("the tag of %s %s %q under K₀: the package makes %s (%v), 02 §8.3 gives %s", c.coll, c.topic, c.value, got, err, c.want)
+		}
+	}
 	def, err := collection.ParseDefinition(parse(t, stdVote))
 	if err != nil {
 		t.Fatal(err)
 	}
-	vote, err := def.OnePerKey(oneKey, testRoot, collection.Content{Links: []record.Link{{Rel: "about", To: "akthxqofxox3iszhpi5j3zhl6a.poll"}}})
-	if err != nil {
-		t.Fatal(err)
+	vote, k0hex := specVotePrivate(t)
+	if k0hex != hex.EncodeToString(w.k0.Bytes()) {
+		t.Fatalf("the spec's private vote key is under K₀ %s, the examples' is %x", k0hex, w.k0.Bytes())
+	}
+	if got, err := def.OnePerKey(oneKey, testRoot, collection.Content{Links: []record.Link{{Rel: "about", To: "akthxqofxox3iszhpi5j3zhl6a.poll"}}}); err != nil || got != vote {
+		t.Errorf("the vote key under K₀: the package makes %s (%v), 02 §7.3 gives %s", got, err, vote)
 	}
 	out["derived"] = lines(
 		"std.vote key (02 §7.3)                           "+vote,
@@ -160,7 +188,48 @@ func docExamples(t *testing.T, w *docWorld) map[string]string {
 	return out
 }
 
-func hexOf(b [32]byte) string { return hex.EncodeToString(b[:]) }
+// specTag is 02 §8.3's blind tag of a private space's body sealed with
+// key K: base64url of the first 16 bytes of HMAC-SHA-256 under
+// HKDF-SHA-256(K, salt "", info "minca/topic-tags/v1", 32) of
+// collection ‖ 0x00 ‖ topic ‖ 0x00 ‖ canonical(value) — written from the
+// spec's text with the standard library.
+func specTag(t *testing.T, k []byte, coll, topic, value string) string {
+	t.Helper()
+	key, err := hkdf.Key(sha256.New, k, nil, "minca/topic-tags/v1", 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := json.Marshal(value) // a plain string's canonical JSON
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(coll + "\x00" + topic + "\x00"))
+	m.Write(v)
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+}
+
+// specVotePrivate is 02 §7.3's example vote key in a private space, and
+// the K₀ it is under, from the spec's vectors.
+func specVotePrivate(t *testing.T) (key, k0hex string) {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/spec-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		OnePer struct {
+			VotePrivate struct {
+				K0  string `json:"k0_hex"`
+				Key string `json:"key"`
+			} `json:"vote_private"`
+		} `json:"onePer_02_7_3"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || v.OnePer.VotePrivate.Key == "" {
+		t.Fatalf("the spec's vectors have no private vote key: %v", err)
+	}
+	return v.OnePer.VotePrivate.Key, v.OnePer.VotePrivate.K0
+}
 
 func canonText(t *testing.T, v any) string {
 	b, err := canonical.Marshal(v)

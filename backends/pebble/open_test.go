@@ -1,7 +1,6 @@
 package pebble_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,27 +10,9 @@ import (
 
 	"github.com/minca-go/minca/backends/internal/localtest"
 	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/backends/pebble/pebbletest"
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/record"
 )
-
-// fill makes a store at dir with localtest's versions, flushed and
-// compacted into tables (compact false leaves them in the log), and
-// closes it.
-func fill(t *testing.T, dir string, compact bool) []*record.Version {
-	t.Helper()
-	kv, err := pebble.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return localtest.Fill(t, kv, func(kv engine.KV) {
-		if compact {
-			if err := kv.(*pebble.Store).Compact(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}
-	})
-}
 
 // A store that must exist and does not is ErrNoStore, "no store at PATH",
 // and nothing is created: not the directory, not a lock file, not a
@@ -55,7 +36,7 @@ func TestMustExist(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "db")
-	fill(t, dir, false)
+	pebbletest.Fill(t, dir, false)
 	s, err := pebble.Open(dir, &pebble.Options{MustExist: true})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +51,7 @@ func TestMustExist(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	for _, compact := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "db")
-		vs := fill(t, dir, compact)
+		vs := pebbletest.Fill(t, dir, compact)
 		localtest.WriteProtect(t, dir)
 		before := localtest.List(t, dir)
 		kv, err := pebble.Open(dir, &pebble.Options{ReadOnly: true})
@@ -86,7 +67,7 @@ func TestReadOnly(t *testing.T) {
 // reader while one writes.
 func TestReadOnlyLocks(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
-	fill(t, dir, false)
+	pebbletest.Fill(t, dir, false)
 	ro := &pebble.Options{ReadOnly: true}
 	r1, err := pebble.Open(dir, ro)
 	if err != nil {
@@ -129,7 +110,7 @@ func TestReadOnlyAnotherUser(t *testing.T) {
 		t.Skip("only root runs a process as another user; TestReadOnly covers this user")
 	}
 	for _, compact := range []bool{false, true} {
-		vs := fill(t, dir, compact)
+		vs := pebbletest.Fill(t, dir, compact)
 		before := localtest.List(t, dir)
 		out := localtest.ReadAsOtherUser(t, bin, "TestReadOnlyAnotherUser", dir)
 		if want := localtest.Summary(localtest.IDs(vs)); !strings.Contains(out, want) {

@@ -48,7 +48,7 @@ type faults struct {
 	stalls      atomic.Int32 // requests (of stallWhich) still to hold unanswered; a PUT is done first
 	stallWhich  atomic.Pointer[func(*http.Request) bool]
 	stallBodies atomic.Int32 // object GETs still to hold mid-body
-	trickle     atomic.Int32 // object GETs still to send slowly, in 10 pieces
+	trickle     atomic.Int32 // object GETs still to send slowly, in trickled pieces
 	readOnly    atomic.Bool  // PUT, POST and DELETE get 403 AccessDenied
 	down        atomic.Bool  // every request gets 503 SlowDown
 	// hook, when set, sees each request first; true means it answered.
@@ -57,6 +57,8 @@ type faults struct {
 	methods map[string]int // requests by method, under mu
 
 	Requests, SlowDowns, ServerErrors, Resets, BodyCuts, Stalls, LostReplies atomic.Int64
+	// WaitedOut counts stalls the client did not give up: held stallFor.
+	WaitedOut atomic.Int64
 }
 
 // stallNext holds the next n requests that which selects.
@@ -102,12 +104,13 @@ func s3Error(w http.ResponseWriter, status int, code string) {
 }
 
 // hold keeps a request unanswered until the client gives up (or
-// stallFor), then drops the connection.
+// stallFor, counted in WaitedOut), then drops the connection.
 func (f *faults) hold(w http.ResponseWriter, r *http.Request) {
 	f.Stalls.Add(1)
 	select {
 	case <-r.Context().Done():
 	case <-time.After(stallFor):
+		f.WaitedOut.Add(1)
 	}
 	hijackClose(w)
 }
@@ -220,9 +223,9 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(rec, r)
 		writeHead(w, rec)
 		b := rec.Body.Bytes()
-		for i := range 10 {
+		for i := range trickled {
 			time.Sleep(trickleGap)
-			w.Write(b[len(b)*i/10 : len(b)*(i+1)/10])
+			w.Write(b[len(b)*i/trickled : len(b)*(i+1)/trickled])
 			w.(http.Flusher).Flush()
 		}
 		return
@@ -330,8 +333,12 @@ func fakeS3(t testing.TB) (*faults, string) {
 	return f, ep
 }
 
-// trickleGap is the pause between the pieces of a trickled body.
-const trickleGap = 60 * time.Millisecond
+// A trickled body comes in trickled pieces, trickleGap apart: longer in
+// all than a 250 ms timeout, and each gap a tenth of it.
+const (
+	trickled   = 24
+	trickleGap = 25 * time.Millisecond
+)
 
 // clock is the fake server's clock for LastModified: now, shifted.
 type clock struct{ shift atomic.Int64 }

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,8 +314,9 @@ func TestCutListing(t *testing.T) {
 }
 
 // A connection that stalls — no answer, or half a body and then nothing —
-// is given up after the timeout and retried; the timeout is on progress,
-// so a slow body that keeps coming is not cut.
+// is given up after the timeout and retried (the fake server says whether
+// it was: a stall it held until its own limit was waited out); the
+// timeout is on progress, so a slow body that keeps coming is not cut.
 func TestStall(t *testing.T) {
 	ctx := context.Background()
 	f, ep := fakeS3(t)
@@ -325,14 +328,13 @@ func TestStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	timed := func(what string, f func() error) {
+	timed := func(what string, op func() error) {
 		t.Helper()
-		start := time.Now()
-		if err := f(); err != nil {
+		if err := op(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		if d := time.Since(start); d > 3*time.Second {
-			t.Fatalf("%s took %v: the stall was waited out, not given up", what, d)
+		if n := f.WaitedOut.Load(); n != 0 {
+			t.Fatalf("%s: the stall was waited out, not given up", what)
 		}
 	}
 	f.stallNext(1, isList)
@@ -372,13 +374,16 @@ func TestStall(t *testing.T) {
 	if b, err := s.Get(ctx, name(3)); err != nil || !bytes.Equal(b, body(3)) {
 		t.Fatalf("a slow body: %v", err)
 	}
-	if d := time.Since(start); d < 10*trickleGap || f.method(http.MethodGet)-before != 1 {
+	if d := time.Since(start); d < trickled*trickleGap || f.method(http.MethodGet)-before != 1 {
 		t.Fatalf("a body trickling in for %v took %d GETs; want one, untouched by the 250ms timeout", d, f.method(http.MethodGet)-before)
 	}
 }
 
 // A closed port: Open retries, saying so, and gives up at the connect
-// deadline with an error that says unreachable.
+// deadline with an error that says unreachable. The retries wait on a
+// clock of the test's, on which waiting takes no time: the deadline is
+// reached by the waits the backoff chooses, never by how fast the machine
+// is, and giving up when the next wait would pass it is seen exactly.
 func TestConnectionRefused(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -389,22 +394,59 @@ func TestConnectionRefused(t *testing.T) {
 	var logs logBuffer
 	o := testOptions(false)
 	o.Logger = logs.logger()
-	o.MaxBackoff = 0 // the default, so the deadline is what ends it
-	start := time.Now()
+	o.MaxBackoff = 0     // the default, so the deadline is what ends it
+	o.MaxAttempts = 1000 // nor the count of attempts
+	clk := newWaitless()
+	o.clock = clk
+	start := clk.Now()
 	_, err = Open(context.Background(), fakeURL(ep, "x", "connect-timeout=1500ms"), o)
-	took := time.Since(start)
+	took := clk.Now().Sub(start)
 	if !errors.Is(err, engine.ErrUnreachable) {
 		t.Fatalf("open of a closed port: %v", err)
 	}
-	if took > 2500*time.Millisecond {
-		t.Fatalf("open gave up after %v; the deadline was 1.5s", took)
+	if took > 1500*time.Millisecond {
+		t.Fatalf("open waited %v; the deadline was 1.5s", took)
 	}
-	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, ep) || !strings.Contains(msg, "connection refused") {
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, ep) || !strings.Contains(msg, "connection refused") {
 		t.Fatalf("want one line naming the endpoint and the cause: %q", msg)
 	}
-	if !strings.Contains(logs.String(), `msg="s3 unreachable, retrying" endpoint=`+ep+` op=get name=minca-store.json attempt=2/8 in=`) {
+	m := regexp.MustCompile(`unreachable after (\d+) attempts in ([0-9.]+m?s)`).FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("the error does not say how many attempts, in how long: %q", msg)
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 2 || n >= o.MaxAttempts {
+		t.Fatalf("gave up after %s attempts: want the deadline, not the count, to end it", m[1])
+	}
+	if !strings.Contains(logs.String(), `msg="s3 unreachable, retrying" endpoint=`+ep+` op=get name=minca-store.json attempt=2/1000 in=`) {
 		t.Fatalf("no retry line naming the endpoint, the operation and the attempt:\n%s", logs.String())
 	}
+}
+
+// waitless is a retry clock on which a wait takes no time but moves the
+// clock on by what it waited. It starts an hour ahead, so a deadline set
+// by it is never reached by real time during a test.
+type waitless struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newWaitless() *waitless { return &waitless{now: time.Now().Add(time.Hour)} }
+
+func (w *waitless) Now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.now
+}
+
+func (w *waitless) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.now = w.now.Add(d)
+	return nil
 }
 
 // Throttling that never ends: MaxAttempts attempts, a line before each

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -45,6 +46,32 @@ type Options struct {
 	// attempt, wait), the degraded-mode notice, and the AWS SDK's own
 	// messages at Debug. Default: discard.
 	Logger *slog.Logger
+
+	// clock is what retries wait on and the connect deadline is set by;
+	// nil: the real one. Tests set their own, whose waits take no time.
+	clock retryClock
+}
+
+// retryClock is the time retries run on.
+type retryClock interface {
+	Now() time.Time
+	// Sleep waits d, or until ctx is done (then its error).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Defaults.
@@ -77,6 +104,9 @@ func resolve(opts *Options, loc Location) (Options, error) {
 	}
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = defaultMaxAttempts
+	}
+	if o.clock == nil {
+		o.clock = realClock{}
 	}
 	if o.MaxBackoff == 0 {
 		o.MaxBackoff = defaultMaxBackoff

@@ -49,7 +49,7 @@ func (p *problem) Unwrap() []error { return []error{p.kind, p.err} }
 // cannot mend is returned at once (auth errors as [ErrConfig]).
 func (s *Store) do(ctx context.Context, op, name string, f func(ctx context.Context, attempt int) error) error {
 	s.counts.of(op).Add(1)
-	start := time.Now()
+	start := s.o.clock.Now()
 	var last error
 	for attempt := 1; ; attempt++ {
 		err := f(ctx, attempt)
@@ -67,12 +67,12 @@ func (s *Store) do(ctx context.Context, op, name string, f func(ctx context.Cont
 			return s.unreachable(op, name, last, attempt, start)
 		}
 		d := backoff(attempt, s.o.MaxBackoff)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		if dl, ok := ctx.Deadline(); ok && dl.Sub(s.o.clock.Now()) < d {
 			return s.unreachable(op, name, last, attempt, start)
 		}
 		s.o.Logger.Warn("s3 unreachable, retrying", "endpoint", s.endpoint, "op", op, "name", name,
 			"attempt", fmt.Sprintf("%d/%d", attempt+1, s.o.MaxAttempts), "in", d.Round(time.Millisecond), "err", describe(err))
-		if sleep(ctx, d) != nil {
+		if s.o.clock.Sleep(ctx, d) != nil {
 			return s.stopped(ctx, op, name, last, attempt, start)
 		}
 	}
@@ -80,7 +80,7 @@ func (s *Store) do(ctx context.Context, op, name string, f func(ctx context.Cont
 
 func (s *Store) unreachable(op, name string, last error, attempts int, start time.Time) error {
 	return &engine.BlobError{Op: op, Name: name, Err: &problem{
-		msg:  fmt.Sprintf("%s unreachable after %d attempts in %v: %s", s.endpoint, attempts, time.Since(start).Round(time.Millisecond), describe(last)),
+		msg:  fmt.Sprintf("%s unreachable after %d attempts in %v: %s", s.endpoint, attempts, s.o.clock.Now().Sub(start).Round(time.Millisecond), describe(last)),
 		kind: engine.ErrUnreachable, err: last,
 	}}
 }
@@ -93,9 +93,10 @@ func (s *Store) stopped(ctx context.Context, op, name string, last error, attemp
 	if errors.Is(cause, context.Canceled) {
 		return &engine.BlobError{Op: op, Name: name, Err: cause}
 	}
-	msg := fmt.Sprintf("%s did not answer within %v", s.endpoint, time.Since(start).Round(time.Millisecond))
+	took := s.o.clock.Now().Sub(start).Round(time.Millisecond)
+	msg := fmt.Sprintf("%s did not answer within %v", s.endpoint, took)
 	if last != nil {
-		msg = fmt.Sprintf("%s unreachable after %d attempts in %v: %s", s.endpoint, attempts, time.Since(start).Round(time.Millisecond), describe(last))
+		msg = fmt.Sprintf("%s unreachable after %d attempts in %v: %s", s.endpoint, attempts, took, describe(last))
 	}
 	return &engine.BlobError{Op: op, Name: name, Err: &problem{msg: msg, kind: engine.ErrUnreachable, err: cause}}
 }
@@ -230,15 +231,4 @@ func backoff(attempt int, max time.Duration) time.Duration {
 		return d
 	}
 	return time.Duration(n.Int64())
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

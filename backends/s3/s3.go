@@ -80,7 +80,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	ctx, cancel := context.WithDeadline(ctx, o.clock.Now().Add(o.ConnectTimeout))
 	defer cancel()
 	c, err := client(ctx, loc, &o)
 	if err != nil {

@@ -13,30 +13,16 @@ import (
 
 	"github.com/minca-go/minca/backends/internal/localtest"
 	"github.com/minca-go/minca/backends/sqlite"
+	"github.com/minca-go/minca/backends/sqlite/sqlitetest"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
 )
-
-// fill makes a store at path with localtest's versions and closes it;
-// during, if not nil, is called with the store still open.
-func fill(t *testing.T, path string, during func()) []*record.Version {
-	t.Helper()
-	kv, err := sqlite.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return localtest.Fill(t, kv, func(engine.KV) {
-		if during != nil {
-			during()
-		}
-	})
-}
 
 // sqlite:PATH names the database file: the lock file is beside it, and
 // the file is a SQLite database holding the store's table.
 func TestPathIsTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "store.db")
-	fill(t, path, func() {
+	sqlitetest.Fill(t, path, func() {
 		if _, err := os.Stat(path + sqlite.LockSuffix); err != nil {
 			t.Fatal("the lock beside the database:", err)
 		}
@@ -109,7 +95,7 @@ func TestMustExist(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "d")
 	path := filepath.Join(dir, "store.db")
-	vs := fill(t, path, nil)
+	vs := sqlitetest.Fill(t, path, nil)
 	localtest.WriteProtect(t, dir)
 	before := localtest.List(t, dir)
 	kv, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
@@ -127,7 +113,7 @@ func TestReadOnly(t *testing.T) {
 func TestReadOnlyAfterCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	crashed := filepath.Join(t.TempDir(), "store.db")
-	vs := fill(t, path, func() { // the files as a crash would leave them
+	vs := sqlitetest.Fill(t, path, func() { // the files as a crash would leave them
 		for _, suffix := range []string{"", "-wal", "-shm", sqlite.LockSuffix} {
 			b, err := os.ReadFile(path + suffix)
 			if err != nil {
@@ -157,7 +143,7 @@ func TestReadOnlyAfterCrash(t *testing.T) {
 // reader while one writes.
 func TestReadOnlyLocks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
-	fill(t, path, nil)
+	sqlitetest.Fill(t, path, nil)
 	ro := &sqlite.Options{ReadOnly: true}
 	r1, err := sqlite.Open(path, ro)
 	if err != nil {
@@ -187,7 +173,7 @@ func TestReadOnlyLocks(t *testing.T) {
 // says once how to move it into a file.
 func TestEarlierLayout(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "old")
-	vs := fill(t, filepath.Join(dir, sqlite.OldFileName), nil)
+	vs := sqlitetest.Fill(t, filepath.Join(dir, sqlite.OldFileName), nil)
 	os.Remove(filepath.Join(dir, sqlite.OldFileName+sqlite.LockSuffix))
 	for _, ro := range []bool{true, false} {
 		var log bytes.Buffer
@@ -247,8 +233,8 @@ func TestReadOnlyAnotherUser(t *testing.T) {
 	}
 	clean := filepath.Join(dir, "clean.db")
 	crashed := filepath.Join(dir, "crashed.db")
-	vs := fill(t, clean, nil)
-	vs2 := fill(t, filepath.Join(dir, "live.db"), func() {
+	vs := sqlitetest.Fill(t, clean, nil)
+	vs2 := sqlitetest.Fill(t, filepath.Join(dir, "live.db"), func() {
 		for _, suffix := range []string{"", "-wal", "-shm", sqlite.LockSuffix} {
 			b, err := os.ReadFile(filepath.Join(dir, "live.db") + suffix)
 			if err != nil {

@@ -4,10 +4,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,12 +62,23 @@ func TestHomePageInChromium(t *testing.T) {
 	if strings.Contains(asked.Address, "mc_") {
 		t.Fatalf("the code stayed in the address bar: %s", asked.Address)
 	}
-	png := tab.screenshot(t, ctx)
-	keep(t, "home-connect.png", png)
+	shot := tab.screenshot(t, ctx)
+	keep(t, "home-connect.png", shot)
+	docShot := filepath.Join("..", "..", "docs", "home-connect.png")
 	if os.Getenv(updateScreenshot) == "1" {
-		if err := os.WriteFile(filepath.Join("..", "..", "docs", "home-connect.png"), png, 0o644); err != nil {
+		if err := os.WriteFile(docShot, shot, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The page looks as docs/home-connect.png shows it: the same size, and
+	// the same but for the check and the few pixels a renderer's version
+	// may shade otherwise.
+	if diff, err := lookApart(docShot, shot); err != nil {
+		t.Fatal(err)
+	} else if diff > maxLookApart {
+		t.Errorf("the connect page differs from docs/home-connect.png in %.1f%% of its pixels (at most %.1f%%): see the test's artefacts; %s=1 writes the new look", 100*diff, 100*maxLookApart, updateScreenshot)
+	} else {
+		t.Logf("the connect page differs from docs/home-connect.png in %.2f%% of its pixels", 100*diff)
 	}
 
 	tab.eval(t, ctx, `document.getElementById('allow').click(), ''`)
@@ -184,6 +197,17 @@ func openChromium(t *testing.T, ctx context.Context, browser, link string) *tab 
 // events that come between.
 func (b *tab) call(t *testing.T, ctx context.Context, method string, params any) json.RawMessage {
 	t.Helper()
+	res, refused := b.try(t, ctx, method, params)
+	if refused != "" {
+		t.Fatalf("%s: %s", method, refused)
+	}
+	return res
+}
+
+// try is call, returning the browser's refusal of the command instead of
+// failing the test on it.
+func (b *tab) try(t *testing.T, ctx context.Context, method string, params any) (result json.RawMessage, refused string) {
+	t.Helper()
 	b.next++
 	msg, _ := json.Marshal(map[string]any{"id": b.next, "method": method, "params": params})
 	if err := b.c.Write(ctx, websocket.MessageText, msg); err != nil {
@@ -203,29 +227,52 @@ func (b *tab) call(t *testing.T, ctx context.Context, method string, params any)
 			continue
 		}
 		if r.Error != nil {
-			t.Fatalf("%s: %s", method, r.Error.Message)
+			return nil, r.Error.Message
 		}
-		return r.Result
+		return r.Result, ""
 	}
 }
 
 // eval evaluates a JavaScript expression that yields a string.
 func (b *tab) eval(t *testing.T, ctx context.Context, expr string) string {
 	t.Helper()
-	res := b.call(t, ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	s, refused := b.tryEval(t, ctx, expr)
+	if refused != "" {
+		t.Fatalf("Runtime.evaluate: %s", refused)
+	}
+	return s
+}
+
+// tryEval is eval, returning the browser's refusal instead of failing.
+func (b *tab) tryEval(t *testing.T, ctx context.Context, expr string) (string, string) {
+	t.Helper()
+	res, refused := b.try(t, ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
 	var r struct {
 		Result struct{ Value any }
 	}
 	json.Unmarshal(res, &r)
 	s, _ := r.Result.Value.(string)
-	return s
+	return s, refused
 }
 
-// waitFor evaluates expr until it yields a non-empty string.
+// overtaken reports whether DevTools refused an evaluation because a
+// navigation of the page overtook it.
+func overtaken(refused string) bool {
+	return strings.Contains(refused, "Inspected target navigated or closed") || strings.Contains(refused, "Execution context was destroyed")
+}
+
+// waitFor evaluates expr until it yields a non-empty string. An
+// evaluation the page's own navigation overtook (the page loads the link,
+// then takes the code out of its address) is asked again of the page
+// that comes next.
 func (b *tab) waitFor(t *testing.T, ctx context.Context, expr string) string {
 	t.Helper()
 	for {
-		if s := b.eval(t, ctx, expr); s != "" {
+		s, refused := b.tryEval(t, ctx, expr)
+		if refused != "" && !overtaken(refused) {
+			t.Fatalf("Runtime.evaluate: %s", refused)
+		}
+		if s != "" {
 			return s
 		}
 		select {
@@ -246,4 +293,45 @@ func (b *tab) screenshot(t *testing.T, ctx context.Context) []byte {
 		t.Fatalf("a screenshot of %d bytes: %v", len(png), err)
 	}
 	return png
+}
+
+// maxLookApart is the share of pixels a screenshot of the connect page may
+// differ in from the document's: the check's six digits are new each
+// time, and fonts may be shaded a little otherwise.
+const maxLookApart = 0.03
+
+// lookApart compares the PNG at path with the PNG got: the share of
+// pixels whose colour differs by more than a shade, or an error when the
+// two are not the same size.
+func lookApart(path string, got []byte) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	a, err := png.Decode(f)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	b, err := png.Decode(bytes.NewReader(got))
+	if err != nil {
+		return 0, fmt.Errorf("the screenshot: %w", err)
+	}
+	if a.Bounds() != b.Bounds() {
+		return 0, fmt.Errorf("the screenshot is %v, %s is %v", b.Bounds().Size(), path, a.Bounds().Size())
+	}
+	const shade = 24 << 8 // of 0xffff, per channel
+	far := func(x, y uint32) bool { return x > y+shade || y > x+shade }
+	r := a.Bounds()
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			r1, g1, b1, _ := a.At(x, y).RGBA()
+			r2, g2, b2, _ := b.At(x, y).RGBA()
+			if far(r1, r2) || far(g1, g2) || far(b1, b2) {
+				n++
+			}
+		}
+	}
+	return float64(n) / float64(r.Dx()*r.Dy()), nil
 }

@@ -100,6 +100,9 @@ func TestProgramByCodeReadsTheFirstDevicesRecords(t *testing.T) {
 	if code, out := c.wait(t); code != 0 || jsonField(t, out, "account") != h.Account {
 		t.Fatalf("connect: exit %d %s\n%s", code, out, c.stderr)
 	}
+	if said := "Connected to " + h.Account + ` ("Leif", as the home names it), records only`; !strings.Contains(c.stderr.String(), said) {
+		t.Errorf("connect did not say %q:\n%s", said, c.stderr)
+	}
 	h.cmd.Process.Signal(syscall.SIGTERM)
 	h.cmd.Wait()
 	if _, err := os.Stat(filepath.Join(prog, node.AccountKeyName)); err == nil {

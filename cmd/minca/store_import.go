@@ -138,7 +138,19 @@ func (imp *importer) run(parent context.Context, ins []*input) error {
 	}()
 	go func() {
 		defer close(ready)
-		for ls := range batches {
+		for {
+			// A reader stuck on a pipe that sends nothing more does not
+			// hold an interrupted run.
+			var ls []line
+			select {
+			case b, ok := <-batches:
+				if !ok {
+					return
+				}
+				ls = b
+			case <-ctx.Done():
+				return
+			}
 			var vs []*record.Version
 			for _, l := range ls {
 				if l.v != nil {

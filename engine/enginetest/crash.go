@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/internal/longtest"
 	"github.com/minca-go/minca/record"
 )
 
@@ -136,11 +137,14 @@ func crashChild(t *testing.T, dir string, openPath func(string) (engine.KV, erro
 
 // testCrash kills a child importing into one store with SIGKILL at random
 // moments; after each kill the store opens, checks clean, and holds every
-// version whose import was acknowledged.
+// version whose import was acknowledged. Six kills; sixty with -long.
 func testCrash(t *testing.T, openPath func(string) (engine.KV, error)) {
-	kills := 20
+	kills := 6
 	if testing.Short() {
 		kills = 3
+	}
+	if longtest.Enabled() {
+		kills = 60
 	}
 	dir := filepath.Join(t.TempDir(), "store")
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))

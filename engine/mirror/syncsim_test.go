@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -19,9 +18,8 @@ import (
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/engine/mirror/internal/segment"
+	"github.com/minca-go/minca/internal/longtest"
 )
-
-var long = flag.Bool("long", false, "run the sync-service simulation with more seeds and steps")
 
 // Issue 12, cases 1, 8, 9 and 10 together: two devices, each with its own
 // copy of one folder, a simulated sync service between them (foldertest)
@@ -38,7 +36,7 @@ func TestSyncSimulation(t *testing.T) {
 	if testing.Short() {
 		seeds = 2
 	}
-	if *long {
+	if longtest.Enabled() {
 		seeds, steps = 40, 1500
 	}
 	for seed := 1; seed <= seeds; seed++ {

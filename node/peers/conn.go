@@ -63,10 +63,11 @@ func newConn(ctx context.Context, p *Peers, c *transport.Conn, opener, live bool
 
 // send sends one message, counting its bytes to s.
 func (c *conn) send(ctx context.Context, s *session, msg []byte) error {
-	err := c.c.Send(ctx, msg)
-	if err == nil && c.p.trace != nil {
+	if c.p.trace != nil {
+		// Before it goes: an answer to it may be traced as soon as it has.
 		c.p.trace(true, msg)
 	}
+	err := c.c.Send(ctx, msg)
 	if err == nil && s != nil {
 		s.mu.Lock()
 		s.stats.BytesSent += int64(len(msg) + 1)

@@ -14,10 +14,49 @@ import (
 	"github.com/minca-go/minca/transport/transporttest"
 )
 
+// ringLinks tells how a ring's links stand: how many dialled connections
+// are being served now, how many were served in all, and how many dials
+// failed; changed gets a token at each change.
+type ringLinks struct {
+	mu                   sync.Mutex
+	live, served, failed int
+	changed              chan struct{}
+}
+
+func (r *ringLinks) update(f func()) {
+	r.mu.Lock()
+	f()
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// wait waits until cond holds of the counts; a minute is a guard against
+// a hang, not a measure.
+func (r *ringLinks) wait(t *testing.T, what string, cond func(live, served, failed int) bool) {
+	t.Helper()
+	for {
+		r.mu.Lock()
+		ok := cond(r.live, r.served, r.failed)
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-r.changed:
+		case <-time.After(time.Minute):
+			t.Fatalf("waiting for %s: nothing changed within a minute", what)
+		}
+	}
+}
+
 // ring connects each node to the next over net (node i dials node i+1),
 // redialling as links fail; it stops with ctx.
-func ring(ctx context.Context, t *testing.T, net *transporttest.Network, ns []*tnode) *sync.WaitGroup {
+func ring(ctx context.Context, t *testing.T, net *transporttest.Network, ns []*tnode) (*sync.WaitGroup, *ringLinks) {
 	var wg sync.WaitGroup
+	links := &ringLinks{changed: make(chan struct{}, 1)}
 	for i, n := range ns {
 		name := fmt.Sprintf("n%d", i)
 		stop := net.Listen(name, n.topt, func(ctx context.Context, c *transport.Conn) { n.peers.Serve(ctx, c, false, "accept") })
@@ -28,12 +67,20 @@ func ring(ctx context.Context, t *testing.T, net *transporttest.Network, ns []*t
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			transport.Redial(ctx, func(ctx context.Context) (*transport.Conn, error) { return net.Dial(ctx, to, n.topt) },
-				func(ctx context.Context, c *transport.Conn) { n.peers.Serve(ctx, c, true, "dial "+to) },
-				&transport.RedialOptions{Min: 10 * time.Millisecond, Max: 200 * time.Millisecond})
+			transport.Redial(ctx, func(ctx context.Context) (*transport.Conn, error) {
+				c, err := net.Dial(ctx, to, n.topt)
+				if err != nil {
+					links.update(func() { links.failed++ })
+				}
+				return c, err
+			}, func(ctx context.Context, c *transport.Conn) {
+				links.update(func() { links.live++; links.served++ })
+				defer links.update(func() { links.live-- })
+				n.peers.Serve(ctx, c, true, "dial "+to)
+			}, &transport.RedialOptions{Min: 10 * time.Millisecond, Max: 200 * time.Millisecond})
 		}()
 	}
-	return &wg
+	return &wg, links
 }
 
 func converged(ns []*tnode, spaceID string) bool {
@@ -54,7 +101,7 @@ func TestThreeNodesConvergeOverFaultyLinks(t *testing.T) {
 	g := shared(t, ns...)
 	net := transporttest.NewNetwork(&transporttest.Faults{Delay: time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
-	wg := ring(ctx, t, net, ns)
+	wg, links := ring(ctx, t, net, ns)
 	defer func() { cancel(); wg.Wait() }()
 
 	var writers sync.WaitGroup
@@ -68,21 +115,32 @@ func TestThreeNodesConvergeOverFaultyLinks(t *testing.T) {
 			}
 		}()
 	}
-	// Links fail while they write: reset (mid-batch), reset inside the
-	// frame, a node unreachable for a while.
+	// Links fail while they write, each round once the three links the
+	// last round took down are up again: reset (mid-batch), reset inside
+	// the frame, a node unreachable until a dial to it has failed.
 	for round := range 6 {
-		time.Sleep(40 * time.Millisecond)
+		links.wait(t, "the three links up again", func(live, served, _ int) bool {
+			return live == len(ns) && served >= len(ns)*(round+1)
+		})
 		switch round % 3 {
 		case 0:
 			net.ResetAll()
 		case 1:
+			// The three links made next reset once they carry 20 kB.
+			links.mu.Lock()
+			served := links.served
+			links.mu.Unlock()
 			net.SetFaults(transporttest.Faults{Delay: time.Millisecond, ResetAfter: 20_000})
 			net.ResetAll()
-		case 2:
+			links.wait(t, "three links made that reset inside a frame", func(_, s, _ int) bool { return s >= served+len(ns) })
 			net.SetFaults(transporttest.Faults{Delay: time.Millisecond})
+		case 2:
 			net.SetDown("n1", true)
+			links.mu.Lock()
+			failed := links.failed
+			links.mu.Unlock()
 			net.ResetAll()
-			time.Sleep(60 * time.Millisecond)
+			links.wait(t, "a dial to the node that is down to fail", func(_, _, f int) bool { return f > failed })
 			net.SetDown("n1", false)
 		}
 	}
@@ -93,8 +151,8 @@ func TestThreeNodesConvergeOverFaultyLinks(t *testing.T) {
 	if got := len(ns[0].export(g.ID)); got != 180 {
 		t.Errorf("%d versions held, want 180", got)
 	}
-	if links := len(net.Links()); links < 3*4 {
-		t.Errorf("%d links made: the faults did not take links down", links)
+	if made := len(net.Links()); made < 3+6*3 {
+		t.Errorf("%d links made: each of six rounds takes three down, and they are made again", made)
 	}
 	// Resuming reconciles again, never resends everything: each version
 	// reaches two nodes, and at most a few times over.
@@ -127,7 +185,7 @@ func TestPartialHold(t *testing.T) {
 	}
 	net := transporttest.NewNetwork(nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	wg := ring(ctx, t, net, []*tnode{full1, full2, part})
+	wg, _ := ring(ctx, t, net, []*tnode{full1, full2, part})
 	defer func() { cancel(); wg.Wait() }()
 	eventually(t, 20*time.Second, "the full nodes converge", func() bool { return converged(ns, g.ID) })
 	chatOnly := func() []string {

@@ -62,7 +62,8 @@ type Peers struct {
 	conns     map[*conn]struct{}
 	roomSpace map[string]string          // relay room → space
 	totals    Stats                      // of every session that ended
-	trace     func(out bool, msg []byte) // tests: every message, as sent or received
+	trace     func(out bool, msg []byte) // tests: every message, as it is sent (just before) or received
+	recheck   time.Duration              // how often a sending session asks MayRead again
 }
 
 // Totals counts what every session carried, those running included.
@@ -132,7 +133,7 @@ func New(host Host, o *Options) (*Peers, error) {
 			topt.Revoked = revocations{hs: hs.histories(), spaces: host.Spaces}
 		}
 	}
-	return &Peers{host: host, o: oo, lim: lim, guard: newGuard(lim), topt: &topt, log: oo.Logger,
+	return &Peers{host: host, o: oo, lim: lim, guard: newGuard(lim), topt: &topt, log: oo.Logger, recheck: recheckEvery,
 		dials: map[string]*dialState{}, conns: map[*conn]struct{}{}, roomSpace: map[string]string{}}, nil
 }
 

@@ -17,7 +17,7 @@ func (s *session) write() {
 	checked := time.Now()
 	for {
 		msg, job, push, want, flag := s.next()
-		if (job != nil || push != nil) && time.Since(checked) > recheckEvery {
+		if (job != nil || push != nil) && time.Since(checked) >= s.c.p.recheck {
 			// A member removed, a key revoked: what it may read is asked
 			// again before more is sent.
 			checked = time.Now()

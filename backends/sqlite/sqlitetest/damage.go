@@ -1,0 +1,146 @@
+// Package sqlitetest makes SQLite stores and damages them, for the tests
+// of the backend and of the command line, which must report the damage
+// on one line naming the store.
+package sqlitetest
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/minca-go/minca/backends/internal/localtest"
+	"github.com/minca-go/minca/backends/sqlite"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/record"
+)
+
+// Fill writes localtest's corpus into a new store at path, calling during
+// (if not nil) while the store is still open, and returns the versions.
+func Fill(t *testing.T, path string, during func()) []*record.Version {
+	t.Helper()
+	kv, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return localtest.Fill(t, kv, func(engine.KV) {
+		if during != nil {
+			during()
+		}
+	})
+}
+
+// Damaged is a store to damage: its database file, the file's page size
+// and the kv table's root page, and the store's first and last keys.
+type Damaged struct {
+	Path        string
+	PageSize    int64
+	Root        int64
+	First, Last []byte
+}
+
+// NewDamaged fills a store in a new directory, for a test to damage.
+func NewDamaged(t *testing.T) *Damaged {
+	t.Helper()
+	d := &Damaged{Path: filepath.Join(t.TempDir(), "store.db")}
+	Fill(t, d.Path, nil)
+	db, err := sql.Open("sqlite", "file:"+d.Path+"?mode=ro&immutable=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow(`PRAGMA page_size`).Scan(&d.PageSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = 'kv'`).Scan(&d.Root); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT min(k), max(k) FROM kv`).Scan(&d.First, &d.Last); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Garble overwrites the header of page n (from 1) with bytes no b-tree
+// page starts with.
+func (d *Damaged) Garble(t *testing.T, n int64) {
+	t.Helper()
+	f, err := os.OpenFile(d.Path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xff}, 8), (n-1)*d.PageSize); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// LeafOf is the page of the kv table's b-tree that holds key in a leaf
+// cell (the key may also stand in an interior page, and in pages freed
+// as the tree grew, which no read visits).
+func (d *Damaged) LeafOf(t *testing.T, key []byte) int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+d.Path+"?mode=ro&immutable=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT pageno FROM dbstat WHERE name = 'kv' AND pagetype = 'leaf'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaves := map[int64]bool{}
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		leaves[n] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; ; off++ {
+		i := bytes.Index(b[off:], key)
+		if i < 0 {
+			t.Fatalf("key %x is in no leaf page of the kv table", key)
+		}
+		off += i
+		if page := int64(off)/d.PageSize + 1; leaves[page] {
+			return page
+		}
+	}
+}
+
+// Cut truncates the database file to half its length.
+func (d *Damaged) Cut(t *testing.T) {
+	t.Helper()
+	st, err := os.Stat(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(d.Path, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Damage is one way a store is found damaged.
+type Damage struct {
+	Name   string
+	Damage func(t *testing.T, d *Damaged)
+}
+
+// Damages are the damages that stop a store from opening: the kv table's
+// root page garbled, and the file cut short.
+func Damages() []Damage {
+	return []Damage{
+		{"root page", func(t *testing.T, d *Damaged) { d.Garble(t, d.Root) }},
+		{"cut short", func(t *testing.T, d *Damaged) { d.Cut(t) }},
+	}
+}
