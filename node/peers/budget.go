@@ -60,23 +60,9 @@ func (b *budget) give(n int) {
 	b.mu.Unlock()
 }
 
-// reserve takes, without waiting, as many bytes as fit now up to want,
-// and at least least (past the bound: a message the protocol's own
-// credit bounds), for a message not yet built; [budget.settle] then
-// counts what the message came to.
-func (b *budget) reserve(want, least int) int {
+// room is how many bytes fit now.
+func (b *budget) room() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := int(min(int64(want), max(b.cap-b.used, int64(least))))
-	b.used += int64(n)
-	return n
-}
-
-// settle turns a reservation of reserved bytes into one of n.
-func (b *budget) settle(reserved, n int) {
-	if n >= reserved {
-		b.force(n - reserved)
-		return
-	}
-	b.give(reserved - n)
+	return int(max(0, b.cap-b.used))
 }

@@ -67,29 +67,23 @@ func (s *session) serverRound(q []byte) *endError {
 	if rounds > maxRounds {
 		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
 	}
-	// The answer fits what the connection has room to send, taken before
-	// it is built, so sessions answering at once cannot each count on the
-	// same room: short of room, smaller answers and more rounds, never
-	// more held. And it fits the session's own allowance, which starts
-	// small and grows each round (answerLimit).
+	// The answer fits what the connection has room to send: short of
+	// room, smaller answers and more rounds, never more held. And it
+	// fits the session's own allowance, which starts small and grows
+	// each round (answerLimit).
 	s.answerCap = answerLimit(s.answerCap, int(s.negLimit()))
-	lim := s.c.out.reserve(s.answerCap, negentropy.MinFrameSizeLimit)
-	if err := s.negSrv.SetFrameSizeLimit(uint64(lim)); err != nil {
-		s.c.out.give(lim)
+	lim := uint64(min(max(s.c.out.room(), negentropy.MinFrameSizeLimit), s.answerCap))
+	if err := s.negSrv.SetFrameSizeLimit(lim); err != nil {
 		return ended(CodeInternal, "negentropy: %v", err)
 	}
 	out, err := s.negSrv.Reconcile(q)
 	if err != nil {
-		s.c.out.give(lim)
 		return s.negErr(err)
 	}
-	m := encodeNegMsg(s.sid, out)
 	s.mu.Lock()
 	s.stats.NegBytes += int64(len(out))
-	s.c.out.settle(lim, len(m))
-	s.ctrlLocked(m)
 	s.mu.Unlock()
-	s.wake()
+	s.post(encodeNegMsg(s.sid, out))
 	return nil
 }
 

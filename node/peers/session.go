@@ -203,11 +203,6 @@ func (s *session) post(m []byte) {
 // sends. s.mu is held.
 func (s *session) queueLocked(m []byte) {
 	s.c.out.force(len(m))
-	s.ctrlLocked(m)
-}
-
-// ctrlLocked adds m, its bytes already counted, to ctrl. s.mu is held.
-func (s *session) ctrlLocked(m []byte) {
 	switch m[0] {
 	case msgNegOpen, msgNegMsg:
 		s.unsentNeg++
