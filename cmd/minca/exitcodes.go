@@ -238,7 +238,7 @@ func hint(name string, err error) error {
 	}
 	var ae *api.Error
 	if name == "put" && errors.As(err, &ae) && ae.Code == api.CodeTooLarge {
-		return fmt.Errorf("%w: a record's body holds the fields an app shows, not a file's bytes; big content goes in files the version names (its files, 02 §3.1)", err)
+		return fmt.Errorf("%w: a record's body holds the fields an app shows, not a file's bytes; big content goes in files the version names (minca put --attach PATH)", err)
 	}
 	var h lockholder.Holder
 	if errors.Is(err, engine.ErrLocked) && errors.As(err, &h) && (strings.HasSuffix(h.Command, " serve") || strings.HasSuffix(h.Command, " home")) {

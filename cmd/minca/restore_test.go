@@ -75,6 +75,13 @@ func TestBackupRestoresWhole(t *testing.T) {
 				t.Errorf("%s: space show %s", u, sp)
 			}
 		}
+		// The public space's state reads the same from the restored
+		// store as through the node it was backed up from.
+		for _, part := range []string{"show", "members", "roles", "definitions", "history"} {
+			if got, want := mustRun(t, "space", part, "--store", u, pub), mustRun(t, "space", part, pub, "--dir", a); got != want {
+				t.Errorf("%s: space %s reads\n%s\nthrough the node\n%s", u, part, got, want)
+			}
+		}
 		// A new write: a version the account signs, imported through
 		// the full judge, stands.
 		unsigned := `{"space":"` + pub + `","collection":"app.todo","seq":0,"log":{"n":0},"createdAt":"2026-09-26T12:00:00.000Z","body":{"text":"after the restore"}}`
