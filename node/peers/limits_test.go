@@ -243,6 +243,9 @@ func TestHostileLiveSessionsBounded(t *testing.T) {
 // drops them, or holds many open, gets little for each, while a
 // reconciliation that goes on gets every id within a few rounds.
 func TestHostileFirstAnswerSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 3,000 versions first; run without -short")
+	}
 	b := newNode(t, nil)
 	g := shared(t, b)
 	fill(t, b, g.ID, 3000) // 96 KB of ids
