@@ -111,6 +111,19 @@ func (a attacker) dial(ctx context.Context) (*hostilepeer.Peer, error) {
 	return hostilepeer.Dial(ctx, a.url, &hostilepeer.Options{From: a.from})
 }
 
+// dialled is one attacker's run: a connection of a's own, given to body
+// and closed after it.
+func (a attacker) dialled(body func(ctx context.Context, h *hostilepeer.Peer) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		h, err := a.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		return body(ctx, h)
+	}
+}
+
 func attacks() []attack {
 	return []attack{
 		{"answers-nobody-reads", "8 sessions on one connection sending NEG-MSGs that ask for every id, reading one frame every 15 s; again when ended", nobodyReads, false},
@@ -428,12 +441,7 @@ func again1(ctx context.Context, one func(ctx context.Context) error) {
 }
 
 func nobodyReads(ctx context.Context, a attacker) {
-	again(ctx, func(ctx context.Context) error {
-		h, err := a.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer h.Close()
+	again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 		go func() { // one frame every 15 s
 			t := time.NewTicker(15 * time.Second)
 			defer t.Stop()
@@ -458,21 +466,14 @@ func nobodyReads(ctx context.Context, a attacker) {
 				return err
 			}
 		}
-	})
+	}))
 }
 
 func liveSessions(ctx context.Context, a attacker) {
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			again(ctx, func(ctx context.Context) error {
-				h, err := a.dial(ctx)
-				if err != nil {
-					return err
-				}
-				defer h.Close()
+		wg.Go(func() {
+			again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 				h.Drain()
 				for sid := uint64(1); sid <= 256; sid++ {
 					if err := h.Send(ctx, hostilepeer.NegOpen(sid, a.space, true, hostilepeer.EmptySet())); err != nil {
@@ -484,8 +485,8 @@ func liveSessions(ctx context.Context, a attacker) {
 				case <-h.Conn.Done():
 				}
 				return nil
-			})
-		}()
+			}))
+		})
 	}
 	wg.Wait()
 }
@@ -493,15 +494,8 @@ func liveSessions(ctx context.Context, a attacker) {
 func sessionChurn(ctx context.Context, a attacker) {
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			again(ctx, func(ctx context.Context) error {
-				h, err := a.dial(ctx)
-				if err != nil {
-					return err
-				}
-				defer h.Close()
+		wg.Go(func() {
+			again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 				for sid := uint64(1); ; sid = sid%1024 + 1 {
 					if err := h.Send(ctx, hostilepeer.NegOpen(sid, a.space, false, hostilepeer.EmptySet())); err != nil {
 						return err
@@ -519,8 +513,8 @@ func sessionChurn(ctx context.Context, a attacker) {
 						}
 					}
 				}
-			})
-		}()
+			}))
+		})
 	}
 	wg.Wait()
 }
@@ -528,9 +522,7 @@ func sessionChurn(ctx context.Context, a attacker) {
 func silentHandshakes(ctx context.Context, a attacker) {
 	var wg sync.WaitGroup
 	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			again(ctx, func(ctx context.Context) error {
 				ws, err := hostilepeer.Upgrade(ctx, a.url, &hostilepeer.Options{From: a.from})
 				if err != nil {
@@ -540,25 +532,18 @@ func silentHandshakes(ctx context.Context, a attacker) {
 				ws.Read(ctx) // until the node drops it
 				return nil
 			})
-		}()
+		})
 	}
 	for range 1024 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			again(ctx, func(ctx context.Context) error {
-				h, err := a.dial(ctx)
-				if err != nil {
-					return err
-				}
-				defer h.Close()
+		wg.Go(func() {
+			again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 				select {
 				case <-ctx.Done():
 				case <-h.Conn.Done():
 				}
 				return nil
-			})
-		}()
+			}))
+		})
 	}
 	wg.Wait()
 }
@@ -603,12 +588,7 @@ func forgeries(ctx context.Context, a attacker) {
 		}
 		return out
 	}
-	again(ctx, func(ctx context.Context) error {
-		h, err := a.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer h.Close()
+	again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 		h.Drain()
 		if err := h.Send(ctx, hostilepeer.NegOpen(1, a.space, false, hostilepeer.EmptySet())); err != nil {
 			return err
@@ -618,7 +598,7 @@ func forgeries(ctx context.Context, a attacker) {
 				return err
 			}
 		}
-	})
+	}))
 }
 
 func unstandable(ctx context.Context, a attacker) {
@@ -629,12 +609,7 @@ func unstandable(ctx context.Context, a attacker) {
 	const size, total = 900 << 10, 300
 	n := 0
 	for n < total && ctx.Err() == nil {
-		again1(ctx, func(ctx context.Context) error {
-			h, err := a.dial(ctx)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
+		again1(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 			h.Drain()
 			if err := h.Send(ctx, hostilepeer.NegOpen(1, a.space, false, hostilepeer.EmptySet())); err != nil {
 				return err
@@ -649,6 +624,6 @@ func unstandable(ctx context.Context, a attacker) {
 			// What was sent is taken in before the attacker leaves.
 			time.Sleep(2 * time.Second)
 			return nil
-		})
+		}))
 	}
 }
