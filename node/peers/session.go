@@ -129,6 +129,7 @@ type session struct {
 	recent     map[canonical.ID]struct{}
 	phase      string
 	negDone    bool
+	answerCap  int           // the allowance of the last negentropy answer (responder)
 	settled    chan struct{} // closed when a reconciliation has nothing left in flight
 	settledOK  bool
 	stats      Stats
