@@ -104,7 +104,8 @@
 // one batch on every core ([Store.Prepare]) while it decides the next
 // ([Store.Submit]) and the one before commits. Results come in order, each
 // once its batch is durable or has failed; a batch decided on top of one
-// that failed fails too. An [Outcome] says what a caller would otherwise
+// that failed fails too; a pipeline runs goroutines only while it has batches
+// in flight. An [Outcome] says what a caller would otherwise
 // read back from the store: whether the version is new to it, whether it
 // is its record's top version after the batch, and whether its writer's
 // line has a hole before it; [Result.Stored] counts what the batch stored.

@@ -9,25 +9,29 @@ import (
 )
 
 // A Pipeline admits the batches of one source (a peer, a folder, an
-// import, the node's own writes) in order, each stage on a goroutine of
-// its own working on a different batch: while one batch commits, the next
-// is decided ([Store.Submit]) and the one after has its versions made
+// import, the node's own writes) in order, each stage working on a
+// different batch: while one batch commits, the next is decided
+// ([Store.Submit]) and the one after has its versions made
 // (Stages.Versions: decoded, signed) and checked on every core
 // ([Store.Prepare]). Each batch's result is handed to Stages.Done in
 // order, once it is durable — or once it failed: then none of it is in
 // the store, and a batch decided on top of one that failed fails too, as
 // it was decided on writes that never landed.
 //
-// The stages hold one batch each, so a source runs at most three batches
-// ahead of what it was told of. The caller's T is what it keeps of a batch
-// to act on its outcomes (the messages it answers, the lines it prints);
-// the stages may fill it in, in order: what Versions writes to it, Done
-// reads.
+// Each stage holds one batch at a time, so a source runs at most three
+// batches ahead of what it was told of. A batch in flight has a goroutine
+// of its own, which takes it through the stages in turn, each once the
+// batch before has left it: an idle pipeline runs nothing, and a source
+// that sends nothing (an idle session) costs no goroutines. The caller's
+// T is what it keeps of a batch to act on its outcomes (the messages it
+// answers, the lines it prints); the stages may fill it in, in order:
+// what Versions writes to it, Done reads.
 type Pipeline[T any] struct {
-	s    *Store
-	ctx  context.Context
-	from string
-	f    Stages[T]
+	s     *Store
+	ctx   context.Context
+	from  string
+	f     Stages[T]
+	slots chan struct{} // one taken by each batch in flight
 
 	mu      sync.Mutex
 	closed  bool
@@ -36,11 +40,7 @@ type Pipeline[T any] struct {
 	added   int           // batches added
 	settled int           // batches done with (handed to Done, or dropped once stopped)
 	idle    chan struct{} // closed and replaced whenever settled catches up with added
-
-	check  chan *piped[T]
-	decide chan *piped[T]
-	wait   chan *piped[T]
-	done   chan struct{} // closed when the last stage has ended
+	last    *piped[T]     // the batch added last, while in flight: the next follows it
 }
 
 // Stages are what a caller of [NewPipeline] supplies: where a batch's
@@ -58,7 +58,7 @@ type Stages[T any] struct {
 	// pipeline stopped.
 	Decided func(item T)
 	// Done acts on a batch's result once it is durable or has failed, in
-	// order, on the pipeline's own goroutine. An error stops the pipeline:
+	// order, on the batch's goroutine (one at a time). An error stops the pipeline:
 	// Add returns it from then on, and later batches are waited for but
 	// not handed to Done.
 	Done func(item T, r Result) error
@@ -75,34 +75,37 @@ type Result struct {
 	Err error
 }
 
-// piped is a batch on its way through a pipeline.
+// piped is a batch on its way through a pipeline. Its stage channels are
+// closed as it leaves each stage, for the batch after it.
 type piped[T any] struct {
 	item T
 	vs   []*record.Version
 	p    *Prepared
 	a    *Admission
 	err  error
+
+	checked, decided, handed chan struct{}
 }
+
+// stages is how many batches a pipeline has in flight at most: one
+// checked, one decided, one committing.
+const stages = 3
 
 // ErrPipelineClosed: a batch was added to a [Pipeline] after Close.
 var ErrPipelineClosed = errors.New("minca/engine: the admission pipeline is closed")
 
-// NewPipeline starts a pipeline admitting into s from one source (from
+// NewPipeline makes a pipeline admitting into s from one source (from
 // names it, as in [Store.Admit]). ctx bounds the checks and decisions;
 // what is decided commits whatever ctx does. Close it when done.
 func NewPipeline[T any](ctx context.Context, s *Store, from string, f Stages[T]) *Pipeline[T] {
-	p := &Pipeline[T]{s: s, ctx: ctx, from: from, f: f, stop: make(chan struct{}), idle: make(chan struct{}),
-		check: make(chan *piped[T]), decide: make(chan *piped[T]), wait: make(chan *piped[T]), done: make(chan struct{})}
-	go p.checking()
-	go p.deciding()
-	go p.handing()
-	return p
+	return &Pipeline[T]{s: s, ctx: ctx, from: from, f: f, slots: make(chan struct{}, stages),
+		stop: make(chan struct{}), idle: make(chan struct{})}
 }
 
-// Add hands a batch to the pipeline; it waits while the checking stage is
-// busy. Once the pipeline stopped it returns why (the error Done
-// returned); ctx ending while it waits returns ctx's error, and the batch
-// is not added.
+// Add hands a batch to the pipeline; it waits while as many batches as
+// there are stages are in flight. Once the pipeline stopped it returns why
+// (the error Done returned); ctx ending while it waits returns ctx's
+// error, and the batch is not added.
 func (p *Pipeline[T]) Add(ctx context.Context, item T) error {
 	p.mu.Lock()
 	if p.closed {
@@ -117,8 +120,7 @@ func (p *Pipeline[T]) Add(ctx context.Context, item T) error {
 	p.added++
 	p.mu.Unlock()
 	select {
-	case p.check <- &piped[T]{item: item}:
-		return nil
+	case p.slots <- struct{}{}:
 	case <-p.stop:
 		p.unadd()
 		return p.Err()
@@ -126,6 +128,13 @@ func (p *Pipeline[T]) Add(ctx context.Context, item T) error {
 		p.unadd()
 		return ctx.Err()
 	}
+	b := &piped[T]{item: item, checked: make(chan struct{}), decided: make(chan struct{}), handed: make(chan struct{})}
+	p.mu.Lock()
+	prev := p.last
+	p.last = b
+	p.mu.Unlock()
+	go p.through(prev, b)
+	return nil
 }
 
 // unadd takes back a batch Add counted and did not hand over.
@@ -153,23 +162,13 @@ func (p *Pipeline[T]) Flush() error {
 	}
 }
 
-// Close flushes the pipeline and ends its goroutines; Add fails from then
-// on. It returns why the pipeline stopped, if it did. Calling it again
-// does nothing more.
+// Close flushes the pipeline; Add fails from then on. It returns why the
+// pipeline stopped, if it did. Calling it again does nothing more.
 func (p *Pipeline[T]) Close() error {
 	p.mu.Lock()
-	if p.closed {
-		err := p.stopErr
-		p.mu.Unlock()
-		<-p.done
-		return err
-	}
 	p.closed = true
 	p.mu.Unlock()
-	err := p.Flush()
-	close(p.check)
-	<-p.done
-	return err
+	return p.Flush()
 }
 
 // Err is why the pipeline stopped: the error Done returned, or nil.
@@ -188,58 +187,59 @@ func (p *Pipeline[T]) stopped() bool {
 	}
 }
 
-// checking makes and checks each batch's versions.
-func (p *Pipeline[T]) checking() {
-	defer close(p.decide)
-	for b := range p.check {
-		if !p.stopped() {
-			b.vs, b.err = p.f.Versions(p.ctx, b.item)
-			if b.err == nil && len(b.vs) > 0 {
-				b.p, b.err = p.s.Prepare(p.ctx, b.vs)
-			}
-		}
-		p.decide <- b
+// through takes b through the stages, each once prev (the batch added
+// before it; nil when none was in flight) has left it: its versions made
+// and checked, then decided, then waited for and handed to Done.
+func (p *Pipeline[T]) through(prev, b *piped[T]) {
+	if prev != nil {
+		<-prev.checked
 	}
-}
+	if !p.stopped() {
+		b.vs, b.err = p.f.Versions(p.ctx, b.item)
+		if b.err == nil && len(b.vs) > 0 {
+			b.p, b.err = p.s.Prepare(p.ctx, b.vs)
+		}
+	}
+	close(b.checked)
 
-// deciding submits each checked batch, in order.
-func (p *Pipeline[T]) deciding() {
-	defer close(p.wait)
-	for b := range p.decide {
-		if b.err == nil && b.p != nil && !p.stopped() {
-			b.a, b.err = p.s.Submit(p.ctx, p.from, b.p)
-		}
-		if p.f.Decided != nil {
-			p.f.Decided(b.item)
-		}
-		p.wait <- b
+	if prev != nil {
+		<-prev.decided
 	}
-}
+	if b.err == nil && b.p != nil && !p.stopped() {
+		b.a, b.err = p.s.Submit(p.ctx, p.from, b.p)
+	}
+	if p.f.Decided != nil {
+		p.f.Decided(b.item)
+	}
+	close(b.decided)
 
-// handing waits for each batch's commit and hands its result to Done.
-func (p *Pipeline[T]) handing() {
-	defer close(p.done)
-	for b := range p.wait {
-		r := Result{Err: b.err}
-		if b.a != nil {
-			r.Outcomes, r.Err = b.a.Wait()
-			if r.Err == nil {
-				r.Stored = b.a.stored
-			}
-		}
-		if !p.stopped() {
-			if err := p.f.Done(b.item, r); err != nil {
-				p.mu.Lock()
-				p.stopErr = err
-				close(p.stop)
-				p.mu.Unlock()
-			}
-		}
-		p.mu.Lock()
-		p.settled++
-		p.idleLocked()
-		p.mu.Unlock()
+	if prev != nil {
+		<-prev.handed
 	}
+	r := Result{Err: b.err}
+	if b.a != nil {
+		r.Outcomes, r.Err = b.a.Wait()
+		if r.Err == nil {
+			r.Stored = b.a.stored
+		}
+	}
+	if !p.stopped() {
+		if err := p.f.Done(b.item, r); err != nil {
+			p.mu.Lock()
+			p.stopErr = err
+			close(p.stop)
+			p.mu.Unlock()
+		}
+	}
+	close(b.handed)
+	<-p.slots
+	p.mu.Lock()
+	if p.last == b {
+		p.last = nil // nothing follows it: its item is not kept
+	}
+	p.settled++
+	p.idleLocked()
+	p.mu.Unlock()
 }
 
 // idleLocked wakes Flush when every batch added is done with; p.mu is

@@ -45,7 +45,7 @@ const (
 // since it was listed is done (F8). One that fails its checks is bad if it
 // failed with the same bytes Reread ago or more, else it goes to again (a
 // torn or partial file, F4, or damage not yet confirmed: read it again).
-// done and again are called on the pipeline's goroutine, before
+// done and again are called by the pipeline, one batch at a time, before
 // readSegments returns.
 func (m *Mirror) readSegments(ctx context.Context, bs []engine.BlobInfo, res *ImportResult, done func(name string) error, again func(engine.BlobInfo)) error {
 	if len(bs) == 0 {
@@ -97,7 +97,7 @@ func (m *Mirror) pipeline(ctx context.Context, res *ImportResult, took func(*pie
 
 // genesesFirst keeps the blob store's geneses before a pass admits its
 // first version (importGeneses), once what p was given is done with: the
-// pipeline's goroutine counts into the same stats.
+// pipeline's Done counts into the same stats.
 func (m *Mirror) genesesFirst(ctx context.Context, p *engine.Pipeline[*piece]) error {
 	if m.o.Geneses == nil || m.genesesIn {
 		return nil

@@ -117,10 +117,10 @@ func (s *session) decode(ctx context.Context, ad *admission) ([]*record.Version,
 	return ad.vs, nil
 }
 
-// admitted acts on a batch once it is committed, on the pipeline's
-// goroutine: counts it, asks for the bodies of current stubs and for the
-// holes in writers' lines, acknowledges a push. An error ends the session
-// (and stops the pipeline).
+// admitted acts on a batch once it is committed, one batch at a time (the
+// pipeline's Done): counts it, asks for the bodies of current stubs and
+// for the holes in writers' lines, acknowledges a push. An error ends the
+// session (and stops the pipeline).
 func (s *session) admitted(ad *admission, r engine.Result) error {
 	if e := s.settle(ad, r); e != nil {
 		s.finish(e)

@@ -137,8 +137,8 @@ type session struct {
 
 	admit *engine.Pipeline[*admission] // the VERSIONS received (receive.go)
 
-	// The versions received that wait, for admit's goroutine alone
-	// (unresolved.go).
+	// The versions received that wait, for admit's Done alone, one batch
+	// at a time (unresolved.go).
 	unresolved      []later
 	unresolvedBytes int64
 	resolved        int64
@@ -382,7 +382,7 @@ func (s *session) run(first *message) {
 			return
 		}
 	} else if e := s.handle(first); e != nil {
-		s.finish(e)
+		s.fail(e)
 		return
 	}
 	for {
@@ -407,10 +407,19 @@ func (s *session) run(first *message) {
 		}
 		s.c.in.give(m.size)
 		if e != nil {
-			s.finish(e)
+			s.fail(e)
 			return
 		}
 	}
+}
+
+// fail ends the session for what a message did, once the VERSIONS received
+// before it are acted on: what the peer sent before it misbehaved is still
+// judged, and its forgeries count against it (Limits.Forgeries), as they
+// would not if ending the session cut their checks short.
+func (s *session) fail(e *endError) {
+	s.admit.Flush() // a batch that ends the session itself ends it first
+	s.finish(e)
 }
 
 // handle acts on one message from the peer.
