@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"testing"
 
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
@@ -132,13 +131,13 @@ func RunRead(ctx context.Context, cfg ReadConfig) (ReadResult, error) {
 	for i := range cfg.Rounds {
 		steps.next(fmt.Sprintf("round %d of %d", i+1, cfg.Rounds))
 		r := rand.New(rand.NewPCG(1, 2))
-		c := measure(func(b *testing.B) {
+		c := measure(func(b *B) {
 			for range b.N {
 				x := recs[r.IntN(len(recs))]
 				st.CurrentJSON(ctx, x.space, x.key)
 			}
 		})
-		w := measure(func(b *testing.B) {
+		w := measure(func(b *B) {
 			for range b.N {
 				bare.Get(bareKeys[r.IntN(len(bareKeys))])
 			}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,8 @@ type HostileConfig struct {
 	Versions int
 	// Rounds is how many rounds of every case; medians. Default 3.
 	Rounds int
+	// Attacks names the attacks to run (HostileCase.Name); none: all.
+	Attacks []string
 	// Progress, if set, is told as each step starts.
 	Progress Progress
 }
@@ -51,7 +54,7 @@ type HostileCase struct {
 	// What the attacker does.
 	What string `json:"what"`
 	// SyncSeconds is the honest sync's time under the attack (median);
-	// Ratio is that over the sync alone in the same round (median of the
+	// Ratio is that over the sync alone just before it (median of the
 	// rounds' ratios; goal ≤ 1.5).
 	SyncSeconds float64 `json:"syncSeconds"`
 	Ratio       float64 `json:"ratio"`
@@ -108,6 +111,19 @@ func (a attacker) dial(ctx context.Context) (*hostilepeer.Peer, error) {
 	return hostilepeer.Dial(ctx, a.url, &hostilepeer.Options{From: a.from})
 }
 
+// dialled is one attacker's run: a connection of a's own, given to body
+// and closed after it.
+func (a attacker) dialled(body func(ctx context.Context, h *hostilepeer.Peer) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		h, err := a.dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		return body(ctx, h)
+	}
+}
+
 func attacks() []attack {
 	return []attack{
 		{"answers-nobody-reads", "8 sessions on one connection sending NEG-MSGs that ask for every id, reading one frame every 15 s; again when ended", nobodyReads, false},
@@ -118,6 +134,26 @@ func attacks() []attack {
 		{"forgeries", "connections pushing 1,024 versions with broken signatures at a time; again when ended", forgeries, false},
 		{"unstandable", "270 MB of validly signed edits by a throwaway key whose prev exists nowhere (300 × 900 KB), pushed from one connection; again when ended", unstandable, true},
 	}
+}
+
+// pickAttacks is the attacks named, in their order; all when none is.
+func pickAttacks(names []string) ([]attack, error) {
+	all := attacks()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []attack
+	for _, a := range all {
+		if slices.Contains(names, a.name) {
+			out = append(out, a)
+		}
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(all, func(a attack) bool { return a.name == n }) {
+			return nil, fmt.Errorf("bench: hostile: no attack named %q", n)
+		}
+	}
+	return out, nil
 }
 
 // RunHostile measures an honest sync of Versions versions alone and
@@ -134,8 +170,11 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 		return res, err
 	}
 	defer cleanup()
-	as := attacks()
-	steps := newSteps(cfg.Progress, 2+cfg.Rounds*(1+len(as)))
+	as, err := pickAttacks(cfg.Attacks)
+	if err != nil {
+		return res, err
+	}
+	steps := newSteps(cfg.Progress, 2+cfg.Rounds*2*len(as))
 	steps.next("corpus")
 	path, err := corpusIn(ctx, dir, "", CorpusConfig{Versions: cfg.Versions, Spaces: 1, Seed: 21})
 	if err != nil {
@@ -190,13 +229,15 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 	ratios := make([][]float64, len(as))
 	cases := make([]HostileCase, len(as))
 	for r := range cfg.Rounds {
-		steps.next(fmt.Sprintf("round %d of %d: alone", r+1, cfg.Rounds))
-		a, err := honest(r, "alone")
-		if err != nil {
-			return res, err
-		}
-		alone = append(alone, a)
 		for i, at := range as {
+			// Each attack's sync is set against a sync alone just before
+			// it: the shared machine's speed drifts over minutes.
+			steps.next(fmt.Sprintf("round %d of %d: alone, before %s", r+1, cfg.Rounds, at.name))
+			a, err := honest(r, "alone-"+at.name)
+			if err != nil {
+				return res, err
+			}
+			alone = append(alone, a)
 			steps.next(fmt.Sprintf("round %d of %d: %s", r+1, cfg.Rounds, at.name))
 			base, disk0 := target.rss(), dirSize(src)
 			actx, stop := context.WithCancel(ctx)
@@ -400,12 +441,7 @@ func again1(ctx context.Context, one func(ctx context.Context) error) {
 }
 
 func nobodyReads(ctx context.Context, a attacker) {
-	again(ctx, func(ctx context.Context) error {
-		h, err := a.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer h.Close()
+	again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 		go func() { // one frame every 15 s
 			t := time.NewTicker(15 * time.Second)
 			defer t.Stop()
@@ -430,21 +466,14 @@ func nobodyReads(ctx context.Context, a attacker) {
 				return err
 			}
 		}
-	})
+	}))
 }
 
 func liveSessions(ctx context.Context, a attacker) {
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			again(ctx, func(ctx context.Context) error {
-				h, err := a.dial(ctx)
-				if err != nil {
-					return err
-				}
-				defer h.Close()
+		wg.Go(func() {
+			again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 				h.Drain()
 				for sid := uint64(1); sid <= 256; sid++ {
 					if err := h.Send(ctx, hostilepeer.NegOpen(sid, a.space, true, hostilepeer.EmptySet())); err != nil {
@@ -456,8 +485,8 @@ func liveSessions(ctx context.Context, a attacker) {
 				case <-h.Conn.Done():
 				}
 				return nil
-			})
-		}()
+			}))
+		})
 	}
 	wg.Wait()
 }
@@ -465,15 +494,8 @@ func liveSessions(ctx context.Context, a attacker) {
 func sessionChurn(ctx context.Context, a attacker) {
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			again(ctx, func(ctx context.Context) error {
-				h, err := a.dial(ctx)
-				if err != nil {
-					return err
-				}
-				defer h.Close()
+		wg.Go(func() {
+			again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 				for sid := uint64(1); ; sid = sid%1024 + 1 {
 					if err := h.Send(ctx, hostilepeer.NegOpen(sid, a.space, false, hostilepeer.EmptySet())); err != nil {
 						return err
@@ -491,8 +513,8 @@ func sessionChurn(ctx context.Context, a attacker) {
 						}
 					}
 				}
-			})
-		}()
+			}))
+		})
 	}
 	wg.Wait()
 }
@@ -500,9 +522,7 @@ func sessionChurn(ctx context.Context, a attacker) {
 func silentHandshakes(ctx context.Context, a attacker) {
 	var wg sync.WaitGroup
 	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			again(ctx, func(ctx context.Context) error {
 				ws, err := hostilepeer.Upgrade(ctx, a.url, &hostilepeer.Options{From: a.from})
 				if err != nil {
@@ -512,25 +532,18 @@ func silentHandshakes(ctx context.Context, a attacker) {
 				ws.Read(ctx) // until the node drops it
 				return nil
 			})
-		}()
+		})
 	}
 	for range 1024 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			again(ctx, func(ctx context.Context) error {
-				h, err := a.dial(ctx)
-				if err != nil {
-					return err
-				}
-				defer h.Close()
+		wg.Go(func() {
+			again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 				select {
 				case <-ctx.Done():
 				case <-h.Conn.Done():
 				}
 				return nil
-			})
-		}()
+			}))
+		})
 	}
 	wg.Wait()
 }
@@ -575,12 +588,7 @@ func forgeries(ctx context.Context, a attacker) {
 		}
 		return out
 	}
-	again(ctx, func(ctx context.Context) error {
-		h, err := a.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer h.Close()
+	again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 		h.Drain()
 		if err := h.Send(ctx, hostilepeer.NegOpen(1, a.space, false, hostilepeer.EmptySet())); err != nil {
 			return err
@@ -590,7 +598,7 @@ func forgeries(ctx context.Context, a attacker) {
 				return err
 			}
 		}
-	})
+	}))
 }
 
 func unstandable(ctx context.Context, a attacker) {
@@ -601,12 +609,7 @@ func unstandable(ctx context.Context, a attacker) {
 	const size, total = 900 << 10, 300
 	n := 0
 	for n < total && ctx.Err() == nil {
-		again1(ctx, func(ctx context.Context) error {
-			h, err := a.dial(ctx)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
+		again1(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
 			h.Drain()
 			if err := h.Send(ctx, hostilepeer.NegOpen(1, a.space, false, hostilepeer.EmptySet())); err != nil {
 				return err
@@ -621,6 +624,6 @@ func unstandable(ctx context.Context, a attacker) {
 			// What was sent is taken in before the attacker leaves.
 			time.Sleep(2 * time.Second)
 			return nil
-		})
+		}))
 	}
 }

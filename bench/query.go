@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/canonical"
@@ -137,8 +136,8 @@ func RunQuery(ctx context.Context, cfg QueryConfig) (QueryResult, error) {
 		}
 	}
 	var firstErr error
-	run := func(name string) func(b *testing.B) {
-		return func(b *testing.B) {
+	run := func(name string) func(b *B) {
+		return func(b *B) {
 			size := 0
 			for range b.N {
 				_, err := ix.Scan(ctx, space, queries[name], "", func(r index.Row) bool { size += len(r.JSON()); return true })
@@ -148,14 +147,14 @@ func RunQuery(ctx context.Context, cfg QueryConfig) (QueryResult, error) {
 			}
 		}
 	}
-	page := func(b *testing.B) {
+	page := func(b *B) {
 		for range b.N {
 			if _, err := ix.Find(ctx, space, queries["first"], ""); err != nil && firstErr == nil {
 				firstErr = err
 			}
 		}
 	}
-	scan := func(b *testing.B) {
+	scan := func(b *B) {
 		for range b.N {
 			it, err := bare.NewIter(nil, nil)
 			if err != nil {

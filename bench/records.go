@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"testing"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
@@ -95,7 +94,7 @@ func RunRecords(ctx context.Context, cfg RecordsConfig) (RecordsResult, error) {
 			return RecordsResult{}, err
 		}
 		var failure error
-		b := measure(func(b *testing.B) {
+		b := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				d := sha256.Sum256(payload)
@@ -104,7 +103,7 @@ func RunRecords(ctx context.Context, cfg RecordsConfig) (RecordsResult, error) {
 				}
 			}
 		})
-		ver := measure(func(b *testing.B) {
+		ver := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				x, err := record.Decode(data)
@@ -116,7 +115,7 @@ func RunRecords(ctx context.Context, cfg RecordsConfig) (RecordsResult, error) {
 				}
 			}
 		})
-		c := measure(func(b *testing.B) {
+		c := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				x, err := record.Decode(data)
@@ -130,7 +129,7 @@ func RunRecords(ctx context.Context, cfg RecordsConfig) (RecordsResult, error) {
 				_ = canonical.IDOf(body)
 			}
 		})
-		s := measure(func(b *testing.B) {
+		s := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := record.Sign(unsigned, k); err != nil {

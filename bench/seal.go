@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"testing"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
@@ -135,35 +134,35 @@ func RunSeal(ctx context.Context, cfg SealConfig) (SealResult, error) {
 			}
 		}
 		out := make([]byte, 0, len(pt)+seal.Overhead)
-		rbs := measure(func(b *testing.B) {
+		rbs := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				rand.Read(nonce[:])
 				out = gcm.Seal(out[:0], nonce[:], pt, nil)
 			}
 		})
-		rs := measure(func(b *testing.B) {
+		rs := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				out = k.Seal(out[:0], pt, bind)
 			}
 		})
 		nonce = [12]byte{}
-		rbo := measure(func(b *testing.B) {
+		rbo := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, err := gcm.Open(out[:0], nonce[:], bareCT, nil)
 				check(err)
 			}
 		})
-		ro := measure(func(b *testing.B) {
+		ro := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, err := k.Open(out[:0], env, bind, "sealed")
 				check(err)
 			}
 		})
-		rbst := measure(func(b *testing.B) {
+		rbst := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				rand.Read(nonce[:])
@@ -171,7 +170,7 @@ func RunSeal(ctx context.Context, cfg SealConfig) (SealResult, error) {
 			}
 		})
 		nonce = [12]byte{}
-		rbot := measure(func(b *testing.B) {
+		rbot := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				ct, err := base64.RawURLEncoding.DecodeString(bareText)
@@ -180,28 +179,28 @@ func RunSeal(ctx context.Context, cfg SealConfig) (SealResult, error) {
 				check(err)
 			}
 		})
-		rsb := measure(func(b *testing.B) {
+		rsb := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, err := seal.SealBody(k, space, coll, key, content)
 				check(err)
 			}
 		})
-		rob := measure(func(b *testing.B) {
+		rob := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, err := seal.OpenBody(k, space, coll, key, sealed)
 				check(err)
 			}
 		})
-		rbx := measure(func(b *testing.B) {
+		rbx := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, err := seal.NewBox(k, space, box.Member, member.Public())
 				check(err)
 			}
 		})
-		robx := measure(func(b *testing.B) {
+		robx := measure(func(b *B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, err := box.Open(member, space)

@@ -1,9 +1,6 @@
 package bench
 
-import (
-	"slices"
-	"testing"
-)
+import "slices"
 
 // median of xs (xs is sorted in place); 0 for none.
 func median(xs []float64) float64 {
@@ -23,14 +20,6 @@ type Measure struct {
 	NsPerOp     float64 `json:"nsPerOp"`
 	AllocsPerOp int64   `json:"allocsPerOp"`
 	BytesPerOp  int64   `json:"bytesPerOp"`
-}
-
-func measure(f func(b *testing.B)) Measure {
-	r := testing.Benchmark(f)
-	if r.N == 0 {
-		return Measure{}
-	}
-	return Measure{NsPerOp: float64(r.T.Nanoseconds()) / float64(r.N), AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp()}
 }
 
 // medianMeasure takes the median of each figure over rounds.

@@ -19,6 +19,7 @@ import (
 	"github.com/minca-go/minca/connect"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/internal/atomicfile"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -356,34 +357,8 @@ func (c *Carrier) writeGrants() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(c.o.Dir, grantsName), b)
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".grants-*")
-	if err != nil {
-		return fmt.Errorf("minca/carrier: writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(b)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("minca/carrier: writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("minca/carrier: writing %s: %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
+	if err := atomicfile.WriteFile(filepath.Join(c.o.Dir, grantsName), b, 0o600); err != nil {
+		return fmt.Errorf("minca/carrier: writing its grants: %w", err)
 	}
 	return nil
 }

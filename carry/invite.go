@@ -1,9 +1,6 @@
 package carry
 
 import (
-	"encoding/base64"
-	"strings"
-
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -27,11 +24,7 @@ func ViewInvite(g *space.Genesis, k *seal.Key) (string, error) {
 	if k != nil {
 		o.Set("key", seal.InviteKey{Key: k}.Object())
 	}
-	b, err := canonical.Marshal(o)
-	if err != nil {
-		return "", err
-	}
-	return ViewInvitePrefix + base64.RawURLEncoding.EncodeToString(b), nil
+	return space.EncodeInviteText(ViewInvitePrefix, o)
 }
 
 // ParseViewInvite reads a view-only invite: the space's genesis and, when
@@ -42,45 +35,9 @@ func ParseViewInvite(text string) (*space.Genesis, *seal.Key, error) {
 	bad := func(msg string) (*space.Genesis, *seal.Key, error) {
 		return nil, nil, &record.Refusal{Code: CodeBadInvite, Field: "invite", Message: "not a view-only invite: " + msg}
 	}
-	rest, ok := strings.CutPrefix(strings.TrimSpace(text), ViewInvitePrefix)
-	if !ok {
-		return bad("it starts " + ViewInvitePrefix)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil {
-		return bad("base64url: " + err.Error())
-	}
-	v, err := canonical.Parse(raw)
+	_, g, k, err := space.DecodeInviteText(text, ViewInvitePrefix, "key")
 	if err != nil {
 		return bad(err.Error())
-	}
-	o, ok := v.(*canonical.Object)
-	if !ok {
-		return bad("it is {v, genesis, key?}")
-	}
-	for _, m := range o.Members {
-		if m.Name != "v" && m.Name != "genesis" && m.Name != "key" {
-			return bad("it has no member " + m.Name)
-		}
-	}
-	if ver, _ := o.Get("v"); ver != float64(1) {
-		return bad("v is 1")
-	}
-	gv, _ := o.Get("genesis")
-	g, err := space.GenesisFromValue(gv)
-	if err != nil {
-		return bad("genesis: " + err.Error())
-	}
-	kv, hasKey := o.Get("key")
-	if hasKey != g.Private() {
-		return bad("a private space's invite carries its key, and only a private space's")
-	}
-	if !hasKey {
-		return g, nil, nil
-	}
-	k, err := seal.ParseInviteKey(kv)
-	if err != nil {
-		return bad("key: " + err.Error())
 	}
 	return g, k, nil
 }

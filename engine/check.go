@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -133,103 +135,247 @@ func (c *checker) has(k []byte) (bool, error) {
 	return err == nil, err
 }
 
+// versions checks every held version: its value, its signature and the
+// entries that index it. Verifying signatures is most of a check's work
+// and each version's is independent, so versions are checked on every
+// core, in chunks of the id table; what each found is added in key order,
+// so the problems read as one pass would list them.
 func (c *checker) versions(ctx context.Context) error {
-	spaces := map[string]bool{}
-	err := c.scan(ctx, keys.ID, func(k, val []byte) error {
-		d, _ := keys.Digest(k, 1)
-		id := d.String()
-		vseq, err := decodeVseq(val)
-		if err != nil {
-			c.add("version %s: %v", id, err)
-			return nil
-		}
-		c.vseqs = append(c.vseqs, vseq)
-		vb, err := c.s.kv.Get(keys.VersionKey(vseq))
-		if errors.Is(err, ErrNotFound) {
-			c.add("version %s: no value at %d", id, vseq)
-			return nil
-		} else if err != nil {
-			return err
-		}
-		env, body, err := splitVersion(vb)
-		if err != nil {
-			c.add("version %s: %v", id, err)
-			return nil
-		}
-		v, err := decodeHeld(env, body)
-		if err != nil {
-			c.add("version %s: %v", id, err)
-			return nil
-		}
-		if v.ID != id {
-			c.add("version %s: stored under another id's digest (%s)", v.ID, id)
-			return nil
-		}
-		if err := c.vf.Verify(v); err != nil {
-			c.add("version %s: %v", id, err)
-		}
-		c.stats.Versions++
-		c.stats.EnvelopeBytes += int64(len(env))
-		c.stats.BodyBytes += int64(len(body))
-		if !v.HasSpace {
-			c.add("version %s: held without a space", id)
-			return nil
-		}
-		if !spaces[v.Space] {
-			spaces[v.Space] = true
-			if ok, err := c.has(keys.SpaceKey(v.Space)); err != nil {
-				return err
-			} else if !ok {
-				c.add("version %s: its space %s is not registered", id, v.Space)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type chunk struct {
+		keys, vals [][]byte
+		out        []versionCheck
+		done       chan struct{}
+	}
+	const chunkLen = 256
+	workers := runtime.GOMAXPROCS(0)
+	todo := make(chan *chunk)
+	inOrder := make(chan *chunk, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ch := range todo {
+				for i := range ch.keys {
+					ch.out[i] = c.checkVersion(ch.keys[i], ch.vals[i])
+				}
+				close(ch.done)
+			}
+		}()
+	}
+	var scanErr error
+	go func() {
+		defer close(todo)
+		defer close(inOrder)
+		cur := &chunk{done: make(chan struct{})}
+		send := func() error {
+			ch := cur
+			ch.out = make([]versionCheck, len(ch.keys))
+			cur = &chunk{done: make(chan struct{})}
+			// Queued in order first, so the chunk a worker takes is
+			// always one the merge below will wait for.
+			select {
+			case inOrder <- ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case todo <- ch:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 		}
-		hb, err := c.s.kv.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
-		if err != nil {
-			c.add("version %s: no history entry in record %s: %v", id, v.Key, err)
+		scanErr = c.scan(ctx, keys.ID, func(k, v []byte) error {
+			cur.keys, cur.vals = append(cur.keys, k), append(cur.vals, v)
+			if len(cur.keys) == chunkLen {
+				return send()
+			}
 			return nil
+		})
+		if scanErr == nil && len(cur.keys) > 0 {
+			scanErr = send()
 		}
-		e, err := decodeHist(hb)
-		if err != nil {
-			c.add("version %s: %v", id, err)
-			return nil
+	}()
+	spaces := map[string]bool{}
+	var err error
+merge:
+	for ch := range inOrder {
+		select {
+		case <-ch.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+			break merge
 		}
-		whole := v.Deleted || body != nil
-		if whole {
+		for i := range ch.out {
+			if err = c.merge(&ch.out[i], spaces); err != nil {
+				break merge
+			}
+		}
+	}
+	cancel()
+	for range inOrder {
+	}
+	wg.Wait()
+	c.stats.Spaces = int64(len(spaces))
+	if err != nil {
+		return err
+	}
+	return scanErr
+}
+
+// versionCheck is what checking one held version found.
+type versionCheck struct {
+	err error // the check could not go on: the store could not be read
+	// pre are the problems found before its space is known to be
+	// registered, post those after; space is its space, "" when it was
+	// not read that far.
+	pre, post []string
+	space     string
+	id        string
+	vseq      uint64
+	hasVseq   bool
+	counted   bool // it counts as held: versions and bytes
+	env, body int
+	// classified: its history entry was read, and whole says whether it
+	// is held whole (else a stub).
+	classified, whole bool
+}
+
+// merge adds what checking a version found, checking once for each space
+// that it is registered.
+func (c *checker) merge(r *versionCheck, spaces map[string]bool) error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.hasVseq {
+		c.vseqs = append(c.vseqs, r.vseq)
+	}
+	for _, p := range r.pre {
+		c.add("%s", p)
+	}
+	if r.counted {
+		c.stats.Versions++
+		c.stats.EnvelopeBytes += int64(r.env)
+		c.stats.BodyBytes += int64(r.body)
+	}
+	if r.classified {
+		if r.whole {
 			c.stats.Whole++
 		} else {
 			c.stats.Stubs++
 		}
-		if e.retain != v.Retain || e.deleted != v.Deleted {
-			c.add("version %s: history entry says retain=%v deleted=%v, version is retain=%v deleted=%v",
-				id, e.retain, e.deleted, v.Retain, v.Deleted)
-		}
-		if v.Retain && !whole {
-			c.add("version %s: retained but held as a stub (02 §4.5)", id)
-		}
-		if ok, err := c.has(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d)); err != nil {
+	}
+	if r.space != "" && !spaces[r.space] {
+		spaces[r.space] = true
+		if ok, err := c.has(keys.SpaceKey(r.space)); err != nil {
 			return err
 		} else if !ok {
-			c.add("version %s: missing from the sync order", id)
+			c.add("version %s: its space %s is not registered", r.id, r.space)
 		}
-		if v.Log != nil {
-			b, err := c.s.kv.Get(keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return err
-			}
-			ds, _ := splitDigests(b)
-			if !slices.Contains(ds, d) {
-				c.add("version %s: missing from its writer's line", id)
-			}
+	}
+	for _, p := range r.post {
+		c.add("%s", p)
+	}
+	return nil
+}
+
+// checkVersion checks the held version at id entry k (value val) against
+// its value and the entries that index it. Safe to call from many
+// goroutines: it only reads.
+func (c *checker) checkVersion(k, val []byte) (r versionCheck) {
+	d, _ := keys.Digest(k, 1)
+	id := d.String()
+	r.id = id
+	problem := func(format string, a ...any) {
+		if r.space == "" {
+			r.pre = append(r.pre, fmt.Sprintf(format, a...))
+		} else {
+			r.post = append(r.post, fmt.Sprintf(format, a...))
 		}
-		if ok, err := c.has(keys.WaitKey(d)); err != nil {
-			return err
-		} else if ok {
-			c.add("version %s: both held and waiting", id)
+	}
+	vseq, err := decodeVseq(val)
+	if err != nil {
+		problem("version %s: %v", id, err)
+		return r
+	}
+	r.vseq, r.hasVseq = vseq, true
+	vb, err := c.s.kv.Get(keys.VersionKey(vseq))
+	if errors.Is(err, ErrNotFound) {
+		problem("version %s: no value at %d", id, vseq)
+		return r
+	} else if err != nil {
+		r.err = err
+		return r
+	}
+	env, body, err := splitVersion(vb)
+	if err != nil {
+		problem("version %s: %v", id, err)
+		return r
+	}
+	v, err := decodeHeld(env, body)
+	if err != nil {
+		problem("version %s: %v", id, err)
+		return r
+	}
+	if v.ID != id {
+		problem("version %s: stored under another id's digest (%s)", v.ID, id)
+		return r
+	}
+	if err := c.vf.Verify(v); err != nil {
+		problem("version %s: %v", id, err)
+	}
+	r.counted, r.env, r.body = true, len(env), len(body)
+	if !v.HasSpace {
+		problem("version %s: held without a space", id)
+		return r
+	}
+	r.space = v.Space
+	hb, err := c.s.kv.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
+	if err != nil {
+		problem("version %s: no history entry in record %s: %v", id, v.Key, err)
+		return r
+	}
+	e, err := decodeHist(hb)
+	if err != nil {
+		problem("version %s: %v", id, err)
+		return r
+	}
+	whole := v.Deleted || body != nil
+	r.classified, r.whole = true, whole
+	if e.retain != v.Retain || e.deleted != v.Deleted {
+		problem("version %s: history entry says retain=%v deleted=%v, version is retain=%v deleted=%v",
+			id, e.retain, e.deleted, v.Retain, v.Deleted)
+	}
+	if v.Retain && !whole {
+		problem("version %s: retained but held as a stub (02 §4.5)", id)
+	}
+	if ok, err := c.has(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d)); err != nil {
+		r.err = err
+		return r
+	} else if !ok {
+		problem("version %s: missing from the sync order", id)
+	}
+	if v.Log != nil {
+		b, err := c.s.kv.Get(keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			r.err = err
+			return r
 		}
-		return nil
-	})
-	c.stats.Spaces = int64(len(spaces))
-	return err
+		ds, _ := splitDigests(b)
+		if !slices.Contains(ds, d) {
+			problem("version %s: missing from its writer's line", id)
+		}
+	}
+	if ok, err := c.has(keys.WaitKey(d)); err != nil {
+		r.err = err
+		return r
+	} else if ok {
+		problem("version %s: both held and waiting", id)
+	}
+	return r
 }
 
 // values checks that each version value is the one of exactly one held

@@ -11,6 +11,9 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
+// maxCollNames bounds the collection names one sync-order read keeps.
+const maxCollNames = 256
+
 // SyncOrder yields a space's held versions (whole or stub; never waiting
 // ones) in sync order — createdAt in Unix ms, then the id's digest — from
 // the first not below from. It streams from the KV without loading the
@@ -28,6 +31,9 @@ func (s *Store) SyncOrder(ctx context.Context, space string, from SyncKey) iter.
 			return
 		}
 		defer it.Close()
+		// A space has few collections: each name is made once a read,
+		// not once an item.
+		colls := map[string]string{}
 		for it.Next() {
 			if err := ctx.Err(); err != nil {
 				yield(SyncItem{}, err)
@@ -38,7 +44,14 @@ func (s *Store) SyncOrder(ctx context.Context, space string, from SyncKey) iter.
 				yield(SyncItem{}, Errorf(ErrCorrupt, "damaged: sync order key"))
 				return
 			}
-			item := SyncItem{Millis: binary.BigEndian.Uint64(k[len(p):]), Collection: string(it.Value())}
+			coll, ok := colls[string(it.Value())]
+			if !ok {
+				coll = string(it.Value())
+				if len(colls) < maxCollNames {
+					colls[coll] = coll
+				}
+			}
+			item := SyncItem{Millis: binary.BigEndian.Uint64(k[len(p):]), Collection: coll}
 			copy(item.Digest[:], k[len(p)+8:])
 			if !yield(item, nil) {
 				return

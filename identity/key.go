@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
+
+	"github.com/minca-go/minca/internal/atomicfile"
 )
 
 // Signer signs for one key: versions (02 §3.3) and notes. Sign returns the
@@ -87,37 +89,13 @@ func WriteKeyFile(path string, k *PrivateKey) error {
 		return fmt.Errorf("minca/identity: encoding key: %w", err)
 	}
 	block := &pem.Block{Type: keyFileType, Headers: map[string]string{"DID": k.DID()}, Bytes: der}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".minca-key-*")
-	if err != nil {
-		return fmt.Errorf("minca/identity: writing key file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("minca/identity: writing key file: %w", err)
-	}
-	if err := pem.Encode(tmp, block); err != nil {
-		tmp.Close()
-		return fmt.Errorf("minca/identity: writing key file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("minca/identity: writing key file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("minca/identity: writing key file: %w", err)
-	}
-	// Link, not rename: it fails if path exists, so an old key survives.
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) {
+	// Create links rather than renames: it fails if path exists, so an
+	// old key survives.
+	if err := atomicfile.Create(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("minca/identity: %s already exists; not overwriting a key file", path)
 		}
 		return fmt.Errorf("minca/identity: writing key file: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

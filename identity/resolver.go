@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/minca-go/minca/internal/p256"
@@ -49,7 +50,9 @@ func (r *Resolver) Resolve(did string) (*PublicKey, error) {
 			return nil, err
 		}
 		r.mu.Lock()
-		r.putLocked(did, k)
+		// A copy of the text: did may be cut from the line a version was
+		// read from, which the map would keep alive.
+		r.putLocked(strings.Clone(did), k)
 		r.mu.Unlock()
 	}
 	r.count(k)

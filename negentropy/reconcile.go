@@ -208,34 +208,43 @@ func (s *session) compare(ids []byte, lower, upper int, have, need *[]ID) error 
 // range, or, once the message would be full, those before the first omitted
 // item, bounded by that item's full id. It returns the range's new upper
 // index. mark is the message length before this range: the pending Skip is
-// not counted against the limit, as in the reference.
+// not counted against the limit, as in the reference. The ids that fit are
+// counted first, so they are written once, straight into out.
 func (s *session) appendIDList(w *writer, out []byte, mark, lower, upper int, bound Bound) ([]byte, int, error) {
-	n := upper - lower
+	count := upper - lower
 	if s.frameSizeLimit != 0 {
-		n = min(n, int(min(s.frameSizeLimit, 1<<30)/IDSize)+1)
-	}
-	ids := make([]byte, 0, n*IDSize)
-	count := 0
-	end := bound
-	newUpper := upper
-	err := s.storage.Iterate(lower, upper, func(i int, it Item) bool {
-		if s.full(mark + len(ids)) {
-			end = ItemBound(it)
-			newUpper = i
-			return false
+		// An id is written while the ids before it leave the message not
+		// full: mark + IDSize*i <= limit - overhead.
+		room := int64(min(s.frameSizeLimit, 1<<40)) - frameOverhead - int64(mark)
+		fit := 0
+		if room >= 0 {
+			fit = int(min(room/IDSize+1, int64(count)))
 		}
-		ids = append(ids, it.ID[:]...)
-		count++
+		count = fit
+	}
+	end, newUpper := bound, upper
+	if lower+count < upper {
+		newUpper = lower + count
+		err := s.storage.Iterate(newUpper, newUpper+1, func(_ int, it Item) bool {
+			end = ItemBound(it)
+			return false
+		})
+		if err != nil {
+			return nil, 0, fmt.Errorf("storage: %w", err)
+		}
+	}
+	out = slices.Grow(out, 64+count*IDSize)
+	out = w.appendBound(out, end)
+	out = AppendVarint(out, uint64(ModeIdList))
+	out = AppendVarint(out, uint64(count))
+	err := s.storage.Iterate(lower, newUpper, func(_ int, it Item) bool {
+		out = append(out, it.ID[:]...)
 		return true
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("storage: %w", err)
 	}
-	out = slices.Grow(out, 64+len(ids))
-	out = w.appendBound(out, end)
-	out = AppendVarint(out, uint64(ModeIdList))
-	out = AppendVarint(out, uint64(count))
-	return append(out, ids...), newUpper, nil
+	return out, newUpper, nil
 }
 
 // splitRange writes [lower, upper) ending at upperBound: as one IdList when

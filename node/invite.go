@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
@@ -97,11 +96,7 @@ func (n *Node) Invite(ctx context.Context, spaceID string, roles []string) (stri
 	if sk != nil {
 		io.Set("spaceKey", sk)
 	}
-	b, err := canonical.Marshal(io)
-	if err != nil {
-		return "", err
-	}
-	return InvitePrefix + base64.RawURLEncoding.EncodeToString(b), nil
+	return space.EncodeInviteText(InvitePrefix, io)
 }
 
 // parsedInvite is an invite read back.
@@ -118,30 +113,9 @@ func parseInvite(text string) (*parsedInvite, error) {
 	bad := func(msg string) (*parsedInvite, error) {
 		return nil, writeErr(CodeBadInput, "invite", "not an invite: "+msg)
 	}
-	rest, ok := strings.CutPrefix(strings.TrimSpace(text), InvitePrefix)
-	if !ok {
-		return bad("an invite starts " + InvitePrefix)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil {
-		return bad("base64url: " + err.Error())
-	}
-	v, err := canonical.Parse(raw)
+	o, g, sk, err := space.DecodeInviteText(text, InvitePrefix, "spaceKey", "key", "roles", "history")
 	if err != nil {
 		return bad(err.Error())
-	}
-	o, ok := v.(*canonical.Object)
-	sv, hasSK := o.Get("spaceKey")
-	if !ok || o.Len() != 5 && !(o.Len() == 6 && hasSK) {
-		return bad("an invite is {v, genesis, key, roles, history, spaceKey?}")
-	}
-	if ver, _ := o.Get("v"); ver != float64(1) {
-		return bad("v is 1")
-	}
-	gv, _ := o.Get("genesis")
-	g, err := space.GenesisFromValue(gv)
-	if err != nil {
-		return bad("genesis: " + err.Error())
 	}
 	kv, _ := o.Get("key")
 	ks, _ := kv.(string)
@@ -158,19 +132,7 @@ func parseInvite(text string) (*parsedInvite, error) {
 	if err != nil {
 		return bad("key: " + err.Error())
 	}
-	p := &parsedInvite{g: g, key: ik}
-	switch {
-	case hasSK && !g.Private():
-		return bad("spaceKey: an invite to a public space carries no key")
-	case !hasSK && g.Private():
-		return bad("spaceKey: an invite to a private space carries the key in use (06 §1.3)")
-	case hasSK:
-		k, err := seal.ParseInviteKey(sv)
-		if err != nil {
-			return bad("spaceKey: " + err.Error())
-		}
-		p.spaceKey = k
-	}
+	p := &parsedInvite{g: g, key: ik, spaceKey: sk}
 	rv, _ := o.Get("roles")
 	rs, ok := rv.([]any)
 	if !ok || len(rs) > space.MaxRoles {

@@ -116,14 +116,22 @@ type VerdictCache struct {
 	prev map[verdictKey]struct{}
 }
 
+// verdictKey holds the signature decoded: a key holds no pointer (a map
+// of them costs the collector nothing to scan), and no substring of the
+// line a version was read from, which would keep the whole line alive as
+// long as the verdict.
 type verdictKey struct {
 	id  canonical.ID
-	sig string
+	sig [64]byte
 }
 
 // Passed reports whether (id, signature) passed before.
 func (c *VerdictCache) Passed(id canonical.ID, sig string) bool {
-	k := verdictKey{id, sig}
+	raw, ok := decodeSignature(sig)
+	if !ok {
+		return false // never passed: it does not decode
+	}
+	k := verdictKey{id, raw}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.cur[k]; ok {
@@ -138,8 +146,12 @@ func (c *VerdictCache) Passed(id canonical.ID, sig string) bool {
 
 // Pass records that (id, signature) passed steps 2–3.
 func (c *VerdictCache) Pass(id canonical.ID, sig string) {
+	raw, ok := decodeSignature(sig)
+	if !ok {
+		return
+	}
 	c.mu.Lock()
-	c.putLocked(verdictKey{id, sig})
+	c.putLocked(verdictKey{id, raw})
 	c.mu.Unlock()
 }
 

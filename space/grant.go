@@ -91,6 +91,14 @@ func (g Grant) Covers(h Grant) bool {
 	return true
 }
 
+// ParseGrants reads a role's grants written as JSON, [{cmd, pol?}…], as a
+// genesis's and a sys.role's are read: at most MaxGrants, each checked, a
+// grant given twice kept once. A bad one is a *record.Refusal naming it
+// from field (field[i].cmd, …), code CodeAccessBody.
+func ParseGrants(v any, field string) ([]Grant, error) {
+	return parseGrants(v, field, CodeAccessBody)
+}
+
 func parseGrants(v any, field, code string) ([]Grant, error) {
 	arr, ok := v.([]any)
 	if !ok || len(arr) > MaxGrants {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/minca-go/minca/internal/longtest"
 )
 
 func startRelay(t *testing.T, ro *RelayOptions) (*Relay, string) {
@@ -280,9 +282,10 @@ func TestRelayFloodDropped(t *testing.T) {
 // SlowAfter has passed.
 func TestRelaySlowMemberDroppedMemoryBounded(t *testing.T) {
 	const queue = 1 << 20
-	total := 48 << 20
-	if testing.Short() {
-		total = 24 << 20
+	// 24 times the queue shows it bounded; the soak carries twice that.
+	total := 24 << 20
+	if longtest.Enabled() {
+		total = 48 << 20
 	}
 	clk := newFakeClock()
 	const slowAfter = 500 * time.Millisecond

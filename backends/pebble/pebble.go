@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/minca-go/minca/backends/internal/localstore"
@@ -22,10 +23,10 @@ import (
 // Options configures Open; nil means the defaults.
 type Options struct {
 	// CacheSize is the block cache in bytes: what sstable blocks may take
-	// in memory, besides the memtables. Default (0) 64 MiB; negative is
+	// in memory, besides the memtables. Default (0) 32 MiB; negative is
 	// an error.
 	CacheSize int64
-	// MemTableSize is the size of one memtable in bytes. Default 32 MiB.
+	// MemTableSize is the size of one memtable in bytes. Default 16 MiB.
 	MemTableSize uint64
 	// Logger receives Pebble's errors; nil logs them with slog.Default.
 	// Pebble's informational messages are dropped.
@@ -52,10 +53,10 @@ func (o *Options) withDefaults() (Options, error) {
 		return out, fmt.Errorf("pebble: CacheSize %d is negative", out.CacheSize)
 	}
 	if out.CacheSize == 0 {
-		out.CacheSize = 64 << 20
+		out.CacheSize = 32 << 20
 	}
 	if out.MemTableSize == 0 {
-		out.MemTableSize = 32 << 20
+		out.MemTableSize = 16 << 20
 	}
 	if out.Logger == nil {
 		out.Logger = slog.Default()
@@ -133,8 +134,16 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 	}
 	// Admission looks up many keys that are not there (is this version
 	// held? waiting?): bloom filters answer those without reading blocks.
+	// The two bottom levels, where nearly all of a store settles, are
+	// compressed with zstd in 16 KiB blocks: on a store of versions that
+	// is 0.66 the bytes of Snappy in 4 KiB blocks (0.4 of none). The
+	// levels above, rewritten often, keep Snappy's speed.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		if i >= len(po.Levels)-2 {
+			po.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.ZstdCompression }
+			po.Levels[i].BlockSize = 16 << 10
+		}
 	}
 	if err := s.openDB(po); err != nil {
 		return nil, err
@@ -267,7 +276,16 @@ func (s *Store) Close() (err error) {
 	if err := s.fatal.get(); err != nil {
 		return err
 	}
-	err = s.await(func() error { return s.wrap(s.db.Close()) })
+	err = s.await(func() error {
+		// The memtables go to a table first: the next open, read-only
+		// ones included, then replays no log into memory.
+		if !s.readOnly {
+			if err := s.db.Flush(); err != nil {
+				return s.wrap(errors.Join(err, s.db.Close()))
+			}
+		}
+		return s.wrap(s.db.Close())
+	})
 	if s.fatal.get() != nil {
 		return err
 	}

@@ -43,21 +43,33 @@ func runBenchEngineRead(ctx context.Context, s *stdio, args []string) error {
 }
 
 func runBenchEngineMemory(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "bench engine-memory", "bench engine-memory [--versions N] [--rounds N] [--store pebble|sqlite] [--corpus FILE] [--dir DIR]\n\nRuns `minca store import` of a corpus as a child process (this binary) and\nprints its peak RSS as JSON.")
+	fs := newFlags(s, "bench engine-memory", "bench engine-memory [--versions N] [--rounds N] [--store pebble|sqlite|both] [--corpus FILE] [--dir DIR] [--minca PATH]\n\nRuns `minca store import --judge roots` of a corpus as a child process (this\nbinary, or --minca) into each backend and prints, as JSON, its peak RSS and the store's\nbytes on disk against the bytes of the versions it holds.")
 	versions := fs.Int("versions", 1_000_000, "`N` versions in the generated corpus")
 	rounds := fs.Int("rounds", 1, "`N` imports to take the median of")
-	store := fs.String("store", "pebble", "the `BACKEND`: pebble or sqlite")
+	store := fs.String("store", "both", "the `BACKEND`: pebble, sqlite or both")
 	corpus := fs.String("corpus", "", "a corpus `FILE` (JSON lines) instead of a generated one")
 	dir := fs.String("dir", "", "`DIR` where the store and the corpus go (default a temporary directory)")
+	minca := fs.String("minca", "", "the minca binary `PATH` whose import is measured, e.g. an earlier build (default this one)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return failed(err)
+	self := *minca
+	if self == "" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			return failed(err)
+		}
 	}
 	p, done := benchProgress(s, "bench engine-memory")
-	r, err := bench.RunMemory(ctx, bench.MemoryConfig{Minca: self, Store: *store, Corpus: *corpus, Dir: *dir,
+	stores := []string{*store}
+	switch *store {
+	case "both":
+		stores = nil // both
+	case "pebble", "sqlite":
+	default:
+		return usageError("--store %q: want pebble, sqlite or both", *store)
+	}
+	r, err := bench.RunMemory(ctx, bench.MemoryConfig{Minca: self, Stores: stores, Corpus: *corpus, Dir: *dir,
 		CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Progress: p})
 	done()
 	if err != nil {

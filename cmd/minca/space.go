@@ -85,25 +85,14 @@ func runSpaceGenesis(ctx context.Context, s *stdio, args []string) error {
 		if err != nil {
 			return usageError("--role %s: %v", n, err)
 		}
-		arr, ok := v.([]any)
-		if !ok {
-			return usageError("--role %s: GRANTS is a JSON list", n)
+		gs, err := space.ParseGrants(v, "--role "+n)
+		if rf, ok := err.(*record.Refusal); ok {
+			return usageError("%s: %s", rf.Field, rf.Message)
 		}
-		for _, e := range arr {
-			gobj, ok := e.(*canonical.Object)
-			if !ok {
-				return usageError("--role %s: a grant is {\"cmd\", \"pol\"?}", n)
-			}
-			cmd, _ := gobj.Get("cmd")
-			pol, _ := gobj.Get("pol")
-			cs, _ := cmd.(string)
-			ps, _ := pol.([]any)
-			g, err := space.NewGrant(cs, ps)
-			if err != nil {
-				return usageError("--role %s: %v", n, err)
-			}
-			o.Roles[n] = append(o.Roles[n], g)
+		if err != nil {
+			return err
 		}
+		o.Roles[n] = append(o.Roles[n], gs...)
 	}
 	g, err := space.NewGenesis(o)
 	if err != nil {

@@ -24,6 +24,7 @@ type peerSpec struct {
 	relay             bool
 	origins           listFlag
 	limits            *nodeLimits
+	files             string
 }
 
 func peerFlags(fs *flags) *peerSpec {
@@ -36,6 +37,7 @@ func peerFlags(fs *flags) *peerSpec {
 	fs.Var(&ps.holds, "hold", "hold only some collections of a space, `SPACE=COLL,COLL…` (repeatable; docs/sync.md §7.5)")
 	fs.BoolVar(&ps.relay, "serve-relay", false, "act as a relay too, at /minca/relay on --peer-listen")
 	fs.Var(&ps.origins, "peer-origin", "a web `ORIGIN` (https://app.example) whose pages may connect to --peer-listen from a browser (repeatable; default none)")
+	fs.StringVar(&ps.files, "files", "all", "which files versions name to fetch from peers unasked: `POLICY` all, none or under:SIZE (under:8MiB); a file a reader asks for is fetched whatever it says (docs/sync.md §7.7)")
 	return ps
 }
 
@@ -61,6 +63,10 @@ func startPeers(ctx context.Context, s *stdio, n *node.Node, ps *peerSpec) (p *p
 	if err != nil {
 		return nil, "", nil, err
 	}
+	files, err := peers.ParseFilePolicy(ps.files)
+	if err != nil {
+		return nil, "", nil, usageError("%v", err)
+	}
 	lim := ps.limits
 	if lim == nil {
 		lim = &nodeLimits{}
@@ -70,7 +76,7 @@ func startPeers(ctx context.Context, s *stdio, n *node.Node, ps *peerSpec) (p *p
 	pl := lim.peers
 	p, err = peers.New(peers.NodeHost(n), &peers.Options{
 		Transport: &topt, Limits: &pl,
-		Peers: ps.peers, Relays: ps.relays, Collections: colls, Logger: s.logger(),
+		Peers: ps.peers, Relays: ps.relays, Collections: colls, Logger: s.logger(), Files: files,
 	})
 	if err != nil {
 		return nil, "", nil, usageError("%v", err)

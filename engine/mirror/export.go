@@ -55,6 +55,10 @@ func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
 		if err := m.exportGeneses(ctx, lines); err != nil {
 			return res, err
 		}
+		// So are the files they name (docs/stores.md, Files).
+		if err := m.exportFiles(ctx, lines); err != nil {
+			return res, err
+		}
 		data, t, err := m.codec.Encode(segment.Header{Writer: m.w.ID, Seq: m.w.Seq + 1}, lines)
 		if err != nil {
 			return res, err

@@ -117,6 +117,11 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 			return res, err
 		}
 	}
+	if full || res.Segments > 0 {
+		if err := m.importFiles(ctx); err != nil {
+			return res, err
+		}
+	}
 	m.logTakenIn(ctx, res)
 	if full && res.Listed > segmentBudget {
 		m.o.Logger.Warn("mirror: the blob store holds many segments; writers that never compact slow sync services down (F12)", "segments", res.Listed)

@@ -185,6 +185,8 @@ type Mirror struct {
 // Stats count what a mirror did since it was made.
 type Stats struct {
 	Exported        int64 `json:"exported"`        // versions written in export segments
+	FilesExported   int64 `json:"filesExported"`   // file chunks written (files.go)
+	FilesImported   int64 `json:"filesImported"`   // files read whole and kept (files.go)
 	SegmentsWritten int64 `json:"segmentsWritten"` // export and compaction
 	BytesWritten    int64 `json:"bytesWritten"`
 	SegmentsRead    int64 `json:"segmentsRead"`

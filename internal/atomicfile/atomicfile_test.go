@@ -1,6 +1,8 @@
 package atomicfile_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,5 +38,28 @@ func TestWriteFile(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != `{"b":2}` {
 		t.Fatalf("%q", b)
+	}
+}
+
+// Create writes a new file whole, and refuses to replace one: the file
+// there keeps its bytes and nothing else is left behind.
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k.pem")
+	if err := atomicfile.Create(p, []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := atomicfile.Create(p, []byte("second"), 0o600)
+	if !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a second Create: %v, want fs.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "first" {
+		t.Fatalf("%q", b)
+	}
+	if info, err := os.Stat(p); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("%v %v", info.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("left behind: %v", entries)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/node"
@@ -103,17 +102,14 @@ func (s *Server) createSpace(w http.ResponseWriter, r *http.Request) error {
 		}
 		co.Roles = map[string][]space.Grant{}
 		for _, m := range ro.Members {
-			gs, ok := m.Value.([]any)
-			if !ok {
-				return bad(CodeBad, "roles."+m.Name, "a role is a list of grants {cmd, pol?}")
+			gs, err := space.ParseGrants(m.Value, "roles."+m.Name)
+			if rf, ok := err.(*record.Refusal); ok {
+				return bad(CodeBad, rf.Field, rf.Message)
 			}
-			for i, gv := range gs {
-				g, err := grantOf(gv)
-				if err != nil {
-					return bad(CodeBad, "roles."+m.Name+"["+strconv.Itoa(i)+"]", err.Error())
-				}
-				co.Roles[m.Name] = append(co.Roles[m.Name], g)
+			if err != nil {
+				return err
 			}
+			co.Roles[m.Name] = gs
 		}
 	}
 	g, err := s.n.CreateSpace(r.Context(), name, co)
@@ -125,22 +121,6 @@ func (s *Server) createSpace(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"id": g.ID, "genesis": json.RawMessage(g.Canonical())})
 	return nil
-}
-
-func grantOf(v any) (space.Grant, error) {
-	o, ok := v.(*canonical.Object)
-	if !ok {
-		return space.Grant{}, bad(CodeBad, "", "a grant is {cmd, pol?}")
-	}
-	cmd, _ := o.Get("cmd")
-	c, _ := cmd.(string)
-	var pol []any
-	if p, ok := o.Get("pol"); ok {
-		if pol, ok = p.([]any); !ok {
-			return space.Grant{}, bad(CodeBad, "", "pol is a list")
-		}
-	}
-	return space.NewGrant(c, pol)
 }
 
 func (s *Server) joinSpace(w http.ResponseWriter, r *http.Request) error {

@@ -37,6 +37,8 @@ type conn struct {
 	url    string // the peer dialled, "" for any other connection
 	addr   string // the source address a Server counted it under; "" otherwise
 
+	files connFiles // file transfers each way (files.go)
+
 	out *budget // bytes built and not yet written (Limits.SendQueue)
 	in  *budget // bytes received and not yet handled (Limits.RecvQueue)
 

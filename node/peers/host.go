@@ -40,6 +40,12 @@ type nodeHost struct{ n *node.Node }
 
 func (h nodeHost) Store() *engine.Store { return h.n.Store() }
 
+// FileWants are the files the node's readers asked for and it lacks
+// (fetched whatever the policy, docs/sync.md §7.7).
+func (h nodeHost) FileWants(ctx context.Context) ([]engine.NamedFile, <-chan struct{}) {
+	return h.n.FileWants(ctx)
+}
+
 func (h nodeHost) Spaces(ctx context.Context) ([]string, error) {
 	sps, err := h.n.Spaces(ctx)
 	if err != nil {

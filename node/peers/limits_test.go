@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/internal/longtest"
+	"github.com/minca-go/minca/negentropy"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/node/peers/hostilepeer"
 	"github.com/minca-go/minca/space"
@@ -234,6 +235,70 @@ func TestHostileLiveSessionsBounded(t *testing.T) {
 			}
 		}
 		cancel()
+	}
+}
+
+// 2, 3. The first answer to a NEG-OPEN is small whatever the opener
+// holds, and the answers after it larger: a peer that opens sessions and
+// drops them, or holds many open, gets little for each, while a
+// reconciliation that goes on gets every id within a few rounds.
+func TestHostileFirstAnswerSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 3,000 versions first; run without -short")
+	}
+	b := newNode(t, nil)
+	g := shared(t, b)
+	fill(t, b, g.ID, 3000) // 96 KB of ids
+	url := serving(t, b)
+	h := attacker(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	empty := negentropy.NewVector(0)
+	empty.Seal()
+	cl, err := negentropy.NewClient(empty, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := cl.Initiate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Send(ctx, hostilepeer.NegOpen(1, g.ID, false, first)); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	ids := 0
+	for {
+		m, err := h.Recv(ctx)
+		if err != nil {
+			t.Fatalf("after answers of %v bytes: %v", sizes, err)
+		}
+		typ, _, body, _ := hostilepeer.Parse(m)
+		if typ != hostilepeer.NegMsgType {
+			t.Fatalf("message type 0x%02x, want NEG-MSG", typ)
+		}
+		sizes = append(sizes, len(body))
+		r, err := cl.Reconcile(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids += len(r.Need)
+		if r.Next == nil {
+			break
+		}
+		if err := h.Send(ctx, hostilepeer.NegMsg(1, r.Next)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("answers of %v bytes, %d ids", sizes, ids)
+	if sizes[0] > 64<<10 {
+		t.Errorf("the first answer to an empty set holds %d bytes, want at most 64 KiB", sizes[0])
+	}
+	if len(sizes) > 2 {
+		t.Errorf("answers of %v bytes: the rest of the ids did not come in the second", sizes)
+	}
+	if ids < 3000 {
+		t.Errorf("the reconciliation found %d ids, want every one of the space's", ids)
 	}
 }
 

@@ -44,6 +44,9 @@ type Options struct {
 	Limits *Limits
 	// Logger hears connections and sessions ending. nil: none.
 	Logger *slog.Logger
+	// Files says which files the versions held whole name are fetched
+	// from peers unasked (docs/sync.md §7.7). Default: all.
+	Files FilePolicy
 }
 
 // Peers keeps a node's connections to its peers and the sync sessions on

@@ -68,8 +68,11 @@ func (s *session) serverRound(q []byte) *endError {
 		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
 	}
 	// The answer fits what the connection has room to send: short of
-	// room, smaller answers and more rounds, never more held.
-	lim := uint64(min(max(s.c.out.room(), negentropy.MinFrameSizeLimit), int(s.negLimit())))
+	// room, smaller answers and more rounds, never more held. And it
+	// fits the session's own allowance, which starts small and grows
+	// each round (answerLimit).
+	s.answerCap = answerLimit(s.answerCap, int(s.negLimit()))
+	lim := uint64(min(max(s.c.out.room(), negentropy.MinFrameSizeLimit), s.answerCap))
 	if err := s.negSrv.SetFrameSizeLimit(lim); err != nil {
 		return ended(CodeInternal, "negentropy: %v", err)
 	}
@@ -82,6 +85,25 @@ func (s *session) serverRound(q []byte) *endError {
 	s.mu.Unlock()
 	s.post(encodeNegMsg(s.sid, out))
 	return nil
+}
+
+// firstAnswer is the most a responder's first negentropy answer holds;
+// each answer after may hold four times the one before, up to the frame
+// limit. A NEG-OPEN from an empty set is answered with ids, as many as
+// fit: so a peer that opens sessions and drops them, or holds many open,
+// gets a small answer for each, while a reconciliation that goes on
+// reaches full answers by its third round: a reconciliation of two large
+// sets, whose first two answers are fingerprints, never waits on it
+// (docs/sync.md §7.3).
+const firstAnswer = 64 << 10
+
+// answerLimit is the allowance of the answer after one allowed last
+// (0 before the first), within the frame limit.
+func answerLimit(last, frame int) int {
+	if last == 0 {
+		return min(firstAnswer, frame)
+	}
+	return min(4*last, frame)
 }
 
 func (s *session) clientRound(q []byte) *endError {

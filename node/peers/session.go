@@ -128,6 +128,7 @@ type session struct {
 	recent     map[canonical.ID]struct{}
 	phase      string
 	negDone    bool
+	answerCap  int           // the allowance of the last negentropy answer (responder)
 	settled    chan struct{} // closed when a reconciliation has nothing left in flight
 	settledOK  bool
 	stats      Stats
@@ -144,6 +145,8 @@ type session struct {
 
 	neg    *negentropy.Client // opener
 	negSrv *negentropy.Server // responder
+
+	files sessionFiles // file transfers (files.go)
 }
 
 func newSession(c *conn, sid uint64, opener bool, p *openParams) *session {
@@ -155,6 +158,7 @@ func newSession(c *conn, sid uint64, opener bool, p *openParams) *session {
 		kick: make(chan struct{}, 1), drained: make(chan struct{}, 1), recent: map[canonical.ID]struct{}{},
 		phase: PhaseOpening, settled: make(chan struct{}),
 	}
+	s.files.init()
 	return s
 }
 
@@ -305,6 +309,11 @@ func (s *session) start(first *message) {
 	wg.Add(2)
 	go func() { defer wg.Done(); s.write() }()
 	go func() { defer wg.Done(); s.run(first) }()
+	if s.live {
+		// Files move over live sessions (docs/sync.md §7.7).
+		wg.Add(1)
+		go func() { defer wg.Done(); s.fetchFiles() }()
+	}
 	if s.cur != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.pushLive() }()
@@ -330,6 +339,7 @@ func (s *session) start(first *message) {
 // release gives back what the ended session held: its feed, its live
 // share, and its queued bytes, sent and received.
 func (s *session) release() {
+	s.endFiles()
 	s.c.p.feeds.release(s.feed)
 	if s.counted {
 		s.c.p.guard.giveLive(s.c.peer.DID, s.c.addr)
@@ -458,6 +468,8 @@ func (s *session) handle(m *message) *endError {
 		return nil
 	case msgVersions:
 		return s.received(m)
+	case msgFileWant, msgFileData, msgFileCredit, msgFileStop:
+		return s.handleFile(m)
 	case msgAdmitted:
 		s.mu.Lock()
 		defer s.mu.Unlock()

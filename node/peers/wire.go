@@ -27,6 +27,7 @@ const (
 var msgNames = map[byte]string{
 	msgNegOpen: "NEG-OPEN", msgNegMsg: "NEG-MSG", msgNegClose: "NEG-CLOSE", msgNegErr: "NEG-ERR",
 	msgWant: "WANT", msgVersions: "VERSIONS", msgAdmitted: "ADMITTED",
+	msgFileWant: "FILE-WANT", msgFileData: "FILE-DATA", msgFileCredit: "FILE-CREDIT", msgFileStop: "FILE-STOP",
 }
 
 // WANT flags.
@@ -78,6 +79,8 @@ type message struct {
 	versions [][]byte
 	// ADMITTED
 	counts admitted
+	// FILE-WANT, FILE-DATA, FILE-CREDIT, FILE-STOP (wire_files.go)
+	file *fileMsg
 }
 
 // openParams are NEG-OPEN's JSON parameters.
@@ -198,6 +201,10 @@ func decode(b []byte) (*message, error) {
 		}
 		if len(rest) != 0 {
 			return nil, malformedf("ADMITTED: bytes after the four counts")
+		}
+	case msgFileWant, msgFileData, msgFileCredit, msgFileStop:
+		if err := decodeFile(m); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil

@@ -1,0 +1,516 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+)
+
+// File transfers between peers (docs/sync.md §7.7): a session asks its
+// peer for the files the versions it holds whole name and its store lacks,
+// and serves the peer the files it asks for, each in chunks within credit
+// the asker grants, so a file of any size costs each end its credit in
+// memory, never its size.
+
+// Reason codes of file transfers (docs/sync.md §7.7).
+const (
+	CodeFileFlood    = "sync/file-flood" // FILE-DATA past credit or size, out of order, unasked; a ninth transfer
+	codeFileNotHeld  = "file/not-held"
+	codeFileStopped  = "file/stopped"
+	codeFileStalled  = "file/stalled"
+	codeFileCancel   = "file/cancel"
+	fileNotHeldText  = "the file is not held here"
+	fileGrantStep    = 1 << 20          // credit given back once this much is written
+	fileWindow       = 8 << 20          // credit granted and unreceived kept per transfer
+	fileStallAfter   = 30 * time.Second // credit granted and nothing received
+	fileRetryAfter   = 30 * time.Second // before asking a peer again for a file it lacked
+	fileRescanEvery  = 10 * time.Second // the store's missing files looked for at least this often
+	fileCheckEvery   = time.Second
+	maxFileDataChunk = 1 << 20
+)
+
+// FilePolicy says which files a node fetches unasked: those the versions
+// it holds whole name, all of them (the zero value), none, or those of at
+// most Under bytes (docs/sync.md §7.7, `minca serve --files`). A file a
+// reader asks for is fetched whatever the policy.
+type FilePolicy struct {
+	None  bool
+	Under int64 // > 0: only files of at most this many bytes
+}
+
+// ParseFilePolicy reads `all`, `none` or `under:SIZE` (SIZE in bytes, or
+// with KiB, MiB, GiB).
+func ParseFilePolicy(s string) (FilePolicy, error) {
+	switch {
+	case s == "all" || s == "":
+		return FilePolicy{}, nil
+	case s == "none":
+		return FilePolicy{None: true}, nil
+	case strings.HasPrefix(s, "under:"):
+		n, err := parseBytes(strings.TrimPrefix(s, "under:"))
+		if err != nil || n <= 0 {
+			return FilePolicy{}, fmt.Errorf("--files under:SIZE takes a size of at least 1 byte (8MiB): %q", s)
+		}
+		return FilePolicy{Under: n}, nil
+	}
+	return FilePolicy{}, fmt.Errorf("--files is all, none or under:SIZE, not %q", s)
+}
+
+func parseBytes(s string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if t, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = t, u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > (1<<53)/mult {
+		return 0, errors.New("not a size")
+	}
+	return n * mult, nil
+}
+
+// fetches reports whether the policy fetches a file of size unasked.
+func (p FilePolicy) fetches(size int64) bool {
+	return !p.None && (p.Under == 0 || size <= p.Under)
+}
+
+// fileWanter is a Host whose readers ask for files it lacks (a node's
+// local API): they are fetched whatever the policy.
+type fileWanter interface {
+	FileWants(ctx context.Context) ([]engine.NamedFile, <-chan struct{})
+}
+
+// connFiles counts a connection's transfers each way (at most
+// MaxFileTransfers).
+type connFiles struct {
+	mu       sync.Mutex
+	serving  int
+	fetching int
+}
+
+// sessionFiles are a session's transfers.
+type sessionFiles struct {
+	mu       sync.Mutex
+	serving  map[canonical.ID]*serveXfer
+	fetching map[canonical.ID]*fetchXfer
+	stopping map[canonical.ID]int64     // transfers this end stopped: bytes that may still come
+	lacked   map[canonical.ID]time.Time // files the peer lacked, or stalled on, and when
+}
+
+// serveXfer is a file this end sends.
+type serveXfer struct {
+	file      canonical.ID
+	size      int64
+	next      int64
+	credit    int64
+	more      chan struct{} // told when credit comes
+	stop      chan struct{} // closed when the asker stops the transfer
+	stopped   bool
+	startedAt time.Time
+}
+
+// fetchXfer is a file this end asks for.
+type fetchXfer struct {
+	p          *engine.PartialFile
+	size       int64
+	next       int64
+	unreceived int64 // credit granted and not received
+	toGrant    int64 // written and not yet granted back
+	sole       bool  // every byte came from this peer on this connection
+	lastData   time.Time
+}
+
+func (f *sessionFiles) init() {
+	f.serving = map[canonical.ID]*serveXfer{}
+	f.fetching = map[canonical.ID]*fetchXfer{}
+	f.stopping = map[canonical.ID]int64{}
+	f.lacked = map[canonical.ID]time.Time{}
+}
+
+// handleFile acts on a FILE-* message from the peer.
+func (s *session) handleFile(m *message) *endError {
+	f := m.file
+	switch m.typ {
+	case msgFileWant:
+		return s.fileWant(f)
+	case msgFileData:
+		return s.fileData(f)
+	case msgFileCredit:
+		s.files.mu.Lock()
+		defer s.files.mu.Unlock()
+		x := s.files.serving[f.file]
+		if x == nil || x.stopped {
+			return nil
+		}
+		if x.credit+int64(f.credit) > MaxFileCredit {
+			msg := fmt.Sprintf("FILE-CREDIT: more than %d bytes of credit unused in a transfer", MaxFileCredit)
+			s.c.c.CloseWith(CodeMalformed, msg)
+			return ended(CodeMalformed, "%s", msg)
+		}
+		x.credit += int64(f.credit)
+		select {
+		case x.more <- struct{}{}:
+		default:
+		}
+		return nil
+	case msgFileStop:
+		s.files.mu.Lock()
+		defer s.files.mu.Unlock()
+		if x := s.files.serving[f.file]; x != nil && !x.stopped {
+			x.stopped = true
+			close(x.stop)
+			return nil
+		}
+		if x := s.files.fetching[f.file]; x != nil {
+			s.dropFetchLocked(f.file, x, "")
+			s.files.lacked[f.file] = time.Now()
+			return nil
+		}
+		delete(s.files.stopping, f.file)
+		return nil
+	}
+	return nil
+}
+
+// fileWant serves a FILE-WANT when the peer may have the file: a version
+// of this session's space and scope names it with that size, and the
+// store holds it. Otherwise FILE-STOP file/not-held, the same for every
+// reason.
+func (s *session) fileWant(f *fileMsg) *endError {
+	s.files.mu.Lock()
+	if s.files.serving[f.file] != nil {
+		s.files.mu.Unlock()
+		return ended(CodeUnexpected, "FILE-WANT for a file in flight")
+	}
+	s.files.mu.Unlock()
+	cf := &s.c.files
+	cf.mu.Lock()
+	if cf.serving >= MaxFileTransfers {
+		cf.mu.Unlock()
+		return ended(CodeFileFlood, "a FILE-WANT with %d transfers in flight; at most %d", MaxFileTransfers, MaxFileTransfers)
+	}
+	cf.serving++
+	cf.mu.Unlock()
+	r, ok := s.mayServe(f)
+	if !ok {
+		cf.mu.Lock()
+		cf.serving--
+		cf.mu.Unlock()
+		s.post(encodeFileStop(s.sid, f.file, codeFileNotHeld, fileNotHeldText))
+		return nil
+	}
+	x := &serveXfer{file: f.file, size: int64(f.size), next: int64(f.offset), credit: int64(f.credit),
+		more: make(chan struct{}, 1), stop: make(chan struct{}), startedAt: time.Now()}
+	s.files.mu.Lock()
+	s.files.serving[f.file] = x
+	s.files.mu.Unlock()
+	go s.serveFile(x, r)
+	return nil
+}
+
+// mayServe opens the file a FILE-WANT asks for when it may be served.
+func (s *session) mayServe(f *fileMsg) (engine.FileReader, bool) {
+	st := s.c.host.Store()
+	v, err := st.Version(s.ctx, f.version.String())
+	if err != nil || v.Space != s.space || !s.inScope(v.Collection) {
+		return nil, false
+	}
+	hash, named := f.file.String(), false
+	for _, ref := range engine.FilesOf(v) {
+		named = named || (ref.Hash == hash && ref.Size == int64(f.size))
+	}
+	if !named {
+		return nil, false
+	}
+	r, err := st.OpenFile(s.ctx, hash)
+	if err != nil {
+		return nil, false
+	}
+	if r.Size() != int64(f.size) {
+		r.Close()
+		return nil, false
+	}
+	return r, true
+}
+
+// serveFile sends a file from where it was asked, in order, within the
+// credit granted and the connection's SendQueue, until its last byte, the
+// asker's stop, or the session's end.
+func (s *session) serveFile(x *serveXfer, r engine.FileReader) {
+	defer func() {
+		r.Close()
+		s.files.mu.Lock()
+		delete(s.files.serving, x.file)
+		s.files.mu.Unlock()
+		s.c.files.mu.Lock()
+		s.c.files.serving--
+		s.c.files.mu.Unlock()
+	}()
+	chunk := max(1, min(s.c.c.MaxMessage()-64, maxFileDataChunk))
+	checked := time.Now()
+	for x.next < x.size {
+		s.files.mu.Lock()
+		credit := x.credit
+		s.files.mu.Unlock()
+		if credit == 0 {
+			select {
+			case <-x.more:
+				continue
+			case <-x.stop:
+				s.post(encodeFileStop(s.sid, x.file, codeFileStopped, "stopped as asked"))
+				return
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		select {
+		case <-x.stop:
+			s.post(encodeFileStop(s.sid, x.file, codeFileStopped, "stopped as asked"))
+			return
+		case <-s.ctx.Done():
+			return
+		default:
+		}
+		if time.Since(checked) > recheckEvery {
+			// A member removed, a key revoked: what it may read is asked
+			// again while it is sent.
+			checked = time.Now()
+			if ok, err := s.c.host.MayRead(s.ctx, s.space, s.c.peer); err == nil && !ok {
+				s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
+				return
+			}
+		}
+		n := int(min(int64(chunk), credit, x.size-x.next))
+		msg := fileDataHead(s.sid, x.file, x.next, n)
+		head := len(msg)
+		msg = msg[:head+n]
+		if _, err := r.ReadAt(msg[head:], x.next); err != nil {
+			s.c.p.log.Warn("reading a file to serve", "file", x.file.String(), "err", err)
+			s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
+			return
+		}
+		if s.c.out.take(s.ctx, len(msg), 0) != nil {
+			return
+		}
+		err := s.c.send(s.ctx, s, msg)
+		s.c.out.give(len(msg))
+		if err != nil {
+			return
+		}
+		s.files.mu.Lock()
+		x.next += int64(n)
+		x.credit -= int64(n)
+		s.files.mu.Unlock()
+	}
+}
+
+// fileData writes FILE-DATA to its partial file, checks the file with its
+// last byte, and grants credit back.
+func (s *session) fileData(f *fileMsg) *endError {
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	n := int64(len(f.data))
+	x := s.files.fetching[f.file]
+	if x == nil {
+		if left, ok := s.files.stopping[f.file]; ok && left >= n {
+			s.files.stopping[f.file] = left - n
+			return nil
+		}
+		return ended(CodeFileFlood, "FILE-DATA for a file not asked for")
+	}
+	switch {
+	case int64(f.offset) != x.next:
+		return ended(CodeFileFlood, "FILE-DATA at offset %d; the next is %d", f.offset, x.next)
+	case n > x.unreceived:
+		return ended(CodeFileFlood, "FILE-DATA of %d bytes past the credit granted (%d)", n, x.unreceived)
+	case x.next+n > x.size:
+		return ended(CodeFileFlood, "FILE-DATA past the file's size")
+	}
+	if _, err := x.p.Write(f.data); err != nil {
+		s.c.p.log.Warn("writing a file from a peer", "file", f.file.String(), "err", err)
+		s.dropFetchLocked(f.file, x, codeFileCancel)
+		return nil
+	}
+	x.next += n
+	x.unreceived -= n
+	x.toGrant += n
+	x.lastData = time.Now()
+	if x.next < x.size {
+		grant := min(x.toGrant, x.size-x.next-x.unreceived)
+		if x.toGrant >= fileGrantStep && grant > 0 {
+			x.unreceived += grant
+			x.toGrant = 0
+			s.post(encodeFileCredit(s.sid, f.file, grant))
+		}
+		return nil
+	}
+	delete(s.files.fetching, f.file)
+	s.c.files.mu.Lock()
+	s.c.files.fetching--
+	s.c.files.mu.Unlock()
+	err := x.p.Keep(s.ctx)
+	if err == nil {
+		s.c.p.log.Debug("file fetched", "file", f.file.String(), "size", x.size, "peer", s.c.peer.DID)
+		return nil
+	}
+	s.files.lacked[f.file] = time.Now()
+	if !errors.Is(err, engine.ErrFileMismatch) {
+		s.c.p.log.Warn("keeping a file from a peer", "file", f.file.String(), "err", err)
+		return nil
+	}
+	s.c.p.log.Warn("a peer sent a file's bytes that do not match its hash", "file", f.file.String(), "peer", s.c.peer.DID, "all from it", x.sole)
+	if !x.sole {
+		return nil
+	}
+	if until := s.c.p.guard.forgeries(s.c.peer.DID, s.c.addr, 1, time.Now()); !until.IsZero() {
+		s.c.p.forged(s.c.peer.DID, s.c.addr, until)
+		return ended(CodeForged, "files failing their hash")
+	}
+	return nil
+}
+
+// dropFetchLocked ends a transfer this end asked for, keeping its partial
+// file for the next ask; stop, when not "", tells the holder to stop
+// with that code. s.files.mu is held.
+func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) {
+	x.p.Close()
+	delete(s.files.fetching, file)
+	s.c.files.mu.Lock()
+	s.c.files.fetching--
+	s.c.files.mu.Unlock()
+	if stop != "" {
+		s.files.stopping[file] = x.unreceived
+		s.post(encodeFileStop(s.sid, file, stop, "the transfer is stopped"))
+	}
+}
+
+// fetchFiles asks the peer for the files the store lacks that versions of
+// the space held whole name, as the policy says, and those readers asked
+// for, until the session ends; it stops transfers that stall.
+func (s *session) fetchFiles() {
+	st := s.c.host.Store()
+	wanter, _ := s.c.host.(fileWanter)
+	tick := time.NewTicker(fileCheckEvery)
+	defer tick.Stop()
+	var lastVersions int64 = -1
+	var lastScan time.Time
+	for {
+		var wants []engine.NamedFile
+		var wantCh <-chan struct{}
+		if wanter != nil {
+			wants, wantCh = wanter.FileWants(s.ctx)
+		}
+		s.stopStalled()
+		stats, err := st.Stats(s.ctx)
+		if err != nil {
+			return
+		}
+		scan := stats.Versions != lastVersions || time.Since(lastScan) > fileRescanEvery
+		var missing []engine.NamedFile
+		if scan {
+			lastVersions, lastScan = stats.Versions, time.Now()
+			pol := s.c.p.o.Files
+			if err := st.MissingFiles(s.ctx, s.space, func(f engine.NamedFile) bool {
+				if pol.fetches(f.Size) {
+					missing = append(missing, f)
+				}
+				return len(missing) < 4*MaxFileTransfers
+			}); err != nil {
+				return
+			}
+		}
+		for _, f := range wants {
+			if f.Space == s.space {
+				missing = append(missing, f)
+			}
+		}
+		for _, f := range missing {
+			if !s.askFile(f) {
+				break
+			}
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+		case <-wantCh:
+		}
+	}
+}
+
+// askFile sends FILE-WANT for f unless it is in flight or lacked here;
+// false when the connection runs as many transfers as it may.
+func (s *session) askFile(f engine.NamedFile) bool {
+	file, err := canonical.ParseID(f.Hash)
+	if err != nil {
+		return true
+	}
+	version, err := canonical.ParseID(f.Version)
+	if err != nil {
+		return true
+	}
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	if s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter {
+		return true
+	}
+	if _, ok := s.files.stopping[file]; ok {
+		return true
+	}
+	cf := &s.c.files
+	cf.mu.Lock()
+	if cf.fetching >= MaxFileTransfers {
+		cf.mu.Unlock()
+		return false
+	}
+	cf.fetching++
+	cf.mu.Unlock()
+	p, err := s.c.host.Store().OpenPartial(s.ctx, f.FileRef)
+	if err != nil {
+		// Held meanwhile, or fetched by another session.
+		cf.mu.Lock()
+		cf.fetching--
+		cf.mu.Unlock()
+		return true
+	}
+	off := p.Offset()
+	credit := min(int64(fileWindow), f.Size-off)
+	s.files.fetching[file] = &fetchXfer{p: p, size: f.Size, next: off, unreceived: credit, sole: off == 0, lastData: time.Now()}
+	s.post(encodeFileWant(s.sid, file, version, f.Size, off, credit))
+	return true
+}
+
+// stopStalled stops the transfers that received nothing for
+// fileStallAfter while credit was granted: another peer is asked.
+func (s *session) stopStalled() {
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	for file, x := range s.files.fetching {
+		if x.unreceived > 0 && time.Since(x.lastData) > fileStallAfter {
+			s.dropFetchLocked(file, x, codeFileStalled)
+			s.files.lacked[file] = time.Now()
+		}
+	}
+}
+
+// endFiles ends the session's transfers: partial files are kept for the
+// next ask; serving goroutines end with the session's context.
+func (s *session) endFiles() {
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	for file, x := range s.files.fetching {
+		s.dropFetchLocked(file, x, "")
+	}
+}

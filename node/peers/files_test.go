@@ -1,0 +1,282 @@
+package peers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/node/peers"
+)
+
+const (
+	tFileWant   = 0x08
+	tFileData   = 0x09
+	tFileCredit = 0x0A
+	tFileStop   = 0x0B
+)
+
+func noise(n int, seed int64) []byte {
+	b := make([]byte, n)
+	rand.New(rand.NewSource(seed)).Read(b)
+	return b
+}
+
+// attach writes a file on n and a version of the space naming it.
+func (n *tnode) attach(spaceID string, data []byte) (node.FileRef, string) {
+	n.t.Helper()
+	ctx := context.Background()
+	f, err := n.PutFile(ctx, spaceID, data)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	v, err := n.Put(ctx, spaceID, "app.photo", map[string]any{"t": f.Hash}, &node.PutOptions{Files: []node.FileRef{f}})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return f, v.ID
+}
+
+func (n *tnode) holds(hash string) bool {
+	held, err := n.Store().HasFile(context.Background(), hash)
+	return err == nil && held
+}
+
+// Files the versions name travel with them, both ways, those written
+// before the link and after, and arrive whole.
+func TestFilesTravelBetweenPeers(t *testing.T) {
+	a, b := newNode(t, nil), newNode(t, nil)
+	g := shared(t, a, b)
+	big := noise(9<<20+123, 1)
+	fBig, _ := a.attach(g.ID, big)
+	ca, cb, _ := pair(t, a, b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go b.peers.Serve(ctx, cb, false, "accept")
+	go a.peers.Serve(ctx, ca, true, "dial")
+	fSmall, _ := b.attach(g.ID, []byte("from b, live"))
+	eventually(t, 20*time.Second, "the files reach the other node", func() bool { return b.holds(fBig.Hash) && a.holds(fSmall.Hash) })
+	got, err := b.File(ctx, g.ID, fBig.Hash)
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("b reads other bytes (%v)", err)
+	}
+	if got, err := a.File(ctx, g.ID, fSmall.Hash); err != nil || string(got) != "from b, live" {
+		t.Fatalf("a reads %q (%v)", got, err)
+	}
+}
+
+// With --files none a node fetches no file unasked; one a reader asks for
+// is fetched.
+func TestFilePolicyNoneFetchesAsked(t *testing.T) {
+	a, b := newNode(t, nil), newNode(t, &peers.Options{Files: peers.FilePolicy{None: true}})
+	g := shared(t, a, b)
+	one, _ := a.attach(g.ID, noise(200<<10, 2))
+	two, _ := a.attach(g.ID, noise(300<<10, 3))
+	ca, cb, _ := pair(t, a, b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go b.peers.Serve(ctx, cb, false, "accept")
+	go a.peers.Serve(ctx, ca, true, "dial")
+	eventually(t, 10*time.Second, "the versions reach b", func() bool { return len(b.export(g.ID)) == len(a.export(g.ID)) })
+	time.Sleep(2500 * time.Millisecond)
+	if b.holds(one.Hash) || b.holds(two.Hash) {
+		t.Fatal("b fetched a file unasked under --files none")
+	}
+	if ok, err := b.WantFile(ctx, g.ID, two.Hash); err != nil || !ok {
+		t.Fatalf("WantFile: %v %v", ok, err)
+	}
+	eventually(t, 10*time.Second, "the file asked for reaches b", func() bool { return b.holds(two.Hash) })
+	if b.holds(one.Hash) {
+		t.Fatal("b fetched a file nobody asked for")
+	}
+	if p, err := peers.ParseFilePolicy("under:8MiB"); err != nil || p.Under != 8<<20 {
+		t.Fatalf("under:8MiB reads as %+v (%v)", p, err)
+	}
+	for _, bad := range []string{"some", "under:", "under:-1", "under:0", "under:9999999999GiB"} {
+		if _, err := peers.ParseFilePolicy(bad); err == nil {
+			t.Errorf("--files %s is taken", bad)
+		}
+	}
+}
+
+// fileWant reads a FILE-WANT's body.
+func fileWant(t *testing.T, body []byte) (file, version canonical.ID, size, offset, credit uint64) {
+	t.Helper()
+	if len(body) < 64 {
+		t.Fatalf("a FILE-WANT of %d bytes", len(body))
+	}
+	copy(file[:], body)
+	copy(version[:], body[32:])
+	rest := body[64:]
+	var vals [3]uint64
+	for i := range vals {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 {
+			t.Fatal("a FILE-WANT's uvarints")
+		}
+		vals[i], rest = v, rest[n:]
+	}
+	return file, version, vals[0], vals[1], vals[2]
+}
+
+func fileData(sid uint64, file canonical.ID, off int, data []byte) []byte {
+	return wire(tFileData, sid, file[:], uv(off), data)
+}
+
+// victim is b holding a's version naming a file it does not hold (it
+// fetches none unasked) and no link to a; its reader then asks for it.
+func victim(t *testing.T, data []byte) (a, b *tnode, spaceID string, f node.FileRef) {
+	a, b = newNode(t, nil), newNode(t, &peers.Options{Files: peers.FilePolicy{None: true}})
+	g := shared(t, a, b)
+	f, _ = a.attach(g.ID, data)
+	ca, cb, _ := pair(t, a, b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go b.peers.Serve(ctx, cb, false, "accept")
+	go a.peers.Serve(ctx, ca, true, "dial")
+	eventually(t, 10*time.Second, "the versions reach b", func() bool { return len(b.export(g.ID)) == len(a.export(g.ID)) })
+	cancel()
+	ca.Close()
+	cb.Close()
+	if ok, err := b.WantFile(context.Background(), g.ID, f.Hash); err != nil || !ok {
+		t.Fatalf("WantFile: %v %v", ok, err)
+	}
+	return a, b, g.ID, f
+}
+
+// partialLen is how many bytes of the file b holds aside; -1 while a
+// transfer writes it.
+func partialLen(t *testing.T, b *tnode, f node.FileRef) int64 {
+	p, err := b.Store().OpenPartial(context.Background(), engine.FileRef{Hash: f.Hash, Size: f.Size})
+	if errors.Is(err, engine.ErrFileBusy) {
+		return -1
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	return p.Offset()
+}
+
+// A peer asked for a file that sends wrong bytes, more bytes than the
+// credit or the size, bytes unasked, or a truncated file: refused at the
+// check or the bound, the session ended where the wire is broken, and
+// nothing kept but a checked file; a truncated file resumes from another
+// peer where it stopped.
+func TestHostileFileHolder(t *testing.T) {
+	data := noise(3<<20+5, 4)
+	t.Run("wrong bytes", func(t *testing.T) {
+		_, b, sp, f := victim(t, data)
+		h := newHostile(t, b, nil)
+		h.send(negOpen(t, 1, sp, nil))
+		file, _, size, off, credit := fileWant(t, h.until(tFileWant, 1))
+		if file.String() != f.Hash || size != uint64(f.Size) || off != 0 || credit != size {
+			t.Fatalf("FILE-WANT %s size %d offset %d credit %d", file, size, off, credit)
+		}
+		wrong := bytes.Clone(data)
+		wrong[len(wrong)-1] ^= 1
+		for o := 0; o < len(wrong); o += 256 << 10 {
+			h.send(fileData(1, file, o, wrong[o:min(o+256<<10, len(wrong))]))
+		}
+		eventually(t, 5*time.Second, "b checks the file and lets its bytes go", func() bool { return partialLen(t, b, f) == 0 })
+		if b.holds(f.Hash) {
+			t.Fatal("b kept bytes that do not hash to the file")
+		}
+	})
+	t.Run("endless", func(t *testing.T) {
+		_, b, sp, f := victim(t, data)
+		h := newHostile(t, b, nil)
+		h.send(negOpen(t, 1, sp, nil))
+		file, _, _, _, credit := fileWant(t, h.until(tFileWant, 1))
+		if credit != uint64(len(data)) {
+			t.Fatalf("a credit of %d for a file of %d", credit, len(data))
+		}
+		endless := append(bytes.Clone(data), noise(1<<20, 9)...)
+		for o := 0; o < len(endless); o += 256 << 10 {
+			if h.send(fileData(1, file, o, endless[o:min(o+256<<10, len(endless))])) != nil {
+				break
+			}
+		}
+		if code, _ := h.negErr(1); code != peers.CodeFileFlood {
+			t.Fatalf("bytes past the size: %s", code)
+		}
+		if b.holds(f.Hash) || partialLen(t, b, f) > int64(len(data)) {
+			t.Fatal("b kept bytes past the size")
+		}
+	})
+	t.Run("unasked", func(t *testing.T) {
+		_, b, sp, _ := victim(t, data)
+		h := newHostile(t, b, nil)
+		h.send(negOpen(t, 1, sp, nil))
+		h.until(tFileWant, 1)
+		other := canonical.IDOf([]byte("never asked"))
+		h.send(fileData(1, other, 0, []byte("endless")))
+		if code, _ := h.negErr(1); code != peers.CodeFileFlood {
+			t.Fatalf("a file not asked for: %s", code)
+		}
+	})
+	t.Run("truncated, then resumed from an honest peer", func(t *testing.T) {
+		a, b, sp, f := victim(t, data)
+		h := newHostile(t, b, nil)
+		h.send(negOpen(t, 1, sp, nil))
+		file, _, _, _, _ := fileWant(t, h.until(tFileWant, 1))
+		half := 512<<10 + 77
+		h.send(fileData(1, file, 0, data[:256<<10]))
+		h.send(fileData(1, file, 256<<10, data[256<<10:half]))
+		h.send(wire(tFileStop, 1, file[:], []byte(`{"code":"file/not-held","message":"the file is not held here"}`)))
+		eventually(t, 10*time.Second, "b keeps the partial file", func() bool { return partialLen(t, b, f) == int64(half) })
+		h.c.Close()
+		ca, cb, _ := pair(t, a, b, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go b.peers.Serve(ctx, cb, false, "accept")
+		go a.peers.Serve(ctx, ca, true, "dial")
+		eventually(t, 10*time.Second, "the file resumes from a", func() bool { return b.holds(f.Hash) })
+		if got, err := b.Store().File(ctx, f.Hash); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("the resumed file reads other bytes (%v)", err)
+		}
+	})
+}
+
+// A peer asking for a file names a version of the session's space naming
+// it: a file of a space it may not read, named by that space's version,
+// gets the same file/not-held as a file that is nowhere.
+func TestFileWantOutsideTheSpace(t *testing.T) {
+	ctx := context.Background()
+	n := newNode(t, nil)
+	pub, err := n.CreateSpace(ctx, "public", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := n.CreateSpace(ctx, "private", &node.CreateOptions{Private: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fPub, vPub := n.attach(pub.ID, []byte("public bytes"))
+	fPriv, vPriv := n.attach(priv.ID, []byte("private bytes"))
+	h := newHostile(t, n, nil)
+	h.send(negOpen(t, 1, pub.ID, nil))
+	want := func(f node.FileRef, v string) []byte {
+		file, _ := canonical.ParseID(f.Hash)
+		ver, _ := canonical.ParseID(v)
+		return wire(tFileWant, 1, file[:], ver[:], uv(int(f.Size)), uv(0), uv(1<<20))
+	}
+	h.send(want(fPriv, vPriv))
+	stop := h.until(tFileStop, 1)
+	if !bytes.Contains(stop, []byte(`"code":"file/not-held"`)) {
+		t.Fatalf("a file of a space the peer may not read: %s", stop)
+	}
+	h.send(want(fPriv, vPub))
+	if stop2 := h.until(tFileStop, 1); !bytes.Equal(stop2[32:], stop[32:]) {
+		t.Fatalf("the answers differ, telling something: %s vs %s", stop2, stop)
+	}
+	h.send(want(fPub, vPub))
+	if got := h.until(tFileData, 1); !bytes.HasSuffix(got, []byte("public bytes")) {
+		t.Fatalf("the public file: %q", got)
+	}
+}
