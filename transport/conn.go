@@ -46,7 +46,7 @@ type Conn struct {
 func newConn(link Link, o *resolved, peer Peer, maxSend int) *Conn {
 	c := &Conn{
 		link: link, o: o, peer: peer, maxSend: maxSend,
-		in:   make(chan []byte),
+		in:    make(chan []byte),
 		wsem:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
 		ended: make(chan struct{}),
