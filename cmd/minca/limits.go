@@ -89,6 +89,7 @@ func limitDefs(l *nodeLimits) []limitDef {
 		{"handshake-timeout", "10s", "hello and who must be done within this", durLimit(&l.conn.HandshakeTimeout)},
 		{"conn-idle", "60s", "a connection on which no whole frame arrives this long ends (conn/idle)", durLimit(&l.conn.IdleTimeout)},
 		{"conn-write-timeout", "60s", "a frame not taken this long ends the connection (conn/stalled)", durLimit(&l.conn.WriteTimeout)},
+		{"conn-linger", "2s", "after its bye, how long a connection reads on until the peer closes too", durLimit(&l.conn.Linger)},
 		{"api-conns", "256", "connections the API holds open", intLimit(&l.api.MaxConns)},
 		{"api-idle", "30s", "a kept-alive API connection idle this long is closed", durLimit(&l.api.IdleTimeout)},
 	}
