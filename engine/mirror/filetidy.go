@@ -85,10 +85,12 @@ func (m *Mirror) filesPass(ctx context.Context) (FilesResult, error) {
 	}
 	mark := &filesMark{changes: st.Changes, whole: st.Whole, files: st.Files, fileBytes: st.FileBytes, at: m.o.Now()}
 	named := map[string]bool{}
+	seen := map[engine.FileRef]bool{}
 	var refs []engine.FileRef
 	if err := m.s.NamedFiles(ctx, "", func(f engine.NamedFile) bool {
-		if !named[f.Hash] {
-			named[f.Hash] = true
+		named[f.Hash] = true
+		if !seen[f.FileRef] {
+			seen[f.FileRef] = true
 			refs = append(refs, f.FileRef)
 		}
 		return true
