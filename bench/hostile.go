@@ -22,6 +22,7 @@ import (
 
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/node/peers/hostilepeer"
@@ -68,6 +69,21 @@ type HostileCase struct {
 	// versions that can never stand), and SentMiB what the attacker sent.
 	StoreGrowthMiB float64 `json:"storeGrowthMiB"`
 	SentMiB        float64 `json:"sentMiB,omitempty"`
+	// NodeCPURatio is the node's CPU time (user and system) during the
+	// honest sync under the attack over that during the sync alone just
+	// before it (median of the rounds): the work the attack makes the
+	// node do, apart from the machine's other load. HonestCPUSeconds is
+	// the honest peer's CPU during the attacked sync, and
+	// AttackerCPUSeconds the attacker's (a process of its own, `minca
+	// bench hostile --attack`) from its start to its end (medians): on a
+	// machine of few cores, the attacker's is taken from the others.
+	NodeCPURatio       float64 `json:"nodeCPURatio"`
+	HonestCPUSeconds   float64 `json:"honestCPUSeconds"`
+	AttackerCPUSeconds float64 `json:"attackerCPUSeconds"`
+	// HonestRedials is how many times, over the rounds, the honest peer's
+	// connection failed in the handshake under the attack and it dialled
+	// again (at most twice a sync); the time lost is in its sync's.
+	HonestRedials int `json:"honestRedials,omitempty"`
 }
 
 // HostileResult is what [RunHostile] measured.
@@ -107,15 +123,16 @@ type attacker struct {
 	sent *atomic.Int64 // bytes of versions sent, where it counts them
 }
 
-func (a attacker) dial(ctx context.Context) (*hostilepeer.Peer, error) {
-	return hostilepeer.Dial(ctx, a.url, &hostilepeer.Options{From: a.from})
+// dialled is one attacker's run: a connection of a's own with a new
+// throwaway key, given to body and closed after it.
+func (a attacker) dialled(body func(ctx context.Context, h *hostilepeer.Peer) error) func(context.Context) error {
+	return a.dialledAs(nil, body)
 }
 
-// dialled is one attacker's run: a connection of a's own, given to body
-// and closed after it.
-func (a attacker) dialled(body func(ctx context.Context, h *hostilepeer.Peer) error) func(context.Context) error {
+// dialledAs is dialled proving self (nil: a new throwaway key).
+func (a attacker) dialledAs(self transport.Self, body func(ctx context.Context, h *hostilepeer.Peer) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		h, err := a.dial(ctx)
+		h, err := hostilepeer.Dial(ctx, a.url, &hostilepeer.Options{From: a.from, Self: self})
 		if err != nil {
 			return err
 		}
@@ -204,82 +221,96 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 		return res, err
 	}
 	defer target.stop()
-	honest := func(r int, name string) (float64, error) {
+	retries := map[string]int{} // honest connections that failed, by case
+	// honest syncs into an empty store; it returns the seconds it took,
+	// and the node's and the bench process's CPU seconds meanwhile.
+	honest := func(r int, name string) (secs, nodeCPU, benchCPU float64, err error) {
 		p := filepath.Join(dir, fmt.Sprintf("honest-%s-%d", name, r))
 		hs, err := openBenchStore(p, &judge.Judge{})
 		if err != nil {
-			return 0, err
+			return 0, 0, 0, err
 		}
 		defer os.RemoveAll(p)
 		defer hs.Close()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
-		start := time.Now()
+		start, node0, bench0 := time.Now(), target.cpu(), processCPU()
 		sum, err := syncOnce(cctx, syncHost{hs, []string{sp}}, target.url)
+		for try := 1; try < 3 && err != nil && handshakeFailed(err); try++ {
+			// As `minca sync` is run again: the time taken counts.
+			retries[name]++
+			sum, err = syncOnce(cctx, syncHost{hs, []string{sp}}, target.url)
+		}
 		if err != nil {
-			return 0, err
+			return 0, 0, 0, err
 		}
 		if sum.Received != int64(len(lines)) {
-			return 0, fmt.Errorf("bench: the honest sync received %d of %d versions", sum.Received, len(lines))
+			return 0, 0, 0, fmt.Errorf("bench: the honest sync received %d of %d versions", sum.Received, len(lines))
 		}
-		return time.Since(start).Seconds(), nil
+		return time.Since(start).Seconds(), (target.cpu() - node0).Seconds(), (processCPU() - bench0).Seconds(), nil
 	}
 	var alone []float64
 	times := make([][]float64, len(as))
 	ratios := make([][]float64, len(as))
+	cpuRatios := make([][]float64, len(as))
+	benchCPU := make([][]float64, len(as))
+	attackCPU := make([][]float64, len(as))
 	cases := make([]HostileCase, len(as))
 	for r := range cfg.Rounds {
 		for i, at := range as {
 			// Each attack's sync is set against a sync alone just before
 			// it: the shared machine's speed drifts over minutes.
 			steps.next(fmt.Sprintf("round %d of %d: alone, before %s", r+1, cfg.Rounds, at.name))
-			a, err := honest(r, "alone-"+at.name)
+			a, aloneCPU, _, err := honest(r, "alone-"+at.name)
 			if err != nil {
 				return res, err
 			}
 			alone = append(alone, a)
 			steps.next(fmt.Sprintf("round %d of %d: %s", r+1, cfg.Rounds, at.name))
 			base, disk0 := target.rss(), dirSize(src)
-			actx, stop := context.WithCancel(ctx)
 			peak := target.samplePeak()
-			var wg sync.WaitGroup
-			var sent atomic.Int64
-			wg.Add(1)
 			from := fmt.Sprintf("127.0.%d.%d", 1+r, 10+i)
-			go func() { defer wg.Done(); at.run(actx, attacker{url: target.url, space: sp, from: from, sent: &sent}) }()
-			time.Sleep(2 * time.Second) // the attack under way
-			t, err := honest(r, at.name)
-			if at.whole {
-				ended := make(chan struct{})
-				go func() { wg.Wait(); close(ended) }()
-				select {
-				case <-ended:
-				case <-time.After(3 * time.Minute):
-				}
+			att, err := startAttack(ctx, cfg.Minca, at.name, target.url, sp, from)
+			if err != nil {
+				peak()
+				return res, err
 			}
-			stop()
-			wg.Wait()
+			time.Sleep(2 * time.Second) // the attack under way
+			t, nodeCPU, bcpu, err := honest(r, at.name)
+			sent, acpu := att.stop(at.whole)
 			top := peak()
 			if err != nil {
 				return res, fmt.Errorf("bench: under %s: %w", at.name, err)
 			}
 			times[i] = append(times[i], t)
 			ratios[i] = append(ratios[i], t/a)
+			cpuRatios[i] = append(cpuRatios[i], nodeCPU/max(aloneCPU, 0.01))
+			benchCPU[i] = append(benchCPU[i], bcpu)
+			attackCPU[i] = append(attackCPU[i], acpu)
 			c := &cases[i]
 			c.Name, c.What = at.name, at.what
 			c.PeakRSSMiB = max(c.PeakRSSMiB, mib(top))
 			c.GrowthMiB = max(c.GrowthMiB, mib(top)-mib(base))
 			c.StoreGrowthMiB = max(c.StoreGrowthMiB, mib(dirSize(src)-disk0))
-			c.SentMiB = max(c.SentMiB, mib(sent.Load()))
+			c.SentMiB = max(c.SentMiB, mib(sent))
 			time.Sleep(time.Second) // what the attack left is let go
 		}
 	}
 	res.AloneSeconds = median(alone)
 	for i := range cases {
 		cases[i].SyncSeconds, cases[i].Ratio = median(times[i]), median(ratios[i])
+		cases[i].NodeCPURatio, cases[i].HonestCPUSeconds = median(cpuRatios[i]), median(benchCPU[i])
+		cases[i].AttackerCPUSeconds = median(attackCPU[i])
+		cases[i].HonestRedials = retries[cases[i].Name]
 	}
 	res.Cases = cases
 	return res, nil
+}
+
+// handshakeFailed reports whether err is a dial or handshake that did not
+// get through: one a person would run `minca sync` again after.
+func handshakeFailed(err error) bool {
+	return errors.Is(err, transport.ErrUnreachable) || strings.HasPrefix(transport.Code(err), "who/")
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -296,6 +327,60 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// attackProc is an attack run in a process of its own: `minca bench
+// hostile --attack NAME`, so its CPU is its own and the honest peer's is
+// the bench's.
+type attackProc struct {
+	*target
+	out *bufio.Reader
+}
+
+func startAttack(ctx context.Context, minca, name, url, space, from string) (*attackProc, error) {
+	cmd := exec.CommandContext(ctx, minca, "bench", "hostile", "--attack", name, "--url", url, "--space", space, "--from", from)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &attackProc{target: &target{cmd: cmd, pid: cmd.Process.Pid}, out: bufio.NewReader(out)}, nil
+}
+
+// stop ends the attack — when whole, once it has ended by itself, within
+// 3 minutes — and returns the bytes of versions it sent and its CPU
+// seconds.
+func (a *attackProc) stop(whole bool) (sent int64, cpu float64) {
+	var res struct{ Sent int64 }
+	read := make(chan struct{})
+	go func() { json.NewDecoder(a.out).Decode(&res); close(read) }()
+	if whole {
+		select {
+		case <-read:
+		case <-time.After(3 * time.Minute):
+		}
+	}
+	cpu = a.cpu().Seconds()
+	a.target.stop()
+	<-read
+	return res.Sent, cpu
+}
+
+// RunAttack runs the attack name (as [HostileCase.Name] names it) from
+// the loopback address from against the node at url, on space, until ctx
+// ends — or, for an attack let run whole, until it is over — then prints
+// {"sent": bytes of versions sent} to out.
+func RunAttack(ctx context.Context, name, url, space, from string, out io.Writer) error {
+	as, err := pickAttacks([]string{name})
+	if err != nil {
+		return err
+	}
+	var sent atomic.Int64
+	as[0].run(ctx, attacker{url: url, space: space, from: from, sent: &sent})
+	return json.NewEncoder(out).Encode(map[string]int64{"sent": sent.Load()})
 }
 
 // target is the node attacked: `minca bench hostile --serve DIR`.
@@ -351,6 +436,31 @@ func (t *target) rss() int64 {
 	}
 	return 0
 }
+
+// cpu is the CPU time, user and system, the node has used so far.
+func (t *target) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's name, which ends at the last ')':
+	// utime and stime are the 14th and 15th of the line, in clock ticks.
+	i := strings.LastIndex(string(b), ") ")
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b)[i+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100
+// on Linux everywhere it runs.
+const clockTicks = 100
 
 // samplePeak samples rss every 50 ms until the returned function is
 // called, which returns the largest.
@@ -534,9 +644,20 @@ func silentHandshakes(ctx context.Context, a attacker) {
 			})
 		})
 	}
-	for range 1024 {
+	// Each connection's throwaway key is made before the attack, and kept
+	// when it connects again: the bench's process, which the honest peer
+	// shares, spends on the attack what the attacker must, not more.
+	keys := make([]transport.Self, 1024)
+	for i := range keys {
+		k, err := identity.GenerateKey()
+		if err != nil {
+			return
+		}
+		keys[i] = transport.Carrier(k)
+	}
+	for _, k := range keys {
 		wg.Go(func() {
-			again(ctx, a.dialled(func(ctx context.Context, h *hostilepeer.Peer) error {
+			again(ctx, a.dialledAs(k, func(ctx context.Context, h *hostilepeer.Peer) error {
 				select {
 				case <-ctx.Done():
 				case <-h.Conn.Done():

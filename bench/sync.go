@@ -132,7 +132,7 @@ func newPeers(h peers.Host, relays []string) (*peers.Peers, error) {
 // listenPeers serves p's endpoint on a loopback port, for as many peers
 // on this one machine (one address) as the fan-out case runs.
 func listenPeers(ctx context.Context, p *peers.Peers) (string, func(), error) {
-	srv, err := p.Handler(ctx, &transport.ServerOptions{MaxConns: 4096, MaxConnsPerAddr: 4096, MaxHandshakes: 1024, MaxHandshakesPerAddr: 1024})
+	srv, err := p.Handler(ctx, &transport.ServerOptions{MaxConns: 4096, MaxConnsPerAddr: 4096, MaxHandshakes: 1024, MaxHandshakesPerAddr: 1024, ConnBurstPerAddr: 4096})
 	if err != nil {
 		return "", nil, err
 	}

@@ -75,40 +75,6 @@ func (s *Store) NamedFiles(ctx context.Context, space string, yield func(NamedFi
 	return it.Err()
 }
 
-// MissingFiles calls yield for each file a version held whole in space
-// names that the store does not hold, once each (the first version naming
-// it), empty files left out: every store makes those.
-func (s *Store) MissingFiles(ctx context.Context, space string, yield func(NamedFile) bool) error {
-	seen := map[string]bool{}
-	var ferr error
-	err := s.NamedFiles(ctx, space, func(f NamedFile) bool {
-		if seen[f.Hash] {
-			return true
-		}
-		seen[f.Hash] = true
-		held, err := s.HasFile(ctx, f.Hash)
-		if err != nil {
-			ferr = err
-			return false
-		}
-		if held {
-			return true
-		}
-		if f.Size == 0 {
-			if err := s.PutFile(ctx, f.Hash, nil); err != nil && !errors.Is(err, ErrFileMismatch) {
-				ferr = err
-				return false
-			}
-			return true
-		}
-		return yield(f)
-	})
-	if ferr != nil {
-		return ferr
-	}
-	return err
-}
-
 // TidyFilesResult is what TidyFiles did.
 type TidyFilesResult struct {
 	Deleted      int   `json:"deleted"`      // held files no version held whole names
@@ -272,7 +238,10 @@ func (s *Store) moveOldFiles() error {
 		}
 		b.Set(keys.FileHeldKey(d), fileValue(int64(len(f.v)), s.now()))
 		b.Delete(f.k)
-		err = b.Commit(Sync)
+		err = s.lacksFile(b, d, true)
+		if err == nil {
+			err = b.Commit(Sync)
+		}
 		b.Close()
 		if err != nil {
 			return err

@@ -107,6 +107,9 @@ func (s *Store) recordFile(d canonical.ID, size int64) error {
 	if err := b.Set(keys.FileHeldKey(d), fileValue(size, s.now())); err != nil {
 		return err
 	}
+	if err := s.lacksFile(b, d, true); err != nil {
+		return err
+	}
 	s.state.Lock()
 	st := s.st
 	s.state.Unlock()
@@ -358,6 +361,9 @@ func (s *Store) unrecordFile(d canonical.ID, size int64) error {
 	}
 	defer b.Close()
 	if err := b.Delete(keys.FileHeldKey(d)); err != nil {
+		return err
+	}
+	if err := s.lacksFile(b, d, false); err != nil {
 		return err
 	}
 	s.state.Lock()

@@ -3,11 +3,14 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/record"
 )
 
 // A store written in an earlier key layout is refused with a clear error,
@@ -64,4 +67,86 @@ func TestOldFilesMoved(t *testing.T) {
 	if probs, err := s.Check(ctx, nil); err != nil || len(probs) != 0 {
 		t.Fatalf("check: %v %v", probs, err)
 	}
+}
+
+// A layout 7 store, which kept no files index, has it built when it opens
+// to write: the files its versions held whole name and it lacks are listed
+// as before, and one arriving afterwards leaves the list.
+func TestFilesIndexUpgraded(t *testing.T) {
+	ctx := context.Background()
+	kv := keepKV{memory.Open(nil)}
+	sp := enginetest.SpaceID("upgrade files")
+	files := engine.NewMemoryFiles()
+	st, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := enginetest.NewWriter(sp)
+	held, lacking, gone := []byte("held"), []byte("lacking"), []byte("named by a stub only")
+	naming := func(fs ...[]byte) func(*canonical.Object) {
+		return func(o *canonical.Object) {
+			var arr []any
+			for _, f := range fs {
+				arr = append(arr, canonical.NewObject("hash", canonical.IDOf(f).String(), "size", float64(len(f))))
+			}
+			o.Set("files", arr)
+		}
+	}
+	a0, _ := w.First("app.album", canonical.NewObject("n", 0.0), naming(gone))
+	a1, _ := w.Next(a0, canonical.NewObject("n", 1.0), naming(held, lacking))
+	if _, err := st.Admit(ctx, "peer", []*record.Version{a0, a1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutFile(ctx, canonical.IDOf(held).String(), held); err != nil {
+		t.Fatal(err)
+	}
+	missing := func(s *engine.Store) []string {
+		var out []string
+		if err := s.MissingFiles(ctx, "", func(f engine.NamedFile) bool { out = append(out, f.Hash+" "+f.Version); return true }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := missing(st)
+	if want := canonical.IDOf(lacking).String() + " " + a1.ID; len(before) != 1 || before[0] != want {
+		t.Fatalf("lacking %v, want [%s]", before, want)
+	}
+	st.Close()
+	// As layout 7 left it: no 'n' nor 'N', the counters' layout 7.
+	state, err := kv.Get([]byte("_state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := kv.NewBatch()
+	for _, table := range []byte{'n', 'N'} {
+		it, _ := kv.NewIter([]byte{table}, []byte{table + 1})
+		for it.Next() {
+			b.Delete(append([]byte(nil), it.Key()...))
+		}
+		it.Close()
+	}
+	b.Set([]byte("_state"), append([]byte{7}, state[1:]...))
+	if err := b.Commit(engine.Sync); err != nil {
+		t.Fatal(err)
+	}
+	up, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := missing(up); !slices.Equal(got, before) {
+		t.Fatalf("after the upgrade, lacking %v, want %v", got, before)
+	}
+	if state, _ := kv.Get([]byte("_state")); state[0] != 8 {
+		t.Fatalf("the upgraded store is in layout %d", state[0])
+	}
+	if err := up.PutFile(ctx, canonical.IDOf(lacking).String(), lacking); err != nil {
+		t.Fatal(err)
+	}
+	if got := missing(up); len(got) != 0 {
+		t.Fatalf("a file arrived, still lacking: %v", got)
+	}
+	if probs, err := up.Check(ctx, nil); err != nil || len(probs) > 0 {
+		t.Fatalf("check: %v %v", probs, err)
+	}
+	up.Close()
 }

@@ -30,10 +30,11 @@ type ahead struct {
 }
 
 // ranged tells whether k is in a table the engine iterates inside a batch on hot
-// paths (who waits for what, the waiting queue, by source); their written keys are
+// paths (who waits for what, the waiting queue, by source, the versions naming a
+// file); their written keys are
 // kept sorted so iterating them does not scan every write.
 func ranged(k []byte) bool {
-	return len(k) > 0 && (k[0] == keys.WaitFor || k[0] == keys.WaitQueue || k[0] == keys.WaitFrom)
+	return len(k) > 0 && (k[0] == keys.WaitFor || k[0] == keys.WaitQueue || k[0] == keys.WaitFrom || k[0] == keys.FileNamed)
 }
 
 // get reads a key as this batch sees it.

@@ -44,6 +44,11 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	}
 	t.setFresh(keys.IDKey(d), vseqValue(vseq))
 	t.setFresh(keys.VersionKey(vseq), versionValue(e.env, body))
+	if len(body) > 0 {
+		if err := t.nameFiles(d, v.Space, FilesOf(v)); err != nil {
+			return None, err
+		}
+	}
 	t.st.stats.Versions++
 	t.st.stats.EnvelopeBytes += int64(len(e.env))
 	t.st.stats.BodyBytes += int64(len(body))
@@ -122,6 +127,9 @@ func (t *tx) demote(d canonical.ID, vseq uint64, hold holding, env []byte) error
 		}
 	}
 	t.set(keys.VersionKey(vseq), versionValue(env, nil))
+	if err := t.unnameStored(d, env); err != nil {
+		return err
+	}
 	t.st.stats.BodyBytes -= int64(hold.bodyLen)
 	t.st.stats.Whole--
 	t.st.stats.Stubs++

@@ -229,19 +229,10 @@ func (s *Store) addSource(tag [32]byte, from string, size, arrived int64) {
 }
 
 // upgradeWaiting brings the waiting versions of a layout 6 store to this
-// layout: each is filed under its source, as arrived now. A store open
-// read-only is brought up to date in memory only.
-func (s *Store) upgradeWaiting() error {
+// layout, in b: each is filed under its source, as arrived now.
+func (s *Store) upgradeWaiting(b Batch) error {
 	s.srcs = make(map[[32]byte]source)
 	now := s.now().UnixMilli()
-	b, err := s.kv.NewBatch()
-	if errors.Is(err, ErrReadOnly) {
-		b, err = discard{}, nil
-	}
-	if err != nil {
-		return err
-	}
-	defer b.Close()
 	p := []byte{keys.WaitQueue}
 	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
 	if err != nil {
@@ -274,17 +265,10 @@ func (s *Store) upgradeWaiting() error {
 		return err
 	}
 	s.st.stats.WaitingBytes = total
-	s.st.upgrade = false
-	if err := b.Set(keys.InternalKey(stateName), s.st.encode()); err != nil {
-		return err
-	}
-	if err := b.Commit(Sync); err != nil && !errors.Is(err, ErrReadOnly) {
-		return fmt.Errorf("minca/engine: upgrading the store's layout: %w", err)
-	}
 	return nil
 }
 
-// discard is the batch of a store open read-only: upgradeWaiting writes
+// discard is the batch of a store open read-only: an upgrade writes
 // nothing there.
 type discard struct{}
 

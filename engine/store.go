@@ -110,6 +110,9 @@ type Store struct {
 	// when a file is next recorded (both guarded by state).
 	partials map[canonical.ID]bool
 	fileKept chan struct{}
+	// filesUnindexed: the store is of an earlier layout, open read-only,
+	// so it has no files index (upgrade.go); MissingFiles reads versions.
+	filesUnindexed bool
 }
 
 func (s *Store) now() time.Time { return s.opts.Now() }
@@ -129,10 +132,10 @@ type counters struct {
 	// by every batch since it was built; "" when none (indexer.go).
 	index string
 	// waitBounded is the bytes waiting from bounded sources (in memory
-	// only: which sources are bounded is Options'). upgrade: the store is
-	// in layout 6 (sources.go, upgradeWaiting).
+	// only: which sources are bounded is Options'). from is the layout
+	// the store was in when opened (upgrade.go).
 	waitBounded int64
-	upgrade     bool
+	from        uint64
 }
 
 const stateName = "state"
@@ -143,8 +146,9 @@ const stateName = "state"
 // one change log entry per change; 2 kept record heads under 'c'; 3 kept
 // versions by id, bodies apart; 4 kept no change's source; 5 kept no
 // versions by root; 6 kept no waiting version's source, arrival and size
-// ('Q'), and is brought up to this layout when opened.
-const layout = 7
+// ('Q'); 7 kept no files index ('n', 'N'). 6 and 7 are brought up to this
+// layout when opened (upgrade.go).
+const layout = 8
 
 // upgradable is the earliest layout Open brings up to this one.
 const upgradable = 6
@@ -181,9 +185,8 @@ func decodeCounters(b []byte) (counters, error) {
 		return v
 	}
 	l := next()
-	if l == upgradable {
-		c.upgrade = true
-	} else if l != layout {
+	c.from = l
+	if l < upgradable || l > layout {
 		if l >= 1 && l < layout {
 			return c, fmt.Errorf("%w: layout %d, written by an earlier minca; this one reads layout %d", ErrLayout, l, layout)
 		}
@@ -202,7 +205,7 @@ func decodeCounters(b []byte) (counters, error) {
 	}
 	c.logPrev = next()
 	c.vseq = next()
-	if !c.upgrade {
+	if c.from > 6 { // layout 6 kept no waiting bytes, dropped or expired
 		for _, p := range []*int64{&s.WaitingBytes, &s.WaitingDropped, &s.WaitingExpired} {
 			v, n := binary.Varint(b)
 			if n <= 0 {
@@ -232,13 +235,14 @@ func Open(kv KV, opts *Options) (*Store, error) {
 			return nil, err
 		}
 	case errors.Is(err, ErrNotFound):
+		s.st.from = layout // a new store
 	case named(err) != nil:
 		return nil, err // the backend's error names the store and what is wrong
 	default:
 		return nil, fmt.Errorf("minca/engine: open: %w", err)
 	}
-	if s.st.upgrade {
-		err = s.upgradeWaiting()
+	if s.st.from < layout {
+		err = s.upgrade()
 	} else {
 		err = s.loadSources()
 	}

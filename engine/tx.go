@@ -376,6 +376,9 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 		return Errorf(ErrCorrupt, "damaged: version %s is not held", d)
 	}
 	t.set(keys.VersionKey(vseq), versionValue(env, body))
+	if err := t.nameFiles(d, v.Space, FilesOf(v)); err != nil {
+		return err
+	}
 	if isFirst || h.top == d {
 		oh := h
 		hold := holding{whole: true, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}

@@ -25,7 +25,9 @@ type BackupOptions struct {
 // there to the blob store at url (folder:PATH, s3://…; made where there is
 // none) as the store's segments, each space's genesis beside them
 // (docs/stores.md, Geneses). Resumable: a backup cut short goes on where
-// it stopped. A blob store the node mirrors continuously (Options.Mirrors)
+// it stopped. The files the store holds that versions held whole name
+// are there when it returns, those that arrived after their versions
+// were backed up included (docs/stores.md, Files). A blob store the node mirrors continuously (Options.Mirrors)
 // is refused: its mirror keeps it in step already.
 func (n *Node) Backup(ctx context.Context, url string, o *BackupOptions) (mirror.ExportResult, error) {
 	m, err := n.oneMirror(ctx, url, true, o, nil)
@@ -33,7 +35,14 @@ func (n *Node) Backup(ctx context.Context, url string, o *BackupOptions) (mirror
 		return mirror.ExportResult{}, err
 	}
 	defer m.Close()
-	return m.Export(ctx)
+	res, err := m.Export(ctx)
+	if err != nil {
+		return res, err
+	}
+	// Files that came after the versions naming them were backed up go
+	// now; copies nothing names any more go after their grace.
+	_, err = m.TidyFiles(ctx)
+	return res, err
 }
 
 // Restore admits every version in the blob store's segments at url into

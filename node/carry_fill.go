@@ -34,6 +34,13 @@ func (n *Node) RefillCarriers(ctx context.Context) error {
 	if err != nil || len(cs) == 0 {
 		return err // no carrier: nothing to keep in step, no keeper to name
 	}
+	// What follows reads the geneses and keys of the spaces the registry
+	// lists. The event pump keeps them as sys.joined records arrive, but
+	// a refill may run before it has: a space whose genesis is not held
+	// yet would get no keeper here, and nothing would refill once it is.
+	if err := n.followRegistry(ctx); err != nil {
+		return err
+	}
 	for _, c := range cs {
 		if !c.Live() || c.Invite != "" {
 			continue
@@ -54,18 +61,19 @@ func (n *Node) RefillCarriers(ctx context.Context) error {
 
 // fill brings c's carry space in step with the account.
 func (n *Node) fill(ctx context.Context, c carry.Carrier, k *seal.Key) error {
-	passes, err := n.passes(ctx)
+	passes, others, err := n.passes(ctx)
 	if err != nil {
 		return err
 	}
-	if err := n.syncSealed(ctx, c.Space, carry.PassCollection, passes, k, carry.ClosedKey); err != nil {
+	others[carry.ClosedKey] = true
+	if err := n.syncSealed(ctx, c.Space, carry.PassCollection, passes, k, others); err != nil {
 		return err
 	}
 	wakes, err := n.wakes(ctx)
 	if err != nil {
 		return err
 	}
-	if err := n.syncSealed(ctx, c.Space, carry.WakeCollection, wakes, k, ""); err != nil {
+	if err := n.syncSealed(ctx, c.Space, carry.WakeCollection, wakes, k, nil); err != nil {
 		return err
 	}
 	links, err := n.currentIn(ctx, n.registry, carry.LinkCollection)
@@ -78,40 +86,45 @@ func (n *Node) fill(ctx context.Context, c carry.Carrier, k *seal.Key) error {
 			want[key] = body
 		}
 	}
-	return n.syncSealed(ctx, c.Space, carry.LinkCollection, want, k, "")
+	return n.syncSealed(ctx, c.Space, carry.LinkCollection, want, k, nil)
 }
 
 // passes are the passes every carry space holds now, by key: the account
 // registry's (from its one key), and one for each space the registry lists
 // whose genesis is held — a private one only with the key the node holds
-// for it now.
-func (n *Node) passes(ctx context.Context) (map[string]any, error) {
-	out := map[string]any{}
+// for it now. others are the keys of the passes of the spaces the
+// registry lists that this node cannot write one for (no genesis, or no
+// key yet, as on a device new to the account): a pass another device
+// wrote there is the account's still, and stays as it is.
+func (n *Node) passes(ctx context.Context) (out map[string]any, others map[string]bool, err error) {
+	out, others = map[string]any{}, map[string]bool{}
 	out[carry.PassKey(n.registry)] = carry.NewPass(n.registryG, n.registryKey).Value()
 	joined, err := n.joined(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, j := range joined {
 		g, ok, err := judge.GenesisOf(ctx, n.st, j.id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !ok {
+			others[carry.PassKey(j.id)] = true
 			continue
 		}
 		var k *seal.Key
 		if g.Private() {
 			if k, err = n.passKey(ctx, g); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if k == nil {
-				continue // held without its key: no pass until it arrives
+				others[carry.PassKey(g.ID)] = true // held without its key: no pass from here until it arrives
+				continue
 			}
 		}
 		out[carry.PassKey(g.ID)] = carry.NewPass(g, k).Value()
 	}
-	return out, nil
+	return out, others, nil
 }
 
 // passKey is the key a private space's pass is written from: of the
@@ -173,8 +186,8 @@ func (n *Node) wakes(ctx context.Context) (map[string]any, error) {
 
 // syncSealed makes coll in a carry space hold exactly want, by key, each
 // body sealed under k: a record whose opened body differs is written
-// again, one not wanted is deleted (but keep).
-func (n *Node) syncSealed(ctx context.Context, spaceID, coll string, want map[string]any, k *seal.Key, keep string) error {
+// again, one not wanted is deleted (but those keep names).
+func (n *Node) syncSealed(ctx context.Context, spaceID, coll string, want map[string]any, k *seal.Key, keep map[string]bool) error {
 	have, err := n.currentIn(ctx, spaceID, coll)
 	if err != nil {
 		return err
@@ -188,7 +201,7 @@ func (n *Node) syncSealed(ctx context.Context, spaceID, coll string, want map[st
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(have)) {
-		if _, ok := want[key]; ok || key == keep {
+		if _, ok := want[key]; ok || keep[key] {
 			continue
 		}
 		if err := n.deleteSys(ctx, spaceID, key); err != nil {

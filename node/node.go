@@ -184,7 +184,8 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 	if err := n.startMirrors(ctx); err != nil {
 		return fail(err)
 	}
-	n.wg.Add(4)
+	n.wg.Add(5)
+	go n.tidyFilesLoop()
 	go n.renewLoop()
 	go n.reindexLoop()
 	go n.keyLoop()

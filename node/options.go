@@ -69,6 +69,15 @@ type Options struct {
 	// EventJournalAge drops journaled events older than this (with an
 	// eighth of slack), as EventJournalBytes does. Default 30 days.
 	EventJournalAge time.Duration
+	// FileGrace is how long a file no version held whole names stays in
+	// the store after it was kept: an upload waiting for the write that
+	// will name it, a file a newer version stopped naming that a reader
+	// has open (docs/stores.md, Files). Default 10 min.
+	FileGrace time.Duration
+	// TidyFilesEvery is how often a running node deletes the files past
+	// FileGrace that no version held whole names (Node.TidyFiles).
+	// Default 1 h.
+	TidyFilesEvery time.Duration
 	// StoreOptions are how the store and the mirrors' blob stores are
 	// opened (store.Open, store.OpenBlobsFor): S3's credentials and
 	// timeouts, Adopt, CacheDir, Logger (default the node's). The node
@@ -132,8 +141,14 @@ func (o *Options) resolve() (Options, error) {
 	}
 	switch {
 	case out.SessionLife < 0, out.RenewBefore < 0, out.RenewCheck < 0, out.MaxBatch < 0, out.EventRing < 0,
-		out.EventJournalBytes < 0, out.EventJournalAge < 0:
-		return out, errors.New("minca/node: Options: SessionLife, RenewBefore, RenewCheck, MaxBatch, EventRing, EventJournalBytes and EventJournalAge must not be negative")
+		out.EventJournalBytes < 0, out.EventJournalAge < 0, out.FileGrace < 0, out.TidyFilesEvery < 0:
+		return out, errors.New("minca/node: Options: SessionLife, RenewBefore, RenewCheck, MaxBatch, EventRing, EventJournalBytes, EventJournalAge, FileGrace and TidyFilesEvery must not be negative")
+	}
+	if out.FileGrace == 0 {
+		out.FileGrace = 10 * time.Minute
+	}
+	if out.TidyFilesEvery == 0 {
+		out.TidyFilesEvery = time.Hour
 	}
 	if out.EventJournalBytes == 0 {
 		out.EventJournalBytes = 64 << 20

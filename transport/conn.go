@@ -32,6 +32,11 @@ type Conn struct {
 	once sync.Once
 	err  *Error
 	wg   sync.WaitGroup
+	// ended is closed once end has said the bye and chosen how the link
+	// closes; linger is then whether the reader closes it, after the
+	// peer has closed its side or Linger has passed.
+	ended  chan struct{}
+	linger *time.Timer
 
 	lastSend              atomic.Int64 // Unix ns
 	sentFrames, sentBytes atomic.Int64
@@ -41,9 +46,10 @@ type Conn struct {
 func newConn(link Link, o *resolved, peer Peer, maxSend int) *Conn {
 	c := &Conn{
 		link: link, o: o, peer: peer, maxSend: maxSend,
-		in:   make(chan []byte),
-		wsem: make(chan struct{}, 1),
-		done: make(chan struct{}),
+		in:    make(chan []byte),
+		wsem:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+		ended: make(chan struct{}),
 	}
 	c.lastSend.Store(c.o.clock.Now().UnixNano())
 	c.wg.Add(2)
@@ -194,9 +200,15 @@ func (c *Conn) fail(err error) {
 }
 
 // end ends the connection once: records why, tells the peer in a bye
-// (unless the peer said it, or the link broke) and closes the link.
+// (unless the peer said it, or the link broke) and closes the link. After
+// a bye, a link that can close its sending side alone does, and the
+// reader goes on reading (and dropping) what the peer still sends until
+// the peer closes too, or Linger passes: the peer is then reading the bye
+// rather than finding its own writes refused, or its receive buffer
+// discarded by a reset, before it got there.
 func (c *Conn) end(e *Error) {
 	c.once.Do(func() {
+		defer close(c.ended)
 		c.err = e
 		close(c.done)
 		said := false
@@ -206,6 +218,10 @@ func (c *Conn) end(e *Error) {
 		if a, ok := c.link.(aborter); ok && !said && !e.Remote {
 			// A peer that could not be told will not close politely either.
 			a.Abort()
+			return
+		}
+		if said && closeWrite(c.link) {
+			c.linger = time.AfterFunc(c.o.Linger, func() { c.link.Close() })
 			return
 		}
 		c.link.Close()
@@ -226,6 +242,17 @@ func (c *Conn) sendBye(e *Error) bool {
 	}
 }
 
+// closeWrite closes the sending side of link alone, if it can.
+func closeWrite(link Link) bool {
+	hc, ok := link.(halfCloser)
+	return ok && hc.CloseWrite() == nil
+}
+
+// halfCloser is a Link that can end its sending side and go on reading.
+type halfCloser interface {
+	CloseWrite() error
+}
+
 // aborter is a Link with a quicker, impolite Close, for a peer that is
 // not reading.
 type aborter interface {
@@ -234,6 +261,7 @@ type aborter interface {
 
 func (c *Conn) readLoop() {
 	defer c.wg.Done()
+	defer c.drain()
 	for {
 		t := c.o.clock.AfterFunc(c.o.IdleTimeout, func() {
 			c.end(errorf(CodeIdle, "no whole frame arrived within %v", c.o.IdleTimeout))
@@ -271,6 +299,23 @@ func (c *Conn) readLoop() {
 			return
 		default:
 			c.end(errorf(CodeFrameOrder, "a %s message after who", m.Type))
+			return
+		}
+	}
+}
+
+// drain closes the link once the connection has ended: at once, or, when
+// end chose to linger, after reading what the peer still sends until it
+// closes its side or Linger passes.
+func (c *Conn) drain() {
+	<-c.ended
+	if c.linger == nil {
+		return
+	}
+	defer c.linger.Stop()
+	for {
+		if _, err := c.link.ReadFrame(context.Background(), c.o.MaxFrame); err != nil {
+			c.link.Close()
 			return
 		}
 	}

@@ -227,3 +227,101 @@ func TestRecvContext(t *testing.T) {
 		t.Fatalf("a Recv that timed out ended the connection: %v", ca.Err())
 	}
 }
+
+// tcpPair is two proven connections over a loopback TCP socket, framed as
+// a byte stream.
+func tcpPair(t *testing.T, a, b *Options) (*Conn, *Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	x, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := <-accepted
+	if y == nil {
+		t.Fatal("accept failed")
+	}
+	ra, rb := pairOver(t, NewStreamLink(x), NewStreamLink(y), a, b, Binding{}, Binding{})
+	if ra.err != nil || rb.err != nil {
+		t.Fatalf("handshake: %v / %v", ra.err, rb.err)
+	}
+	return ra.c, rb.c
+}
+
+// A connection ended while its peer is still sending tells the peer why,
+// and the peer hears it: the closing end stops sending but goes on reading
+// until the peer closes, so the peer's writes are not refused and its
+// reader gets to the bye, rather than ending with conn/broken.
+func TestByeHeardWhilePeerSends(t *testing.T) {
+	a := &Options{Self: newAccount(t).session(hourFromNow(), 0), Linger: 20 * time.Second}
+	b := &Options{Self: newAccount(t).session(hourFromNow(), 0)}
+	ca, cb := tcpPair(t, a, b)
+	// cb's reader is held by a message nobody has taken yet, so the bye
+	// can only be read after the writes below have had their chance to fail.
+	if err := ca.Send(context.Background(), []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	// cb sends until the socket is full: ca reads one message and waits
+	// for a Recv that never comes.
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		msg := make([]byte, 64<<10)
+		for cb.Send(context.Background(), msg) == nil {
+		}
+	}()
+	var last int64
+	for { // until cb's writes wait
+		time.Sleep(50 * time.Millisecond)
+		n := cb.Stats().BytesSent
+		if n == last && n > 0 {
+			break
+		}
+		last = n
+	}
+	closed := make(chan struct{})
+	go func() {
+		ca.CloseWith("sync/forged", "versions that fail the crypto gate")
+		close(closed)
+	}()
+	// Long enough for a refused write to have ended cb.
+	time.Sleep(200 * time.Millisecond)
+	for {
+		if _, err := cb.Recv(context.Background()); err != nil {
+			wantCode(t, err, "sync/forged", true)
+			break
+		}
+	}
+	within(t, closed, "ca closed once cb had heard the bye")
+	within(t, sent, "cb's sends ended")
+}
+
+// A peer that never reads the bye, nor closes, holds the closing end no
+// longer than Linger.
+func TestLingerBounded(t *testing.T) {
+	a := &Options{Self: newAccount(t).session(hourFromNow(), 0), Linger: 300 * time.Millisecond}
+	b := &Options{Self: newAccount(t).session(hourFromNow(), 0)}
+	ca, cb := tcpPair(t, a, b)
+	if err := ca.Send(context.Background(), []byte("never taken")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ca.CloseWith("sync/slow", "not reading")
+	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("closed after %v; Linger is 300ms", d)
+	}
+	select {
+	case <-cb.Done():
+		t.Fatalf("cb ended (%v) though it never read", cb.Err())
+	default:
+	}
+}

@@ -156,6 +156,44 @@ func TestServerConnsPerAddress(t *testing.T) {
 	}
 }
 
+// Throwaway keys from one address, each connection proven and closed at
+// once so no count of connections held ever fills: past a burst, new
+// connections from that address are refused before the upgrade (HTTP 429,
+// with when to try again), at the address's rate after it, and a peer
+// from another address still connects.
+func TestServerNewConnRatePerAddress(t *testing.T) {
+	const burst, perSecond = 10, 0.5
+	l := limitServer(t, nil, &ServerOptions{ConnRatePerAddr: perSecond, ConnBurstPerAddr: burst})
+	accepted := 0
+	var refused *http.Response
+	start := time.Now()
+	for range 3 * burst {
+		c, err := dialFrom(t, l.URL(PathPeer), "127.0.0.2")
+		if err != nil {
+			_, resp, err := silent(t, l.URL(PathPeer), "127.0.0.2")
+			wantStatus(t, resp, err, http.StatusTooManyRequests)
+			refused = resp
+			break
+		}
+		accepted++
+		c.Close()
+	}
+	// What came back at the rate while dialling counts too.
+	if allowed := burst + int(time.Since(start).Seconds()*perSecond) + 1; refused == nil || accepted > allowed {
+		t.Fatalf("%d connections from one address in a row were let in; the burst is %d", accepted, burst)
+	}
+	if refused.Header.Get("Retry-After") == "" {
+		t.Error("a refusal without Retry-After")
+	}
+	if _, err := dialFrom(t, l.URL(PathPeer), "127.0.0.1"); err != nil {
+		t.Fatalf("an honest peer from another address: %v", err)
+	}
+	time.Sleep(time.Duration(1.1 / perSecond * float64(time.Second))) // a token back
+	if _, err := dialFrom(t, l.URL(PathPeer), "127.0.0.2"); err != nil {
+		t.Fatalf("the address after a token came back: %v", err)
+	}
+}
+
 // A handshake that runs out of time is told so: a bye with who/timeout,
 // not a bare end of the stream.
 func TestHandshakeTimeoutSaysBye(t *testing.T) {

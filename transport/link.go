@@ -101,6 +101,19 @@ func (l *streamLink) ioErr(ctx context.Context, err error) error {
 	return err
 }
 
+// CloseWrite ends the sending side, when the stream can (a TCP
+// connection, an in-memory pipe): the peer reads what was sent, then the
+// end; reads here go on.
+func (l *streamLink) CloseWrite() error {
+	cw, ok := l.rwc.(interface{ CloseWrite() error })
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	l.wsem <- struct{}{}
+	defer func() { <-l.wsem }()
+	return cw.CloseWrite()
+}
+
 func (l *streamLink) Close() error {
 	l.closeOnce.Do(func() { l.closeErr = l.rwc.Close() })
 	return l.closeErr

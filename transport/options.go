@@ -74,6 +74,11 @@ type Options struct {
 	// WriteTimeout ends a connection on which one frame could not be sent
 	// for this long: the peer does not read (conn/stalled). Default 60 s.
 	WriteTimeout time.Duration
+	// Linger is how long a connection that ended, having said why in a
+	// bye, goes on reading and dropping what the peer still sends, until
+	// the peer closes too: so the peer reads the bye rather than a reset.
+	// Only on links that can close one side alone. Default 2 s.
+	Linger time.Duration
 	// RootCAs verifies wss:// servers. nil: the system roots.
 	RootCAs *x509.CertPool
 
@@ -119,6 +124,7 @@ func (o *Options) resolve() (*resolved, error) {
 		{"IdleTimeout", &r.IdleTimeout, 60 * time.Second},
 		{"KeepAlive", &r.KeepAlive, 15 * time.Second},
 		{"WriteTimeout", &r.WriteTimeout, 60 * time.Second},
+		{"Linger", &r.Linger, 2 * time.Second},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def

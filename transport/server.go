@@ -6,14 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/minca-go/minca/internal/rate"
 )
 
 // ServerOptions bound what a [Server] takes on (docs/sync.md, Limits).
@@ -36,6 +41,14 @@ type ServerOptions struct {
 	// have under way; past it, new ones from it are refused with HTTP 503.
 	// Default 8.
 	MaxHandshakesPerAddr int
+	// ConnRatePerAddr is how many new connections a second one source
+	// address may open, beyond a burst of ConnBurstPerAddr: each costs the
+	// server an upgrade and the checks of who, whatever key it shows, so
+	// throwaway keys from one machine are bounded by its address. Past
+	// it a new one is refused with HTTP 429 before the upgrade. Defaults
+	// 8 a second, a burst of 64.
+	ConnRatePerAddr  float64
+	ConnBurstPerAddr int
 	// Origins are the web origins ("https://app.example") whose pages may
 	// open a connection from a browser; "*" allows any. A request with an
 	// Origin header not listed is refused with HTTP 403 before the
@@ -70,6 +83,7 @@ type Server struct {
 	pending   *list.List // of *handshaking, oldest first
 	hsPerAddr map[string]int
 	wg        sync.WaitGroup
+	newConns  *rate.Buckets // by source address
 }
 
 // handshaking is a connection in hello or who.
@@ -97,6 +111,7 @@ func NewServer(opts *Options, sopts *ServerOptions, handle func(ctx context.Cont
 	}{
 		{"MaxConns", &so.MaxConns, 1024}, {"MaxConnsPerAddr", &so.MaxConnsPerAddr, 32},
 		{"MaxHandshakes", &so.MaxHandshakes, 64}, {"MaxHandshakesPerAddr", &so.MaxHandshakesPerAddr, 8},
+		{"ConnBurstPerAddr", &so.ConnBurstPerAddr, 64},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -104,6 +119,12 @@ func NewServer(opts *Options, sopts *ServerOptions, handle func(ctx context.Cont
 		if *f.v < 0 {
 			return nil, fmt.Errorf("minca/transport: server options: %s %d is negative", f.name, *f.v)
 		}
+	}
+	if so.ConnRatePerAddr == 0 {
+		so.ConnRatePerAddr = 8
+	}
+	if !(so.ConnRatePerAddr > 0) {
+		return nil, fmt.Errorf("minca/transport: server options: ConnRatePerAddr %v is not a positive rate", so.ConnRatePerAddr)
 	}
 	for _, or := range so.Origins {
 		if or != "*" && !validOrigin(or) {
@@ -120,6 +141,7 @@ func NewServer(opts *Options, sopts *ServerOptions, handle func(ctx context.Cont
 	return &Server{
 		o: o, so: so, handle: handle, log: so.Logger, ctx: ctx, cancel: cancel,
 		perAddr: map[string]int{}, pending: list.New(), hsPerAddr: map[string]int{}, held: map[*Conn]struct{}{},
+		newConns: rate.New(so.ConnRatePerAddr, so.ConnBurstPerAddr),
 	}, nil
 }
 
@@ -173,6 +195,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); !originAllowed(origin, s.so.Origins) {
 		s.log.Debug("refused a browser's connection", "remote", r.RemoteAddr, "origin", origin)
 		http.Error(w, "connections from web pages of this origin are not accepted here", http.StatusForbidden)
+		return
+	}
+	if addr != "" && !s.newConns.Take(time.Now(), addr) {
+		s.log.Debug("refused a peer", "remote", r.RemoteAddr, "reason", "new connections too often")
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(1/s.so.ConnRatePerAddr))))
+		http.Error(w, "too many new connections from this address; try again later", http.StatusTooManyRequests)
 		return
 	}
 	hctx, cancel := context.WithCancelCause(s.ctx)

@@ -208,10 +208,11 @@ func handshake(ctx context.Context, link Link, o *resolved, h HandshakeOptions) 
 		if !errors.As(err, &e) {
 			e = errorf(CodeBroken, "during the handshake: %v", err)
 		}
-		if !e.Remote {
-			w.bye(e)
+		if !e.Remote && w.bye(e) {
+			lingerClose(link, o)
+		} else {
+			link.Close()
 		}
-		link.Close()
 		return nil, e
 	}
 
@@ -279,11 +280,32 @@ func (w *handshakeWriter) write(ctx context.Context, f []byte) error {
 	return w.link.WriteFrame(ctx, f)
 }
 
-// bye tells the peer why, if the link takes it within a second.
-func (w *handshakeWriter) bye(e *Error) {
+// bye tells the peer why, if the link takes it within a second, and
+// reports whether it did.
+func (w *handshakeWriter) bye(e *Error) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	w.write(ctx, encodeControl(&control{Type: typeBye, Code: e.Code, Message: truncate(e.Message, maxByeMessage)}))
+	return w.write(ctx, encodeControl(&control{Type: typeBye, Code: e.Code, Message: truncate(e.Message, maxByeMessage)})) == nil
+}
+
+// lingerClose closes link after a bye, as [Conn] does: its sending side
+// first, when it can, then the rest once the peer has closed too or
+// o.Linger has passed, reading and dropping what arrives meanwhile.
+func lingerClose(link Link, o *resolved) {
+	if !closeWrite(link) {
+		link.Close()
+		return
+	}
+	t := time.AfterFunc(o.Linger, func() { link.Close() })
+	go func() {
+		defer t.Stop()
+		for {
+			if _, err := link.ReadFrame(context.Background(), o.MaxFrame); err != nil {
+				link.Close()
+				return
+			}
+		}
+	}()
 }
 
 // readControl reads the next frame and requires a control message of

@@ -44,6 +44,9 @@ func runBackup(ctx context.Context, s *stdio, args []string) error {
 	defer st.Close()
 	defer m.Close()
 	res, err := m.Export(ctx)
+	if err == nil {
+		_, err = m.TidyFiles(ctx) // files that arrived after their versions were backed up
+	}
 	meter.Done()
 	if err == nil {
 		log.Info("backup done", "segments", len(res.Segments), "versions", res.Versions, "bytes", res.Bytes)

@@ -15,6 +15,10 @@ func runBenchHostile(ctx context.Context, s *stdio, args []string) error {
 	only := fs.String("attacks", "", "the attacks to run, `NAME,...` as the output names them (default: all)")
 	dir := fs.String("dir", "", "where the stores go, a `DIR` (default: a temporary directory)")
 	serve := fs.String("serve", "", "serve the store at `DIR` as the node attacked (the bench runs itself so)")
+	attack := fs.String("attack", "", "run the attack `NAME` against --url until interrupted (the bench runs itself so)")
+	url := fs.String("url", "", "with --attack: the node's peer `URL`")
+	space := fs.String("space", "", "with --attack: the `SPACE` attacked")
+	from := fs.String("from", "", "with --attack: the loopback `ADDRESS` to attack from")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -23,6 +27,9 @@ func runBenchHostile(ctx context.Context, s *stdio, args []string) error {
 	}
 	if *serve != "" {
 		return bench.ServeTarget(ctx, *serve, s.out)
+	}
+	if *attack != "" {
+		return bench.RunAttack(ctx, *attack, *url, *space, *from, s.out)
 	}
 	self, err := os.Executable()
 	if err != nil {

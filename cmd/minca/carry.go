@@ -40,8 +40,8 @@ func (n carryNetwork) Run(ctx context.Context, c *carrier.Carrier) error {
 
 func runCarry(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "carry", "carry --dir DIR [--relay URL]… [--store URL] [--grant FILE]…\n\n"+
-		"Runs a carrier (06 §4): it keeps an account's spaces online and backed up\n"+
-		"without being able to read them. DIR holds its key (made on first use) and\n"+
+		"Runs a carrier (06 §4): it keeps an account's spaces online and backed up,\n"+
+		"with the files their versions name, without being able to read them. DIR holds its key (made on first use) and\n"+
 		"the carry grants it accepted; --grant FILE takes one more, a CarryGrant as\n"+
 		"the account's home answers it (06 §4.3; `minca carrier add` writes one).\n"+
 		"Its store is any store URL — pebble:DIR/store by default, or folder: or\n"+

@@ -204,18 +204,9 @@ func TestCarryKeepsPrivateSpaceBetweenDevicesNeverOnlineTogether(t *testing.T) {
 		return true
 	}
 	nodeB := startNode(t, b, "--relay", relayURL)
-	if !within(60*time.Second, readsAll) {
-		// Known to happen under heavy load (CI's whole suite at once): the
-		// second device stays stuck without the space. Say what it saw,
-		// then restart it once — what a person would do — and require it
-		// then; the stuck state is a bug still to be found.
+	if !within(90*time.Second, readsAll) {
 		out, _, _ := minca(t, "", "peers", "--dir", b)
-		t.Logf("the second device has not read the private space after 60s; its peers: %s; restarting it", out)
-		if code := stopWith(t, nodeB, syscall.SIGTERM); code != 143 {
-			t.Fatalf("the second device: exit %d", code)
-		}
-		nodeB = startNode(t, b, "--relay", relayURL)
-		eventually(t, 60*time.Second, "the second device never read the private space from the carrier", readsAll)
+		t.Fatalf("the second device never read the private space from the carrier; its peers: %s", out)
 	}
 	if code := stopWith(t, nodeB, syscall.SIGTERM); code != 143 {
 		t.Fatalf("the second device: exit %d", code)
@@ -261,14 +252,15 @@ func storeHolds(t *testing.T, dir, marker string) bool {
 	return found
 }
 
-// within reports whether cond holds within d, looking every 20 ms.
+// within reports whether cond holds within d, looking every 200 ms (each
+// look may start processes).
 func within(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 	return true
 }

@@ -60,6 +60,17 @@ func durLimit(p *time.Duration) func(*nodeLimits, string) error {
 	}
 }
 
+func rateLimit(p *float64) func(*nodeLimits, string) error {
+	return func(_ *nodeLimits, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil && !(f > 0) {
+			err = fmt.Errorf("%v is not a positive rate", f)
+		}
+		*p = f
+		return err
+	}
+}
+
 // limitDefs lists the bounds in the order docs/sync.md's table does.
 func limitDefs(l *nodeLimits) []limitDef {
 	return []limitDef{
@@ -67,14 +78,7 @@ func limitDefs(l *nodeLimits) []limitDef {
 		{"peer-recv-queue", "4MiB", "bytes of one peer connection's messages waiting to be handled", sizeLimit(&l.peers.RecvQueue)},
 		{"peer-slow-after", "30s", "how long a peer may send past its credit without reading before sync/slow", durLimit(&l.peers.SlowAfter)},
 		{"peer-live-sessions", "256", "live sessions a peer may have open, by key and by address", intLimit(&l.peers.LiveSessions)},
-		{"peer-open-rate", "16", "NEG-OPENs a second a peer may send, by key and by address", func(_ *nodeLimits, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err == nil && !(f > 0) {
-				err = fmt.Errorf("%v is not a positive rate", f)
-			}
-			l.peers.OpenRate = f
-			return err
-		}},
+		{"peer-open-rate", "16", "NEG-OPENs a second a peer may send, by key and by address", rateLimit(&l.peers.OpenRate)},
 		{"peer-open-burst", "256", "NEG-OPENs a peer may send at once beyond the rate", intLimit(&l.peers.OpenBurst)},
 		{"peer-forgeries", "16", "versions failing the crypto gate a peer may send in the window", intLimit(&l.peers.Forgeries)},
 		{"peer-forgery-window", "1m", "the window forgeries are counted in", durLimit(&l.peers.ForgeryWindow)},
@@ -83,12 +87,15 @@ func limitDefs(l *nodeLimits) []limitDef {
 		{"peer-conns-per-addr", "32", "peer connections from one source address", intLimit(&l.server.MaxConnsPerAddr)},
 		{"peer-handshakes", "64", "peer connections in hello or who; the oldest is dropped for a new one", intLimit(&l.server.MaxHandshakes)},
 		{"peer-handshakes-per-addr", "8", "handshakes under way from one source address", intLimit(&l.server.MaxHandshakesPerAddr)},
+		{"peer-conn-rate", "8", "new peer connections a second from one source address, beyond the burst", rateLimit(&l.server.ConnRatePerAddr)},
+		{"peer-conn-burst", "64", "new peer connections one source address may open at once beyond the rate", intLimit(&l.server.ConnBurstPerAddr)},
 		{"peer-sockets", "2048", "sockets the peer listener holds open", intLimit(&l.listen.MaxConns)},
 		{"peer-sockets-per-addr", "64", "sockets from one source address", intLimit(&l.listen.MaxConnsPerAddr)},
 		{"peer-http-idle", "30s", "a kept-alive HTTP connection to the peer listener idle this long is closed", durLimit(&l.listen.IdleTimeout)},
 		{"handshake-timeout", "10s", "hello and who must be done within this", durLimit(&l.conn.HandshakeTimeout)},
 		{"conn-idle", "60s", "a connection on which no whole frame arrives this long ends (conn/idle)", durLimit(&l.conn.IdleTimeout)},
 		{"conn-write-timeout", "60s", "a frame not taken this long ends the connection (conn/stalled)", durLimit(&l.conn.WriteTimeout)},
+		{"conn-linger", "2s", "after its bye, how long a connection reads on until the peer closes too", durLimit(&l.conn.Linger)},
 		{"api-conns", "256", "connections the API holds open", intLimit(&l.api.MaxConns)},
 		{"api-idle", "30s", "a kept-alive API connection idle this long is closed", durLimit(&l.api.IdleTimeout)},
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 func runStoreCheck(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "store check", "store check --store URL [--judge full|roots]\n\nRe-verifies every version (id, signature, body hash: 02 §3.3) and every index\nagainst the versions; with the full judge (the default), also judges every\nversion again against the replay of its space's access history and names each\nwhose standing differs. Prints each problem as a JSON line {\"problem\"}; exit 1\nwhen there is any.")
+	fs := newFlags(s, "store check", "store check --store URL [--judge full|roots]\n\nRe-verifies every version (id, signature, body hash: 02 §3.3) and every index\nagainst the versions, and reads every held file against its hash and size\n(docs/stores.md, Files); with the full judge (the default), also judges every\nversion again against the replay of its space's access history and names each\nwhose standing differs. Prints each problem as a JSON line {\"problem\"}; exit 1\nwhen there is any.")
 	sp := storeFlags(fs, false)
 	sp.listsDamage = true // verifyBlobStore lists each bad segment
 	judgeFlag(fs, sp)

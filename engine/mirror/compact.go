@@ -46,6 +46,9 @@ type CompactResult struct {
 // not known from it, so compaction writes everything this writer exported
 // again, from the store, and retires it with the rest. One that may still
 // be arriving postpones compaction.
+//
+// Then it keeps this writer's file copies in step with the store
+// ([Mirror.TidyFiles]).
 func (m *Mirror) Compact(ctx context.Context) (CompactResult, error) {
 	m.mu.Lock()
 	var res CompactResult
@@ -63,6 +66,11 @@ func (m *Mirror) Compact(ctx context.Context) (CompactResult, error) {
 	res.BytesFreed = after.BytesFreed - before.BytesFreed
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// The file copies too: those named are kept, or written when the blob
+	// store lacks them; those unnamed past FileGrace go (filetidy.go).
+	if _, err := m.filesPass(ctx); err != nil {
+		return res, err
+	}
 	listed, err := m.listAll(ctx, segment.WriterPrefix(m.w.ID), "")
 	if err != nil {
 		return res, err

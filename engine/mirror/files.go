@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/mirror/internal/segment"
 	"github.com/minca-go/minca/record"
 )
 
@@ -75,30 +76,17 @@ func (m *Mirror) exportFile(ctx context.Context, f engine.FileRef) error {
 	if r.Size() != f.Size {
 		return nil
 	}
-	have := map[string]bool{}
-	prefix := filesPrefix + m.w.ID + "/" + f.Hash + "."
-	after := ""
-	for {
-		page, err := m.b.List(ctx, prefix, after, 1000)
-		if err != nil {
-			return fmt.Errorf("minca/mirror: listing %s: %w", prefix, err)
-		}
-		for _, b := range page {
-			if !b.Pending {
-				have[b.Name] = true
-			}
-			after = b.Name
-		}
-		if len(page) < 1000 {
-			break
-		}
+	copies, err := m.listFileCopies(ctx, filesPrefix+m.w.ID+"/"+f.Hash+".")
+	if err != nil {
+		return err
 	}
+	have := copies[f.Hash][m.w.ID]
 	buf := make([]byte, FileChunk)
 	for n := range fileChunks(f.Size) {
-		name := fileChunkName(m.w.ID, f.Hash, n)
-		if have[name] {
+		if have[n] {
 			continue
 		}
+		name := fileChunkName(m.w.ID, f.Hash, n)
 		off := n * FileChunk
 		k := min(FileChunk, f.Size-off)
 		if _, err := r.ReadAt(buf[:k], off); err != nil && !(errors.Is(err, io.EOF) && int64(len(buf[:k])) == k) {
@@ -128,37 +116,14 @@ func (m *Mirror) importFiles(ctx context.Context) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	// hash → writer → chunks listed
-	listed := map[string]map[string]int64{}
-	after := ""
-	for {
-		page, err := m.b.List(ctx, filesPrefix, after, 1000)
-		if err != nil {
-			return fmt.Errorf("minca/mirror: listing files: %w", err)
-		}
-		for _, b := range page {
-			after = b.Name
-			parts := strings.Split(strings.TrimPrefix(b.Name, filesPrefix), "/")
-			if len(parts) != 2 || b.Pending {
-				continue
-			}
-			hash, _, ok := strings.Cut(parts[1], ".")
-			if !ok {
-				continue
-			}
-			if listed[hash] == nil {
-				listed[hash] = map[string]int64{}
-			}
-			listed[hash][parts[0]]++
-		}
-		if len(page) < 1000 {
-			break
-		}
+	copies, err := m.listFileCopies(ctx, filesPrefix)
+	if err != nil {
+		return err
 	}
 	for _, f := range missing {
 		var writers []string
-		for w, n := range listed[f.Hash] {
-			if n >= fileChunks(f.Size) {
+		for w, c := range copies[f.Hash] {
+			if c.whole(f.Size) {
 				writers = append(writers, w)
 			}
 		}
@@ -213,4 +178,71 @@ func (m *Mirror) importFile(ctx context.Context, writer string, f engine.FileRef
 		}
 	}
 	return p.Keep(ctx)
+}
+
+// fileCopy is the chunks of one file one writer has in the blob store,
+// as listed: their indices.
+type fileCopy map[int64]bool
+
+// whole reports whether every chunk of a file of size is there.
+func (c fileCopy) whole(size int64) bool {
+	for n := range fileChunks(size) {
+		if !c[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// listFileCopies lists the file chunks under prefix (within files/),
+// by file and writer. Names outside the grammar, and objects still
+// arriving (F3), are passed over.
+func (m *Mirror) listFileCopies(ctx context.Context, prefix string) (map[string]map[string]fileCopy, error) {
+	copies := map[string]map[string]fileCopy{}
+	after := ""
+	for {
+		page, err := m.b.List(ctx, prefix, after, 1000)
+		if err != nil {
+			return nil, fmt.Errorf("minca/mirror: listing %s: %w", prefix, err)
+		}
+		for _, b := range page {
+			after = b.Name
+			w, hash, n, ok := parseFileChunk(b.Name)
+			if !ok || b.Pending {
+				continue
+			}
+			if copies[hash] == nil {
+				copies[hash] = map[string]fileCopy{}
+			}
+			if copies[hash][w] == nil {
+				copies[hash][w] = fileCopy{}
+			}
+			copies[hash][w][n] = true
+		}
+		if len(page) < 1000 {
+			return copies, nil
+		}
+	}
+}
+
+// parseFileChunk reads files/<writer>/<hash>.<n>; n decimal with no
+// leading zero.
+func parseFileChunk(name string) (writer, hash string, n int64, ok bool) {
+	rest, ok := strings.CutPrefix(name, filesPrefix)
+	if !ok {
+		return "", "", 0, false
+	}
+	writer, rest, ok = strings.Cut(rest, "/")
+	if !ok || !segment.ValidWriterID(writer) {
+		return "", "", 0, false
+	}
+	hash, num, ok := strings.Cut(rest, ".")
+	if !ok || hash == "" || strings.Contains(num, ".") || (len(num) > 1 && num[0] == '0') {
+		return "", "", 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || num[0] == '+' {
+		return "", "", 0, false
+	}
+	return writer, hash, n, true
 }

@@ -37,6 +37,11 @@ type Options struct {
 	// that listed it (F8). Default 0 (deleted as soon as the compacted
 	// segment is durable); Run uses it as given.
 	DeleteGrace time.Duration
+	// FileGrace is how long a file copy of this writer's stays in the
+	// blob store once no version the store holds whole names it, for
+	// devices that still hold a version naming it (filetidy.go). Default
+	// 10 min, as the store keeps its own files (docs/stores.md, Files).
+	FileGrace time.Duration
 	// Salvage reads objects a sync service renamed (conflict copies,
 	// "name 2", F1) when the blob store offers them ([engine.BlobStrays]), and
 	// admits what they hold if their content checks out. Default false.
@@ -97,6 +102,11 @@ func (o *Options) withDefaults() (Options, error) {
 		return out, fmt.Errorf("minca/mirror: Options.Reread %v is negative", out.Reread)
 	case out.DeleteGrace < 0:
 		return out, fmt.Errorf("minca/mirror: Options.DeleteGrace %v is negative", out.DeleteGrace)
+	case out.FileGrace < 0:
+		return out, fmt.Errorf("minca/mirror: Options.FileGrace %v is negative", out.FileGrace)
+	}
+	if out.FileGrace == 0 {
+		out.FileGrace = 10 * time.Minute
 	}
 	if out.GoneGrace == 0 {
 		out.GoneGrace = time.Hour
@@ -179,31 +189,33 @@ type Mirror struct {
 	// geneses listed.
 	genesesOut map[string]bool
 	genesesIn  bool
+	filesAt    *filesMark // the last files pass (filetidy.go); nil: none yet
 	stats      Stats
 }
 
 // Stats count what a mirror did since it was made.
 type Stats struct {
-	Exported        int64 `json:"exported"`        // versions written in export segments
-	FilesExported   int64 `json:"filesExported"`   // file chunks written (files.go)
-	FilesImported   int64 `json:"filesImported"`   // files read whole and kept (files.go)
-	SegmentsWritten int64 `json:"segmentsWritten"` // export and compaction
-	BytesWritten    int64 `json:"bytesWritten"`
-	SegmentsRead    int64 `json:"segmentsRead"`
-	SegmentsToRead  int64 `json:"segmentsToRead"` // listed to be read (SegmentsRead of them done): a progress line's total
-	BytesRead       int64 `json:"bytesRead"`
-	Admitted        int64 `json:"admitted"`    // versions handed to Admit
-	Stored          int64 `json:"stored"`      // of them, new to the store
-	Refused         int64 `json:"refused"`     // refused by the judge or not versions
-	Unavailable     int64 `json:"unavailable"` // reads to retry: placeholders, torn files
-	Bad             int64 `json:"bad"`         // times a segment was found bad (ErrBadSegment)
-	Duplicates      int64 `json:"duplicates"`  // copies of our segments a sync service made, removed
-	Salvaged        int64 `json:"salvaged"`    // strays whose content checked out
-	Clones          int64 `json:"clones"`      // times our writer id was found cloned
-	Geneses         int64 `json:"geneses"`     // geneses kept from the blob store (Options.Geneses)
-	Compactions     int64 `json:"compactions"`
-	Deleted         int64 `json:"deleted"` // own segments deleted after compaction
-	BytesFreed      int64 `json:"bytesFreed"`
+	Exported          int64 `json:"exported"`          // versions written in export segments
+	FilesExported     int64 `json:"filesExported"`     // file chunks written (files.go)
+	FilesImported     int64 `json:"filesImported"`     // files read whole and kept (files.go)
+	FileChunksDeleted int64 `json:"fileChunksDeleted"` // own file chunks deleted, unnamed past FileGrace (filetidy.go)
+	SegmentsWritten   int64 `json:"segmentsWritten"`   // export and compaction
+	BytesWritten      int64 `json:"bytesWritten"`
+	SegmentsRead      int64 `json:"segmentsRead"`
+	SegmentsToRead    int64 `json:"segmentsToRead"` // listed to be read (SegmentsRead of them done): a progress line's total
+	BytesRead         int64 `json:"bytesRead"`
+	Admitted          int64 `json:"admitted"`    // versions handed to Admit
+	Stored            int64 `json:"stored"`      // of them, new to the store
+	Refused           int64 `json:"refused"`     // refused by the judge or not versions
+	Unavailable       int64 `json:"unavailable"` // reads to retry: placeholders, torn files
+	Bad               int64 `json:"bad"`         // times a segment was found bad (ErrBadSegment)
+	Duplicates        int64 `json:"duplicates"`  // copies of our segments a sync service made, removed
+	Salvaged          int64 `json:"salvaged"`    // strays whose content checked out
+	Clones            int64 `json:"clones"`      // times our writer id was found cloned
+	Geneses           int64 `json:"geneses"`     // geneses kept from the blob store (Options.Geneses)
+	Compactions       int64 `json:"compactions"`
+	Deleted           int64 `json:"deleted"` // own segments deleted after compaction
+	BytesFreed        int64 `json:"bytesFreed"`
 }
 
 // Source is the source ([Change].From, Admit's from) under which a
@@ -275,8 +287,10 @@ func (m *Mirror) StoreID() string {
 // sync service delivered out of order are found), export, then compaction
 // when this writer has CompactAt segments or more, removal of what a sync
 // service duplicated or brought back of this writer's segments and of the
-// marker (tidy.go), and deletion of what compaction replaced once its
-// grace is over. Bad segments ([ErrBadSegment]) stop nothing: the round
+// marker (tidy.go), deletion of what compaction replaced once its
+// grace is over, and the files pass (filetidy.go) when the store changed
+// since the last, a retired file copy's grace is over, or FileGrace went
+// by. Bad segments ([ErrBadSegment]) stop nothing: the round
 // does all of that and returns their error last.
 func (m *Mirror) Round(ctx context.Context) error {
 	m.mu.Lock()
@@ -301,6 +315,15 @@ func (m *Mirror) Round(ctx context.Context) error {
 		return err
 	}
 	if err := m.sweep(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	due, err := m.filesDue(ctx)
+	if err == nil && due {
+		_, err = m.filesPass(ctx)
+	}
+	m.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	return bad

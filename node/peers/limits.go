@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/minca-go/minca/internal/rate"
 )
 
 // Limits bound what one peer may cost this node, in bytes, sessions,
@@ -100,7 +102,7 @@ func (l *Limits) resolve() error {
 }
 
 // maxTracked bounds each of guard's tables: past it the entries that
-// say least (full buckets, expired refusals) go first, then the oldest.
+// say least (expired refusals) go first, then any.
 const maxTracked = 1 << 16
 
 // guard keeps what is counted per peer across its connections: live
@@ -109,15 +111,16 @@ const maxTracked = 1 << 16
 type guard struct {
 	l Limits
 
+	opens *rate.Buckets
+
 	mu      sync.Mutex
 	live    map[string]int
-	buckets map[string]*bucket
 	forged  map[string][]time.Time
 	refused map[string]time.Time
 }
 
 func newGuard(l Limits) *guard {
-	return &guard{l: l, live: map[string]int{}, buckets: map[string]*bucket{},
+	return &guard{l: l, opens: rate.New(l.OpenRate, l.OpenBurst), live: map[string]int{},
 		forged: map[string][]time.Time{}, refused: map[string]time.Time{}}
 }
 
@@ -156,54 +159,10 @@ func (g *guard) giveLive(key, addr string) {
 	}
 }
 
-// bucket is a token bucket of opens.
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-// open takes one NEG-OPEN from the peer's buckets, or reports false when
-// either is empty.
+// open takes one NEG-OPEN from the peer's buckets, by key and by
+// address, or reports false when either is empty.
 func (g *guard) open(key, addr string, now time.Time) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var bs []*bucket
-	for _, n := range names(key, addr) {
-		b := g.buckets[n]
-		if b == nil {
-			if len(g.buckets) >= maxTracked {
-				g.pruneBuckets(now)
-			}
-			b = &bucket{tokens: float64(g.l.OpenBurst), last: now}
-			g.buckets[n] = b
-		}
-		b.tokens = min(float64(g.l.OpenBurst), b.tokens+now.Sub(b.last).Seconds()*g.l.OpenRate)
-		b.last = now
-		if b.tokens < 1 {
-			return false
-		}
-		bs = append(bs, b)
-	}
-	for _, b := range bs {
-		b.tokens--
-	}
-	return true
-}
-
-// pruneBuckets drops the buckets that have filled again (they say
-// nothing a new one would not), then any.
-func (g *guard) pruneBuckets(now time.Time) {
-	for n, b := range g.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*g.l.OpenRate >= float64(g.l.OpenBurst) {
-			delete(g.buckets, n)
-		}
-	}
-	for n := range g.buckets {
-		if len(g.buckets) < maxTracked/2 {
-			break
-		}
-		delete(g.buckets, n)
-	}
+	return g.opens.Take(now, names(key, addr)...)
 }
 
 // forgeries counts n versions from the peer that failed the crypto gate;

@@ -235,6 +235,13 @@ func (e *end) Close() error {
 	return nil
 }
 
+// CloseWrite ends this end's sending side alone: the peer reads what was
+// sent, then EOF; reads here go on.
+func (e *end) CloseWrite() error {
+	e.out.closeWriter()
+	return nil
+}
+
 // Stream returns the two ends of an in-memory byte stream with faults f,
 // and its Control. Frame it with transport.NewStreamLink.
 func Stream(f *Faults) (a, b io.ReadWriteCloser, ctl *Control) {

@@ -27,6 +27,10 @@
 //	                                     (moved to the FileDir and 'f' when the store opens)
 //	'f' digest                         → size ‖ when kept (Unix ms), uvarints: the file is held,
 //	                                     its bytes in the store's FileDir
+//	'n' file space digest              → size (uvarint) ‖ space: a version held whole (its body
+//	                                     kept) names the file in its files
+//	'N' space file                     → size (uvarint) ‖ space: a file 'n' names in the space
+//	                                     that is not held ('f'): the files to fetch
 //	'm' name                           → a caller's meta value
 //	'i' key                            → an Indexer's own keys and values (engine/indexer.go)
 //	'_' name                           → the engine's own counters
@@ -67,6 +71,8 @@ const (
 	WaitFrom  = 'Q'
 	File      = 'F'
 	FileHeld  = 'f'
+	FileNamed = 'n'
+	FileLacks = 'N'
 	Meta      = 'm'
 	Index     = 'i'
 	Internal  = '_'
@@ -141,6 +147,21 @@ func FileHeldKey(d canonical.ID) []byte { return withDigest(FileHeld, d) }
 
 // FileKey is 'F' digest.
 func FileKey(d canonical.ID) []byte { return withDigest(File, d) }
+
+// FileNamedKey is 'n' file space digest: the version digest names the
+// file, held whole.
+func FileNamedKey(file canonical.ID, space [SpaceLen]byte, d canonical.ID) []byte {
+	k := make([]byte, 0, 1+32+SpaceLen+32)
+	k = append(append(append(append(k, FileNamed), file[:]...), space[:]...), d[:]...)
+	return k
+}
+
+// FileLacksKey is 'N' space file: the file is named in the space and not
+// held.
+func FileLacksKey(space [SpaceLen]byte, file canonical.ID) []byte {
+	k := make([]byte, 0, 1+SpaceLen+32)
+	return append(append(append(k, FileLacks), space[:]...), file[:]...)
+}
 
 // WaitKey is 'w' digest.
 func WaitKey(d canonical.ID) []byte { return withDigest(Wait, d) }

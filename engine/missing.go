@@ -1,0 +1,308 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
+)
+
+// The files index: which files the versions held whole name ('n'), and
+// of those which are not held ('N'), so that the files a node is to fetch
+// (docs/sync.md §7.7) are listed without reading every version. 'n' is
+// kept in the batch that stores a version whole, demotes it to a stub or
+// gives a stub its body; 'N' in those batches and in the one that records
+// a file held or lets it go.
+
+// fileNameValue is an 'n' or 'N' value: size ‖ space.
+func fileNameValue(size int64, space string) []byte {
+	return append(binary.AppendUvarint(nil, uint64(size)), space...)
+}
+
+func decodeFileName(b []byte) (size int64, space string, err error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > MaxFileSize {
+		return 0, "", Errorf(ErrCorrupt, "damaged: files index entry")
+	}
+	return int64(n), string(b[k:]), nil
+}
+
+// nameFiles notes, in the batch, that version d of space, held whole,
+// names files.
+func (t *tx) nameFiles(d canonical.ID, space string, files []FileRef) error {
+	if len(files) == 0 {
+		return nil
+	}
+	tag := keys.SpaceTag(space)
+	for _, f := range files {
+		fd, _ := keys.ParseExact(f.Hash) // filesOf keeps only exact ids
+		val := fileNameValue(f.Size, space)
+		t.set(keys.FileNamedKey(fd, tag, d), val)
+		lk := keys.FileLacksKey(tag, fd)
+		if _, ok, err := t.get(lk); err != nil {
+			return err
+		} else if ok {
+			continue
+		}
+		if _, held, err := t.get(keys.FileHeldKey(fd)); err != nil {
+			return err
+		} else if !held {
+			t.set(lk, val)
+		}
+	}
+	return nil
+}
+
+// unnameFiles notes, in the batch, that version d of space no longer
+// names files held whole (its body went): a file no other version of the
+// space names is no longer lacking there.
+func (t *tx) unnameFiles(d canonical.ID, space string, files []FileRef) error {
+	tag := keys.SpaceTag(space)
+	for _, f := range files {
+		fd, _ := keys.ParseExact(f.Hash)
+		t.del(keys.FileNamedKey(fd, tag, d))
+		p := append(append([]byte{keys.FileNamed}, fd[:]...), tag[:]...)
+		named := false
+		if err := t.scan(p, keys.PrefixEnd(p), func(k, v []byte) bool { named = true; return false }); err != nil {
+			return err
+		}
+		if !named {
+			t.del(keys.FileLacksKey(tag, fd))
+		}
+	}
+	return nil
+}
+
+// unnameStored is unnameFiles for a version known by its stored envelope.
+func (t *tx) unnameStored(d canonical.ID, env []byte) error {
+	if !bytes.Contains(env, filesMember) {
+		return nil
+	}
+	space, files, err := filesOfEnvelope(env)
+	if err != nil {
+		return err
+	}
+	return t.unnameFiles(d, space, files)
+}
+
+// filesOfEnvelope reads the space and the files of a stored envelope.
+func filesOfEnvelope(env []byte) (space string, files []FileRef, err error) {
+	stub, _, err := stubBytes(env)
+	if err != nil {
+		return "", nil, err
+	}
+	val, err := canonical.Parse(stub)
+	o, ok := val.(*canonical.Object)
+	if err != nil || !ok {
+		return "", nil, Errorf(ErrCorrupt, "damaged: stored version envelope")
+	}
+	sp, _ := o.Get("space")
+	space, _ = sp.(string)
+	fs, _ := o.Get("files")
+	return space, filesOf(fs), nil
+}
+
+// lacksFile changes, in b, which spaces lack file d: none once it is held
+// (held true), else every space a version held whole names it in.
+func (s *Store) lacksFile(b Batch, d canonical.ID, held bool) error {
+	p := append([]byte{keys.FileNamed}, d[:]...)
+	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	if err != nil {
+		return err
+	}
+	var last []byte
+	for it.Next() {
+		k := it.Key()
+		if len(k) != 1+32+keys.SpaceLen+32 {
+			it.Close()
+			return Errorf(ErrCorrupt, "damaged: files index key")
+		}
+		tagB := k[33 : 33+keys.SpaceLen]
+		if bytes.Equal(tagB, last) {
+			continue
+		}
+		last = bytes.Clone(tagB)
+		tag := [keys.SpaceLen]byte(tagB)
+		if held {
+			err = b.Delete(keys.FileLacksKey(tag, d))
+		} else {
+			err = b.Set(keys.FileLacksKey(tag, d), bytes.Clone(it.Value()))
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return errors.Join(it.Err(), it.Close())
+}
+
+// missingPage is how many 'N' entries MissingFiles reads under one
+// iterator: the caller's yield runs with none open.
+const missingPage = 256
+
+// MissingFiles calls yield for each file a version held whole in space
+// names that the store does not hold, once each (a version naming it),
+// or in every space when space is ""; empty files are left out: every
+// store makes those. It reads the files index, not the versions.
+func (s *Store) MissingFiles(ctx context.Context, space string, yield func(NamedFile) bool) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if s.filesUnindexed {
+		return s.missingByScan(ctx, space, yield)
+	}
+	lo := []byte{keys.FileLacks}
+	if space != "" {
+		tag := keys.SpaceTag(space)
+		lo = append(lo, tag[:]...)
+	}
+	hi := keys.PrefixEnd(lo)
+	seen := map[canonical.ID]bool{} // space "": a file lacking in two spaces comes once
+	for {
+		page, err := s.lacking(lo, hi)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		lo = append(page[len(page)-1].key, 0)
+		for _, e := range page {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if seen[e.file] {
+				continue
+			}
+			if space == "" {
+				seen[e.file] = true
+			}
+			if e.Size == 0 {
+				if err := s.PutFile(ctx, e.Hash, nil); err != nil && !errors.Is(err, ErrFileMismatch) {
+					return err
+				}
+				continue
+			}
+			if !yield(e.NamedFile) {
+				return nil
+			}
+		}
+	}
+}
+
+type lackingFile struct {
+	NamedFile
+	key  []byte
+	file canonical.ID
+}
+
+// lacking reads up to missingPage 'N' entries in [lo, hi), each with a
+// version naming the file.
+func (s *Store) lacking(lo, hi []byte) ([]lackingFile, error) {
+	it, err := s.kv.NewIter(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	var out []lackingFile
+	for len(out) < missingPage && it.Next() {
+		k := it.Key()
+		if len(k) != 1+keys.SpaceLen+32 {
+			it.Close()
+			return nil, Errorf(ErrCorrupt, "damaged: files index key")
+		}
+		size, space, err := decodeFileName(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		fd, _ := keys.Digest(k, 1+keys.SpaceLen)
+		out = append(out, lackingFile{NamedFile: NamedFile{FileRef: FileRef{Hash: fd.String(), Size: size}, Space: space},
+			key: bytes.Clone(k), file: fd})
+	}
+	if err := errors.Join(it.Err(), it.Close()); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		tag := keys.SpaceTag(out[i].Space)
+		p := append(append([]byte{keys.FileNamed}, out[i].file[:]...), tag[:]...)
+		it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+		if err != nil {
+			return nil, err
+		}
+		if it.Next() {
+			d, _ := keys.Digest(it.Key(), len(p))
+			out[i].Version = d.String()
+		}
+		if err := errors.Join(it.Err(), it.Close()); err != nil {
+			return nil, err
+		}
+		if out[i].Version == "" {
+			return nil, Errorf(ErrCorrupt, "damaged: files index: file %s lacking in space %s, named by no version", out[i].Hash, out[i].Space)
+		}
+	}
+	return out, nil
+}
+
+// missingByScan is MissingFiles by reading every version held whole: for
+// a store of an earlier layout open read-only, which has no files index.
+func (s *Store) missingByScan(ctx context.Context, space string, yield func(NamedFile) bool) error {
+	seen := map[string]bool{}
+	var ferr error
+	err := s.NamedFiles(ctx, space, func(f NamedFile) bool {
+		if seen[f.Hash] {
+			return true
+		}
+		seen[f.Hash] = true
+		held, err := s.HasFile(ctx, f.Hash)
+		if err != nil {
+			ferr = err
+			return false
+		}
+		if held || f.Size == 0 {
+			return true // a store open read-only makes no empty file
+		}
+		return yield(f)
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// indexFiles builds the files index of a store of an earlier layout, in
+// b: every version held whole naming files, and which of those files are
+// not held.
+func (s *Store) indexFiles(ctx context.Context, b Batch) error {
+	held := map[canonical.ID]bool{}
+	lacks := map[string][]byte{}
+	var ferr error
+	err := s.NamedFiles(ctx, "", func(f NamedFile) bool {
+		fd, _ := keys.ParseExact(f.Hash)
+		vd, _ := keys.ParseExact(f.Version)
+		tag := keys.SpaceTag(f.Space)
+		val := fileNameValue(f.Size, f.Space)
+		if ferr = b.Set(keys.FileNamedKey(fd, tag, vd), val); ferr != nil {
+			return false
+		}
+		h, ok := held[fd]
+		if !ok {
+			if h, ferr = s.HasFile(ctx, f.Hash); ferr != nil {
+				return false
+			}
+			held[fd] = h
+		}
+		if lk := string(keys.FileLacksKey(tag, fd)); !h && lacks[lk] == nil {
+			lacks[lk] = val
+		}
+		return true
+	})
+	if err = errors.Join(err, ferr); err != nil {
+		return err
+	}
+	for k, v := range lacks {
+		if err := b.Set([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
