@@ -154,6 +154,22 @@ func TestFileExportedOnALaterPass(t *testing.T) {
 			if !readsBack(t, b, f.Hash, data) {
 				t.Fatal("a new reader does not get the file written on the later pass")
 			}
+			// Compaction keeps a file a held version names.
+			v2, err := d.w.Next(v, canonical.NewObject("t", 2.0), naming(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			admitAll(t, d.s, v2)
+			if err := d.m.Round(ctx); err != nil {
+				t.Fatal(err)
+			}
+			clk.pass(time.Hour)
+			if res, err := d.m.Compact(ctx); err != nil || len(res.Rewrote) < 2 {
+				t.Fatalf("compact: %+v %v", res, err)
+			}
+			if n := chunksOf(t, b, f.Hash); n[w] != 2 || !readsBack(t, b, f.Hash, data) {
+				t.Fatalf("after compaction the blob store holds %v chunks, want 2 and the file readable", n)
+			}
 		})
 	}
 }
