@@ -3,6 +3,7 @@ package seal
 import (
 	"bytes"
 	"errors"
+	"io"
 	"slices"
 	"testing"
 
@@ -225,6 +226,48 @@ func FuzzOpenFile(f *testing.F) {
 		}
 		if !bytes.Equal(b, genuine) && len(got) > 0 && !bytes.Equal(got, data) {
 			t.Fatalf("opened %d bytes that were never sealed", len(got))
+		}
+	})
+}
+
+// FuzzFileOpenerReadAt: a sealed file a peer or a blob store hands over,
+// read at any offset as a reader asks for a range (docs/api.md, Range),
+// gives the genuine file's bytes there or a typed error — never a panic,
+// never bytes that were not sealed, never more than asked.
+func FuzzFileOpenerReadAt(f *testing.F) {
+	k := keyOf(f, 1)
+	data := bytes.Repeat([]byte("0123456789"), FileChunk/10+20)
+	genuine := SealFile(k, testSpace, data)
+	f.Add(genuine, int64(0), uint32(100))
+	f.Add(genuine, int64(FileChunk-5), uint32(10))
+	f.Add(genuine, int64(len(data)-3), uint32(10))
+	f.Add(genuine[:FileHead+sealedChunk], int64(FileChunk), uint32(1))
+	f.Add(SealFile(k, testSpace, nil), int64(0), uint32(1))
+	f.Add(SealFile(k, testSpace, []byte("short")), int64(2), uint32(2))
+	f.Add(genuine[:FileOverhead], int64(-1), uint32(1))
+	f.Fuzz(func(t *testing.T, b []byte, off int64, n uint32) {
+		o, err := NewFileOpener(k, testSpace, bytesReaderAt(b), int64(len(b)))
+		if err != nil {
+			checkErr(t, err)
+			return
+		}
+		if o.Size() < 0 || o.Size() > int64(len(b)) {
+			t.Fatalf("a sealed file of %d bytes opens to %d", len(b), o.Size())
+		}
+		p := make([]byte, min(n, 1<<20))
+		got, err := o.ReadAt(p, off)
+		if got < 0 || got > len(p) {
+			t.Fatalf("read %d bytes into %d", got, len(p))
+		}
+		if err != nil && err != io.EOF {
+			checkErr(t, err)
+		}
+		// Under the genuine file's head (its salt), only its own chunks
+		// open, each at its own place: what reads is the file's.
+		if got > 0 && bytes.Equal(b[:FileHead], genuine[:FileHead]) {
+			if off < 0 || off+int64(got) > int64(len(data)) || !bytes.Equal(p[:got], data[off:off+int64(got)]) {
+				t.Fatalf("%d bytes at %d that were never sealed there", got, off)
+			}
 		}
 	})
 }

@@ -83,6 +83,13 @@ var _ engine.KV = (*Store)(nil)
 // in the block cache.
 const memTables = 2
 
+// l0CompactionThreshold is how many L0 sublevels wait before they are
+// compacted into the level below (Pebble's default is 4). Nearly every
+// batch's keys spread over the whole key space (ids, digests), so each
+// L0 compaction rewrites much of the level below: waiting for more
+// files rewrites it half as often.
+const l0CompactionThreshold = 8
+
 // LockName is the lock file Open takes in the store directory.
 const LockName = "minca.lock"
 
@@ -124,6 +131,7 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 		Cache:                       cache,
 		MemTableSize:                o.MemTableSize,
 		MemTableStopWritesThreshold: memTables,
+		L0CompactionThreshold:       l0CompactionThreshold,
 		Logger:                      logger{s.fatal},
 		EventListener:               s.fatal.listener(),
 		ReadOnly:                    o.ReadOnly,

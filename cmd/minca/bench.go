@@ -27,6 +27,7 @@ func benchSuites() []verb {
 		{"spaces", "a large space under the full judge: replay, judging and import against today's judge", runBenchSpaces},
 		{"seal", "seal and open a 600-byte body of a private space, against a bare AES-256-GCM of the same bytes", runBenchSeal},
 		{"carry", "a carrier taking in a private space's versions without the key, against a member with it", runBenchCarry},
+		{"files", "upload, sync and read of files of 4 KB, 1 MB and 256 MB between two node processes, against loopback TCP, a file copy and store import", runBenchFiles},
 		{"private-import", "import a private space's versions by a member and by a node without the key, against a public space's", runBenchPrivateImport},
 	}
 }

@@ -2,6 +2,7 @@ package mirror_test
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/backends/filedir"
 	"github.com/minca-go/minca/backends/folder"
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
@@ -24,16 +26,18 @@ import (
 
 const envMirrorChild = "MINCA_MIRROR_CRASH_CHILD"
 
-// A process killed (SIGKILL) while exporting, and while compacting, leaves
-// nothing half-published in the folder and loses nothing: after the last
-// kill, the restarted store finishes what was pending, and a new store
-// reading the folder holds every version the killed ones acknowledged.
+// A process killed (SIGKILL) while exporting, while compacting, and while
+// writing and deleting file copies, leaves nothing half-published in the
+// folder and loses nothing: after the last kill, the restarted store
+// finishes what was pending, a new store reading the folder holds every
+// version the killed ones acknowledged, and every file a held version
+// names whole — and no chunk of a file nothing names.
 func TestMirrorCrash(t *testing.T) {
 	if mode := os.Getenv(envMirrorChild); mode != "" {
 		mirrorChild(t, mode, os.Getenv("MINCA_MIRROR_CRASH_DIR"))
 		return
 	}
-	for _, mode := range []string{"export", "compact"} {
+	for _, mode := range []string{"export", "compact", "files"} {
 		t.Run(mode, func(t *testing.T) { mirrorCrash(t, mode) })
 	}
 }
@@ -43,7 +47,7 @@ func openDisk(t testing.TB, dir string) (*engine.Store, *folder.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
+	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}, Files: filedir.Open(filepath.Join(dir, "files"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +63,11 @@ func openDisk(t testing.TB, dir string) (*engine.Store, *folder.Store) {
 func mirrorChild(t *testing.T, mode, dir string) {
 	s, b := openDisk(t, dir)
 	o := &mirror.Options{CompactAt: -1, BatchVersions: 50}
-	if mode == "compact" {
+	switch mode {
+	case "compact":
 		o.CompactAt = 3
+	case "files":
+		o.FileGrace = time.Millisecond // each pass deletes what went unnamed
 	}
 	m, err := mirror.New(s, b, o)
 	if err != nil {
@@ -77,12 +84,28 @@ func mirrorChild(t *testing.T, mode, dir string) {
 		var batch []*record.Version
 		for range 1 + r.IntN(30) {
 			var v *record.Version
+			var opts []enginetest.Opt
+			if mode == "files" && r.IntN(2) == 0 {
+				// A file of up to two chunks, named by the version; the
+				// one it supersedes may have named another, now unnamed.
+				data := make([]byte, 1+r.IntN(2*mirror.FileChunk))
+				var seed [32]byte
+				for i := range seed {
+					seed[i] = byte(r.Uint32())
+				}
+				rand.NewChaCha8(seed).Read(data)
+				f := fileRef(data)
+				if err := s.PutFile(ctx, f.Hash, data); err != nil {
+					t.Fatal(err)
+				}
+				opts = append(opts, naming(f))
+			}
 			if len(tops) > 0 && r.IntN(3) > 0 {
 				i := r.IntN(len(tops))
-				v, err = w.Next(tops[i], enginetest.Body(r, n))
+				v, err = w.Next(tops[i], enginetest.Body(r, n), opts...)
 				tops[i] = v
 			} else {
-				v, err = w.First("app.note", enginetest.Body(r, n))
+				v, err = w.First("app.note", enginetest.Body(r, n), opts...)
 				tops = append(tops, v)
 			}
 			if err != nil {
@@ -168,7 +191,7 @@ func mirrorCrash(t *testing.T, mode string) {
 	// Restart: the store settles what was pending and exports the rest.
 	s, b := openDisk(t, dir)
 	defer s.Close()
-	m, err := mirror.New(s, b, &mirror.Options{CompactAt: 2})
+	m, err := mirror.New(s, b, &mirror.Options{CompactAt: 2, FileGrace: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +200,9 @@ func mirrorCrash(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	checkPublished(t, filepath.Join(dir, "folder"))
+	if mode == "files" {
+		checkFiles(t, s, b, m)
+	}
 	fresh := newStore(t)
 	fm := newMirror(t, fresh, b, nil)
 	if _, err := fm.Import(ctx); err != nil {
@@ -216,4 +242,45 @@ func checkPublished(t *testing.T, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// checkFiles: after a files pass, every file a version the store holds
+// whole names is in the folder whole, and nothing else is: what a killed
+// pass wrote in part is completed, what it was deleting is gone.
+func checkFiles(t *testing.T, s *engine.Store, b engine.Blobs, m *mirror.Mirror) {
+	t.Helper()
+	time.Sleep(2 * time.Millisecond) // past the grace of what the last round retired
+	if _, err := m.TidyFiles(ctx); err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]bool{}
+	if err := s.NamedFiles(ctx, "", func(f engine.NamedFile) bool { named[f.Hash] = true; return true }); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := b.List(ctx, "files/", "", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range infos {
+		parts := strings.Split(strings.TrimPrefix(i.Name, "files/"), "/")
+		if hash, _, _ := strings.Cut(parts[len(parts)-1], "."); !named[hash] {
+			t.Fatalf("%s: a chunk of a file nothing names, past the grace", i.Name)
+		}
+	}
+	fresh := newStore(t)
+	if _, err := newMirror(t, fresh, b, nil).Import(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for hash := range named {
+		want, err := s.File(ctx, hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := fresh.File(ctx, hash); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("file %s read from the folder: %v", hash, err)
+		}
+		n++
+	}
+	t.Logf("files: %d named, all in the folder whole; %d chunks", n, len(infos))
 }

@@ -406,7 +406,9 @@ func (s *session) fetchFiles() {
 	defer tick.Stop()
 	var lastVersions int64 = -1
 	var lastScan time.Time
+	kept := false // a file arrived: the next in line is asked for at once
 	for {
+		arrived := st.FileKept()
 		var wants []engine.NamedFile
 		var wantCh <-chan struct{}
 		if wanter != nil {
@@ -417,10 +419,10 @@ func (s *session) fetchFiles() {
 		if err != nil {
 			return
 		}
-		scan := stats.Versions != lastVersions || time.Since(lastScan) > fileRescanEvery
+		scan := kept || stats.Versions != lastVersions || time.Since(lastScan) > fileRescanEvery
 		var missing []engine.NamedFile
 		if scan {
-			lastVersions, lastScan = stats.Versions, time.Now()
+			lastVersions, lastScan, kept = stats.Versions, time.Now(), false
 			pol := s.c.p.o.Files
 			if err := st.MissingFiles(s.ctx, s.space, func(f engine.NamedFile) bool {
 				if pol.fetches(f.Size) {
@@ -446,6 +448,8 @@ func (s *session) fetchFiles() {
 			return
 		case <-tick.C:
 		case <-wantCh:
+		case <-arrived:
+			kept = true
 		}
 	}
 }

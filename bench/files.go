@@ -1,0 +1,494 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/node/api"
+)
+
+// FilesConfig configures [RunFiles].
+type FilesConfig struct {
+	// Minca is the minca binary the nodes run as (child processes).
+	Minca string
+	// Dir is where the nodes and files go; default a temporary directory.
+	Dir string
+	// Bytes is how many bytes of files each case moves. Default 1 GiB.
+	Bytes int64
+	// Sizes are the file sizes, one case each. Default 4 KiB, 1 MiB,
+	// 256 MiB.
+	Sizes []int64
+	// Rounds is how many rounds of each measure; medians. Default 3.
+	Rounds int
+	// ImportVersions is how many versions `minca store import` takes in
+	// for its bytes a second. Default 20,000.
+	ImportVersions int
+	// Progress, if set, is told as each step starts.
+	Progress Progress
+}
+
+// FilesResult is what [RunFiles] measured, medians of the rounds; rates
+// in MB/s (10^6 bytes a second).
+type FilesResult struct {
+	Bytes  int64 `json:"bytes"`
+	Rounds int   `json:"rounds"`
+	// The bounds, measured in the same run: Bytes over one loopback TCP
+	// connection; a bare copy of a file of Bytes, synced; `minca store
+	// import` of versions, in bytes of JSON lines a second.
+	LoopbackTCP MBps `json:"loopbackTcpMBps"`
+	FileCopy    MBps `json:"fileCopyMBps"`
+	StoreImport MBps `json:"storeImportMBps"`
+	// Cases, one per file size.
+	Cases []FilesCase `json:"cases"`
+}
+
+// MBps is a rate in MB a second.
+type MBps = float64
+
+// FilesCase is one file size: Bytes in Files files, uploaded to a node
+// through its API, synced to a second node process over loopback
+// WebSocket, and read back from it through its API.
+type FilesCase struct {
+	Size  int64 `json:"size"`
+	Files int   `json:"files"`
+	// Upload: POST …/files for every file and the writes naming them.
+	UploadMBps MBps `json:"uploadMBps"`
+	// Sync: from the second node's start until it holds every file.
+	SyncMBps MBps `json:"syncMBps"`
+	// Read: GET …/files/{hash} of every file from the second node.
+	ReadMBps MBps `json:"readMBps"`
+	// Ratios against the bounds: sync against loopback TCP (goal for
+	// large files ≥ 0.5), upload and read against the bare file copy.
+	SyncOverTCP      float64 `json:"syncOverTcp"`
+	SyncOverCopy     float64 `json:"syncOverCopy"` // the receiver writes every byte: the disk bounds it too
+	UploadOverCopy   float64 `json:"uploadOverCopy"`
+	ReadOverCopy     float64 `json:"readOverCopy"`
+	UploadOverImport float64 `json:"uploadOverImport"`
+	// Peak RSS of each node process (VmHWM), MiB: flat in the file size.
+	SenderPeakMiB   float64 `json:"senderPeakRssMiB"`
+	ReceiverPeakMiB float64 `json:"receiverPeakRssMiB"`
+}
+
+func (c *FilesConfig) fill() {
+	if c.Bytes <= 0 {
+		c.Bytes = 1 << 30
+	}
+	if len(c.Sizes) == 0 {
+		c.Sizes = []int64{4 << 10, 1 << 20, 256 << 20}
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 3
+	}
+	if c.ImportVersions <= 0 {
+		c.ImportVersions = 20_000
+	}
+}
+
+// RunFiles measures files end to end between two node processes (docs/sync.md
+// §7.7), against loopback TCP, a bare file copy and `minca store import`.
+func RunFiles(ctx context.Context, cfg FilesConfig) (FilesResult, error) {
+	cfg.fill()
+	res := FilesResult{Bytes: cfg.Bytes, Rounds: cfg.Rounds}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "minca-bench-files-")
+		if err != nil {
+			return res, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, err
+	}
+	steps := newSteps(cfg.Progress, 1+cfg.Rounds*(3+len(cfg.Sizes)))
+	steps.next("the source file and a corpus")
+	src := filepath.Join(dir, "source")
+	if err := writeRandom(src, cfg.Bytes); err != nil {
+		return res, err
+	}
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	corpusN := cfg.ImportVersions
+	if err := WriteCorpus(ctx, corpus, CorpusConfig{Versions: corpusN}); err != nil {
+		return res, err
+	}
+	ci, err := os.Stat(corpus)
+	if err != nil {
+		return res, err
+	}
+	var tcp, cp, imp []float64
+	per := make([][]FilesCase, len(cfg.Sizes))
+	for r := range cfg.Rounds {
+		steps.next(fmt.Sprintf("round %d: loopback TCP", r+1))
+		v, err := loopbackTCP(cfg.Bytes)
+		if err != nil {
+			return res, err
+		}
+		tcp = append(tcp, v)
+		steps.next(fmt.Sprintf("round %d: file copy", r+1))
+		if v, err = copyFile(src, filepath.Join(dir, "copy")); err != nil {
+			return res, err
+		}
+		cp = append(cp, v)
+		steps.next(fmt.Sprintf("round %d: store import", r+1))
+		m, err := importChild(ctx, cfg.Minca, "pebble", filepath.Join(dir, "import"), corpus, corpusN)
+		if err != nil {
+			return res, err
+		}
+		imp = append(imp, float64(ci.Size())/m.Seconds/1e6)
+		for i, size := range cfg.Sizes {
+			steps.next(fmt.Sprintf("round %d: files of %d bytes", r+1, size))
+			c, err := filesCase(ctx, cfg.Minca, filepath.Join(dir, "nodes"), src, cfg.Bytes, size)
+			if err != nil {
+				return res, err
+			}
+			per[i] = append(per[i], c)
+		}
+	}
+	res.LoopbackTCP, res.FileCopy, res.StoreImport = median(tcp), median(cp), median(imp)
+	for i, cs := range per {
+		pick := func(f func(FilesCase) float64) float64 {
+			var xs []float64
+			for _, c := range cs {
+				xs = append(xs, f(c))
+			}
+			return median(xs)
+		}
+		c := FilesCase{Size: cfg.Sizes[i], Files: cs[0].Files,
+			UploadMBps:      pick(func(c FilesCase) float64 { return c.UploadMBps }),
+			SyncMBps:        pick(func(c FilesCase) float64 { return c.SyncMBps }),
+			ReadMBps:        pick(func(c FilesCase) float64 { return c.ReadMBps }),
+			SenderPeakMiB:   pick(func(c FilesCase) float64 { return c.SenderPeakMiB }),
+			ReceiverPeakMiB: pick(func(c FilesCase) float64 { return c.ReceiverPeakMiB })}
+		c.SyncOverTCP = c.SyncMBps / res.LoopbackTCP
+		c.SyncOverCopy = c.SyncMBps / res.FileCopy
+		c.UploadOverCopy = c.UploadMBps / res.FileCopy
+		c.ReadOverCopy = c.ReadMBps / res.FileCopy
+		c.UploadOverImport = c.UploadMBps / res.StoreImport
+		res.Cases = append(res.Cases, c)
+	}
+	return res, nil
+}
+
+// writeRandom writes n random bytes to path.
+func writeRandom(path string, n int64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	r := rand.NewChaCha8([32]byte{26})
+	w := bufio.NewWriterSize(f, 1<<20)
+	if _, err := io.CopyN(w, r, n); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+// loopbackTCP sends n bytes over one loopback TCP connection: MB/s.
+func loopbackTCP(n int64) (float64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	got := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- err
+			return
+		}
+		defer c.Close()
+		k, err := io.CopyBuffer(io.Discard, c, make([]byte, 1<<20))
+		if err == nil && k != n {
+			err = fmt.Errorf("bench: %d of %d bytes over loopback", k, n)
+		}
+		got <- err
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	for left := n; left > 0; left -= int64(len(buf)) {
+		if _, err := c.Write(buf[:min(left, int64(len(buf)))]); err != nil {
+			c.Close()
+			return 0, err
+		}
+	}
+	c.Close()
+	if err := <-got; err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds() / 1e6, nil
+}
+
+// copyFile copies src to dst and syncs it: MB/s.
+func copyFile(src, dst string) (float64, error) {
+	defer os.Remove(dst)
+	start := time.Now()
+	in, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.CopyBuffer(out, in, make([]byte, 1<<20))
+	if err = errors.Join(err, out.Sync(), out.Close()); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds() / 1e6, nil
+}
+
+// filesCase runs one file size: two fresh nodes, the upload to the first,
+// the sync to the second, the read back from it.
+func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (FilesCase, error) {
+	c := FilesCase{Size: size, Files: int(total / size)}
+	if c.Files == 0 {
+		return c, fmt.Errorf("bench: files of %d bytes: --bytes %d holds none", size, total)
+	}
+	os.RemoveAll(dir)
+	defer os.RemoveAll(dir)
+	ad, bd := filepath.Join(dir, "sender"), filepath.Join(dir, "receiver")
+	for _, d := range []string{ad, bd} {
+		if _, err := runMinca(ctx, minca, "init", "--dir", d); err != nil {
+			return c, err
+		}
+	}
+	out, err := runMinca(ctx, minca, "space", "create", "files", "--roles", `{"writer":[{"cmd":"/record"}]}`, "--dir", ad)
+	if err != nil {
+		return c, err
+	}
+	sp := jsonString(out, "id")
+	if out, err = runMinca(ctx, minca, "space", "invite", sp, "--role", "writer", "--dir", ad); err != nil {
+		return c, err
+	}
+	if _, err = runMinca(ctx, minca, "space", "join", jsonString(out, "invite"), "--dir", bd); err != nil {
+		return c, err
+	}
+	sender, err := startNode(ctx, minca, ad, "--peer-listen", "127.0.0.1:0")
+	if err != nil {
+		return c, err
+	}
+	defer sender.stop()
+
+	// Upload: every file, four at a time, then the writes naming them.
+	in, err := os.Open(src)
+	if err != nil {
+		return c, err
+	}
+	defer in.Close()
+	refs := make([]node.FileRef, c.Files)
+	start := time.Now()
+	if err := parallel(4, c.Files, func(i int) error {
+		f, err := sender.client.Upload(ctx, sp, io.NewSectionReader(in, int64(i)*size, size))
+		refs[i] = f
+		return err
+	}); err != nil {
+		return c, err
+	}
+	const perVersion = 64
+	if err := parallel(4, (c.Files+perVersion-1)/perVersion, func(i int) error {
+		names := refs[i*perVersion : min(len(refs), (i+1)*perVersion)]
+		_, err := sender.client.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.files", "body": map[string]any{"n": i}, "files": names})
+		return err
+	}); err != nil {
+		return c, err
+	}
+	c.UploadMBps = float64(total) / time.Since(start).Seconds() / 1e6
+
+	// Sync: the receiver starts, dials, and holds every file.
+	start = time.Now()
+	receiver, err := startNode(ctx, minca, bd, "--peer", sender.peers)
+	if err != nil {
+		return c, err
+	}
+	defer receiver.stop()
+	if err := parallel(4, c.Files, func(i int) error {
+		return receiver.waitFile(ctx, sp, refs[i].Hash)
+	}); err != nil {
+		return c, fmt.Errorf("bench: sync: %w", err)
+	}
+	c.SyncMBps = float64(total) / time.Since(start).Seconds() / 1e6
+
+	// Read: every file from the receiver, hashed against the source.
+	start = time.Now()
+	if err := parallel(4, c.Files, func(i int) error {
+		h := sha256.New()
+		n, err := receiver.client.Download(ctx, sp, refs[i].Hash, 0, h)
+		if err == nil && n != size {
+			err = fmt.Errorf("bench: read %d bytes of a file of %d", n, size)
+		}
+		return err
+	}); err != nil {
+		return c, fmt.Errorf("bench: read: %w", err)
+	}
+	c.ReadMBps = float64(total) / time.Since(start).Seconds() / 1e6
+	if c.SenderPeakMiB, err = peakRSSMiB(sender.cmd.Process.Pid); err != nil {
+		return c, err
+	}
+	if c.ReceiverPeakMiB, err = peakRSSMiB(receiver.cmd.Process.Pid); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// parallel runs f(0…n-1) on w goroutines; the first error stops it.
+func parallel(w, n int, f func(i int) error) error {
+	var mu sync.Mutex
+	next, first := 0, error(nil)
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := first != nil || i >= n
+				mu.Unlock()
+				if stop {
+					return
+				}
+				if err := f(i); err != nil {
+					mu.Lock()
+					first = cmpErr(first, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// runMinca runs a minca verb and returns what it printed.
+func runMinca(ctx context.Context, minca string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, minca, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("bench: minca %s: %w: %s", args[0], err, lastLine(stderr.Bytes()))
+	}
+	return string(out), nil
+}
+
+func jsonString(out, name string) string {
+	var m map[string]any
+	json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &m)
+	s, _ := m[name].(string)
+	return s
+}
+
+// filesNode is a `minca serve` child process.
+type filesNode struct {
+	cmd        *exec.Cmd
+	client     *api.Client
+	url, token string
+	peers      string
+}
+
+// waitFile waits until the node holds a file (HEAD …/files/{hash}?wait=).
+func (n *filesNode) waitFile(ctx context.Context, sp, hash string) error {
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodHead, n.url+"/v1/spaces/"+sp+"/files/"+hash+"?wait=5m", nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+n.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			return nil
+		case http.StatusNotFound:
+			continue
+		default:
+			return fmt.Errorf("bench: HEAD of file %s: %s", hash, resp.Status)
+		}
+	}
+}
+
+func startNode(ctx context.Context, minca, dir string, args ...string) (*filesNode, error) {
+	cmd := exec.CommandContext(ctx, minca, append([]string{"serve", "--dir", dir, "--listen", "127.0.0.1:0"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var ready struct{ URL, Peers string }
+	if err == nil {
+		err = json.Unmarshal([]byte(line), &ready)
+	}
+	if err != nil || ready.URL == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("bench: minca serve printed %q: %v", line, err)
+	}
+	tok, err := api.Token(dir)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, err
+	}
+	return &filesNode{cmd: cmd, client: api.NewClient(ready.URL, tok), url: ready.URL, token: tok, peers: ready.Peers}, nil
+}
+
+func (n *filesNode) stop() {
+	n.cmd.Process.Kill()
+	n.cmd.Wait()
+}
+
+// peakRSSMiB is a process's peak resident set (VmHWM), in MiB.
+func peakRSSMiB(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("bench: peak RSS: %w", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return float64(kb) / 1024, err
+		}
+	}
+	return 0, errors.New("bench: no VmHWM in /proc status")
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/minca-go/minca/bench"
+)
+
+func runBenchFiles(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags(s, "bench files", "bench files [--bytes N] [--sizes 4096,1048576,268435456] [--rounds R] [--import-versions N] [--dir DIR] [--minca PATH]\n\nMeasures files end to end (docs/sync.md §7.7) between two `minca serve`\nchild processes: N bytes in files of each size uploaded to one through its\nAPI, synced to the other over loopback WebSocket, and read back from it;\nagainst loopback TCP, a bare file copy and `minca store import`, measured in\nthe same run, and each node's peak RSS. Prints medians as JSON.")
+	total := fs.Int64("bytes", 1<<30, "`N` bytes of files in each case")
+	sizes := fs.String("sizes", "4096,1048576,268435456", "file `SIZES` in bytes, comma-separated, one case each")
+	rounds := fs.Int("rounds", 3, "`N` rounds to take the median of")
+	imports := fs.Int("import-versions", 20_000, "`N` versions `store import` takes in for its bytes a second")
+	dir := fs.String("dir", "", "`DIR` where the nodes and files go (default a temporary directory)")
+	minca := fs.String("minca", "", "the minca binary `PATH` the nodes run (default this one)")
+	if done, err := parseFlags(fs, args); done {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("bench files takes no arguments")
+	}
+	var ss []int64
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n <= 0 || n > *total {
+			return usageError("--sizes: %q is not a size of 1 to --bytes (%d) bytes", f, *total)
+		}
+		ss = append(ss, n)
+	}
+	self := *minca
+	if self == "" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			return failed(err)
+		}
+	}
+	p, done := benchProgress(s, "bench files")
+	r, err := bench.RunFiles(ctx, bench.FilesConfig{Minca: self, Dir: *dir, Bytes: *total, Sizes: ss, Rounds: *rounds, ImportVersions: *imports, Progress: p})
+	done()
+	if err != nil {
+		return failed(err)
+	}
+	return writeJSON(s, r)
+}

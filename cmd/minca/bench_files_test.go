@@ -1,0 +1,48 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// bench files runs two `minca serve` children of itself, moves files
+// between them, and reports every rate, the bounds measured in the same
+// run and each node's peak RSS.
+func TestBenchFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node processes")
+	}
+	path, env := mincaCommand(t)
+	cmd := exec.Command(path, "bench", "files", "--bytes", "1048576", "--sizes", "524288,1048576", "--rounds", "1", "--import-versions", "300", "--dir", filepath.Join(t.TempDir(), "bench"))
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bench files: %v\n%s", err, out)
+	}
+	var r struct {
+		LoopbackTCP float64 `json:"loopbackTcpMBps"`
+		FileCopy    float64 `json:"fileCopyMBps"`
+		StoreImport float64 `json:"storeImportMBps"`
+		Cases       []struct {
+			Size                  int64
+			Files                 int
+			UploadMBps, SyncMBps  float64
+			ReadMBps, SyncOverTcp float64
+			SenderPeakRssMiB      float64
+			ReceiverPeakRssMiB    float64
+		}
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("bench files: %v\n%s", err, out)
+	}
+	if r.LoopbackTCP <= 0 || r.FileCopy <= 0 || r.StoreImport <= 0 || len(r.Cases) != 2 {
+		t.Fatalf("bench files: %s", out)
+	}
+	for _, c := range r.Cases {
+		if c.Files*int(c.Size) != 1<<20 || c.UploadMBps <= 0 || c.SyncMBps <= 0 || c.ReadMBps <= 0 || c.SyncOverTcp <= 0 || c.SenderPeakRssMiB <= 0 || c.ReceiverPeakRssMiB <= 0 {
+			t.Fatalf("bench files case: %+v", c)
+		}
+	}
+}
