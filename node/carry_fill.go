@@ -141,11 +141,8 @@ func (n *Node) passKey(ctx context.Context, g *space.Genesis) (*seal.Key, error)
 	if ring == nil {
 		return nil, nil
 	}
-	var heads []seal.Head
-	if _, err := n.judge.WithHistory(ctx, g.ID, func(h *space.History) error {
-		heads = h.Now().KeyHeads()
-		return nil
-	}); err != nil {
+	heads, err := n.keyHeads(ctx, g.ID)
+	if err != nil {
 		return nil, err
 	}
 	k, err := ring.Current(heads)

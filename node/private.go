@@ -196,11 +196,8 @@ func (n *Node) BoxMissing(ctx context.Context, spaceID string) error {
 	if ring == nil {
 		return nil
 	}
-	var heads []seal.Head
-	if _, err := n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
-		heads = h.Now().KeyHeads()
-		return nil
-	}); err != nil {
+	heads, err := n.keyHeads(ctx, spaceID)
+	if err != nil {
 		return err
 	}
 	var errs []error
@@ -280,11 +277,8 @@ func (n *Node) inviteKey(ctx context.Context, g *space.Genesis) (*canonical.Obje
 	if !g.Private() {
 		return nil, nil
 	}
-	var heads []seal.Head
-	if _, err := n.judge.WithHistory(ctx, g.ID, func(h *space.History) error {
-		heads = h.Now().KeyHeads()
-		return nil
-	}); err != nil {
+	heads, err := n.keyHeads(ctx, g.ID)
+	if err != nil {
 		return nil, err
 	}
 	k, err := n.sealingKey(ctx, g.ID, n.keys.Keyring(g.ID), heads)
@@ -292,4 +286,15 @@ func (n *Node) inviteKey(ctx context.Context, g *space.Genesis) (*canonical.Obje
 		return nil, err
 	}
 	return seal.InviteKey{Key: k}.Object(), nil
+}
+
+// keyHeads are the space's key heads now (docs/private-spaces.md §5): the
+// keys it is read under, and which are stale.
+func (n *Node) keyHeads(ctx context.Context, spaceID string) ([]seal.Head, error) {
+	var heads []seal.Head
+	_, err := n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
+		heads = h.Now().KeyHeads()
+		return nil
+	})
+	return heads, err
 }
