@@ -211,10 +211,11 @@ func (s *Server) accountWrites(ctx context.Context) (connect.AccountWrites, erro
 // the key wrote up to the last log place the home holds (03 §6.4).
 func (s *Server) revoke(ctx context.Context, space, key string) error {
 	cutoffs := map[string]int64{}
-	for v, err := range s.o.Node.Store().Export(ctx, space) {
+	for r, err := range s.o.Node.Export(ctx, space) {
 		if err != nil {
 			return err
 		}
+		v := r.Version
 		if v.Author != key || v.Log == nil {
 			continue
 		}

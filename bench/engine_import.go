@@ -266,71 +266,37 @@ func importRate(ctx context.Context, lines [][]byte, batch int, open func() (eng
 }
 
 // Import admits JSON lines into st in batches, pipelined as the import verb
-// does — decode and check the next batch on every core, decide one while
-// the one before commits — and returns how many stood.
+// does (engine.Pipeline: decode and check the next batch on every core,
+// decide one while the one before commits), and returns how many stood.
 func Import(ctx context.Context, st *engine.Store, from string, lines [][]byte, batch int) (int, error) {
-	type prepared struct {
-		p   *engine.Prepared
-		err error
-	}
-	ready := make(chan prepared, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		defer close(ready)
-		for i := 0; i < len(lines); i += batch {
-			vs := make([]*record.Version, 0, batch)
-			for _, l := range lines[i:min(i+batch, len(lines))] {
+	stood := 0
+	p := engine.NewPipeline(ctx, st, from, engine.Stages[[][]byte]{
+		Versions: func(_ context.Context, ls [][]byte) ([]*record.Version, error) {
+			vs := make([]*record.Version, 0, len(ls))
+			for _, l := range ls {
 				v, err := record.Decode(l)
 				if err != nil {
-					ready <- prepared{err: err}
-					return
+					return nil, err
 				}
 				vs = append(vs, v)
 			}
-			p, err := st.Prepare(ctx, vs)
-			select {
-			case ready <- prepared{p, err}:
-			case <-ctx.Done():
-				return
+			return vs, nil
+		},
+		Done: func(_ [][]byte, r engine.Result) error {
+			for _, o := range r.Outcomes {
+				if o.Verdict == engine.Stands {
+					stood++
+				}
 			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	// Each batch is decided while the one before it commits; its outcomes
-	// count once it is durable.
-	stood := 0
-	count := func(a *engine.Admission) error {
-		outs, err := a.Wait()
-		for _, o := range outs {
-			if o.Verdict == engine.Stands {
-				stood++
-			}
-		}
-		return err
-	}
-	var last *engine.Admission
-	for b := range ready {
-		if b.err != nil {
-			return stood, b.err
-		}
-		a, err := st.Submit(ctx, from, b.p)
-		if err != nil {
-			return stood, err
-		}
-		if last != nil {
-			if err := count(last); err != nil {
-				return stood, err
-			}
-		}
-		last = a
-	}
-	if last != nil {
-		if err := count(last); err != nil {
+			return r.Err
+		},
+	})
+	for i := 0; i < len(lines); i += batch {
+		if err := p.Add(ctx, lines[i:min(i+batch, len(lines))]); err != nil {
+			p.Close()
 			return stood, err
 		}
 	}
-	return stood, nil
+	err := p.Close()
+	return stood, err
 }

@@ -123,21 +123,53 @@ func (t *tx) decide(from string, p *Prepared) error {
 		}
 	}
 	for i := range outs {
-		if v := outs[i].Verdict; v == Stands || v == Withdrawn {
-			if d, ok := keys.ParseExact(outs[i].ID); ok {
-				if st, ok := t.final[d]; ok {
-					outs[i].Stored = st
-				}
-				if to, ok := t.restood[d]; ok && to != v {
-					outs[i].Verdict, outs[i].Refusal = to, nil
-				}
+		o, e := &outs[i], &p.enc[i]
+		if v := o.Verdict; (v == Stands || v == Withdrawn) && e.ok && e.rec != nil {
+			if st, ok := t.final[e.d]; ok {
+				o.Stored = st
+			}
+			if to, ok := t.restood[e.d]; ok && to != v {
+				o.Verdict, o.Refusal = to, nil
+			}
+			if err := t.after(o, e, vs[i]); err != nil {
+				return fmt.Errorf("minca/engine: admit %s: %w", vs[i].ID, err)
 			}
 		}
-		if outs[i].Verdict == Refused {
-			if d, ok := canonicalID(outs[i].ID); ok {
+		if o.Verdict == Refused {
+			if d, ok := canonicalID(o.ID); ok {
 				t.refused = append(t.refused, refusal{from, d})
 			}
 		}
+	}
+	return nil
+}
+
+// after fills in what an outcome says of the store once the batch is in:
+// whether the version is its record's top, and whether its writer's line
+// has a hole before it. A version the batch stored had its log.prev
+// looked up as it was stored (line); a copy already held has it looked up
+// here.
+func (t *tx) after(o *Outcome, e *encoded, v *record.Version) error {
+	h, ok, err := t.head(e.rec)
+	if err != nil {
+		return err
+	}
+	o.Top = ok && h.top == e.d
+	if v.Log == nil || v.Log.N == 0 {
+		return nil
+	}
+	pd, isID := keys.ParseExact(v.Log.Prev)
+	switch {
+	case !isID:
+	case o.New:
+		_, gapped := t.gaps[e.d]
+		o.Gap = gapped && t.stored[pd] == nil
+	default:
+		_, held, err := t.envelope(pd)
+		if err != nil {
+			return err
+		}
+		o.Gap = !held
 	}
 	return nil
 }

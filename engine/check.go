@@ -624,23 +624,25 @@ func (c *checker) waiting(ctx context.Context) error {
 func (c *checker) changes(ctx context.Context) error {
 	var last uint64
 	return c.scan(ctx, keys.Change, func(k, val []byte) error {
-		end, runs, n, err := changeEntry(k, val)
+		end, cs, err := readChangeEntry(k, val)
 		if err != nil {
 			c.add("change log entry %x: %v", k, err)
 			return nil
 		}
-		if first := end - n + 1; first != last+1 {
+		if first := end - uint64(len(cs)) + 1; first != last+1 {
 			c.add("change log: %d follows %d", first, last)
 		}
 		last = end
-		seq := end - n + 1
-		for _, r := range runs {
-			for i := 0; i < len(r.es); i, seq = i+changeSize, seq+1 {
-				d, _ := keys.Digest(r.es, i)
+		for _, ch := range cs {
+			for _, id := range []string{ch.ID, ch.Current, ch.Other} {
+				if id == "" {
+					continue
+				}
+				d, _ := keys.ParseExact(id)
 				if ok, err := c.has(keys.IDKey(d)); err != nil {
 					return err
 				} else if !ok {
-					c.add("change %d: version %s not held", seq, d)
+					c.add("change %d: version %s not held", ch.Seq, id)
 				}
 			}
 		}

@@ -106,9 +106,11 @@ func FuzzStoredValues(f *testing.F) {
 	f.Add(versionValue(env, body), vseqValue(7))
 	f.Add(fromValue(1767225600000, 912, "did:key:zDnae"), []byte(nil))
 	var t tx
-	t.change(canonical.IDOf([]byte("a")), Stored, "blobs:x")
-	t.change(canonical.IDOf([]byte("b")), BodyAdded, "")
-	f.Add(t.changes, []byte("g\x00\x00\x00\x00\x00\x00\x00\x02"))
+	t.change(canonical.IDOf([]byte("a")), Forked, "", nil, Stands, -1)
+	t.pend[0].other = canonical.IDOf([]byte("b"))
+	entry, _ := t.changeEntry()
+	f.Add(entry, []byte("g\x00\x00\x00\x00\x00\x00\x00\x01\x02"))
+	f.Add([]byte("\x00\x00\x00\x00\x01aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x01"), []byte("g\x00\x00\x00\x00\x00\x00\x00\x01"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		splitVersion(a)
 		decodeVseq(b)
@@ -121,6 +123,6 @@ func FuzzStoredValues(f *testing.F) {
 		decodeFromValue(a)
 		decodeCounters(a)
 		splitDigests(a)
-		changeEntry(b, a)
+		readChangeEntry(b, a)
 	})
 }

@@ -41,7 +41,9 @@
 //     size. The files versions held whole name are kept; TidyFiles lets
 //     the rest go after a grace (docs/stores.md, Files).
 //   - A local change log — each version stored and each body added, with
-//     the source it came from — and meta values for mirrors.
+//     the source it came from, each standing change and each fork found,
+//     with what its batch left (the version's standing, its record's
+//     readable current version: [Change]) — and meta values for mirrors.
 //
 // A judge may also implement [Restander] — asked, in the batch, after each
 // version it lets in is stored, which held versions' standing to change —
@@ -62,6 +64,9 @@
 //	(*Store).AdmitPrepared(ctx, from, p) ([]Outcome, error) // check the next batch while one commits
 //	(*Store).Submit(ctx, from, p) (*Admission, error)   // AdmitPrepared in two steps: decide now,
 //	(*Admission).Wait() ([]Outcome, error)              // durable then; decide the next meanwhile
+//	NewPipeline[T](ctx, s, from, Stages[T]) *Pipeline[T] // a source's batches, three stages deep:
+//	(*Pipeline[T]).Add(ctx, item T) error                // check one, decide the next, commit the one
+//	(*Pipeline[T]).Flush() error; Close() error; Err()    // after; Stages.Done gets each Result in order
 //	(*Store).SetStanding(ctx, id string, to Verdict) error
 //	(*Store).Wake(ctx, id string) error                  // re-judge what waits for a non-version (a genesis)
 //	(*Store).Version(ctx, id string) (*record.Version, error)          // + VersionJSON
@@ -88,6 +93,22 @@
 //	(*Store).IndexReader() Reader; (*Store).Reindex(ctx) error          // an Indexer's table
 //	(*Store).Stats(ctx) (Stats, error)
 //	(*Store).Check(ctx, vf *record.Verifier) ([]string, error)
+//
+// # Admitting a source's batches
+//
+// Every source that admits more than one batch — the node's own writes, a
+// peer's session, an import, a mirror's segments — goes through a
+// [Pipeline]: its caller supplies the versions of each batch
+// (Stages.Versions: decode, sign, leave out what need not be admitted)
+// and what to do with each [Result] (Stages.Done), and the pipeline checks
+// one batch on every core ([Store.Prepare]) while it decides the next
+// ([Store.Submit]) and the one before commits. Results come in order, each
+// once its batch is durable or has failed; a batch decided on top of one
+// that failed fails too; a pipeline runs goroutines only while it has batches
+// in flight. An [Outcome] says what a caller would otherwise
+// read back from the store: whether the version is new to it, whether it
+// is its record's top version after the batch, and whether its writer's
+// line has a hole before it; [Result.Stored] counts what the batch stored.
 //
 // # Indexes of current versions
 //

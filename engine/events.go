@@ -22,6 +22,9 @@ const (
 	EventLine
 	// EventStanding: the judge changed a held version's standing.
 	EventStanding
+	// EventWaiting: how many versions wait (02 §9.5) changed; Count says
+	// how many, in every space (Space is "").
+	EventWaiting
 )
 
 func (k EventKind) String() string {
@@ -34,6 +37,8 @@ func (k EventKind) String() string {
 		return "line"
 	case EventStanding:
 		return "standing"
+	case EventWaiting:
+		return "waiting"
 	}
 	return "unknown"
 }
@@ -47,14 +52,19 @@ type Event struct {
 	ID      string // the version concerned
 	Verdict Verdict
 	Proof   *record.LineProof // EventLine only
-	// Seq is the change log sequence of the change (EventAdmitted and
-	// EventStanding): a subscriber that sees a gap in it missed events,
-	// and reads them from [Store.ChangeLog].
+	// Seq is the change log sequence of the change (EventAdmitted,
+	// EventStanding, EventLine): a subscriber that sees a gap in it missed
+	// events, and reads them from [Store.ChangeLog].
 	Seq uint64
-	// Version is the version stored or restood, as the batch had it at
-	// hand (EventAdmitted and EventStanding; it may lack its body). It
-	// must not be changed.
+	// Change is the change as the change log keeps it, with what the
+	// batch left (EventAdmitted, EventStanding, EventLine).
+	Change Change
+	// Version is the version stored or restood, or the line proof's
+	// first, as the batch had it at hand (EventAdmitted, EventStanding,
+	// EventLine; it may lack its body). It must not be changed.
 	Version *record.Version
+	// Count is how many versions wait after the batch (EventWaiting).
+	Count int64
 	// Indexed is what the store's Indexer returned for this change
 	// (EventCurrent only; nil without an Indexer).
 	Indexed any

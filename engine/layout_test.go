@@ -136,7 +136,7 @@ func TestFilesIndexUpgraded(t *testing.T) {
 	if got := missing(up); !slices.Equal(got, before) {
 		t.Fatalf("after the upgrade, lacking %v, want %v", got, before)
 	}
-	if state, _ := kv.Get([]byte("_state")); state[0] != 8 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != 9 {
 		t.Fatalf("the upgraded store is in layout %d", state[0])
 	}
 	if err := up.PutFile(ctx, canonical.IDOf(lacking).String(), lacking); err != nil {

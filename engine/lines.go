@@ -56,6 +56,9 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 				}
 			}
 		} else {
+			if isID {
+				t.gaps[d] = struct{}{}
+			}
 			k := keys.LogPrevKey(keys.Awaited(v.Log.Prev))
 			namers, err := t.digestList(k)
 			if err != nil {
@@ -147,6 +150,11 @@ func (t *tx) proof(p *record.LineProof) error {
 	a, _ := keys.ParseExact(p.A.ID)
 	b, _ := keys.ParseExact(p.B.ID)
 	t.set(keys.ProofKey(p.A.Space, a, b), []byte(p.Kind))
-	t.events = append(t.events, Event{Kind: EventLine, Space: p.A.Space, ID: p.A.ID, Proof: p})
+	t.events = append(t.events, Event{Kind: EventLine, Space: p.A.Space, ID: p.A.ID, Proof: p, Version: p.A})
+	// The change log keeps it with the batch, so its event outlives a
+	// crash before anyone heard it.
+	at := len(t.events) - 1
+	t.events[at].Seq = t.change(a, Forked, "", nil, Stands, at)
+	t.pend[len(t.pend)-1].other = b
 	return nil
 }

@@ -2,168 +2,251 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"slices"
+	"errors"
+	"sync"
 
-	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/record"
 )
 
-// Admission pipelining: a batch is decided under Store.mu, then committed
-// by a goroutine of its own, in order after the batch decided before it,
-// while the next batch is decided. The next batch reads what this one
-// wrote from its writes in memory (tx.prev) until they are in the store;
-// at most one batch is committing while another is decided. A batch whose
-// predecessor failed to commit fails too, without writing: it was decided
-// on writes that never landed.
+// A Pipeline admits the batches of one source (a peer, a folder, an
+// import, the node's own writes) in order, each stage working on a
+// different batch: while one batch commits, the next is decided
+// ([Store.Submit]) and the one after has its versions made
+// (Stages.Versions: decoded, signed) and checked on every core
+// ([Store.Prepare]). Each batch's result is handed to Stages.Done in
+// order, once it is durable — or once it failed: then none of it is in
+// the store, and a batch decided on top of one that failed fails too, as
+// it was decided on writes that never landed.
+//
+// Each stage holds one batch at a time, so a source runs at most three
+// batches ahead of what it was told of. A batch in flight has a goroutine
+// of its own, which takes it through the stages in turn, each once the
+// batch before has left it: an idle pipeline runs nothing, and a source
+// that sends nothing (an idle session) costs no goroutines. The caller's
+// T is what it keeps of a batch to act on its outcomes (the messages it
+// answers, the lines it prints); the stages may fill it in, in order:
+// what Versions writes to it, Done reads.
+type Pipeline[T any] struct {
+	s     *Store
+	ctx   context.Context
+	from  string
+	f     Stages[T]
+	slots chan struct{} // one taken by each batch in flight
 
-// Admission is a batch decided by [Store.Submit], committing.
-type Admission struct {
-	t    *tx
-	outs []Outcome
+	mu      sync.Mutex
+	closed  bool
+	stopErr error         // why Done stopped it
+	stop    chan struct{} // closed when stopped
+	added   int           // batches added
+	settled int           // batches done with (handed to Done, or dropped once stopped)
+	idle    chan struct{} // closed and replaced whenever settled catches up with added
+	last    *piped[T]     // the batch added last, while in flight: the next follows it
 }
 
-// Wait returns the batch's outcomes once it is committed and synced (or
-// why it was not: then none of it is in the store).
-func (a *Admission) Wait() ([]Outcome, error) {
-	<-a.t.done
-	if a.t.err != nil {
-		return nil, a.t.err
-	}
-	return a.outs, nil
+// Stages are what a caller of [NewPipeline] supplies: where a batch's
+// versions come from, and what to do with its outcomes.
+type Stages[T any] struct {
+	// Versions makes a batch's versions, on the checking stage (beside
+	// deciding and committing): decodes them, leaves out what need not be
+	// admitted, signs them. An error fails the batch alone: Done is given
+	// it. No versions: nothing is admitted, and Done is still called, in
+	// order.
+	Versions func(ctx context.Context, item T) ([]*record.Version, error)
+	// Decided, when set, is told once a batch is decided — its verdicts
+	// are in the judge's view of the store, though not yet durable — or
+	// has failed before. Called once a batch, in order, also once the
+	// pipeline stopped.
+	Decided func(item T)
+	// Done acts on a batch's result once it is durable or has failed, in
+	// order, on the batch's goroutine (one at a time). An error stops the pipeline:
+	// Add returns it from then on, and later batches are waited for but
+	// not handed to Done.
+	Done func(item T, r Result) error
 }
 
-// Submit decides a prepared batch at once — in the order of Submit calls —
-// and commits it in the background: the caller decides the next batch
-// while this one is written, and waits for this one's outcomes with
-// [Admission.Wait] before it acknowledges anything (nothing is durable
-// before). [Store.AdmitPrepared] is Submit then Wait.
-func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admission, error) {
-	j := s.opts.Judge
-	if j == nil {
-		return nil, ErrNoJudge
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t := s.begin(j, len(p.vs))
-	if err := t.decide(from, p); err != nil {
-		unwritten(j)
-		return nil, err
-	}
-	t.seal()
-	prev := t.prev
-	s.inflight = t
-	go s.commitAfter(t, prev)
-	return &Admission{t: t, outs: p.outs}, nil
+// Result is what a [Pipeline] did with one batch.
+type Result struct {
+	// Outcomes are one per version, in order.
+	Outcomes []Outcome
+	// Stored is how many versions the batch stored new, with those that
+	// waited (02 §9.5) and came to stand in it.
+	Stored int
+	// Err is why the batch is not in the store: none of it is.
+	Err error
 }
 
-// settle waits until no batch is committing; with Store.mu held, none
-// starts.
-func (s *Store) settle() {
-	if t := s.inflight; t != nil {
-		<-t.done
-		s.inflight = nil
-	}
+// piped is a batch on its way through a pipeline. Its stage channels are
+// closed as it leaves each stage, for the batch after it.
+type piped[T any] struct {
+	item T
+	vs   []*record.Version
+	p    *Prepared
+	a    *Admission
+	err  error
+
+	checked, decided, handed chan struct{}
 }
 
-// seal adds the batch's change log entry and the counters to its writes;
-// nothing is written to t after.
-func (t *tx) seal() {
-	if len(t.changes) > 0 {
-		t.set(keys.ChangeKey(t.st.changeSeq), t.changes)
-	}
-	t.set(keys.InternalKey(stateName), t.st.encode())
+// stages is how many batches a pipeline has in flight at most: one
+// checked, one decided, one committing.
+const stages = 3
+
+// ErrPipelineClosed: a batch was added to a [Pipeline] after Close.
+var ErrPipelineClosed = errors.New("minca/engine: the admission pipeline is closed")
+
+// NewPipeline makes a pipeline admitting into s from one source (from
+// names it, as in [Store.Admit]). ctx bounds the checks and decisions;
+// what is decided commits whatever ctx does. Close it when done.
+func NewPipeline[T any](ctx context.Context, s *Store, from string, f Stages[T]) *Pipeline[T] {
+	return &Pipeline[T]{s: s, ctx: ctx, from: from, f: f, slots: make(chan struct{}, stages),
+		stop: make(chan struct{}), idle: make(chan struct{})}
 }
 
-// commitAfter commits t once prev (the batch decided before it, nil when
-// none was committing) is committed, and marks t done.
-func (s *Store) commitAfter(t, prev *tx) {
-	defer close(t.done)
-	if prev != nil {
-		<-prev.done
-		if prev.err != nil {
-			t.err = fmt.Errorf("minca/engine: commit: the batch before this one failed, this one is not written: %w", prev.err)
-			unwritten(t.j)
-			return
-		}
+// Add hands a batch to the pipeline; it waits while as many batches as
+// there are stages are in flight. Once the pipeline stopped it returns why
+// (the error Done returned); ctx ending while it waits returns ctx's
+// error, and the batch is not added.
+func (p *Pipeline[T]) Add(ctx context.Context, item T) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrPipelineClosed
 	}
-	if t.err = s.write(t); t.err != nil {
-		unwritten(t.j)
+	if p.stopErr != nil {
+		err := p.stopErr
+		p.mu.Unlock()
+		return err
 	}
-}
-
-// commit seals and writes a batch made while holding Store.mu with no
-// batch committing (SetStanding).
-func (s *Store) commit(t *tx) error {
-	t.seal()
-	err := s.write(t)
-	if err != nil {
-		unwritten(t.j)
+	p.added++
+	p.mu.Unlock()
+	select {
+	case p.slots <- struct{}{}:
+	case <-p.stop:
+		p.unadd()
+		return p.Err()
+	case <-ctx.Done():
+		p.unadd()
+		return ctx.Err()
 	}
-	t.err = err
-	close(t.done)
-	return err
-}
-
-// write commits a sealed batch with sync, then makes what it did visible
-// in memory: counters, cache, spaces, refusals, events.
-func (s *Store) write(t *tx) error {
-	b, err := s.kv.NewBatch()
-	if err != nil {
-		return fmt.Errorf("minca/engine: batch: %w", err)
-	}
-	defer b.Close()
-	// In key order: Pebble's memtable finds where each key goes from where
-	// the last one went, so sorted writes cost about half as much to
-	// insert as the map's random order.
-	ks := make([]string, 0, len(t.w))
-	size := 0
-	for k := range t.w {
-		ks = append(ks, k)
-		size += len(k)
-	}
-	slices.Sort(ks)
-	// The keys' bytes in one buffer, not one allocation each: the batch
-	// may keep them until it is closed.
-	kb := make([]byte, 0, size)
-	for _, k := range ks {
-		w := t.w[k]
-		kb = append(kb, k...)
-		key := kb[len(kb)-len(k) : len(kb) : len(kb)]
-		if w.del {
-			err = b.Delete(key)
-		} else {
-			err = b.Set(key, w.val)
-		}
-		if err != nil {
-			return fmt.Errorf("minca/engine: batch: %w", err)
-		}
-	}
-	if err := b.Commit(Sync); err != nil {
-		return fmt.Errorf("minca/engine: commit: %w", err)
-	}
-	s.state.Lock()
-	s.st = t.st
-	s.st.stats.Changes = int64(s.st.changeSeq)
-	for d, v := range t.stored {
-		s.cache.put(d, v)
-	}
-	s.publishSources(t)
-	for sp := range t.spaces {
-		if s.spaces == nil {
-			s.spaces = make(map[string]bool)
-		}
-		s.spaces[sp] = true
-	}
-	s.state.Unlock()
-	for _, r := range t.refused {
-		s.refusals.add(r.peer, r.id)
-	}
-	s.subs.publish(t.events)
+	b := &piped[T]{item: item, checked: make(chan struct{}), decided: make(chan struct{}), handed: make(chan struct{})}
+	p.mu.Lock()
+	prev := p.last
+	p.last = b
+	p.mu.Unlock()
+	go p.through(prev, b)
 	return nil
+}
+
+// unadd takes back a batch Add counted and did not hand over.
+func (p *Pipeline[T]) unadd() {
+	p.mu.Lock()
+	p.added--
+	p.idleLocked()
+	p.mu.Unlock()
+}
+
+// Flush waits until every batch added is done with (handed to Done, or
+// dropped once the pipeline stopped), and returns why it stopped, if it
+// did.
+func (p *Pipeline[T]) Flush() error {
+	for {
+		p.mu.Lock()
+		if p.settled == p.added {
+			err := p.stopErr
+			p.mu.Unlock()
+			return err
+		}
+		idle := p.idle
+		p.mu.Unlock()
+		<-idle
+	}
+}
+
+// Close flushes the pipeline; Add fails from then on. It returns why the
+// pipeline stopped, if it did. Calling it again does nothing more.
+func (p *Pipeline[T]) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	return p.Flush()
+}
+
+// Err is why the pipeline stopped: the error Done returned, or nil.
+func (p *Pipeline[T]) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopErr
+}
+
+func (p *Pipeline[T]) stopped() bool {
+	select {
+	case <-p.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// through takes b through the stages, each once prev (the batch added
+// before it; nil when none was in flight) has left it: its versions made
+// and checked, then decided, then waited for and handed to Done.
+func (p *Pipeline[T]) through(prev, b *piped[T]) {
+	if prev != nil {
+		<-prev.checked
+	}
+	if !p.stopped() {
+		b.vs, b.err = p.f.Versions(p.ctx, b.item)
+		if b.err == nil && len(b.vs) > 0 {
+			b.p, b.err = p.s.Prepare(p.ctx, b.vs)
+		}
+	}
+	close(b.checked)
+
+	if prev != nil {
+		<-prev.decided
+	}
+	if b.err == nil && b.p != nil && !p.stopped() {
+		b.a, b.err = p.s.Submit(p.ctx, p.from, b.p)
+	}
+	if p.f.Decided != nil {
+		p.f.Decided(b.item)
+	}
+	close(b.decided)
+
+	if prev != nil {
+		<-prev.handed
+	}
+	r := Result{Err: b.err}
+	if b.a != nil {
+		r.Outcomes, r.Err = b.a.Wait()
+		if r.Err == nil {
+			r.Stored = b.a.stored
+		}
+	}
+	if !p.stopped() {
+		if err := p.f.Done(b.item, r); err != nil {
+			p.mu.Lock()
+			p.stopErr = err
+			close(p.stop)
+			p.mu.Unlock()
+		}
+	}
+	close(b.handed)
+	<-p.slots
+	p.mu.Lock()
+	if p.last == b {
+		p.last = nil // nothing follows it: its item is not kept
+	}
+	p.settled++
+	p.idleLocked()
+	p.mu.Unlock()
+}
+
+// idleLocked wakes Flush when every batch added is done with; p.mu is
+// held.
+func (p *Pipeline[T]) idleLocked() {
+	if p.settled == p.added {
+		close(p.idle)
+		p.idle = make(chan struct{})
+	}
 }

@@ -3,160 +3,222 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
-	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
 
-// heldKV holds each batch's Commit until released, and fails it when told.
-type heldKV struct {
-	*memory.Store
-	release chan error // a batch commits, or fails, with what it receives
+// batchLog records what a pipeline's stages were told, in order.
+type batchLog struct {
+	mu      sync.Mutex
+	decided []int
+	done    []int
+	results map[int]engine.Result
 }
 
-type heldBatch struct {
-	engine.Batch
-	kv *heldKV
-}
-
-func (k *heldKV) NewBatch() (engine.Batch, error) {
-	b, err := k.Store.NewBatch()
-	return &heldBatch{b, k}, err
-}
-
-func (b *heldBatch) Commit(d engine.Durability) error {
-	if err := <-b.kv.release; err != nil {
-		return err
+func (l *batchLog) stages(vs [][]*record.Version, done func(int, engine.Result) error) engine.Stages[int] {
+	l.results = map[int]engine.Result{}
+	return engine.Stages[int]{
+		Versions: func(_ context.Context, i int) ([]*record.Version, error) { return vs[i], nil },
+		Decided: func(i int) {
+			l.mu.Lock()
+			l.decided = append(l.decided, i)
+			l.mu.Unlock()
+		},
+		Done: func(i int, r engine.Result) error {
+			l.mu.Lock()
+			l.done = append(l.done, i)
+			l.results[i] = r
+			l.mu.Unlock()
+			if done != nil {
+				return done(i, r)
+			}
+			return nil
+		},
 	}
-	return b.Batch.Commit(d)
 }
 
-func pipelineCorpus(t *testing.T) []*record.Version {
-	var vs []*record.Version
-	err := enginetest.Corpus(enginetest.SpaceID("pipeline"), enginetest.CorpusOptions{Versions: 60, Seed: 3},
-		func(v *record.Version) error { vs = append(vs, v); return nil })
-	if err != nil {
-		t.Fatal(err)
+// chunks cuts vs into batches of n.
+func chunks(vs []*record.Version, n int) [][]*record.Version {
+	var bs [][]*record.Version
+	for i := 0; i < len(vs); i += n {
+		bs = append(bs, vs[i:min(i+n, len(vs))])
 	}
-	return vs
+	return bs
 }
 
-func submit(t *testing.T, s *engine.Store, vs []*record.Version) *engine.Admission {
-	t.Helper()
-	p, err := s.Prepare(context.Background(), vs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.Submit(context.Background(), "p", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
-// A batch decided while the one before it commits reads what that one
-// wrote (every edit of the second batch follows a first version of the
-// first); both are durable once their Waits return, and the store checks
-// clean.
-func TestSubmitBuildsOnCommittingBatch(t *testing.T) {
+// A pipeline hands every batch to Decided and Done in order, each with one
+// outcome per version; what it stored is counted from the batch itself,
+// and a batch of copies already held stores nothing.
+func TestPipelineAdmitsInOrder(t *testing.T) {
+	ctx := context.Background()
 	vs := pipelineCorpus(t)
-	var firsts, edits []*record.Version
-	for _, v := range vs {
-		if v.Seq == 0 {
-			firsts = append(firsts, v)
-		} else {
-			edits = append(edits, v)
-		}
-	}
-	kv := &heldKV{Store: memory.Open(nil), release: make(chan error)}
-	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a1 := submit(t, s, firsts)
-	a2 := submit(t, s, edits) // decided while a1 is held in Commit
-	if len(edits) == 0 {
-		t.Fatal("no edits in the corpus")
-	}
-	if _, err := s.Version(context.Background(), vs[0].ID); !errors.Is(err, engine.ErrNotFound) {
-		t.Fatalf("a version read before its batch committed: %v", err)
-	}
-	kv.release <- nil
-	kv.release <- nil
-	for _, a := range []*engine.Admission{a1, a2} {
-		outs, err := a.Wait()
-		if err != nil {
+	bs := chunks(vs, 7)
+	bs = append(bs, nil, vs[:7]) // nothing to admit; copies already held
+	var l batchLog
+	p := engine.NewPipeline(ctx, s, "p", l.stages(bs, nil))
+	for i := range bs {
+		if err := p.Add(ctx, i); err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range outs {
-			if o.Verdict != engine.Stands {
-				t.Fatalf("%s: %v (%v)", o.ID, o.Verdict, o.Refusal)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]int, len(bs))
+	for i := range want {
+		want[i] = i
+	}
+	if !slices.Equal(l.decided, want) || !slices.Equal(l.done, want) {
+		t.Fatalf("decided %v, done %v: want %v", l.decided, l.done, want)
+	}
+	stored := 0
+	for i, b := range bs {
+		r := l.results[i]
+		if r.Err != nil || len(r.Outcomes) != len(b) {
+			t.Fatalf("batch %d: %d outcomes for %d versions (%v)", i, len(r.Outcomes), len(b), r.Err)
+		}
+		for k, o := range r.Outcomes {
+			if o.ID != b[k].ID || o.Verdict != engine.Stands {
+				t.Fatalf("batch %d: %s %v for %s", i, o.ID, o.Verdict, b[k].ID)
 			}
 		}
+		stored += r.Stored
 	}
-	st, _ := s.Stats(context.Background())
-	if st.Versions != int64(len(vs)) || st.Waiting != 0 {
-		t.Fatalf("stats %+v", st)
+	if r := l.results[len(bs)-1]; r.Stored != 0 || r.Outcomes[0].New {
+		t.Fatalf("copies already held stored %d (new %v)", r.Stored, r.Outcomes[0].New)
 	}
-	close(kv.releaseAll())
-	if probs, err := s.Check(context.Background(), nil); err != nil || len(probs) > 0 {
-		t.Fatalf("check: %v %v", probs, err)
+	if st, _ := s.Stats(ctx); stored != len(vs) || st.Versions != int64(len(vs)) {
+		t.Fatalf("stored %d, store holds %d, want %d", stored, st.Versions, len(vs))
+	}
+	if err := p.Add(ctx, 0); !errors.Is(err, engine.ErrPipelineClosed) {
+		t.Fatalf("add after close: %v", err)
 	}
 }
 
-// A batch decided on the writes of one whose commit then fails is not
-// written either: neither is in the store, the counters are as before,
-// and the same versions admit afterwards.
-func TestSubmitAfterFailedCommitFails(t *testing.T) {
+// A batch decided while the one before it commits fails with it when that
+// commit fails: Done is given the error for both, none of either is held,
+// and the pipeline goes on with the next batch.
+func TestPipelineFailsOnFailedBatch(t *testing.T) {
+	ctx := context.Background()
 	vs := pipelineCorpus(t)
 	kv := &heldKV{Store: memory.Open(nil), release: make(chan error)}
-	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
+	s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a1 := submit(t, s, vs[:31])
-	a2 := submit(t, s, vs[31:])
+	bs := [][]*record.Version{vs[:20], vs[20:40], vs[40:]}
+	var l batchLog
+	p := engine.NewPipeline(ctx, s, "p", l.stages(bs, nil))
+	for i := range 2 {
+		if err := p.Add(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.decided) == 2 })
 	boom := errors.New("disk on fire")
 	kv.release <- boom
-	if _, err := a1.Wait(); !errors.Is(err, boom) {
-		t.Fatalf("first batch: %v", err)
-	}
-	if _, err := a2.Wait(); err == nil || !errors.Is(err, boom) {
-		t.Fatalf("second batch, decided on the first: %v", err)
-	}
-	st, _ := s.Stats(context.Background())
-	if st != (engine.Stats{}) {
-		t.Fatalf("stats after two failed batches: %+v", st)
-	}
-	for _, v := range vs {
-		if _, err := s.Version(context.Background(), v.ID); !errors.Is(err, engine.ErrNotFound) {
-			t.Fatalf("%s held after its batch failed: %v", v.ID, err)
-		}
-	}
-	close(kv.releaseAll())
-	outs, err := s.Admit(context.Background(), "p", vs)
-	if err != nil {
+	if err := p.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range outs {
-		if o.Verdict != engine.Stands {
-			t.Fatalf("%s: %v", o.ID, o.Verdict)
+	for i := range 2 {
+		if r := l.results[i]; !errors.Is(r.Err, boom) || r.Stored != 0 {
+			t.Fatalf("batch %d: %v, stored %d; want it failed", i, r.Err, r.Stored)
 		}
 	}
-	if probs, err := s.Check(context.Background(), nil); err != nil || len(probs) > 0 {
-		t.Fatalf("check: %v %v", probs, err)
+	if st, _ := s.Stats(ctx); st != (engine.Stats{}) {
+		t.Fatalf("stats after two failed batches: %+v", st)
+	}
+	close(kv.releaseAll())
+	if err := p.Add(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r := l.results[2]; r.Err != nil || r.Stored == 0 {
+		t.Fatalf("batch after the failed ones: %v, stored %d", r.Err, r.Stored)
 	}
 }
 
-// releaseAll makes a channel that lets every later commit through.
-func (k *heldKV) releaseAll() chan error {
-	c := make(chan error)
-	k.release = c
-	return c
+// An error from Versions fails its batch alone; an error from Done stops
+// the pipeline: Add and Close return it, later batches are still decided
+// (and told to Decided) but not handed to Done.
+func TestPipelineStops(t *testing.T) {
+	ctx := context.Background()
+	vs := pipelineCorpus(t)
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	bs := chunks(vs, 10)
+	unreadable := errors.New("unreadable")
+	stop := errors.New("stop")
+	var l batchLog
+	st := l.stages(bs, func(i int, r engine.Result) error {
+		if i == 3 {
+			return stop
+		}
+		return nil
+	})
+	versions := st.Versions
+	st.Versions = func(ctx context.Context, i int) ([]*record.Version, error) {
+		if i == 1 {
+			return nil, unreadable
+		}
+		return versions(ctx, i)
+	}
+	p := engine.NewPipeline(ctx, s, "p", st)
+	var addErr error
+	added := 0
+	for i := range bs {
+		if addErr = p.Add(ctx, i); addErr != nil {
+			break
+		}
+		added++
+	}
+	if err := p.Close(); !errors.Is(err, stop) {
+		t.Fatalf("close: %v", err)
+	}
+	if addErr != nil && !errors.Is(addErr, stop) {
+		t.Fatalf("add: %v", addErr)
+	}
+	if r := l.results[1]; !errors.Is(r.Err, unreadable) || r.Outcomes != nil {
+		t.Fatalf("batch 1: %+v", r)
+	}
+	if r := l.results[2]; r.Err != nil || r.Stored == 0 {
+		t.Fatalf("batch 2, after a failed one: %+v", r)
+	}
+	if !slices.Equal(l.done, []int{0, 1, 2, 3}) {
+		t.Fatalf("done %v: want 0–3", l.done)
+	}
+	if len(l.decided) != added {
+		t.Fatalf("decided %v of %d added", l.decided, added)
+	}
+	if err := p.Add(ctx, 0); !errors.Is(err, engine.ErrPipelineClosed) {
+		t.Fatalf("add after close: %v", err)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after ten seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
 }

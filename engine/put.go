@@ -87,8 +87,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	if err := t.noteCurrent(v.Space, v.Key, oh, nh, v); err != nil {
 		return None, err
 	}
-	t.change(d, Stored, from)
-	t.events[at].Seq = t.st.changeSeq
+	t.events[at].Seq = t.change(d, Stored, from, rec, verdict, at)
 	if whole {
 		t.final[d] = Whole
 		return Whole, nil

@@ -81,8 +81,8 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 	if to == Withdrawn {
 		kind = Withdrew
 	}
-	t.change(d, kind, "")
-	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to, Seq: t.st.changeSeq, Version: v})
+	t.events = append(t.events, Event{Kind: EventStanding, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: to, Version: v})
+	t.events[len(t.events)-1].Seq = t.change(d, kind, "", rec, to, len(t.events)-1)
 	if err := t.noteCurrent(v.Space, v.Key, oh, nh, nil); err != nil {
 		return false, err
 	}

@@ -147,8 +147,14 @@ const stateName = "state"
 // versions by id, bodies apart; 4 kept no change's source; 5 kept no
 // versions by root; 6 kept no waiting version's source, arrival and size
 // ('Q'); 7 kept no files index ('n', 'N'). 6 and 7 are brought up to this
-// layout when opened (upgrade.go).
-const layout = 8
+// layout when opened (upgrade.go); 8 kept change log entries without what
+// each batch left (Change.Facts), and they are read as they are, as are
+// those of 6 and 7, while the next batch writes the store in this layout.
+const layout = 9
+
+// filesIndexed is the first layout with the files index: a store in it or
+// later needs no upgrade.
+const filesIndexed = 8
 
 // upgradable is the earliest layout Open brings up to this one.
 const upgradable = 6
@@ -241,7 +247,7 @@ func Open(kv KV, opts *Options) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("minca/engine: open: %w", err)
 	}
-	if s.st.from < layout {
+	if s.st.from < filesIndexed {
 		err = s.upgrade()
 	} else {
 		err = s.loadSources()

@@ -23,14 +23,13 @@ type tx struct {
 	w      map[string]write
 	ahead  map[string]ahead
 	sorted []string // written keys of the ranged tables, ascending
-	// changes is this batch's change log entry, written under one key at
-	// commit (changelog.go); runAt is where its last run's count is (0:
-	// no run yet), and runFrom that run's source.
-	changes []byte
-	runAt   int
-	runFrom string
-	outs    []Outcome // Admit's outcomes, nil for other writes
-	stored  map[canonical.ID]*record.Version
+	// pend is this batch's changes, written as one change log entry when
+	// it is sealed (changelog.go); verdicts the last standing the batch
+	// gave each version it changed.
+	pend     []pendingChange
+	verdicts map[canonical.ID]Verdict
+	outs     []Outcome // Admit's outcomes, nil for other writes
+	stored   map[canonical.ID]*record.Version
 	// pending maps a waiting version to the inputs it came from, so a
 	// version re-judged in the same batch reports its final outcome.
 	pending map[canonical.ID][]int
@@ -45,6 +44,9 @@ type tx struct {
 	// restood is the standing a Restander judge changed versions to in
 	// this batch (rejudge.go), so their outcomes report it.
 	restood map[canonical.ID]Verdict
+	// gaps are the versions stored in this batch whose log.prev was not
+	// held when they were (Outcome.Gap).
+	gaps map[canonical.ID]struct{}
 	// now is the batch's time (Unix ms), waiting versions' arrival; srcs
 	// the sources whose waiting this batch changed (sources.go).
 	now  int64
@@ -57,7 +59,7 @@ type tx struct {
 func (s *Store) begin(j Judge, n int) *tx {
 	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 6*n), ahead: make(map[string]ahead, 3*n),
 		stored: make(map[canonical.ID]*record.Version, n), pending: make(map[canonical.ID][]int),
-		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), now: s.now().UnixMilli()}
+		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli()}
 	if prev := s.inflight; prev != nil {
 		if pp := prev.prev; pp != nil {
 			<-pp.done
@@ -253,9 +255,9 @@ func (t *tx) apply(i int, d canonical.ID, v *record.Version, c Checked, e *encod
 		if dec.Verdict == Withdrawn {
 			why = dec.Refusal
 		}
-		t.outcome(i, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why})
+		t.outcome(i, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why, New: true})
 		for _, j := range t.pending[d] {
-			t.outcome(j, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why})
+			t.outcome(j, Outcome{Verdict: dec.Verdict, Stored: st, Refusal: why, New: true})
 		}
 		delete(t.pending, d)
 		t.queue = append(t.queue, d)
@@ -398,7 +400,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	t.final[d] = Whole
 	t.st.stats.BodyBytes += int64(len(body))
 	t.stored[d] = v
-	t.change(d, BodyAdded, from)
-	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict, Version: v, Seq: t.st.changeSeq})
+	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict, Version: v})
+	t.events[len(t.events)-1].Seq = t.change(d, BodyAdded, from, rec, e.verdict, len(t.events)-1)
 	return nil
 }

@@ -53,12 +53,23 @@ func (s Storage) String() string {
 	return "-"
 }
 
-// Outcome is what [Store.Admit] did with one version.
+// Outcome is what [Store.Admit] did with one version: what a caller
+// would otherwise read back from the store once the batch is in.
 type Outcome struct {
 	ID      string
 	Verdict Verdict
 	Stored  Storage
 	Refusal *record.Refusal // when Refused; when Withdrawn, what took it away, if the judge said
+	// New: the batch took the version in; false for a copy already held
+	// (whose body it may have added, 02 §4.5).
+	New bool
+	// Top: after the batch, the version is its record's top held version
+	// in 02 §4.3 order, the one no other supersedes. Held as a Stub, it
+	// is a current version whose body this store lacks (§4.5).
+	Top bool
+	// Gap: its log.prev names a version the store does not hold after the
+	// batch — a hole in its writer's line (02 §4.10) to ask a peer for.
+	Gap bool
 }
 
 // Held is one held version of a record with how it is held, as
@@ -99,6 +110,10 @@ const (
 	Withdrew ChangeKind = 3
 	// Restood: a withdrawn version stands again ([Store.ChangeLog] only).
 	Restood ChangeKind = 4
+	// Forked: a fork or break of a writer's line was found on arrival
+	// (02 §4.10): ID is one of its versions, Other the other
+	// ([Store.ChangeLog] only).
+	Forked ChangeKind = 5
 )
 
 func (k ChangeKind) String() string {
@@ -109,6 +124,8 @@ func (k ChangeKind) String() string {
 		return "withdrew"
 	case Restood:
 		return "restood"
+	case Forked:
+		return "forked"
 	}
 	return "stored"
 }
@@ -125,6 +142,17 @@ type Change struct {
 	// "blobs:" + its blob store's id, and leaves out of its exports what
 	// that blob store brought.
 	From string
+	// Facts: the change log holds what the batch left of the version and
+	// its record (Verdict, Current); false for a change logged by an
+	// earlier layout, which did not keep them.
+	Facts bool
+	// Verdict is the version's standing once the batch was in (02 §9.5).
+	Verdict Verdict
+	// Current is the id of the record's readable current version once the
+	// batch was in, "" when none read (02 §4.3, §4.5); not for Forked.
+	Current string
+	// Other is a fork or break's other version (Forked).
+	Other string
 }
 
 // Stats counts what a store holds ([Store.Stats]).

@@ -29,7 +29,8 @@
 //	        Define, DefineRole, Revoke, Members, Spaces, SignOut                    // 06 §1.2–§1.3
 //	(*Node).Subscribe(space, after, buffer) (*Subscription, error)                  // events, by cursor
 //	(*Node).Query(ctx, space, query) (QueryPage, error); WatchQuery               // 06 §2.11, package index
-//	(*Node).ChangeKey, BoxMissing, Open, Reveal, PutFile, File                    // private spaces, docs/private-spaces.md §14
+//	(*Node).Get, History, Export → Read{Version, Opened, Standing, Stored}; (Read).JSON() // reads, sealed bodies opened
+//	(*Node).ChangeKey, BoxMissing, Open, PutFile, File                            // private spaces, docs/private-spaces.md §14
 //	(*Node).Store(); Judge(); Account(); Session(); Dir(); Close()
 //
 // The store is opened with package store (a local one: pebble:, sqlite:,

@@ -40,9 +40,9 @@ const (
 // events are delivered in commit order with a resumable cursor). The
 // cursor is "SEQ.I": SEQ the store's change log sequence (engine.Change)
 // the event follows from, I its place among the events of that change (0
-// is the change's own). What an event says of a record (Kind, Current) is
-// read when the event is made: a subscriber resuming from an old cursor
-// reads the record as it is then.
+// is the change's own; a waiting count follows it). What an event says of
+// a record (Kind, Current) is what the change's batch left: a subscriber
+// resuming from an old cursor is told what it would have been told then.
 type Event struct {
 	Cursor     string `json:"cursor"`
 	Kind       string `json:"kind"`
@@ -93,16 +93,15 @@ func parseCursor(s string) (cursor, error) {
 var ErrSlow = errors.New("minca/node: subscription dropped: its reader fell behind; subscribe again from the last cursor taken")
 
 // events turns the store's changes into the node's events: a pump takes
-// the engine's events (each stored version and each standing change with
-// its change's sequence, pump.go) and keeps the last ones in a ring; a
-// change whose engine event it missed, and every change a resuming
-// subscriber asks for, it reads from the engine's change log (durable, in
-// commit order, standing changes included, engine.Store.ChangeLog). What
-// the change log cannot say again (forks, waiting counts) is written to a
-// bounded journal as the pump makes it. A process killed between a batch's
-// commit and the pump's journaling a fork loses that event (not the fork:
-// the store keeps its proof); every change's own event, a standing change
-// included, is made again from the change log, after any crash.
+// the engine's events (each stored version, standing change and fork with
+// its change as the change log keeps it, pump.go) and keeps the last ones
+// in a ring; a change whose engine event it missed, and every change a
+// resuming subscriber asks for, it reads from the engine's change log
+// (durable, in commit order, standing changes and forks included, each
+// with what its batch left: engine.Store.ChangeLog). Both make a change's
+// event with eventOf, so an event read again is the event first told.
+// What the change log does not hold (waiting counts) is written to a
+// bounded journal as the pump makes it.
 type events struct {
 	n       *Node
 	sub     *engine.Subscription
@@ -114,7 +113,6 @@ type events struct {
 	at      cursor // the last event made
 	wake    chan struct{}
 	closed  bool
-	waiting int64
 	dropped int64
 
 	done chan struct{}
@@ -132,7 +130,6 @@ func openEvents(n *Node) (*events, error) {
 		return nil, err
 	}
 	e.at = cursor{seq: uint64(st.Changes), idx: e.journal.lastIdx(uint64(st.Changes))}
-	e.waiting = st.Waiting
 	go e.pump()
 	return e, nil
 }
@@ -150,63 +147,6 @@ func (e *events) close() error {
 // maxTake bounds the engine events the pump takes at once.
 const maxTake = 4096
 
-// pump makes the events as the store commits.
-func (e *events) pump() {
-	defer close(e.done)
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case ev, ok := <-e.sub.Events():
-			// Everything queued is taken at once: what it says of records
-			// is read from it, not from the store.
-			evs := []engine.Event{ev}
-			for ok && len(evs) < maxTake {
-				select {
-				case ev, ok = <-e.sub.Events():
-					if ok {
-						evs = append(evs, ev)
-					}
-					continue
-				default:
-				}
-				break
-			}
-			if evs[0].Kind != 0 {
-				e.take(evs)
-			}
-			if !ok {
-				e.readChanges() // what committed last
-				return
-			}
-			if d := e.sub.Dropped(); d > e.dropped {
-				e.dropped = d
-				e.n.o.Logger.Error("the node's events fell behind the store's; standing changes may be missing from them", "dropped", d)
-			}
-		case <-tick.C:
-			e.readChanges()
-			e.checkWaiting()
-		}
-	}
-}
-
-// handle makes the event of a standing change or a fork, after the
-// changes before it.
-func (e *events) handle(ev engine.Event) {
-	switch ev.Kind {
-	case engine.EventStanding:
-		kind := EventRestored
-		if ev.Verdict == engine.Withdrawn {
-			kind = EventWithdrawn
-		}
-		e.logged(Event{Kind: kind, Space: ev.Space, Key: ev.Key, ID: ev.ID, Current: e.currentOf(ev.Space, ev.Key)})
-	case engine.EventLine:
-		if p := ev.Proof; p != nil {
-			e.logged(Event{Kind: EventFork, Space: ev.Space, ID: p.A.ID, Other: p.B.ID, Collection: p.A.Collection})
-		}
-	}
-}
-
 // readChanges makes the events of every change committed since the last.
 func (e *events) readChanges() {
 	ctx := context.Background()
@@ -221,7 +161,7 @@ func (e *events) readChanges() {
 			}
 			break
 		}
-		ev, err := e.derive(ctx, c)
+		ev, err := e.changeEvent(ctx, c)
 		if err != nil {
 			e.n.o.Logger.Error("reading a changed version", "id", c.ID, "err", err)
 			continue
@@ -249,45 +189,6 @@ func (e *events) follow(ctx context.Context, evs []Event) {
 	}
 }
 
-// derive is a change's own event (index 0), reading its record now.
-func (e *events) derive(ctx context.Context, c engine.Change) (Event, error) {
-	v, err := e.n.st.Version(ctx, c.ID)
-	if err != nil {
-		return Event{}, err
-	}
-	ev := Event{seq: c.Seq, Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
-	ev.Current = e.currentOf(v.Space, v.Key)
-	switch {
-	case c.Kind == engine.Withdrew:
-		ev.Kind = EventWithdrawn
-	case c.Kind == engine.Restood:
-		ev.Kind = EventRestored
-	case ev.Current == v.ID && v.Deleted:
-		ev.Kind = EventDeleted
-	case ev.Current == v.ID:
-		ev.Kind = EventCurrent // what reads stands
-	default:
-		verdict, _, err := e.n.st.Standing(ctx, c.ID)
-		if err != nil {
-			return Event{}, err
-		}
-		ev.Kind = EventStored
-		if verdict == engine.Withdrawn {
-			ev.Kind = EventWithdrawn
-		}
-	}
-	ev.Cursor = cursor{c.Seq, 0}.String()
-	return ev, nil
-}
-
-func (e *events) currentOf(space, key string) string {
-	v, err := e.n.st.Current(context.Background(), space, key)
-	if err != nil {
-		return ""
-	}
-	return v.ID
-}
-
 // logged journals an event the change log cannot make again, then
 // publishes it.
 func (e *events) logged(ev Event) {
@@ -299,15 +200,6 @@ func (e *events) logged(ev Event) {
 		e.n.o.Logger.Error("writing the event journal", "err", err)
 	}
 	e.publish([]Event{ev})
-}
-
-func (e *events) checkWaiting() {
-	st, err := e.n.st.Stats(context.Background())
-	if err != nil || st.Waiting == e.waiting {
-		return
-	}
-	e.waiting = st.Waiting
-	e.logged(Event{Kind: EventWaiting, Count: st.Waiting})
 }
 
 // first is the position of the oldest event the ring serves: of the last
@@ -548,7 +440,7 @@ func (e *events) replay(from, to cursor) ([]Event, error) {
 		if !from.before(cc) {
 			continue
 		}
-		ev, err := e.derive(ctx, c)
+		ev, err := e.changeEvent(ctx, c)
 		if err != nil {
 			return nil, err
 		}

@@ -38,8 +38,8 @@ func (e *CursorGoneError) Error() string {
 // Is makes errors.Is(err, ErrCursorGone) hold.
 func (e *CursorGoneError) Is(target error) bool { return target == ErrCursorGone }
 
-// journal keeps the events the change log cannot make again — forks,
-// waiting counts (and the standing changes an older node kept here) — one
+// journal keeps the events the change log cannot make again — waiting
+// counts (and the forks and standing changes an older node kept here) — one
 // JSON line each, synced before the event is published, so a subscriber
 // resuming from an older cursor gets them too. It lives in the node
 // directory. It is bounded: past maxBytes,

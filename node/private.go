@@ -7,7 +7,6 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/index"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -72,25 +71,6 @@ func (n *Node) isPrivate(ctx context.Context, spaceID string) (bool, error) {
 	}
 	n.privacy.Store(spaceID, g.Private())
 	return g.Private(), nil
-}
-
-// Reveal is a version's canonical JSON as the node's reads give it: in a
-// private space whose key the node holds, with what the sealed body holds
-// beside it as "opened": {"body", "links"?} (index.OpenedJSON); otherwise
-// as it is. The signed version is the JSON without "opened".
-func (n *Node) Reveal(ctx context.Context, versionJSON []byte) ([]byte, error) {
-	v, err := record.Decode(versionJSON)
-	if err != nil {
-		return nil, fmt.Errorf("%w: a stored version: %v", engine.ErrCorrupt, err)
-	}
-	o, err := n.Open(ctx, v)
-	if errors.Is(err, seal.ErrNoKey) || o == nil {
-		return versionJSON, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return index.OpenedJSON(versionJSON, o.Body, o.Links), nil
 }
 
 // opener is the node's index.Opener: what the index reads of a private

@@ -81,11 +81,11 @@ func TestPrivatePutSealsAndOpens(t *testing.T) {
 	if canon(t, o.Body) != canon(t, body) || len(o.Links) != 1 || o.Links[0] != links[0] {
 		t.Errorf("opened %s %v, want %s %v", canon(t, o.Body), o.Links, canon(t, body), links)
 	}
-	cur, err := tn.Store().CurrentJSON(ctx, g.ID, v.Key)
+	cur, err := tn.Get(ctx, g.ID, v.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rv, err := tn.Reveal(ctx, cur)
+	rv, err := cur.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestPrivatePutSealsAndOpens(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal(rv, &shown); err != nil || shown.Opened.Body["text"] != "Buy milk" || len(shown.Opened.Links) != 1 {
-		t.Errorf("Reveal gives %s (%v)", rv, err)
+		t.Errorf("Get gives %s (%v)", rv, err)
 	}
 
 	// A stub-free history reads opened too, after the node is reopened

@@ -2,31 +2,53 @@ package node
 
 import (
 	"context"
+	"errors"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/record"
 )
 
-// take makes the node's events from a run of the engine's, in order.
-// Each stored version's and each standing change's own event is made from
-// what the engine's event carries (the change's sequence and the version
-// at hand); what the run says of records afterwards — each one's last
-// current version, each version's last standing — stands in for reading
-// them back from the store, which is what [events.derive] does for a
-// change read from the change log. A change whose engine event is missing
-// (a gap in the sequence: the engine's subscription dropped events) is
-// read from the change log instead.
-func (e *events) take(evs []engine.Event) {
-	ctx := context.Background()
-	cur := map[string]string{}
-	standing := map[string]engine.Verdict{}
-	for _, ev := range evs {
-		switch ev.Kind {
-		case engine.EventCurrent:
-			cur[ev.Space+"\n"+ev.Key] = ev.ID
-		case engine.EventStanding:
-			standing[ev.ID] = ev.Verdict
+// pump makes the events as the store commits: each change's own event
+// from the engine's event of it, which carries the change as the change
+// log keeps it (eventOf); a change whose engine event it missed (the
+// subscription dropped it) is read from the change log; a new waiting
+// count is journaled. Nothing is read on a timer: every change is in the
+// change log, and the engine tells of each batch it commits.
+func (e *events) pump() {
+	defer close(e.done)
+	for {
+		ev, ok := <-e.sub.Events()
+		// Everything queued is taken at once.
+		evs := []engine.Event{ev}
+		for ok && len(evs) < maxTake {
+			select {
+			case ev, ok = <-e.sub.Events():
+				if ok {
+					evs = append(evs, ev)
+				}
+				continue
+			default:
+			}
+			break
+		}
+		if evs[0].Kind != 0 {
+			e.take(evs)
+		}
+		if !ok {
+			e.readChanges() // what committed last
+			return
+		}
+		if d := e.sub.Dropped(); d > e.dropped {
+			e.dropped = d
+			e.n.o.Logger.Warn("the node's events fell behind the store's; the missed ones are read from the change log", "dropped", d)
+			e.readChanges()
 		}
 	}
+}
+
+// take makes the node's events from a run of the engine's, in order.
+func (e *events) take(evs []engine.Event) {
+	ctx := context.Background()
 	e.mu.Lock()
 	last := e.at.seq // the pump alone moves it
 	e.mu.Unlock()
@@ -38,12 +60,7 @@ func (e *events) take(evs []engine.Event) {
 	}
 	for _, ev := range evs {
 		switch ev.Kind {
-		case engine.EventAdmitted, engine.EventStanding:
-			if ev.Seq == 0 { // a standing change outside the change log
-				flush()
-				e.handle(ev)
-				continue
-			}
+		case engine.EventAdmitted, engine.EventStanding, engine.EventLine:
 			switch {
 			case ev.Seq <= last:
 				continue // made already, from the change log
@@ -55,46 +72,58 @@ func (e *events) take(evs []engine.Event) {
 				e.mu.Unlock()
 				continue
 			}
-			out = append(out, e.admitted(ev, cur, standing))
+			out = append(out, eventOf(ev.Change, ev.Version))
 			last = ev.Seq
-		case engine.EventLine:
+		case engine.EventWaiting:
 			flush()
-			e.handle(ev)
+			e.logged(Event{Kind: EventWaiting, Count: ev.Count})
 		}
 	}
 	flush()
 }
 
-// admitted is the event of a stored version or a standing change (index 0
-// of its change), as [events.derive] would make it after the run of engine
-// events it came in: cur and standing are what the run says of records
-// and versions; a record the run did not change is read.
-func (e *events) admitted(ev engine.Event, cur map[string]string, standing map[string]engine.Verdict) Event {
-	v := ev.Version
-	out := Event{seq: ev.Seq, Cursor: cursor{ev.Seq, 0}.String(), Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
-	c, ok := cur[v.Space+"\n"+v.Key]
-	if !ok {
-		c = e.currentOf(v.Space, v.Key)
-	}
-	out.Current = c
+// eventOf is a change's own event (index 0 of its change): what it says
+// of the record is what the change's batch left, as the change log keeps
+// it; v is the change's version (its space, key and collection).
+func eventOf(c engine.Change, v *record.Version) Event {
+	ev := Event{seq: c.Seq, Cursor: cursor{c.Seq, 0}.String(), Space: v.Space, Key: v.Key, ID: c.ID, Collection: v.Collection, Current: c.Current}
 	switch {
-	case ev.Kind == engine.EventStanding && ev.Verdict == engine.Withdrawn:
-		out.Kind = EventWithdrawn
-	case ev.Kind == engine.EventStanding:
-		out.Kind = EventRestored
-	case c == v.ID && v.Deleted:
-		out.Kind = EventDeleted
-	case c == v.ID:
-		out.Kind = EventCurrent
+	case c.Kind == engine.Forked:
+		ev.Kind, ev.Key, ev.Current, ev.Other = EventFork, "", "", c.Other
+	case c.Kind == engine.Withdrew:
+		ev.Kind = EventWithdrawn
+	case c.Kind == engine.Restood:
+		ev.Kind = EventRestored
+	case c.Current == c.ID && v.Deleted:
+		ev.Kind = EventDeleted
+	case c.Current == c.ID:
+		ev.Kind = EventCurrent // what reads stands
+	case c.Verdict == engine.Withdrawn:
+		ev.Kind = EventWithdrawn
 	default:
-		verdict := ev.Verdict
-		if s, ok := standing[v.ID]; ok {
-			verdict = s
+		ev.Kind = EventStored
+	}
+	return ev
+}
+
+// changeEvent is the event of a change read from the change log. A change
+// an earlier layout logged without what its batch left is told with what
+// the store holds now.
+func (e *events) changeEvent(ctx context.Context, c engine.Change) (Event, error) {
+	v, err := e.n.st.Version(ctx, c.ID)
+	if err != nil {
+		return Event{}, err
+	}
+	if !c.Facts {
+		c.Current = ""
+		if cur, err := e.n.st.Current(ctx, v.Space, v.Key); err == nil {
+			c.Current = cur.ID
+		} else if !errors.Is(err, engine.ErrNotFound) {
+			return Event{}, err
 		}
-		out.Kind = EventStored
-		if verdict == engine.Withdrawn {
-			out.Kind = EventWithdrawn
+		if c.Verdict, _, err = e.n.st.Standing(ctx, c.ID); err != nil {
+			return Event{}, err
 		}
 	}
-	return out
+	return eventOf(c, v), nil
 }

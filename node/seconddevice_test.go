@@ -136,11 +136,11 @@ func TestSecondDeviceByAccountKeyThroughASharedFolder(t *testing.T) {
 		t.Fatalf("%s: not after 300 steps of the sync service\n%s", what, log)
 	}
 	reads := func(n *node.Node, sp, key, text string) bool {
-		cur, err := n.Store().CurrentJSON(ctx, sp, key)
+		cur, err := n.Get(ctx, sp, key)
 		if err != nil {
 			return false
 		}
-		shown, err := n.Reveal(ctx, cur)
+		shown, err := cur.JSON()
 		return err == nil && bytes.Contains(shown, []byte(text))
 	}
 	until("the second device reads the first's records", func() bool {

@@ -17,15 +17,16 @@ import (
 // one key in one space are made one at a time"). It takes the writes
 // waiting and, on its own goroutine, derives each version, takes its log
 // place under the places' lock, previews it with the judge, and appends
-// the places to their log (build); a second goroutine then syncs the
-// places, and only then signs the batch and checks it on every core
-// (sign), a third decides it through the judge (submit),
-// each while the stage before works on the next batch, and the answers
-// wait for its synced commit. Many writers waiting share one fsync of the
-// places and one of the store.
+// the places to their log (build); then the store's admission pipeline
+// (engine.Pipeline) syncs the places, and only then signs the batch and
+// checks it on every core (sign), decides it through the judge and
+// commits it, each stage while the one before works on the next batch,
+// and the answers wait for its synced commit (answer). Many writers
+// waiting share one fsync of the places and one of the store.
 type writer struct {
-	n *Node
-	q chan *writeReq
+	n     *Node
+	q     chan *writeReq
+	admit *engine.Pipeline[*staged]
 
 	mu     sync.RWMutex // guards closed against sends on a closed q
 	closed bool
@@ -37,13 +38,16 @@ type writer struct {
 	pmu  sync.Mutex
 	pend map[string]*record.Version
 	byID map[string]*record.Version
-	// waits is the goroutines waiting for batches to commit.
-	waits sync.WaitGroup
 }
 
 func startWriter(n *Node) *writer {
 	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{}),
 		pend: map[string]*record.Version{}, byID: map[string]*record.Version{}}
+	w.admit = engine.NewPipeline(n.ctx, n.st, "local", engine.Stages[*staged]{
+		Versions: w.sign,
+		Decided:  func(st *staged) { close(st.decided) },
+		Done:     w.answer,
+	})
 	go w.run()
 	return w
 }
@@ -81,29 +85,7 @@ func (w *writer) stop() {
 
 func (w *writer) run() {
 	defer close(w.done)
-	// Three stages, each on its own goroutine, a batch in each: build
-	// (here), sign and check, decide; the commit is a fourth.
-	stage, signed := make(chan *staged, 1), make(chan *staged, 1)
-	stageDone := make(chan struct{})
-	go func() {
-		defer close(signed)
-		for st := range stage {
-			if w.sign(st) {
-				signed <- st
-			}
-		}
-	}()
-	go func() {
-		defer close(stageDone)
-		for st := range signed {
-			w.submit(st)
-		}
-	}()
-	defer func() {
-		close(stage)
-		<-stageDone
-		w.waits.Wait()
-	}()
+	defer w.admit.Close() // every batch built is answered
 	var held *writeReq
 	for {
 		r := held
@@ -132,11 +114,18 @@ func (w *writer) run() {
 				break fill
 			}
 		}
-		if st := w.build(batch); st != nil {
-			stage <- st
-			if r.access {
-				<-st.decided // the next batch's seen names it
-			}
+		st := w.build(batch)
+		if st == nil {
+			continue
+		}
+		// The pipeline never stops (answer returns nil) and is closed
+		// only here: Add fails for nothing but a bug, answered all the same.
+		if err := w.admit.Add(context.Background(), st); err != nil {
+			w.answer(st, engine.Result{Err: err})
+			continue
+		}
+		if r.access {
+			<-st.decided // the next batch's seen names it
 		}
 	}
 }
@@ -149,9 +138,8 @@ type staged struct {
 	decided chan struct{}
 	// sync writes the batch's places down: before it is signed.
 	sync func() error
-	// Once signed and checked:
+	// vs is the batch signed.
 	vs []*record.Version
-	p  *engine.Prepared
 }
 
 // build makes one batch ready to sign: each version derived, its log
@@ -229,60 +217,35 @@ func (w *writer) build(batch []*writeReq) *staged {
 	return st
 }
 
-// sign signs a staged batch on every core and checks it on every core —
-// while the writer builds the next batch and the one before is decided.
-// False when it failed: its writes are answered.
-func (w *writer) sign(st *staged) bool {
-	err := st.sync() // the places are written down before anything is signed
-	var vs []*record.Version
-	if err == nil {
-		vs, err = signAll(st.ps)
+// sign syncs a staged batch's places, then signs it on every core — the
+// pipeline's checking stage, while the writer builds the next batch and
+// the one before is decided.
+func (w *writer) sign(_ context.Context, st *staged) ([]*record.Version, error) {
+	if err := st.sync(); err != nil { // the places are written down before anything is signed
+		return nil, err
 	}
-	if err == nil {
-		w.n.judge.Base.Vouch(vs)
-		st.vs = vs
-		st.p, err = w.n.st.Prepare(w.n.ctx, vs)
-	}
+	vs, err := signAll(st.ps)
 	if err != nil {
-		w.failed(st, err)
-		return false
+		return nil, err
 	}
-	return true
+	w.n.judge.Base.Vouch(vs)
+	st.vs = vs
+	return vs, nil
 }
 
-// failed answers a staged batch's writes with err.
-func (w *writer) failed(st *staged, err error) {
-	close(st.decided)
+// answer answers each write of a batch once it is committed and synced,
+// or failed.
+func (w *writer) answer(st *staged, r engine.Result) error {
 	w.release(st.ps)
-	for _, i := range st.idx {
-		st.batch[i].done <- writeResult{nil, fmt.Errorf("minca/node: storing: %w", err)}
-	}
-}
-
-// submit decides a signed batch through the judge, then answers each
-// write once the batch is committed and synced.
-func (w *writer) submit(st *staged) {
-	adm, err := w.n.st.Submit(w.n.ctx, "local", st.p)
-	if err != nil {
-		w.failed(st, err)
-		return
-	}
-	close(st.decided)
-	vs := st.vs
-	w.waits.Add(1)
-	go func() {
-		defer w.waits.Done()
-		outs, err := adm.Wait()
-		w.release(st.ps)
-		for k, i := range st.idx {
-			r := st.batch[i]
-			if err != nil {
-				r.done <- writeResult{nil, fmt.Errorf("minca/node: storing: %w", err)}
-				continue
-			}
-			r.done <- outcome(vs[k], outs[k])
+	for k, i := range st.idx {
+		req := st.batch[i]
+		if r.Err != nil {
+			req.done <- writeResult{nil, fmt.Errorf("minca/node: storing: %w", r.Err)}
+			continue
 		}
-	}()
+		req.done <- outcome(st.vs[k], r.Outcomes[k])
+	}
+	return nil
 }
 
 // outcome is a stored version's answer.

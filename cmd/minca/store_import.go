@@ -116,98 +116,47 @@ type line struct {
 	n    int    // its line there
 }
 
-// run reads, checks and admits in a pipeline: while one batch commits, the
-// next is decided, and the one after is parsed and its signatures
-// verified. Outcomes are printed once their batch is durable; when the run
-// stops early (an interruption, a failed commit) every batch submitted
-// before is waited for and printed, so no committed version goes unsaid.
+// run reads, checks and admits in a pipeline (engine.Pipeline): while one
+// batch commits, the next is decided, and the one after is parsed and its
+// signatures verified. Outcomes are printed once their batch is durable;
+// when the run stops early (an interruption, a failed commit) every batch
+// submitted before is waited for and printed, so no committed version
+// goes unsaid.
 func (imp *importer) run(parent context.Context, ins []*input) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	type prepared struct {
-		lines []line
-		p     *engine.Prepared
-		err   error
-	}
-	batches := make(chan []line, 1)
-	ready := make(chan prepared, 1)
-	var readErr error
-	imp.readDone = make(chan struct{})
-	go func() {
-		defer close(imp.readDone)
-		defer close(batches)
-		readErr = imp.readAll(ctx, parent, ins, batches)
-	}()
-	go func() {
-		defer close(ready)
-		for {
-			// A reader stuck on a pipe that sends nothing more does not
-			// hold an interrupted run.
-			var ls []line
-			select {
-			case b, ok := <-batches:
-				if !ok {
-					return
-				}
-				ls = b
-			case <-ctx.Done():
-				return
-			}
-			var vs []*record.Version
+	p := engine.NewPipeline(ctx, imp.st, imp.from, engine.Stages[[]line]{
+		Versions: func(_ context.Context, ls []line) ([]*record.Version, error) {
+			vs := make([]*record.Version, 0, len(ls))
 			for _, l := range ls {
 				if l.v != nil {
 					vs = append(vs, l.v)
 				}
 			}
-			p, err := imp.st.Prepare(ctx, vs)
-			select {
-			case ready <- prepared{ls, p, err}:
-			case <-ctx.Done():
-				return
+			return vs, nil
+		},
+		Done: func(ls []line, r engine.Result) error {
+			err := r.Err
+			if err == nil {
+				err = imp.print(ls, r.Outcomes)
 			}
 			if err != nil {
-				return
+				cancel() // the reader stops
 			}
-		}
-	}()
-	type admitted struct {
-		lines []line
-		a     *engine.Admission
-	}
-	var last *admitted
-	flush := func() error {
-		if last == nil {
-			return nil
-		}
-		a := last
-		last = nil
-		outs, err := a.a.Wait()
-		if err != nil {
 			return err
-		}
-		return imp.print(a.lines, outs)
+		},
+	})
+	var readErr error
+	imp.readDone = make(chan struct{})
+	go func() {
+		defer close(imp.readDone)
+		readErr = imp.readAll(ctx, parent, ins, p)
+	}()
+	select {
+	case <-imp.readDone:
+	case <-ctx.Done(): // interrupted, or a batch failed: the reader may wait on a pipe
 	}
-	var err error
-	for b := range ready {
-		if b.err != nil {
-			err = b.err
-			break
-		}
-		a, serr := imp.st.Submit(ctx, imp.from, b.p)
-		if serr != nil {
-			err = serr
-			break
-		}
-		if ferr := flush(); ferr != nil {
-			err = ferr
-			a.Wait() // decided on a batch that failed: it fails too, unwritten
-			break
-		}
-		last = &admitted{b.lines, a}
-	}
-	if ferr := flush(); ferr != nil && err == nil {
-		err = ferr
-	}
+	err := p.Close()
 	if parent.Err() != nil {
 		return parent.Err()
 	}
@@ -218,20 +167,16 @@ func (imp *importer) run(parent context.Context, ins []*input) error {
 	return readErr
 }
 
-// readAll reads every input into batches of lines. When parent is
+// readAll reads every input into batches of lines for p. When parent is
 // cancelled (an interruption) it stops, and counts the values left unread
 // if every input left is a regular file.
-func (imp *importer) readAll(ctx, parent context.Context, ins []*input, batches chan<- []line) error {
+func (imp *importer) readAll(ctx, parent context.Context, ins []*input, p *engine.Pipeline[[]line]) error {
 	imp.rest = -1
 	var cur []line
 	send := func() error {
-		select {
-		case batches <- cur:
-			cur = nil
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		err := p.Add(ctx, cur)
+		cur = nil
+		return err
 	}
 	for i, in := range ins {
 		lr := newLineReader(&countingReader{r: in.r, n: &imp.bytesRead})

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -81,20 +82,23 @@ func crashChild(t *testing.T, dir string, openPath func(string) (engine.KV, erro
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	out := bufio.NewWriter(os.Stdout)
 	var tops []*record.Version
-	var last *engine.Admission
-	ack := func(a *engine.Admission) {
-		outs, err := a.Wait()
-		if err != nil {
-			fmt.Println("admit:", err)
-			os.Exit(1)
-		}
-		for _, o := range outs {
-			if o.Verdict == engine.Stands {
-				fmt.Fprintln(out, "ack", o.ID)
+	// Each batch is decided while the one before it commits, as an import
+	// makes them; its ids are acknowledged once it is durable.
+	p := engine.NewPipeline(ctx, s, "import", engine.Stages[[]*record.Version]{
+		Versions: func(_ context.Context, vs []*record.Version) ([]*record.Version, error) { return vs, nil },
+		Done: func(_ []*record.Version, r engine.Result) error {
+			if r.Err != nil {
+				fmt.Println("admit:", r.Err)
+				os.Exit(1)
 			}
-		}
-		out.Flush()
-	}
+			for _, o := range r.Outcomes {
+				if o.Verdict == engine.Stands {
+					fmt.Fprintln(out, "ack", o.ID)
+				}
+			}
+			return out.Flush()
+		},
+	})
 	for n := 0; n < 200_000; {
 		var batch []*record.Version
 		for range 1 + r.IntN(40) {
@@ -114,23 +118,14 @@ func crashChild(t *testing.T, dir string, openPath func(string) (engine.KV, erro
 			batch = append(batch, v)
 			n++
 		}
-		p, err := s.Prepare(ctx, batch)
-		if err != nil {
-			fmt.Println("prepare:", err)
-			os.Exit(1)
-		}
-		a, err := s.Submit(ctx, "import", p)
-		if err != nil {
+		if err := p.Add(ctx, batch); err != nil {
 			fmt.Println("admit:", err)
 			os.Exit(1)
 		}
-		if last != nil {
-			ack(last)
-		}
-		last = a
 	}
-	if last != nil {
-		ack(last)
+	if err := p.Close(); err != nil {
+		fmt.Println("admit:", err)
+		os.Exit(1)
 	}
 	s.Close()
 }

@@ -52,6 +52,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("Refusals", h.testRefusals)
 	t.Run("Idempotent", h.testIdempotent)
 	t.Run("Lines", h.testLines)
+	t.Run("Outcomes", h.testOutcomes)
+	t.Run("ChangeFacts", h.testChangeFacts)
 	t.Run("Standing", h.testStanding)
 	t.Run("Events", h.testEvents)
 	t.Run("SyncOrderAndChanges", h.testSyncOrder)

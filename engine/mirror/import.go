@@ -63,7 +63,7 @@ func (m *Mirror) Import(ctx context.Context) (ImportResult, error) {
 	res := ImportResult{Bad: []Problem{}}
 	full := m.rescan
 	// Geneses are read once a pass, before its first version is admitted
-	// (admitCounted), and on a full pass even with nothing new: a sync
+	// (genesesFirst), and on a full pass even with nothing new: a sync
 	// service may bring one after the segments that need it.
 	m.genesesIn = false
 	if m.bound {
@@ -494,29 +494,32 @@ func (m *Mirror) forget(name string) {
 // A line that is not a version is counted as refused: the segment's
 // checksum says its writer wrote it, not that it is valid.
 func (m *Mirror) admitLines(ctx context.Context, lines [][]byte, res *ImportResult) error {
-	vs := make([]*record.Version, 0, min(len(lines), admitChunk))
-	flush := func() error {
-		if len(vs) == 0 {
-			return nil
-		}
-		err := m.admitCounted(ctx, res, func() ([]engine.Outcome, error) { return m.s.Admit(ctx, m.from, vs) })
-		vs = vs[:0]
-		return err
-	}
-	for _, l := range lines {
-		v, err := record.Decode(l)
-		if err != nil {
-			m.stats.Refused++
-			continue
-		}
-		vs = append(vs, v)
-		if len(vs) == admitChunk {
-			if err := flush(); err != nil {
-				return err
+	p := m.pipeline(ctx, res, func(pc *piece) error {
+		m.stats.Refused += int64(pc.bad)
+		return nil
+	})
+	for start := 0; start < len(lines); start += admitChunk {
+		pc := &piece{}
+		for _, l := range lines[start:min(start+admitChunk, len(lines))] {
+			if v, err := record.Decode(l); err == nil {
+				pc.vs = append(pc.vs, v)
+			} else {
+				pc.bad++
 			}
 		}
+		var err error
+		if len(pc.vs) > 0 {
+			err = m.genesesFirst(ctx, p)
+		}
+		if err == nil {
+			err = p.Add(ctx, pc)
+		}
+		if err != nil {
+			p.Close()
+			return err
+		}
 	}
-	return flush()
+	return p.Close()
 }
 
 // checkOwn lists our own writer's segments: another writer's under our id

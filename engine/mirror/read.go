@@ -15,9 +15,9 @@ import (
 // reading goroutine, for the admitting one.
 type piece struct {
 	b      engine.BlobInfo
-	p      *engine.Prepared // nil for a segment with no versions, or one not read
-	bad    int              // lines that are not versions
-	last   bool             // the segment's last piece
+	vs     []*record.Version // none for a segment with no versions, or one not read
+	bad    int               // lines that are not versions
+	last   bool              // the segment's last piece
 	status pieceStatus
 	bytes  int64
 	err    error // stops the import
@@ -37,14 +37,16 @@ const (
 )
 
 // readSegments reads segments and admits their versions, pipelined: one
-// goroutine fetches, checks (checksum, zstd, record shape) and prepares
-// (the judge's checks on every core) the next chunk while this one admits
-// the last. done is called once every version of a segment is admitted,
-// in order; a segment that cannot be read now (a placeholder, F3) is
-// retried later, one gone since it was listed is done (F8). One that
-// fails its checks is bad if it failed with the same bytes Reread ago or
-// more, else it goes to again (a torn or partial file, F4, or damage not
-// yet confirmed: read it again).
+// goroutine fetches and checks (checksum, zstd, record shape) the next
+// chunk while an engine.Pipeline checks the one before on every core,
+// decides the one before that and commits the one before that. done is
+// called once every version of a segment is admitted, in order; a segment
+// that cannot be read now (a placeholder, F3) is retried later, one gone
+// since it was listed is done (F8). One that fails its checks is bad if it
+// failed with the same bytes Reread ago or more, else it goes to again (a
+// torn or partial file, F4, or damage not yet confirmed: read it again).
+// done and again are called by the pipeline, one batch at a time, before
+// readSegments returns.
 func (m *Mirror) readSegments(ctx context.Context, bs []engine.BlobInfo, res *ImportResult, done func(name string) error, again func(engine.BlobInfo)) error {
 	if len(bs) == 0 {
 		return nil
@@ -58,48 +60,86 @@ func (m *Mirror) readSegments(ctx context.Context, bs []engine.BlobInfo, res *Im
 		for range pieces { // let the reader finish
 		}
 	}()
+	p := m.pipeline(ctx, res, func(pc *piece) error { return m.took(pc, res, done, again) })
 	for pc := range pieces {
-		if pc.err != nil {
-			return pc.err
+		err := pc.err
+		if err == nil && len(pc.vs) > 0 {
+			err = m.genesesFirst(ctx, p)
 		}
-		switch pc.status {
-		case pieceGone:
-			m.forget(pc.b.Name)
-			if err := done(pc.b.Name); err != nil {
-				return err
-			}
-			continue
-		case pieceNotYet:
-			m.retryLater(pc.b, m.o.Now())
-			res.Unavailable++
-			continue
-		case pieceFailed:
-			if m.failedRead(pc) {
-				again(pc.b)
-			}
-			continue
+		if err == nil {
+			err = p.Add(ctx, &pc)
 		}
-		m.forget(pc.b.Name)
-		m.stats.Refused += int64(pc.bad)
-		if pc.p != nil {
-			if err := m.admitPrepared(ctx, pc.p, res); err != nil {
-				return err
-			}
-		}
-		if pc.last {
-			res.Segments++
-			res.Bytes += pc.bytes
-			m.stats.SegmentsRead++
-			m.stats.BytesRead += pc.bytes
-			if err := done(pc.b.Name); err != nil {
-				return err
-			}
-			if m.o.Progress != nil {
-				m.o.Progress(m.stats)
-			}
+		if err != nil {
+			p.Close()
+			return err
 		}
 	}
+	if err := p.Close(); err != nil {
+		return err
+	}
 	return ctx.Err()
+}
+
+// pipeline admits pieces into the store, counting each one's outcomes
+// into res and the mirror's stats before then passes it to took.
+func (m *Mirror) pipeline(ctx context.Context, res *ImportResult, took func(*piece) error) *engine.Pipeline[*piece] {
+	return engine.NewPipeline(ctx, m.s, m.from, engine.Stages[*piece]{
+		Versions: func(_ context.Context, pc *piece) ([]*record.Version, error) { return pc.vs, nil },
+		Done: func(pc *piece, r engine.Result) error {
+			if r.Err != nil {
+				return fmt.Errorf("minca/mirror: admit: %w", r.Err)
+			}
+			m.counted(r, res)
+			return took(pc)
+		},
+	})
+}
+
+// genesesFirst keeps the blob store's geneses before a pass admits its
+// first version (importGeneses), once what p was given is done with: the
+// pipeline's Done counts into the same stats.
+func (m *Mirror) genesesFirst(ctx context.Context, p *engine.Pipeline[*piece]) error {
+	if m.o.Geneses == nil || m.genesesIn {
+		return nil
+	}
+	if err := p.Flush(); err != nil {
+		return err
+	}
+	return m.importGeneses(ctx)
+}
+
+// took acts on a piece read and, when it had versions, admitted.
+func (m *Mirror) took(pc *piece, res *ImportResult, done func(name string) error, again func(engine.BlobInfo)) error {
+	switch pc.status {
+	case pieceGone:
+		m.forget(pc.b.Name)
+		return done(pc.b.Name)
+	case pieceNotYet:
+		m.retryLater(pc.b, m.o.Now())
+		res.Unavailable++
+		return nil
+	case pieceFailed:
+		if m.failedRead(*pc) {
+			again(pc.b)
+		}
+		return nil
+	}
+	m.forget(pc.b.Name)
+	m.stats.Refused += int64(pc.bad)
+	if !pc.last {
+		return nil
+	}
+	res.Segments++
+	res.Bytes += pc.bytes
+	m.stats.SegmentsRead++
+	m.stats.BytesRead += pc.bytes
+	if err := done(pc.b.Name); err != nil {
+		return err
+	}
+	if m.o.Progress != nil {
+		m.o.Progress(m.stats)
+	}
+	return nil
 }
 
 // produce is the reading goroutine of readSegments. It touches nothing of
@@ -168,15 +208,8 @@ func (m *Mirror) produce(ctx context.Context, bs []engine.BlobInfo, out chan<- p
 				}
 				vs = append(vs, v)
 			}
-			var p *engine.Prepared
-			if len(vs) > 0 {
-				if p, err = m.s.Prepare(ctx, vs); err != nil {
-					send(piece{err: fmt.Errorf("minca/mirror: %w", err)})
-					return
-				}
-			}
 			last := start+admitChunk >= len(lines)
-			pc := piece{b: b, p: p, bad: bad, last: last}
+			pc := piece{b: b, vs: vs, bad: bad, last: last}
 			if last {
 				pc.bytes = int64(len(data))
 			}
@@ -187,43 +220,15 @@ func (m *Mirror) produce(ctx context.Context, bs []engine.BlobInfo, out chan<- p
 	}
 }
 
-// admitPrepared admits one prepared chunk and counts what it did.
-func (m *Mirror) admitPrepared(ctx context.Context, p *engine.Prepared, res *ImportResult) error {
-	return m.admitCounted(ctx, res, func() ([]engine.Outcome, error) { return m.s.AdmitPrepared(ctx, m.from, p) })
-}
-
-// admitCounted runs admit between two readings of the store's stats, so
-// what it stored can be counted from their difference.
-func (m *Mirror) admitCounted(ctx context.Context, res *ImportResult, admit func() ([]engine.Outcome, error)) error {
-	if err := m.importGeneses(ctx); err != nil {
-		return err
-	}
-	before, err := m.s.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	outs, err := admit()
-	if err != nil {
-		return fmt.Errorf("minca/mirror: admit: %w", err)
-	}
-	after, err := m.s.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	m.counted(outs, before, after, res)
-	return nil
-}
-
 // counted counts what an admission did.
-func (m *Mirror) counted(outs []engine.Outcome, before, after engine.Stats, res *ImportResult) {
-	for _, o := range outs {
+func (m *Mirror) counted(r engine.Result, res *ImportResult) {
+	for _, o := range r.Outcomes {
 		if o.Verdict == engine.Refused {
 			m.stats.Refused++
 		}
 	}
-	n := max(0, after.Versions-before.Versions) // new to the store (a count: others may admit too)
-	res.Stored += int(n)
-	res.Versions += len(outs)
-	m.stats.Stored += n
-	m.stats.Admitted += int64(len(outs))
+	res.Stored += r.Stored
+	res.Versions += len(r.Outcomes)
+	m.stats.Stored += int64(r.Stored)
+	m.stats.Admitted += int64(len(r.Outcomes))
 }

@@ -276,11 +276,12 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.n.Store().CurrentJSON(r.Context(), r.PathValue("space"), r.PathValue("key"))
+	rd, err := s.n.Get(r.Context(), r.PathValue("space"), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
-	if b, err = s.n.Reveal(r.Context(), b); err != nil {
+	b, err := rd.JSON()
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, b)
@@ -293,7 +294,7 @@ func (s *Server) del(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
-	hs, err := s.n.Store().History(r.Context(), r.PathValue("space"), r.PathValue("key"))
+	hs, err := s.n.History(r.Context(), r.PathValue("space"), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
@@ -302,14 +303,11 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]map[string]any, 0, len(hs))
 	for _, h := range hs {
-		b, err := h.Version.MarshalJSON()
+		b, err := h.JSON()
 		if err != nil {
 			return err
 		}
-		if b, err = s.n.Reveal(r.Context(), b); err != nil {
-			return err
-		}
-		out = append(out, map[string]any{"version": json.RawMessage(b), "standing": h.Verdict.String(), "stored": h.Stored.String()})
+		out = append(out, map[string]any{"version": json.RawMessage(b), "standing": h.Standing.String(), "stored": h.Stored.String()})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"history": out})
 	return nil

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/minca-go/minca/canonical"
 	"testing"
+
+	"github.com/minca-go/minca/canonical"
 )
 
 // FuzzDecode: whatever a peer sends, decode returns a message or a typed

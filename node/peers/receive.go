@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync"
@@ -12,9 +13,10 @@ import (
 )
 
 // received admits a VERSIONS message: an answer to our WANT, or a push.
-// Its checks run, and its batch is decided, while the batch before it
-// commits (engine.Submit); what follows from a batch — ADMITTED, the
-// answer counted, bodies and gaps asked for — waits for its commit.
+// It goes to the session's admission pipeline (engine.Pipeline): its
+// versions are decoded and checked, and its batch decided, while the batch
+// before it commits; what follows from a batch — ADMITTED, the answer
+// counted, bodies and gaps asked for — waits for its commit (admitted).
 func (s *session) received(m *message) *endError {
 	s.mu.Lock()
 	if m.flag == versPush {
@@ -33,40 +35,63 @@ func (s *session) received(m *message) *endError {
 	s.committing++
 	s.mu.Unlock()
 	s.wake()
-	next, e := s.submit(m)
-	if e != nil {
-		return e
+	if err := s.admit.Add(s.ctx, &admission{flag: m.flag, raws: m.versions, size: m.size}); err != nil {
+		return s.admitErr(err)
 	}
-	if e := s.settle(); e != nil {
-		return e
-	}
-	s.pending = next
-	if m.flag == versPush {
-		// Acknowledged only once durable: no waiting for the next batch.
-		return s.settle()
+	m.size = 0 // the pipeline gives it back once the batch is decided (newAdmit)
+	return nil
+}
+
+// admission is a VERSIONS message on its way through the pipeline.
+type admission struct {
+	flag  byte
+	raws  [][]byte
+	size  int // the message's bytes of the connection's RecvQueue
+	a     admitted
+	vs    []*record.Version
+	sizes []int // each version's bytes as it travelled
+}
+
+// newAdmit starts the session's admission pipeline. A message's bytes
+// count in the connection's RecvQueue until its batch is decided, as they
+// did while it was decided in the reading goroutine: what the peer sent
+// and is not yet decided is bounded there, and the two batches decided
+// and committing are bounded by the pipeline.
+func (s *session) newAdmit() *engine.Pipeline[*admission] {
+	return engine.NewPipeline(s.ctx, s.c.host.Store(), s.c.peer.DID, engine.Stages[*admission]{
+		Versions: s.decode,
+		Decided:  func(ad *admission) { s.c.in.give(ad.size) },
+		Done:     s.admitted,
+	})
+}
+
+// flush waits until every VERSIONS received is admitted and acted on.
+func (s *session) flush() *endError {
+	if err := s.admit.Flush(); err != nil {
+		return s.admitErr(err)
 	}
 	return nil
 }
 
-// admission is a batch submitted and committing.
-type admission struct {
-	flag  byte
-	a     admitted
-	vs    []*record.Version
-	sizes []int         // each version's bytes as it travelled
-	done  chan struct{} // closed once committed (or failed)
-	outs  []engine.Outcome
-	err   error
+// admitErr is why admitting ended the session.
+func (s *session) admitErr(err error) *endError {
+	var e *endError
+	switch {
+	case errors.As(err, &e):
+		return e
+	case s.ctx.Err() != nil:
+		return ended(CodeClosed, "closed while admitting")
+	}
+	return ended(CodeInternal, "admitting: %v", err)
 }
 
-// submit decodes a VERSIONS message's versions, leaves out what is held or
-// outside the scope, and submits the rest to the judge (02 §9).
-func (s *session) submit(m *message) (*admission, *endError) {
-	ad := &admission{flag: m.flag}
+// decode decodes a VERSIONS message's versions and leaves out what is held
+// or outside the scope: the rest go to the judge (02 §9).
+func (s *session) decode(ctx context.Context, ad *admission) ([]*record.Version, error) {
 	st := s.c.host.Store()
-	ad.vs = make([]*record.Version, 0, len(m.versions))
-	decoded, errs := decodeAll(m.versions)
-	for i := range m.versions {
+	ad.vs = make([]*record.Version, 0, len(ad.raws))
+	decoded, errs := decodeAll(ad.raws)
+	for i, raw := range ad.raws {
 		v, err := decoded[i], errs[i]
 		if err != nil {
 			ad.a.Refused++ // unreadable: nothing to remember it by
@@ -79,78 +104,49 @@ func (s *session) submit(m *message) (*admission, *endError) {
 		// A push may bring what is held (a flood of it ends the session);
 		// an answer brings what this end asked for, not held when asked,
 		// and the store changes nothing for a copy it holds.
-		if m.flag != versPush {
-			ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(m.versions[i]))
-			continue
+		if ad.flag == versPush {
+			if _, stored, err := st.Standing(ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
+				ad.a.Held++
+				s.remember(v.ID)
+				continue
+			}
 		}
-		if _, stored, err := st.Standing(s.ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
-			ad.a.Held++
-			s.remember(v.ID)
-			continue
-		}
-		ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(m.versions[i]))
+		ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(raw))
 	}
-	ad.done = make(chan struct{})
-	if len(ad.vs) == 0 {
-		close(ad.done)
-		return ad, nil
-	}
-	p, err := st.Prepare(s.ctx, ad.vs)
-	var adm *engine.Admission
-	if err == nil {
-		adm, err = st.Submit(s.ctx, s.c.peer.DID, p)
-	}
-	if err != nil {
-		if s.ctx.Err() != nil {
-			return nil, ended(CodeClosed, "closed while admitting")
-		}
-		return nil, ended(CodeInternal, "admitting: %v", err)
-	}
-	go func() {
-		ad.outs, ad.err = adm.Wait()
-		close(ad.done)
-	}()
-	return ad, nil
+	ad.raws = nil
+	return ad.vs, nil
 }
 
-// settle waits for the batch committing, if any, and acts on its
-// outcomes.
-func (s *session) settle() *endError {
-	ad := s.pending
-	if ad == nil {
-		return nil
+// admitted acts on a batch once it is committed, one batch at a time (the
+// pipeline's Done): counts it, asks for the bodies of current stubs and
+// for the holes in writers' lines, acknowledges a push. An error ends the
+// session (and stops the pipeline).
+func (s *session) admitted(ad *admission, r engine.Result) error {
+	if e := s.settle(ad, r); e != nil {
+		s.finish(e)
+		return e
 	}
-	s.pending = nil
+	return nil
+}
+
+func (s *session) settle(ad *admission, r engine.Result) *endError {
 	a := ad.a
 	var bodies, gaps []canonical.ID
 	forgeries := 0
-	<-ad.done
-	if outs, err := ad.outs, ad.err; len(ad.vs) > 0 {
-		if err != nil {
-			if s.ctx.Err() != nil {
-				return ended(CodeClosed, "closed while admitting")
-			}
-			return ended(CodeInternal, "admitting: %v", err)
+	if len(ad.vs) > 0 {
+		if r.Err != nil {
+			return s.admitErr(r.Err)
 		}
-		// A stub another version of the batch supersedes is not current:
-		// no need to read its record to know.
-		top := map[string]int64{}
-		for _, v := range ad.vs {
-			if sq, ok := top[v.Key]; !ok || v.Seq > sq {
-				top[v.Key] = v.Seq
-			}
-		}
-		for i, o := range outs {
+		for i, o := range r.Outcomes {
 			switch o.Verdict {
 			case engine.Stands, engine.Withdrawn:
 				a.Stored++
 				s.remember(o.ID)
-				if len(s.scope.Collections) > 0 {
-					if d, ok := s.gap(ad.vs[i]); ok {
-						gaps = append(gaps, d)
-					}
+				if d, ok := s.gap(ad.vs[i], o); ok {
+					gaps = append(gaps, d)
 				}
-				if o.Stored == engine.Stub && top[ad.vs[i].Key] == ad.vs[i].Seq && s.currentStub(ad.vs[i]) {
+				if o.Stored == engine.Stub && o.Top {
+					// A current stub: its body is asked for separately (02 §4.5).
 					if d, err := canonical.ParseID(o.ID); err == nil {
 						bodies = append(bodies, d)
 					}
@@ -210,30 +206,17 @@ func (s *session) settle() *endError {
 	return nil
 }
 
-// gap is the version before v in its writer's line (02 §4.10) when it is
-// not held: a version this end lacks in the collection, to ask for. Only a
+// gap is the version before v in its writer's line (02 §4.10) when the
+// store does not hold it (Outcome.Gap): a version this end lacks in the
+// collection, to ask for, unless this peer's copy was refused. Only a
 // partial hold walks the lines: a whole space's reconciliation finds
 // everything the peer holds by itself.
-func (s *session) gap(v *record.Version) (canonical.ID, bool) {
-	if v.Log == nil || v.Log.N == 0 || v.Log.Prev == "" {
-		return canonical.ID{}, false
-	}
-	st := s.c.host.Store()
-	if _, _, err := st.Standing(s.ctx, v.Log.Prev); !errors.Is(err, engine.ErrNotFound) {
-		return canonical.ID{}, false
-	}
-	if st.Refused(s.c.peer.DID, v.Log.Prev) {
+func (s *session) gap(v *record.Version, o engine.Outcome) (canonical.ID, bool) {
+	if !o.Gap || len(s.scope.Collections) == 0 || s.c.host.Store().Refused(s.c.peer.DID, v.Log.Prev) {
 		return canonical.ID{}, false
 	}
 	d, err := canonical.ParseID(v.Log.Prev)
 	return d, err == nil
-}
-
-// currentStub reports whether v, stored as a stub, is its record's
-// current version: its body is asked for separately (02 §4.5).
-func (s *session) currentStub(v *record.Version) bool {
-	hs, err := s.c.host.Store().History(s.ctx, v.Space, v.Key)
-	return err == nil && len(hs) > 0 && hs[0].Version.ID == v.ID && hs[0].Stored == engine.Stub
 }
 
 // forged reports whether a refusal is one no honest peer causes: the

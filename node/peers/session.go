@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/negentropy"
 	"github.com/minca-go/minca/negentropy/enginestore"
 	"github.com/minca-go/minca/space"
@@ -134,9 +135,10 @@ type session struct {
 	stats      Stats
 	end        *endError
 
-	pending *admission // the batch committing while the next is checked
+	admit *engine.Pipeline[*admission] // the VERSIONS received (receive.go)
 
-	// The versions received that wait, for run alone (unresolved.go).
+	// The versions received that wait, for admit's Done alone, one batch
+	// at a time (unresolved.go).
 	unresolved      []later
 	unresolvedBytes int64
 	resolved        int64
@@ -369,39 +371,31 @@ func (s *session) dropInbox() {
 
 // run reads the inbox until the session ends.
 func (s *session) run(first *message) {
-	defer s.cancel()
+	s.admit = s.newAdmit()
+	defer func() {
+		s.cancel()
+		s.admit.Close() // what is committing is counted before the session is released
+	}()
 	if s.opener {
 		if e := s.openNeg(); e != nil {
 			s.finish(e)
 			return
 		}
 	} else if e := s.handle(first); e != nil {
-		s.finish(e)
+		s.fail(e)
 		return
 	}
 	for {
 		var m *message
-		var committed <-chan struct{}
-		if s.pending != nil {
-			committed = s.pending.done
-		}
 		select {
 		case m = <-s.inbox:
-		case <-committed:
-			// The batch committing landed with nothing new to check
-			// meanwhile: its answer is counted and acknowledged now.
-			if e := s.settle(); e != nil {
-				s.finish(e)
-				return
-			}
-			continue
 		case <-s.ctx.Done():
 			s.finish(ended(CodeClosed, "the session was closed"))
 			return
 		}
 		if m.typ != msgVersions {
-			// Anything else acts on what is held: the batch before it lands first.
-			if e := s.settle(); e != nil {
+			// Anything else acts on what is held: the batches before it land first.
+			if e := s.flush(); e != nil {
 				s.c.in.give(m.size)
 				s.finish(e)
 				return
@@ -413,10 +407,19 @@ func (s *session) run(first *message) {
 		}
 		s.c.in.give(m.size)
 		if e != nil {
-			s.finish(e)
+			s.fail(e)
 			return
 		}
 	}
+}
+
+// fail ends the session for what a message did, once the VERSIONS received
+// before it are acted on: what the peer sent before it misbehaved is still
+// judged, and its forgeries count against it (Limits.Forgeries), as they
+// would not if ending the session cut their checks short.
+func (s *session) fail(e *endError) {
+	s.admit.Flush() // a batch that ends the session itself ends it first
+	s.finish(e)
 }
 
 // handle acts on one message from the peer.
