@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,9 +99,11 @@ func honestSync(t testing.TB, url string, g *space.Genesis, within time.Duration
 // memInUse is the heap and the goroutine stacks in use, after a GC.
 func memInUse() uint64 {
 	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse + ms.StackInuse
+	// The bytes the collection found live, not whole spans kept in use
+	// by one object each nor what was allocated while it marked.
+	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64() + m[1].Value.Uint64()
 }
 
 // sessionsOf is the node's sessions on connections from key.
