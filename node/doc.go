@@ -14,9 +14,14 @@
 //   - the carry profile's records (carry spaces, sys.carrier, passes,
 //     wakes, view invites): package carry, which the node writes them by
 //     (carriers.go, carry_fill.go) and a carrier reads them by;
-//   - the version store, its pipeline and events: package engine; a
-//     store from its URL, and which sources' waiting versions are bounded:
-//     package store;
+//   - the version store and its change log: package engine; the one
+//     admission pipeline (engine.Pipeline: check, decide, commit) that the
+//     write path (writer.go), peer sessions (node/peers/receive.go), store
+//     import and a mirror's read each feed; a store from its URL, and
+//     which sources' waiting versions are bounded: package store;
+//   - events: one eventOf (pump.go) makes each from the change log's entry
+//     (space, key, current after, verdict, forks), live and when read
+//     again after a restart;
 //   - spaces' access history and its replay: package space; private
 //     spaces' sealing and keys: package seal; queries: package index;
 //   - sync sessions with peers: node/peers; the local HTTP API: node/api.
