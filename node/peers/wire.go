@@ -269,6 +269,13 @@ func encodeNegMsg(sid uint64, neg []byte) []byte {
 func encodeNegClose(sid uint64) []byte { return header(msgNegClose, sid, 0) }
 
 func encodeNegErr(sid uint64, code, text string) []byte {
+	j := reasonJSON(code, text)
+	return append(header(msgNegErr, sid, len(j)), j...)
+}
+
+// reasonJSON is the {"code","message"} that NEG-ERR and FILE-STOP carry,
+// the message cut to 256 bytes on a character boundary.
+func reasonJSON(code, text string) []byte {
 	if len(text) > 256 {
 		text = text[:256]
 		for !utf8.ValidString(text) {
@@ -279,7 +286,7 @@ func encodeNegErr(sid uint64, code, text string) []byte {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	}{code, text})
-	return append(header(msgNegErr, sid, len(j)), j...)
+	return j
 }
 
 func encodeWant(sid uint64, flag byte, ids []canonical.ID) []byte {

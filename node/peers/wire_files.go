@@ -2,7 +2,6 @@ package peers
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/minca-go/minca/canonical"
@@ -143,16 +142,7 @@ func encodeFileCredit(sid uint64, file canonical.ID, credit int64) []byte {
 }
 
 func encodeFileStop(sid uint64, file canonical.ID, code, text string) []byte {
-	if len(text) > 256 {
-		text = text[:256]
-		for !utf8.ValidString(text) {
-			text = text[:len(text)-1]
-		}
-	}
-	j, _ := json.Marshal(struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}{code, text})
+	j := reasonJSON(code, text)
 	b := header(msgFileStop, sid, 32+len(j))
 	b = append(b, file[:]...)
 	return append(b, j...)
