@@ -338,16 +338,26 @@ type attackProc struct {
 }
 
 func startAttack(ctx context.Context, minca, name, url, space, from string) (*attackProc, error) {
-	cmd := exec.CommandContext(ctx, minca, "bench", "hostile", "--attack", name, "--url", url, "--space", space, "--from", from)
-	out, err := cmd.StdoutPipe()
+	cmd, out, err := startHostile(ctx, minca, "--attack", name, "--url", url, "--space", space, "--from", from)
 	if err != nil {
 		return nil, err
 	}
+	return &attackProc{target: &target{cmd: cmd, pid: cmd.Process.Pid}, out: out}, nil
+}
+
+// startHostile starts `minca bench hostile ARGS…` with its stderr ours and
+// its stdout to read.
+func startHostile(ctx context.Context, minca string, args ...string) (*exec.Cmd, *bufio.Reader, error) {
+	cmd := exec.CommandContext(ctx, minca, append([]string{"bench", "hostile"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &attackProc{target: &target{cmd: cmd, pid: cmd.Process.Pid}, out: bufio.NewReader(out)}, nil
+	return cmd, bufio.NewReader(out), nil
 }
 
 // stop ends the attack — when whole, once it has ended by itself, within
@@ -391,16 +401,11 @@ type target struct {
 }
 
 func startTarget(ctx context.Context, minca, dir string) (*target, error) {
-	cmd := exec.CommandContext(ctx, minca, "bench", "hostile", "--serve", dir)
-	out, err := cmd.StdoutPipe()
+	cmd, out, err := startHostile(ctx, minca, "--serve", dir)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	line, err := out.ReadString('\n')
 	var ready struct{ URL string }
 	if err != nil || json.Unmarshal([]byte(line), &ready) != nil || ready.URL == "" {
 		cmd.Process.Kill()
