@@ -44,6 +44,7 @@ const bigFileGrowth = 32 << 20
 // byte moved costs several times more, the two sizes still differ by more
 // than bigFileGrowth, so a node that held the file whole fails.
 func TestBigFileSyncsWithFlatMemory(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes and moves hundreds of megabytes")
 	}
@@ -54,6 +55,14 @@ func TestBigFileSyncsWithFlatMemory(t *testing.T) {
 	case race.Enabled:
 		small, big = 8<<20, 64<<20
 	}
+	// A race-built node carries the detector's shadow memory besides its
+	// own (216 to 237 MiB measured with either file): under -race the
+	// bound on the whole resident set is twice the product's; the bound on
+	// its growth with the file's size is the same.
+	rssBound := int64(bigFileRSS)
+	if race.Enabled {
+		rssBound *= 2
+	}
 	a1, b1 := bigFilePeaks(t, small)
 	a2, b2 := bigFilePeaks(t, big)
 	t.Logf("peak RSS with %d MiB / %d MiB: alice %d / %d MiB, bob %d / %d MiB", small>>20, big>>20, a1>>20, a2>>20, b1>>20, b2>>20)
@@ -61,8 +70,8 @@ func TestBigFileSyncsWithFlatMemory(t *testing.T) {
 		who        string
 		small, big int64
 	}{{"alice (uploads, serves)", a1, a2}, {"bob (fetches, reads)", b1, b2}} {
-		if p.big > bigFileRSS || p.small > bigFileRSS {
-			t.Errorf("%s: peak RSS %d MiB with %d MiB, %d MiB with %d MiB; the bound is %d MiB", p.who, p.small>>20, small>>20, p.big>>20, big>>20, bigFileRSS>>20)
+		if p.big > rssBound || p.small > rssBound {
+			t.Errorf("%s: peak RSS %d MiB with %d MiB, %d MiB with %d MiB; the bound is %d MiB", p.who, p.small>>20, small>>20, p.big>>20, big>>20, rssBound>>20)
 		}
 		if p.big > p.small+bigFileGrowth {
 			t.Errorf("%s: peak RSS grew from %d MiB to %d MiB with the file's size (%d MiB to %d MiB): not flat", p.who, p.small>>20, p.big>>20, small>>20, big>>20)

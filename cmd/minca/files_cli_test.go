@@ -15,6 +15,7 @@ import (
 // exit 3, a hash that is not one exit 2, an --attach path that is not
 // there exit 2 with nothing written.
 func TestFileVerbs(t *testing.T) {
+	t.Parallel()
 	dir, work := t.TempDir(), t.TempDir()
 	if _, c := nodeCLI(t, "", "init", "--dir", dir); c != 0 {
 		t.Fatal("init")
@@ -66,6 +67,7 @@ func TestFileVerbs(t *testing.T) {
 // node before the damage holds the file whole, passes, and gives back
 // its bytes.
 func TestStoreCheckVerifiesFiles(t *testing.T) {
+	t.Parallel()
 	a, r, work := t.TempDir(), t.TempDir(), t.TempDir()
 	if _, c := nodeCLI(t, "", "init", "--dir", a); c != 0 {
 		t.Fatal("init")
