@@ -333,7 +333,12 @@ func TestS3TimeoutFlags(t *testing.T) {
 		{"compact", "--store", a, "--blobs", url},
 		{"bench", "mirror", "--versions", "40", "--segments", "5", "--rounds", "1", "--dir", filepath.Join(dir, "bench"), "--s3", url},
 	} {
-		args = append(args, "--timeout", "200ms", "--connect-timeout", "2s")
+		// --connect-timeout bounds the opening as a whole (credentials,
+		// the store's local state, the first requests): on a loaded
+		// machine under -race the steps before the first request have
+		// taken 1.7 s, so 5 s leaves the time for a retry, which the
+		// line on stderr shows.
+		args = append(args, "--timeout", "200ms", "--connect-timeout", "5s")
 		start := time.Now()
 		_, errs, code := minca(t, "", args...)
 		took := time.Since(start)
