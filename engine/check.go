@@ -28,8 +28,9 @@ type FileVerifier interface {
 
 // Check re-verifies every held version (02 §3.3: id, signature, body hash)
 // and every index against the versions: records' histories and heads, the
-// sync order, writer lines, waiting versions, the change log and the
-// counters. It returns the problems found, none when the store is sound.
+// sync order, writer lines, waiting versions, the change log, the files
+// index and the counters. It returns the problems found, none when the
+// store is sound.
 // vf may be nil (a Verifier of Check's own). A KV that is a FileVerifier
 // verifies its files first; damaged files are the problems returned, and
 // nothing read from such a store is checked further. Damage met while
@@ -67,7 +68,7 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 		found []string
 	}
 	passes := []*pass{{run: c.versions}, {run: c.values}, {run: c.histories}, {run: c.orders}, {run: c.lines},
-		{run: c.roots}, {run: c.waiting}, {run: c.changes}, {run: c.files}}
+		{run: c.roots}, {run: c.waiting}, {run: c.changes}, {run: c.files}, {run: c.filesIndex}}
 	listed := func() []string {
 		var out []string
 		for _, p := range passes {
