@@ -30,8 +30,8 @@ type FileVerifier interface {
 
 // Check re-verifies every held version (02 §3.3: id, signature, body hash)
 // and every index against the versions: records' histories and heads, the
-// sync order, writer lines, waiting versions, the change log and the
-// counters. It returns the problems found, none when the store is sound.
+// sync order, writer lines, waiting versions, the change log, the files
+// index and the counters. It returns the problems found, none when the store is sound.
 // vf may be nil (a Verifier of Check's own). A KV that is a FileVerifier
 // verifies its files first; damaged files are the problems returned, and
 // nothing read from such a store is checked further. Damage met while
@@ -52,7 +52,7 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 	want := s.st
 	s.state.Unlock()
 	c := &checker{s: s, vf: vf, want: want}
-	for _, pass := range []func(context.Context) error{c.versions, c.values, c.histories, c.orders, c.lines, c.roots, c.waiting, c.changes, c.files} {
+	for _, pass := range []func(context.Context) error{c.versions, c.values, c.histories, c.orders, c.lines, c.roots, c.waiting, c.changes, c.files, c.filesIndex} {
 		if err := pass(ctx); err != nil {
 			return c.problems, err
 		}
