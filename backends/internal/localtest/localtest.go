@@ -17,16 +17,15 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// Versions is how many versions Fill admits: enough for several hundred
+// versions is how many versions Fill admits: enough for several hundred
 // KiB, many blocks or pages (about 800 KiB in one Pebble table; 330 KiB,
 // still about eighty 4 KiB blocks or pages, under -race, where each
 // version costs several times more to write and check).
-var Versions = 1000
-
-func init() {
+func versions() int {
 	if race.Enabled {
-		Versions = 400
+		return 400
 	}
+	return 1000
 }
 
 // Fill admits a corpus into a new store on kv through the engine with the
@@ -40,7 +39,7 @@ func Fill(t *testing.T, kv engine.KV, before func(engine.KV)) []*record.Version 
 		t.Fatal(err)
 	}
 	var vs []*record.Version
-	err = enginetest.Corpus(enginetest.SpaceID("localtest"), enginetest.CorpusOptions{Versions: Versions, Seed: 12}, func(v *record.Version) error {
+	err = enginetest.Corpus(enginetest.SpaceID("localtest"), enginetest.CorpusOptions{Versions: versions(), Seed: 12}, func(v *record.Version) error {
 		vs = append(vs, v)
 		return nil
 	})
