@@ -390,6 +390,7 @@ func (s *session) run(first *message) {
 		select {
 		case m = <-s.inbox:
 		case <-s.ctx.Done():
+			s.admitInbox()
 			s.finish(ended(CodeClosed, "the session was closed"))
 			return
 		}
@@ -408,6 +409,23 @@ func (s *session) run(first *message) {
 		s.c.in.give(m.size)
 		if e != nil {
 			s.fail(e)
+			return
+		}
+	}
+}
+
+// admitInbox admits the VERSIONS an ending session read and did not
+// handle yet: they arrived whole, and are admitted as those already in
+// the pipeline are. Anything else there is dropped.
+func (s *session) admitInbox() {
+	for {
+		select {
+		case m := <-s.inbox:
+			if m.typ == msgVersions {
+				s.received(m) // the session is over: what it would end is moot
+			}
+			s.c.in.give(m.size)
+		default:
 			return
 		}
 	}
