@@ -2,8 +2,11 @@ package peers_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/minca-go/minca/node/peers"
 )
 
 // A push that arrived whole is admitted though its connection ends right
@@ -45,4 +48,35 @@ func TestPushAdmittedThoughTheConnectionEnds(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A node that stops serving first waits, a bounded while, for its peer to
+// acknowledge what it pushed: versions written just before it stops reach
+// the peer, and are held there once its Serve returns.
+func TestServeStopWaitsForPushes(t *testing.T) {
+	a, b := newNode(t, &peers.Options{DrainFor: 30 * time.Second}), newNode(t, nil)
+	g := shared(t, a, b)
+	ca, cb, _ := pair(t, a, b, nil)
+	go b.peers.Serve(context.Background(), cb, false, "accept")
+	actx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan struct{})
+	go func() { a.peers.Serve(actx, ca, true, "dial"); close(served) }()
+	a.put(g.ID, "app.notes", -1)
+	eventually(t, 20*time.Second, "a and b in sync", func() bool { return converged([]*tnode{a, b}, g.ID) })
+	var ids []string
+	for i := range 200 {
+		v, err := a.Put(context.Background(), g.ID, "app.notes", map[string]any{"text": fmt.Sprint("note ", i)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, v.ID)
+	}
+	stop()
+	<-served
+	for _, id := range ids {
+		if _, _, err := b.Store().Standing(context.Background(), id); err != nil {
+			t.Fatalf("a stopped serving and b does not hold %s, written before: %v", id, err)
+		}
+	}
 }

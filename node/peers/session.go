@@ -304,8 +304,12 @@ func (s *session) start(first *message) {
 	s.feed = s.c.p.feeds.acquire(s.c.host.Store(), s.space)
 	if s.live {
 		// Followed before the reconciliation reads the order, so nothing
-		// admitted in between is missed.
-		s.cur = s.feed.follow()
+		// admitted in between is missed. (Under s.mu: a closing node's
+		// drain reads it; the session is listed already.)
+		cur := s.feed.follow()
+		s.mu.Lock()
+		s.cur = cur
+		s.mu.Unlock()
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
