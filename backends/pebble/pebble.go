@@ -74,6 +74,7 @@ type Store struct {
 	dir      string
 	readOnly bool
 	fatal    *fatal
+	fs       vfs.FS // as Pebble was given it; nil is vfs.Default
 }
 
 var _ engine.KV = (*Store)(nil)
@@ -111,7 +112,7 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s = &Store{lock: lock, dir: dir, readOnly: o.ReadOnly, fatal: newFatal(dir, o.Logger)}
+	s = &Store{lock: lock, dir: dir, readOnly: o.ReadOnly, fatal: newFatal(dir, o.Logger), fs: o.fs}
 	defer func() {
 		if err != nil {
 			lock.Unlock()
@@ -276,8 +277,9 @@ func (s *Store) errReadOnly() error {
 // retainBatch is the largest batch buffer kept for reuse, in bytes.
 const retainBatch = 16 << 20
 
-// Close flushes nothing extra (synced commits are already durable), closes
-// Pebble and releases the lock. After a fatal failure it gives the store
+// Close flushes the memtables into a table (so the next open replays no
+// log), closes Pebble, deletes the write-ahead logs the flush left spent
+// and releases the lock. After a fatal failure it gives the store
 // up instead (Pebble may never finish closing), keeps the directory
 // locked, and returns the failure.
 func (s *Store) Close() (err error) {
@@ -286,13 +288,23 @@ func (s *Store) Close() (err error) {
 	}
 	err = s.await(func() error {
 		// The memtables go to a table first: the next open, read-only
-		// ones included, then replays no log into memory.
-		if !s.readOnly {
-			if err := s.db.Flush(); err != nil {
-				return s.wrap(errors.Join(err, s.db.Close()))
-			}
+		// ones included, then replays no log into memory, and the logs
+		// before the newest hold nothing.
+		if s.readOnly {
+			return s.wrap(s.db.Close())
 		}
-		return s.wrap(s.db.Close())
+		if err := s.db.Flush(); err != nil {
+			return s.wrap(errors.Join(err, s.db.Close()))
+		}
+		if err := s.db.Close(); err != nil {
+			return s.wrap(err)
+		}
+		// The store is closed and whole either way: a log left behind
+		// is deleted by the next open.
+		if err := removeSpentLogs(s.fs, s.dir); err != nil {
+			s.fatal.log.Warn("pebble: spent write-ahead logs not deleted", "store", s.dir, "err", err)
+		}
+		return nil
 	})
 	if s.fatal.get() != nil {
 		return err
