@@ -97,6 +97,25 @@ func ParseID(s string) (ID, error) {
 	return id, nil
 }
 
+// ParseExactID decodes an id only in its one canonical text (lower case),
+// the text [ID.String] writes and so the only one a verified version's id
+// has (02 §3.3 step 1 compares the text). It is what a reader parses an id
+// with once, where the id comes in, before it keys anything by it.
+func ParseExactID(s string) (ID, bool) {
+	if len(s) != IDLen {
+		return ID{}, false
+	}
+	// ParseID takes upper case too, and refuses anything else that is not
+	// the one text of a digest (non-zero padding bits).
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return ID{}, false
+		}
+	}
+	d, err := ParseID(s)
+	return d, err == nil
+}
+
 func base32Value(c byte) (byte, bool) {
 	switch {
 	case c >= 'a' && c <= 'z':

@@ -158,7 +158,7 @@ func (t *tx) after(o *Outcome, e *encoded, v *record.Version) error {
 	if v.Log == nil || v.Log.N == 0 {
 		return nil
 	}
-	pd, isID := keys.ParseExact(v.Log.Prev)
+	pd, isID := v.LogPrevDigest()
 	switch {
 	case !isID:
 	case o.New:

@@ -146,7 +146,7 @@ type encoded struct {
 // encode makes what storing v needs.
 func encode(v *record.Version) (encoded, error) {
 	var e encoded
-	e.d, e.ok = keys.ParseExact(v.ID)
+	e.d, e.ok = v.Digest()
 	if !e.ok || !v.HasSpace {
 		return e, nil
 	}

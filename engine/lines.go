@@ -42,7 +42,7 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 	}
 	t.set(place, appendDigests(others, d))
 	if v.Log.N > 0 {
-		pd, isID := keys.ParseExact(v.Log.Prev)
+		pd, isID := v.LogPrevDigest()
 		p, held := (*record.Version)(nil), false
 		if isID {
 			if p, held, err = t.envelope(pd); err != nil {
@@ -147,8 +147,8 @@ func (t *tx) digests(prefix []byte, limit int) ([]canonical.ID, error) {
 
 // proof records a line proof durably and as an event.
 func (t *tx) proof(p *record.LineProof) error {
-	a, _ := keys.ParseExact(p.A.ID)
-	b, _ := keys.ParseExact(p.B.ID)
+	a, _ := p.A.Digest()
+	b, _ := p.B.Digest()
 	t.set(keys.ProofKey(p.A.Space, a, b), []byte(p.Kind))
 	t.events = append(t.events, Event{Kind: EventLine, Space: p.A.Space, ID: p.A.ID, Proof: p, Version: p.A})
 	// The change log keeps it with the batch, so its event outlives a

@@ -1,9 +1,6 @@
 package judge
 
-import (
-	"github.com/minca-go/minca/canonical"
-	"github.com/minca-go/minca/record"
-)
+import "github.com/minca-go/minca/record"
 
 // Vouch remembers in the judge's verdict cache that a version this node
 // has just signed passes steps 2–3 of the crypto gate (02 §3.3): its
@@ -21,7 +18,7 @@ func (j *Judge) Vouch(vs []*record.Version) {
 		return
 	}
 	for _, v := range vs {
-		if d, err := canonical.ParseID(v.ID); err == nil {
+		if d, ok := v.Digest(); ok {
 			vf.Cache.Pass(d, v.Signature)
 		}
 	}

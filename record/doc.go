@@ -6,6 +6,17 @@
 // forks and breaks (§4.10); links (§5.1); loose versions (§3.5); and the
 // limits of §10.
 //
+// A version is built one way: as a [Draft], what its writer decides, typed
+// (space, collection, createdAt, key, the version it follows, its log
+// place, seen, retain, body, links, files, tags), each member left out
+// where §3.1 says it is absent. Signing the draft gives the version
+// (§3.3). The node's write path, the benchmarks' corpora and the tests all
+// build versions so.
+//
+// A version's id and log.prev are parsed once, as it is read
+// ([Version.Digest], [Version.LogPrevDigest]): whatever keys by them takes
+// the digests from there.
+//
 // Every refusal is a [*Refusal] with a stable reason code ("shape/seq",
 // "crypto/signature", "chain/genesis", "key/owner", …) and a message naming
 // the field and the rule. [Codes] lists them all.

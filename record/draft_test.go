@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/base64"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +90,47 @@ func TestDraftMembers(t *testing.T) {
 	// A loose version (no space) carries no log (02 §3.5).
 	if o := (&Draft{Collection: "sys.invitation", Key: key, Body: nil}).Object(); o.Has("log") || o.Has("space") {
 		t.Fatalf("loose %v", o)
+	}
+}
+
+// 02 §2, §3.3: a version's id and log.prev are parsed once, as it is read;
+// only an id in its canonical text (lower case) names a digest, and a
+// copy whose id is in upper case fails step 1 however it decodes.
+func TestDigestsReadWithTheVersion(t *testing.T) {
+	k, err := identity.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := FreshKey(k.DID())
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	first, err := (&Draft{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, Body: "a"}).Sign(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := (&Draft{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, After: first, Log: LogAfter(first), Body: "b"}).Sign(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, _ := second.SignedPart()
+	if d, ok := second.Digest(); !ok || d != canonical.IDOf(signed) {
+		t.Fatalf("digest %v %v", d, ok)
+	}
+	if d, ok := second.LogPrevDigest(); !ok || d.String() != first.ID {
+		t.Fatalf("log.prev digest %v %v", d, ok)
+	}
+	if _, ok := first.LogPrevDigest(); ok {
+		t.Fatal("a line's first place names no log.prev")
+	}
+	raw, _ := second.MarshalJSON()
+	upper := strings.Replace(string(raw), second.ID, "b"+strings.ToUpper(second.ID[1:]), 1)
+	v, err := Decode([]byte(upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := v.Digest(); ok {
+		t.Fatal("an id in upper case names a digest")
+	}
+	if err := (&Verifier{}).Verify(v); err == nil {
+		t.Fatal("a copy with its id in upper case verifies")
 	}
 }

@@ -52,7 +52,7 @@ func (vf *Verifier) Verify(v *Version) error {
 		return refuse(CodeID, "id", "the signed part has no canonical form: "+err.Error())
 	}
 	digest := sha256.Sum256(payload)
-	if !idMatches(digest, v.ID) {
+	if d, ok := v.Digest(); !ok || d != digest {
 		return refuse(CodeID, "id", "id is not the content id of the signed part (02 §3.3 step 1)")
 	}
 	if vf.Cache != nil && vf.Cache.Passed(digest, v.Signature) {

@@ -13,6 +13,10 @@ import (
 // are read from those members by [Decode] and never disagree with them.
 type Version struct {
 	obj *canonical.Object
+	// The digests the id and log.prev name, read once with the members
+	// (ok: the text is an id in its canonical text).
+	digest, logPrev     canonical.ID
+	digestOK, logPrevOK bool
 
 	ID         string
 	Author     string
@@ -103,7 +107,9 @@ func (v *Version) read() error {
 	for _, m := range v.obj.Members {
 		switch m.Name {
 		case "id":
-			v.ID, haveID = m.Value.(string)
+			if v.ID, haveID = m.Value.(string); haveID {
+				v.digest, v.digestOK = canonical.ParseExactID(v.ID)
+			}
 		case "author":
 			v.Author, haveAuthor = m.Value.(string)
 		case "collection":
@@ -148,6 +154,9 @@ func (v *Version) read() error {
 				return err
 			}
 			v.Log = l
+			if l.Prev != "" {
+				v.logPrev, v.logPrevOK = canonical.ParseExactID(l.Prev)
+			}
 		case "seen":
 			s, err := readSeen(m.Value)
 			if err != nil {
@@ -394,12 +403,14 @@ func isUnsigned(name string) bool {
 // MarshalJSON writes the whole version, every member, in canonical form.
 func (v *Version) MarshalJSON() ([]byte, error) { return canonical.Marshal(v.obj) }
 
-// Digest returns the 32-byte digest the id names, and whether the id
-// decodes (02 §2). A verified version's id always does.
-func (v *Version) Digest() (canonical.ID, bool) {
-	id, err := canonical.ParseID(v.ID)
-	return id, err == nil
-}
+// Digest returns the 32-byte digest the id names, and whether the id is
+// one in its canonical text (02 §2). A verified version's id always is
+// (§3.3 step 1). It was read with the version: nothing parses it again.
+func (v *Version) Digest() (canonical.ID, bool) { return v.digest, v.digestOK }
+
+// LogPrevDigest returns the digest log.prev names, and whether it is an id
+// in its canonical text (02 §4.10); false when there is no log.prev.
+func (v *Version) LogPrevDigest() (canonical.ID, bool) { return v.logPrev, v.logPrevOK }
 
 // IsFirst reports whether this is a record's first version (seq 0).
 func (v *Version) IsFirst() bool { return v.Seq == 0 }

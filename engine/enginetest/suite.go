@@ -10,7 +10,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
 )
@@ -203,7 +202,7 @@ func refusedLeavesNoTrace(t *testing.T, s *engine.Store, before engine.Stats, v 
 			t.Errorf("refused %s is exported", v.ID)
 		}
 	}
-	if d, err := canonical.ParseID(v.ID); err == nil {
+	if d, ok := v.Digest(); ok {
 		for _, sp := range must[[]string](t)(s.Spaces(ctx)) {
 			for it, err := range s.SyncOrder(ctx, sp, engine.SyncKey{}) {
 				if err != nil {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/record"
 )
 
 // pushLive queues the versions the store admits for the peer, until the
@@ -44,10 +45,10 @@ func (s *session) pushLive() {
 	}
 }
 
-// remember notes an id the peer sent, so it is not pushed back.
-func (s *session) remember(id string) {
-	d, err := canonical.ParseID(id)
-	if err != nil {
+// remember notes a version the peer sent, so it is not pushed back.
+func (s *session) remember(v *record.Version) {
+	d, ok := v.Digest()
+	if !ok {
 		return
 	}
 	s.mu.Lock()

@@ -112,7 +112,7 @@ func (s *session) decode(ctx context.Context, ad *admission) ([]*record.Version,
 		if ad.flag == versPush {
 			if _, stored, err := st.Standing(ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
 				ad.a.Held++
-				s.remember(v.ID)
+				s.remember(v)
 				continue
 			}
 		}
@@ -146,19 +146,19 @@ func (s *session) settle(ad *admission, r engine.Result) *endError {
 			switch o.Verdict {
 			case engine.Stands, engine.Withdrawn:
 				a.Stored++
-				s.remember(o.ID)
+				s.remember(ad.vs[i])
 				if d, ok := s.gap(ad.vs[i], o); ok {
 					gaps = append(gaps, d)
 				}
 				if o.Stored == engine.Stub && o.Top {
 					// A current stub: its body is asked for separately (02 §4.5).
-					if d, err := canonical.ParseID(o.ID); err == nil {
+					if d, ok := ad.vs[i].Digest(); ok {
 						bodies = append(bodies, d)
 					}
 				}
 			case engine.Later:
 				a.Later++
-				s.remember(o.ID)
+				s.remember(ad.vs[i])
 				s.waits(o.ID, ad.sizes[i])
 			default:
 				a.Refused++
@@ -220,8 +220,7 @@ func (s *session) gap(v *record.Version, o engine.Outcome) (canonical.ID, bool) 
 	if !o.Gap || len(s.scope.Collections) == 0 || s.c.host.Store().Refused(s.c.peer.DID, v.Log.Prev) {
 		return canonical.ID{}, false
 	}
-	d, err := canonical.ParseID(v.Log.Prev)
-	return d, err == nil
+	return v.LogPrevDigest()
 }
 
 // forged reports whether a refusal is one no honest peer causes: the

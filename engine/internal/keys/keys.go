@@ -97,22 +97,9 @@ func SpaceTag(space string) [SpaceLen]byte {
 	return t
 }
 
-// ParseExact decodes an id that is in its canonical text (lower case), the
-// only form a verified version's id has.
-func ParseExact(id string) (canonical.ID, bool) {
-	if len(id) != canonical.IDLen {
-		return canonical.ID{}, false
-	}
-	// ParseID takes upper case too, and refuses anything else that is not
-	// the one text of a digest (non-zero padding bits).
-	for i := 1; i < len(id); i++ {
-		if c := id[i]; c >= 'A' && c <= 'Z' {
-			return canonical.ID{}, false
-		}
-	}
-	d, err := canonical.ParseID(id)
-	return d, err == nil
-}
+// ParseExact decodes an id that is in its canonical text (lower case),
+// the only form a verified version's id has: [canonical.ParseExactID].
+func ParseExact(id string) (canonical.ID, bool) { return canonical.ParseExactID(id) }
 
 // Awaited is the 32-byte tag of an id something waits for: its digest, or
 // a hash of a text that is no id (which then never arrives).
