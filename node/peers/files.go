@@ -107,6 +107,9 @@ type sessionFiles struct {
 	fetching map[canonical.ID]*fetchXfer
 	stopping map[canonical.ID]int64     // transfers this end stopped: bytes that may still come
 	lacked   map[canonical.ID]time.Time // files the peer lacked, or stalled on, and when
+	writers  sync.WaitGroup             // each fetch's writeFile
+	keeping  int                        // files whole and being checked and kept
+	freed    chan struct{}              // told when a transfer's last byte is written, or a file kept
 }
 
 // serveXfer is a file this end sends.
@@ -121,15 +124,29 @@ type serveXfer struct {
 	startedAt time.Time
 }
 
-// fetchXfer is a file this end asks for.
+// fetchXfer is a file this end asks for. The session's reader checks
+// each FILE-DATA and queues it; the transfer's own writer (writeFile)
+// writes it and grants the credit back, so files in flight on a
+// connection are written side by side and the reader goes on reading.
 type fetchXfer struct {
-	p          *engine.PartialFile
+	file       canonical.ID
+	p          *engine.PartialFile // the writer's alone
 	size       int64
-	next       int64
+	next       int64 // the offset the next FILE-DATA is at
 	unreceived int64 // credit granted and not received
 	toGrant    int64 // written and not yet granted back
 	sole       bool  // every byte came from this peer on this connection
 	lastData   time.Time
+	queue      []fileChunk   // received, not yet written
+	wake       chan struct{} // told when queue grows or the transfer is dropped
+	dropped    bool
+}
+
+// fileChunk is a FILE-DATA's bytes waiting to be written; they count in
+// the connection's RecvQueue (size) until they are.
+type fileChunk struct {
+	data []byte
+	size int
 }
 
 func (f *sessionFiles) init() {
@@ -137,6 +154,19 @@ func (f *sessionFiles) init() {
 	f.fetching = map[canonical.ID]*fetchXfer{}
 	f.stopping = map[canonical.ID]int64{}
 	f.lacked = map[canonical.ID]time.Time{}
+	f.freed = make(chan struct{}, 1)
+}
+
+// maxKeeping is how many files a session checks and keeps at once: the
+// next are asked for while they are (the holder's part of a transfer
+// ends with its last byte), and their syncs are shared.
+const maxKeeping = 2 * MaxFileTransfers
+
+func (f *sessionFiles) free() {
+	select {
+	case f.freed <- struct{}{}:
+	default:
+	}
 }
 
 // handleFile acts on a FILE-* message from the peer.
@@ -146,7 +176,7 @@ func (s *session) handleFile(m *message) *endError {
 	case msgFileWant:
 		return s.fileWant(f)
 	case msgFileData:
-		return s.fileData(f)
+		return s.fileData(m)
 	case msgFileCredit:
 		s.files.mu.Lock()
 		defer s.files.mu.Unlock()
@@ -259,6 +289,8 @@ func (s *session) serveFile(x *serveXfer, r engine.FileReader) {
 		s.c.files.mu.Unlock()
 	}()
 	chunk := max(1, min(s.c.c.MaxMessage()-64, maxFileDataChunk))
+	// One frame, reused: each is written whole before the next is read.
+	frame := make([]byte, 0, 1+fileDataHeadMax+chunk)
 	checked := time.Now()
 	for x.next < x.size {
 		s.files.mu.Lock()
@@ -293,19 +325,19 @@ func (s *session) serveFile(x *serveXfer, r engine.FileReader) {
 			}
 		}
 		n := int(min(int64(chunk), credit, x.size-x.next))
-		msg := fileDataHead(s.sid, x.file, x.next, n)
-		head := len(msg)
-		msg = msg[:head+n]
-		if _, err := r.ReadAt(msg[head:], x.next); err != nil {
+		f := appendFileDataHead(frame[:1], s.sid, x.file, x.next)
+		head := len(f)
+		f = f[:head+n]
+		if _, err := r.ReadAt(f[head:], x.next); err != nil {
 			s.c.p.log.Warn("reading a file to serve", "file", x.file.String(), "err", err)
 			s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
 			return
 		}
-		if s.c.out.take(s.ctx, len(msg), 0) != nil {
+		if s.c.out.take(s.ctx, len(f)-1, 0) != nil {
 			return
 		}
-		err := s.c.send(s.ctx, s, msg)
-		s.c.out.give(len(msg))
+		err := s.c.sendFrame(s.ctx, s, f)
+		s.c.out.give(len(f) - 1)
 		if err != nil {
 			return
 		}
@@ -316,9 +348,11 @@ func (s *session) serveFile(x *serveXfer, r engine.FileReader) {
 	}
 }
 
-// fileData writes FILE-DATA to its partial file, checks the file with its
-// last byte, and grants credit back.
-func (s *session) fileData(f *fileMsg) *endError {
+// fileData checks a FILE-DATA against its transfer and queues it for the
+// transfer's writer, which takes over its bytes in the connection's
+// RecvQueue.
+func (s *session) fileData(m *message) *endError {
+	f := m.file
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()
 	n := int64(len(f.data))
@@ -338,54 +372,123 @@ func (s *session) fileData(f *fileMsg) *endError {
 	case x.next+n > x.size:
 		return ended(CodeFileFlood, "FILE-DATA past the file's size")
 	}
-	if _, err := x.p.Write(f.data); err != nil {
-		s.c.p.log.Warn("writing a file from a peer", "file", f.file.String(), "err", err)
-		s.dropFetchLocked(f.file, x, codeFileCancel)
-		return nil
-	}
 	x.next += n
 	x.unreceived -= n
-	x.toGrant += n
 	x.lastData = time.Now()
-	if x.next < x.size {
-		grant := min(x.toGrant, x.size-x.next-x.unreceived)
-		if x.toGrant >= fileGrantStep && grant > 0 {
-			x.unreceived += grant
-			x.toGrant = 0
-			s.post(encodeFileCredit(s.sid, f.file, grant))
-		}
-		return nil
+	x.queue = append(x.queue, fileChunk{data: f.data, size: m.size})
+	m.size = 0
+	select {
+	case x.wake <- struct{}{}:
+	default:
 	}
-	delete(s.files.fetching, f.file)
-	s.c.files.mu.Lock()
-	s.c.files.fetching--
-	s.c.files.mu.Unlock()
+	return nil
+}
+
+// writeFile writes a transfer's bytes to its partial file as they come,
+// durably, granting credit back as they are written, and with the last
+// byte checks the file and keeps it; a transfer dropped meanwhile leaves
+// its partial file for the next ask.
+func (s *session) writeFile(x *fetchXfer) {
+	defer s.files.writers.Done()
+	written := x.p.Offset()
+	for {
+		s.files.mu.Lock()
+		for len(x.queue) == 0 && !x.dropped {
+			s.files.mu.Unlock()
+			<-x.wake
+			s.files.mu.Lock()
+		}
+		if x.dropped {
+			s.files.mu.Unlock()
+			x.p.Close()
+			return
+		}
+		c := x.queue[0]
+		x.queue[0] = fileChunk{}
+		x.queue = x.queue[1:]
+		s.files.mu.Unlock()
+		_, err := x.p.Write(c.data)
+		s.c.in.give(c.size)
+		s.files.mu.Lock()
+		if x.dropped {
+			s.files.mu.Unlock()
+			x.p.Close()
+			return
+		}
+		if err != nil {
+			s.c.p.log.Warn("writing a file from a peer", "file", x.file.String(), "err", err)
+			s.dropFetchLocked(x.file, x, codeFileCancel)
+			s.files.mu.Unlock()
+			x.p.Close()
+			return
+		}
+		written += int64(len(c.data))
+		x.toGrant += int64(len(c.data))
+		if written < x.size {
+			grant := min(x.toGrant, x.size-x.next-x.unreceived)
+			if x.toGrant >= fileGrantStep && grant > 0 {
+				x.unreceived += grant
+				x.toGrant = 0
+				s.post(encodeFileCredit(s.sid, x.file, grant))
+			}
+			s.files.mu.Unlock()
+			continue
+		}
+		delete(s.files.fetching, x.file)
+		s.c.files.mu.Lock()
+		s.c.files.fetching--
+		s.c.files.mu.Unlock()
+		s.files.keeping++
+		s.files.mu.Unlock()
+		s.files.free()
+		s.keepFile(x)
+		s.files.mu.Lock()
+		s.files.keeping--
+		s.files.mu.Unlock()
+		s.files.free()
+		return
+	}
+}
+
+// keepFile checks a whole file and keeps it; a file failing its hash
+// counts against the peer when every byte of it came from this peer on
+// this connection.
+func (s *session) keepFile(x *fetchXfer) {
 	err := x.p.Keep(s.ctx)
 	if err == nil {
-		s.c.p.log.Debug("file fetched", "file", f.file.String(), "size", x.size, "peer", s.c.peer.DID)
-		return nil
+		s.c.p.log.Debug("file fetched", "file", x.file.String(), "size", x.size, "peer", s.c.peer.DID)
+		return
 	}
-	s.files.lacked[f.file] = time.Now()
+	s.files.mu.Lock()
+	s.files.lacked[x.file] = time.Now()
+	s.files.mu.Unlock()
 	if !errors.Is(err, engine.ErrFileMismatch) {
-		s.c.p.log.Warn("keeping a file from a peer", "file", f.file.String(), "err", err)
-		return nil
+		s.c.p.log.Warn("keeping a file from a peer", "file", x.file.String(), "err", err)
+		return
 	}
-	s.c.p.log.Warn("a peer sent a file's bytes that do not match its hash", "file", f.file.String(), "peer", s.c.peer.DID, "all from it", x.sole)
+	s.c.p.log.Warn("a peer sent a file's bytes that do not match its hash", "file", x.file.String(), "peer", s.c.peer.DID, "all from it", x.sole)
 	if !x.sole {
-		return nil
+		return
 	}
 	if until := s.c.p.guard.forgeries(s.c.peer.DID, s.c.addr, 1, time.Now()); !until.IsZero() {
 		s.c.p.forged(s.c.peer.DID, s.c.addr, until)
-		return ended(CodeForged, "files failing their hash")
+		s.finish(ended(CodeForged, "files failing their hash"))
 	}
-	return nil
 }
 
 // dropFetchLocked ends a transfer this end asked for, keeping its partial
 // file for the next ask; stop, when not "", tells the holder to stop
 // with that code. s.files.mu is held.
 func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) {
-	x.p.Close()
+	x.dropped = true
+	for _, c := range x.queue {
+		s.c.in.give(c.size)
+	}
+	x.queue = nil
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
 	delete(s.files.fetching, file)
 	s.c.files.mu.Lock()
 	s.c.files.fetching--
@@ -450,6 +553,8 @@ func (s *session) fetchFiles() {
 		case <-wantCh:
 		case <-arrived:
 			kept = true
+		case <-s.files.freed:
+			kept = true
 		}
 	}
 }
@@ -467,6 +572,9 @@ func (s *session) askFile(f engine.NamedFile) bool {
 	}
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()
+	if s.files.keeping >= maxKeeping {
+		return false
+	}
 	if s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter {
 		return true
 	}
@@ -491,7 +599,11 @@ func (s *session) askFile(f engine.NamedFile) bool {
 	}
 	off := p.Offset()
 	credit := min(int64(fileWindow), f.Size-off)
-	s.files.fetching[file] = &fetchXfer{p: p, size: f.Size, next: off, unreceived: credit, sole: off == 0, lastData: time.Now()}
+	x := &fetchXfer{file: file, p: p, size: f.Size, next: off, unreceived: credit, sole: off == 0,
+		lastData: time.Now(), wake: make(chan struct{}, 1)}
+	s.files.fetching[file] = x
+	s.files.writers.Add(1)
+	go s.writeFile(x)
 	s.post(encodeFileWant(s.sid, file, version, f.Size, off, credit))
 	return true
 }
@@ -509,12 +621,14 @@ func (s *session) stopStalled() {
 	}
 }
 
-// endFiles ends the session's transfers: partial files are kept for the
-// next ask; serving goroutines end with the session's context.
+// endFiles ends the session's transfers once their writers let go:
+// partial files are kept for the next ask; serving goroutines end with
+// the session's context.
 func (s *session) endFiles() {
 	s.files.mu.Lock()
-	defer s.files.mu.Unlock()
 	for file, x := range s.files.fetching {
 		s.dropFetchLocked(file, x, "")
 	}
+	s.files.mu.Unlock()
+	s.files.writers.Wait()
 }

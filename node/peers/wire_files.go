@@ -130,7 +130,16 @@ func encodeFileWant(sid uint64, file, version canonical.ID, size, offset, credit
 
 // fileDataHead is FILE-DATA up to its bytes: the caller appends them.
 func fileDataHead(sid uint64, file canonical.ID, offset int64, n int) []byte {
-	b := header(msgFileData, sid, 32+binary.MaxVarintLen64+n)
+	return appendFileDataHead(make([]byte, 0, fileDataHeadMax+n), sid, file, offset)
+}
+
+// fileDataHeadMax is the longest FILE-DATA up to its bytes.
+const fileDataHeadMax = 1 + 2*binary.MaxVarintLen64 + 32
+
+// appendFileDataHead appends FILE-DATA up to its bytes to b.
+func appendFileDataHead(b []byte, sid uint64, file canonical.ID, offset int64) []byte {
+	b = append(b, msgFileData)
+	b = binary.AppendUvarint(b, sid)
 	b = append(b, file[:]...)
 	return binary.AppendUvarint(b, uint64(offset))
 }
