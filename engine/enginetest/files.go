@@ -110,9 +110,8 @@ func (h *harness) testFileStreams(t *testing.T) {
 }
 
 // Files kept at once, by many callers, some the same file twice, are all
-// held and each counted once: callers that
-// share one synced batch each see their own file recorded when Keep
-// returns.
+// held and each counted once: callers that share one synced batch each
+// see their own file recorded when Keep returns.
 func (h *harness) testFilesKeptAtOnce(t *testing.T) {
 	s := h.store(t, nil)
 	const n = 64

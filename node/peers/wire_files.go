@@ -21,8 +21,15 @@ const (
 	// and not yet received in a transfer.
 	MaxFileCredit = 64 << 20
 	// MaxFileTransfers is how many transfers run each way on a
-	// connection.
+	// connection, small ones apart.
 	MaxFileTransfers = 8
+	// MaxSmallTransfers is how many small transfers run each way on a
+	// connection besides: those whose credit covers the rest of a file
+	// of at most SmallFile bytes. The holder serves them in turn, so many
+	// small files move in one round trip.
+	MaxSmallTransfers = 256
+	// SmallFile is the most bytes a small transfer has left to send.
+	SmallFile = 64 << 10
 	// maxFileSize is the largest size a version may name (02 §3.1).
 	maxFileSize = 1<<53 - 1
 )
