@@ -216,27 +216,12 @@ func carryVersions(acc *identity.PrivateKey, g *space.Genesis, k *seal.Key, n in
 		return nil, err
 	}
 	sign := func(coll, key string, body any, seen []string, n int64, prev string, tags []string, retain bool) (*record.Version, error) {
-		o := canonical.NewObject("space", g.ID, "collection", coll, "key", key, "seq", float64(0),
-			"createdAt", "2026-01-01T00:00:00.000Z", "body", body)
-		lo := canonical.NewObject("n", float64(n))
-		if prev != "" {
-			lo.Set("prev", prev)
-		}
-		o.Set("log", lo)
+		d := &record.Draft{Space: g.ID, Collection: coll, CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Key: key,
+			Log: record.Log{N: n, Prev: prev}, Retain: retain, Body: body, Tags: tags}
 		if len(seen) > 0 {
-			o.Set("seen", []any{seen[0]})
+			d.Seen = seen[:1]
 		}
-		if retain {
-			o.Set("retain", true)
-		}
-		if len(tags) > 0 {
-			l := make([]any, len(tags))
-			for i, t := range tags {
-				l[i] = t
-			}
-			o.Set("tags", l)
-		}
-		return record.Sign(o, acc)
+		return d.Sign(acc)
 	}
 	sd, err := seal.SealBody(k, g.ID, "sys.collection", "collection:app.chat", collection.Content{Body: dv})
 	if err != nil {

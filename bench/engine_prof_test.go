@@ -57,3 +57,36 @@ func BenchmarkImportSQLite(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkCheckPebble imports a corpus of b.N versions into Pebble,
+// closes and opens the store again (as `minca store check` finds it), and
+// times its Check alone (for profiling: go test -bench CheckPebble
+// -benchtime 100000x -cpuprofile; MINCA_BENCH_CORPUS=FILE to reuse a
+// corpus).
+func BenchmarkCheckPebble(b *testing.B) {
+	dir := b.TempDir()
+	lines := corpusLines(b, dir, b.N)
+	path := filepath.Join(dir, "db")
+	if _, _, err := importRate(context.Background(), lines, 1000, func() (engine.KV, error) {
+		return pebble.Open(path, nil)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	kv, err := pebble.Open(path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := engine.Open(kv, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	b.ResetTimer()
+	probs, err := st.Check(context.Background(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(probs) > 0 {
+		b.Fatalf("%d problems, the first: %s", len(probs), probs[0])
+	}
+}

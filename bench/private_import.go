@@ -230,24 +230,16 @@ func noteCorpus(signer *identity.PrivateKey, spaceID string, k *seal.Key, n int)
 	for i := range n {
 		body := canonical.NewObject("title", fmt.Sprintf("note %d", i), "text", text, "done", i%2 == 0)
 		links := []record.Link{{Rel: "in", To: "list.groceries"}}
-		o := canonical.NewObject("space", spaceID, "collection", "app.note", "createdAt", "2026-09-26T12:00:00.000Z",
-			"key", keys[i], "seq", float64(0))
-		lo := canonical.NewObject("n", float64(i))
-		if i > 0 {
-			lo.Set("prev", prev)
-		}
-		o.Set("log", lo)
+		d := &record.Draft{Space: spaceID, Collection: "app.note", CreatedAt: time.Date(2026, 9, 26, 12, 0, 0, 0, time.UTC), Key: keys[i],
+			Log: record.Log{N: int64(i), Prev: prev}, Body: body, Links: links}
 		if k != nil {
 			b, err := seal.SealBody(k, spaceID, "app.note", keys[i], collection.Content{Body: body, Links: links})
 			if err != nil {
 				return nil, err
 			}
-			o.Set("body", b)
-		} else {
-			o.Set("body", body)
-			o.Set("links", record.LinksValue(links))
+			d.Body, d.Links = b, nil
 		}
-		p, err := record.Presign(o, signer)
+		p, err := d.Presign(signer)
 		if err != nil {
 			return nil, err
 		}

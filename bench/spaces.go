@@ -144,21 +144,9 @@ func genSpace(m, n int) (*spaceCorpus, error) {
 	var prev, prev2 *record.Version
 	write := func(coll, key string, body any, seen []string) error {
 		clock = clock.Add(time.Millisecond)
-		o := canonical.NewObject("collection", coll, "createdAt", record.FormatTime(clock), "key", key, "space", g.ID, "retain", true, "body", body)
-		if p, ok := atKey[key]; ok {
-			record.NextAfter(p).Apply(o)
-		} else {
-			o.Set("seq", float64(0))
-		}
-		if l, ok := logs[coll]; ok {
-			o.Set("log", canonical.NewObject("n", float64(l.Log.N+1), "prev", l.ID))
-		} else {
-			o.Set("log", canonical.NewObject("n", float64(0)))
-		}
-		if seen != nil {
-			o.Set("seen", strList(seen))
-		}
-		v, err := record.Sign(o, f)
+		d := &record.Draft{Space: g.ID, Collection: coll, CreatedAt: clock, Key: key, After: atKey[key], Log: record.LogAfter(logs[coll]),
+			Seen: seen, Retain: true, Body: body}
+		v, err := d.Sign(f)
 		if err != nil {
 			return err
 		}
@@ -250,14 +238,9 @@ func (sc *spaceCorpus) records(n int, seen []string, tag string, advance bool) (
 				for i := j; i < n; i += m {
 					key, err := record.FreshKey(k.DID())
 					if err == nil {
-						log := canonical.NewObject("n", float64(0))
-						if last != nil {
-							log = canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID)
-						}
-						o := canonical.NewObject("collection", "app.chat", "createdAt", record.FormatTime(base.Add(time.Duration(i)*time.Millisecond)),
-							"key", key, "space", sc.g.ID, "seq", float64(0), "log", log, "seen", strList(seen),
-							"body", canonical.NewObject("text", fmt.Sprintf("%s message %d", tag, i)))
-						out[i], err = record.Sign(o, k)
+						d := &record.Draft{Space: sc.g.ID, Collection: "app.chat", CreatedAt: base.Add(time.Duration(i) * time.Millisecond), Key: key,
+							Log: record.LogAfter(last), Seen: seen, Body: canonical.NewObject("text", fmt.Sprintf("%s message %d", tag, i))}
+						out[i], err = d.Sign(k)
 						last = out[i]
 					}
 					if err != nil {

@@ -64,36 +64,18 @@ type writer struct {
 	clock int
 }
 
-func (w *writer) write(by identity.Signer, coll, key string, body any, seen []*record.Version, opts ...func(*canonical.Object)) *record.Version {
+func (w *writer) write(by identity.Signer, coll, key string, body any, seen []*record.Version, opts ...func(*record.Draft)) *record.Version {
 	w.t.Helper()
 	w.clock++
-	o := canonical.NewObject("collection", coll, "createdAt", fmt.Sprintf("2026-01-01T00:%02d:%02d.000Z", w.clock/60, w.clock%60),
-		"key", key, "space", w.g.ID)
-	if prev, ok := w.top[key]; ok {
-		record.NextAfter(prev).Apply(o)
-	} else {
-		o.Set("seq", float64(0))
+	d := &record.Draft{Space: w.g.ID, Collection: coll, CreatedAt: time.Date(2026, 1, 1, 0, 0, w.clock, 0, time.UTC), Key: key,
+		After: w.top[key], Log: record.LogAfter(w.logs[by.DID()+coll]), Retain: space.IsAccessCollection(coll), Body: body}
+	for _, v := range seen {
+		d.Seen = append(d.Seen, v.ID)
 	}
-	if last, ok := w.logs[by.DID()+coll]; ok {
-		o.Set("log", canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID))
-	} else {
-		o.Set("log", canonical.NewObject("n", float64(0)))
-	}
-	if len(seen) > 0 {
-		l := make([]any, len(seen))
-		for i, v := range seen {
-			l[i] = v.ID
-		}
-		o.Set("seen", l)
-	}
-	if space.IsAccessCollection(coll) {
-		o.Set("retain", true)
-	}
-	o.Set("body", body)
 	for _, f := range opts {
-		f(o)
+		f(d)
 	}
-	v, err := record.Sign(o, by)
+	v, err := d.Sign(by)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -232,18 +214,12 @@ func (s *scene) privateVersions() (honest []*record.Version, benMsg *record.Vers
 	}
 	dv, _ := canonical.Parse([]byte(chatDef))
 	def, _ := collection.ParseDefinition(dv)
-	tagged := func(body *canonical.Object) func(*canonical.Object) {
+	tagged := func(body *canonical.Object) func(*record.Draft) {
 		ts, err := def.Tags(s.k0.TagKey(), collection.Content{Body: body})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return func(o *canonical.Object) {
-			l := make([]any, len(ts))
-			for i, x := range ts {
-				l[i] = x
-			}
-			o.Set("tags", l)
-		}
+		return func(d *record.Draft) { d.Tags = ts }
 	}
 	a1 := w.write(s.acc, "sys.assign", "member:"+record.OwnerPart(ben.DID()), canonical.NewObject("member", ben.DID(), "roles", []any{"writer"}), nil)
 	d1 := w.write(s.acc, "sys.collection", "collection:app.chat", sealed(s.k0, "sys.collection", "collection:app.chat", dv), []*record.Version{a1})

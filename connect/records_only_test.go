@@ -2,9 +2,9 @@ package connect_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/canonical"
@@ -72,26 +72,9 @@ func newWriter(t testing.TB, g *space.Genesis, s identity.Signer, root string) *
 func (w *writer) write(coll, key string, body any) *record.Version {
 	w.t.Helper()
 	w.clock++
-	o := canonical.NewObject("collection", coll, "createdAt", fmt.Sprintf("2026-01-01T00:00:%02d.000Z", w.clock), "key", key, "space", w.g.ID)
-	if prev, ok := w.atKey[key]; ok {
-		record.NextAfter(prev).Apply(o)
-	} else {
-		o.Set("seq", float64(0))
-	}
-	if last, ok := w.logs[coll]; ok {
-		o.Set("log", canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID))
-	} else {
-		o.Set("log", canonical.NewObject("n", float64(0)))
-	}
-	if space.IsAccessCollection(coll) {
-		o.Set("retain", true)
-	}
-	if body == nil {
-		o.Set("deleted", true)
-	} else {
-		o.Set("body", body)
-	}
-	v, err := record.Sign(o, w.s)
+	d := &record.Draft{Space: w.g.ID, Collection: coll, CreatedAt: time.Date(2026, 1, 1, 0, 0, w.clock, 0, time.UTC), Key: key,
+		After: w.atKey[key], Log: record.LogAfter(w.logs[coll]), Retain: space.IsAccessCollection(coll), Deleted: body == nil, Body: body}
+	v, err := d.Sign(w.s)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -6,9 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
-	"slices"
-	"sync"
+	"hash/maphash"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -30,8 +28,9 @@ type FileVerifier interface {
 
 // Check re-verifies every held version (02 §3.3: id, signature, body hash)
 // and every index against the versions: records' histories and heads, the
-// sync order, writer lines, waiting versions, the change log and the
-// counters. It returns the problems found, none when the store is sound.
+// sync order, writer lines, waiting versions, the change log, the files
+// index and the counters. It returns the problems found, none when the
+// store is sound.
 // vf may be nil (a Verifier of Check's own). A KV that is a FileVerifier
 // verifies its files first; damaged files are the problems returned, and
 // nothing read from such a store is checked further. Damage met while
@@ -51,14 +50,49 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 	s.state.Lock()
 	want := s.st
 	s.state.Unlock()
-	c := &checker{s: s, vf: vf, want: want}
-	for _, pass := range []func(context.Context) error{c.versions, c.values, c.histories, c.orders, c.lines, c.roots, c.waiting, c.changes, c.files} {
-		if err := pass(ctx); err != nil {
-			return c.problems, err
+	c := &checker{s: s, vf: vf, want: want, seed: maphash.MakeSeed(), spaceIndex: map[string]uint32{},
+		badValue: map[uint64]error{}, badSig: map[uint64]error{}, badHist: map[uint64]error{}, oddID: map[uint64]string{}}
+	// The versions are read first, in the order they are stored; each
+	// index is then scanned in its own order against them; the problems
+	// are listed as one pass over the id table and then one over each
+	// index would find them.
+	if err := c.held(ctx); err != nil {
+		return nil, err
+	}
+	c.sortHeld()
+	if err := c.names(ctx); err != nil {
+		return nil, err
+	}
+	type pass struct {
+		run   func(context.Context) error
+		found []string
+	}
+	passes := []*pass{{run: c.versions}, {run: c.values}, {run: c.histories}, {run: c.orders}, {run: c.lines},
+		{run: c.roots}, {run: c.waiting}, {run: c.changes}, {run: c.files}, {run: c.filesIndex}}
+	listed := func() []string {
+		var out []string
+		for _, p := range passes {
+			out = append(out, p.found...)
 		}
-		if len(c.problems) >= maxProblems {
-			return c.problems, nil
+		return out[:min(len(out), maxProblems)]
+	}
+	// versions lists what the other passes marked, so it runs after them.
+	for _, p := range append(passes[2:], passes[:2]...) {
+		c.problems = nil
+		err := p.run(ctx)
+		p.found = c.problems
+		if err != nil {
+			return listed(), err
 		}
+	}
+	c.problems = nil
+	if c.rootEntries != c.stats.Versions {
+		c.add("root index: %d entries for %d versions", c.rootEntries, c.stats.Versions)
+	}
+	passes[5].found = append(passes[5].found, c.problems...)
+	c.problems = listed()
+	if len(c.problems) >= maxProblems {
+		return c.problems, nil
 	}
 	var logPrev uint64
 	if err := c.scan(ctx, keys.LogPrev, func(k, v []byte) error { logPrev++; return nil }); err != nil {
@@ -80,9 +114,23 @@ type checker struct {
 	s        *Store
 	vf       *record.Verifier
 	want     counters
-	problems []string
+	problems []string // those of the pass running
 	stats    Stats
-	vseqs    []uint64 // the values the held ids name
+
+	// What the versions pass (held) found, in the order versions are
+	// stored, and the marks the passes over the indexes left on them.
+	seed       maphash.Seed
+	facts      []heldFact
+	byDigest   []uint32 // facts by digest (those that decode)
+	badKeys    []badKey
+	spaces     []string
+	spaceIndex map[string]uint32
+	badValue   map[uint64]error  // by vseq: why the value does not decode
+	badSig     map[uint64]error  // … why it does not verify
+	badHist    map[uint64]error  // … why its history entry does not decode
+	oddID      map[uint64]string // … its id, when that is not exact
+
+	rootEntries int64
 }
 
 func (c *checker) add(format string, a ...any) {
@@ -135,274 +183,118 @@ func (c *checker) has(k []byte) (bool, error) {
 	return err == nil, err
 }
 
-// versions checks every held version: its value, its signature and the
-// entries that index it. Verifying signatures is most of a check's work
-// and each version's is independent, so versions are checked on every
-// core, in chunks of the id table; what each found is added in key order,
-// so the problems read as one pass would list them.
+// versions lists, in the order of the id table, what is wrong with each
+// held version: its value (held found it), and the entries that index it
+// (the passes over the indexes marked those they found).
 func (c *checker) versions(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type chunk struct {
-		keys, vals [][]byte
-		out        []versionCheck
-		done       chan struct{}
-	}
-	const chunkLen = 256
-	workers := runtime.GOMAXPROCS(0)
-	todo := make(chan *chunk)
-	inOrder := make(chan *chunk, 2*workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ch := range todo {
-				for i := range ch.keys {
-					ch.out[i] = c.checkVersion(ch.keys[i], ch.vals[i])
-				}
-				close(ch.done)
-			}
-		}()
-	}
-	var scanErr error
-	go func() {
-		defer close(todo)
-		defer close(inOrder)
-		cur := &chunk{done: make(chan struct{})}
-		send := func() error {
-			ch := cur
-			ch.out = make([]versionCheck, len(ch.keys))
-			cur = &chunk{done: make(chan struct{})}
-			// Queued in order first, so the chunk a worker takes is
-			// always one the merge below will wait for.
-			select {
-			case inOrder <- ch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			select {
-			case todo <- ch:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		scanErr = c.scan(ctx, keys.ID, func(k, v []byte) error {
-			cur.keys, cur.vals = append(cur.keys, k), append(cur.vals, v)
-			if len(cur.keys) == chunkLen {
-				return send()
-			}
+	spaces := map[uint32]bool{}
+	err := c.scan(ctx, keys.ID, func(k, val []byte) error {
+		d, _ := keys.Digest(k, 1)
+		id := d.String()
+		vseq, err := decodeVseq(val)
+		if err != nil {
+			c.add("version %s: %v", id, err)
 			return nil
-		})
-		if scanErr == nil && len(cur.keys) > 0 {
-			scanErr = send()
 		}
-	}()
-	spaces := map[string]bool{}
-	var err error
-merge:
-	for ch := range inOrder {
-		select {
-		case <-ch.done:
-		case <-ctx.Done():
-			err = ctx.Err()
-			break merge
+		f := c.at(vseq)
+		switch {
+		case f == nil:
+			c.add("version %s: no value at %d", id, vseq)
+			return nil
+		case f.is(heldBad):
+			c.add("version %s: %v", id, c.badValue[vseq])
+			return nil
+		case f.d != d || c.oddID[vseq] != "":
+			other := c.oddID[vseq]
+			if other == "" {
+				other = f.d.String()
+			}
+			c.add("version %s: stored under another id's digest (%s)", other, id)
+			return nil
 		}
-		for i := range ch.out {
-			if err = c.merge(&ch.out[i], spaces); err != nil {
-				break merge
+		if f.is(heldBadSig) {
+			c.add("version %s: %v", id, c.badSig[vseq])
+		}
+		c.stats.Versions++
+		c.stats.EnvelopeBytes += int64(f.env)
+		c.stats.BodyBytes += int64(f.body)
+		if !f.is(heldSpace) {
+			c.add("version %s: held without a space", id)
+			return nil
+		}
+		if !spaces[f.space] {
+			spaces[f.space] = true
+			if ok, err := c.has(keys.SpaceKey(c.spaces[f.space])); err != nil {
+				return err
+			} else if !ok {
+				c.add("version %s: its space %s is not registered", id, c.spaces[f.space])
 			}
 		}
-	}
-	cancel()
-	for range inOrder {
-	}
-	wg.Wait()
-	c.stats.Spaces = int64(len(spaces))
-	if err != nil {
-		return err
-	}
-	return scanErr
-}
-
-// versionCheck is what checking one held version found.
-type versionCheck struct {
-	err error // the check could not go on: the store could not be read
-	// pre are the problems found before its space is known to be
-	// registered, post those after; space is its space, "" when it was
-	// not read that far.
-	pre, post []string
-	space     string
-	id        string
-	vseq      uint64
-	hasVseq   bool
-	counted   bool // it counts as held: versions and bytes
-	env, body int
-	// classified: its history entry was read, and whole says whether it
-	// is held whole (else a stub).
-	classified, whole bool
-}
-
-// merge adds what checking a version found, checking once for each space
-// that it is registered.
-func (c *checker) merge(r *versionCheck, spaces map[string]bool) error {
-	if r.err != nil {
-		return r.err
-	}
-	if r.hasVseq {
-		c.vseqs = append(c.vseqs, r.vseq)
-	}
-	for _, p := range r.pre {
-		c.add("%s", p)
-	}
-	if r.counted {
-		c.stats.Versions++
-		c.stats.EnvelopeBytes += int64(r.env)
-		c.stats.BodyBytes += int64(r.body)
-	}
-	if r.classified {
-		if r.whole {
+		switch {
+		case !f.is(heldHist):
+			key := "?"
+			if v, err := c.s.readHeld(vseq); err == nil {
+				key = v.Key
+			}
+			c.add("version %s: no history entry in record %s: %v", id, key, ErrNotFound)
+			return nil
+		case f.is(heldHistBad):
+			c.add("version %s: %v", id, c.badHist[vseq])
+			return nil
+		}
+		whole := f.is(heldDeleted) || f.is(heldBody)
+		if whole {
 			c.stats.Whole++
 		} else {
 			c.stats.Stubs++
 		}
-	}
-	if r.space != "" && !spaces[r.space] {
-		spaces[r.space] = true
-		if ok, err := c.has(keys.SpaceKey(r.space)); err != nil {
-			return err
-		} else if !ok {
-			c.add("version %s: its space %s is not registered", r.id, r.space)
+		if f.is(heldHistRetain) != f.is(heldRetain) || f.is(heldHistDeleted) != f.is(heldDeleted) {
+			c.add("version %s: history entry says retain=%v deleted=%v, version is retain=%v deleted=%v",
+				id, f.is(heldHistRetain), f.is(heldHistDeleted), f.is(heldRetain), f.is(heldDeleted))
 		}
-	}
-	for _, p := range r.post {
-		c.add("%s", p)
-	}
-	return nil
-}
-
-// checkVersion checks the held version at id entry k (value val) against
-// its value and the entries that index it. Safe to call from many
-// goroutines: it only reads.
-func (c *checker) checkVersion(k, val []byte) (r versionCheck) {
-	d, _ := keys.Digest(k, 1)
-	id := d.String()
-	r.id = id
-	problem := func(format string, a ...any) {
-		if r.space == "" {
-			r.pre = append(r.pre, fmt.Sprintf(format, a...))
-		} else {
-			r.post = append(r.post, fmt.Sprintf(format, a...))
+		if f.is(heldRetain) && !whole {
+			c.add("version %s: retained but held as a stub (02 §4.5)", id)
 		}
-	}
-	vseq, err := decodeVseq(val)
-	if err != nil {
-		problem("version %s: %v", id, err)
-		return r
-	}
-	r.vseq, r.hasVseq = vseq, true
-	vb, err := c.s.kv.Get(keys.VersionKey(vseq))
-	if errors.Is(err, ErrNotFound) {
-		problem("version %s: no value at %d", id, vseq)
-		return r
-	} else if err != nil {
-		r.err = err
-		return r
-	}
-	env, body, err := splitVersion(vb)
-	if err != nil {
-		problem("version %s: %v", id, err)
-		return r
-	}
-	v, err := decodeHeld(env, body)
-	if err != nil {
-		problem("version %s: %v", id, err)
-		return r
-	}
-	if v.ID != id {
-		problem("version %s: stored under another id's digest (%s)", v.ID, id)
-		return r
-	}
-	if err := c.vf.Verify(v); err != nil {
-		problem("version %s: %v", id, err)
-	}
-	r.counted, r.env, r.body = true, len(env), len(body)
-	if !v.HasSpace {
-		problem("version %s: held without a space", id)
-		return r
-	}
-	r.space = v.Space
-	hb, err := c.s.kv.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
-	if err != nil {
-		problem("version %s: no history entry in record %s: %v", id, v.Key, err)
-		return r
-	}
-	e, err := decodeHist(hb)
-	if err != nil {
-		problem("version %s: %v", id, err)
-		return r
-	}
-	whole := v.Deleted || body != nil
-	r.classified, r.whole = true, whole
-	if e.retain != v.Retain || e.deleted != v.Deleted {
-		problem("version %s: history entry says retain=%v deleted=%v, version is retain=%v deleted=%v",
-			id, e.retain, e.deleted, v.Retain, v.Deleted)
-	}
-	if v.Retain && !whole {
-		problem("version %s: retained but held as a stub (02 §4.5)", id)
-	}
-	if ok, err := c.has(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d)); err != nil {
-		r.err = err
-		return r
-	} else if !ok {
-		problem("version %s: missing from the sync order", id)
-	}
-	if v.Log != nil {
-		b, err := c.s.kv.Get(keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			r.err = err
-			return r
+		if !f.is(heldOrdered) {
+			c.add("version %s: missing from the sync order", id)
 		}
-		ds, _ := splitDigests(b)
-		if !slices.Contains(ds, d) {
-			problem("version %s: missing from its writer's line", id)
+		if f.is(heldLog) && !f.is(heldInLine) {
+			c.add("version %s: missing from its writer's line", id)
 		}
-	}
-	if ok, err := c.has(keys.WaitKey(d)); err != nil {
-		r.err = err
-		return r
-	} else if ok {
-		problem("version %s: both held and waiting", id)
-	}
-	return r
+		if f.is(heldWaiting) {
+			c.add("version %s: both held and waiting", id)
+		}
+		return nil
+	})
+	c.stats.Spaces = int64(len(spaces))
+	return err
 }
 
 // values checks that each version value is the one of exactly one held
 // id, and comes before the counters' last.
 func (c *checker) values(ctx context.Context) error {
-	slices.Sort(c.vseqs)
-	refs := c.vseqs
-	return c.scan(ctx, keys.Version, func(k, _ []byte) error {
-		if len(k) != 9 {
-			c.add("version value key %x: bad length", k)
-			return nil
+	bad := c.badKeys
+	for i := range c.facts {
+		for len(bad) > 0 && bad[0].at == i {
+			c.add("version value key %x: bad length", bad[0].key)
+			bad = bad[1:]
 		}
-		vseq := binary.BigEndian.Uint64(k[1:])
-		for len(refs) > 0 && refs[0] < vseq {
-			refs = refs[1:]
+		f := &c.facts[i]
+		switch f.names {
+		case 0:
+			c.add("version value %d: no id names it", f.vseq)
+		case 1:
+		default:
+			c.add("version value %d: more than one id names it", f.vseq)
 		}
-		switch {
-		case len(refs) == 0 || refs[0] != vseq:
-			c.add("version value %d: no id names it", vseq)
-		case len(refs) > 1 && refs[1] == vseq:
-			c.add("version value %d: more than one id names it", vseq)
+		if f.vseq > c.want.vseq {
+			c.add("version value %d: past the last one counted (%d)", f.vseq, c.want.vseq)
 		}
-		if vseq > c.want.vseq {
-			c.add("version value %d: past the last one counted (%d)", vseq, c.want.vseq)
-		}
-		return nil
-	})
+	}
+	for _, b := range bad {
+		c.add("version value key %x: bad length", b.key)
+	}
+	return ctx.Err()
 }
 
 // histories checks each record's history against the versions, that each
@@ -412,6 +304,7 @@ func (c *checker) values(ctx context.Context) error {
 func (c *checker) histories(ctx context.Context) error {
 	var rec []byte
 	var h head
+	var first *heldFact // h.first's
 	n := 0
 	flush := func() error {
 		if rec == nil {
@@ -425,13 +318,9 @@ func (c *checker) histories(ctx context.Context) error {
 		got, err := decodeHead(hb)
 		if err != nil {
 			c.add("record %q: %v", rec[keys.SpaceLen:len(rec)-1], err)
-		} else if h.hasFirst && !func() bool {
-			_, env, body, err := readVersion(c.s.kv, h.first, h.first.String())
-			h.firstEnv, h.firstBody = env, body
-			return err == nil
-		}() {
-			c.add("record %q: no envelope for its first standing version", rec[keys.SpaceLen:len(rec)-1])
-		} else if !got.equal(h) {
+		} else if h.hasFirst && c.sum(got.firstEnv, got.firstBody) != first.value {
+			c.add("record %q: its head's copy of its first standing version is not the one stored", rec[keys.SpaceLen:len(rec)-1])
+		} else if h.firstEnv, h.firstBody = got.firstEnv, got.firstBody; !got.equal(h) {
 			c.add("record %q: head %+v, history gives %+v", rec[keys.SpaceLen:len(rec)-1], got, h)
 		}
 		return nil
@@ -456,33 +345,52 @@ func (c *checker) histories(ctx context.Context) error {
 		id := keys.HistoryID(k)
 		d, ok := keys.ParseExact(id)
 		e, err := decodeHist(val)
+		seq := int64(1<<53 - 1 - binary.BigEndian.Uint64(k[len(k)-canonical.IDLen-8:]))
+		var f *heldFact
+		if ok {
+			f = c.named(d)
+		}
+		home := f != nil && f.rec == c.sum(r) && f.seq == seq // the entry the version should have
+		if home {
+			f.flags |= heldHist
+			switch {
+			case err != nil:
+				f.flags |= heldHistBad
+				c.badHist[f.vseq] = err
+			default:
+				if e.retain {
+					f.flags |= heldHistRetain
+				}
+				if e.deleted {
+					f.flags |= heldHistDeleted
+				}
+			}
+		}
 		if !ok || err != nil {
 			c.add("history entry %q: bad key or value", id)
 			return nil
 		}
-		seq := int64(1<<53 - 1 - binary.BigEndian.Uint64(k[len(k)-canonical.IDLen-8:]))
-		vseq, env, body, err := readVersion(c.s.kv, d, id)
-		if err != nil {
-			c.add("history entry %s: no version: %v", id, err)
+		if f == nil {
+			c.add("history entry %s: no version: %v", id, fmt.Errorf("%w: version %s", ErrNotFound, id))
 			return nil
 		}
-		hold := holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}
+		hold := holding{whole: f.is(heldBody) || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: int(f.body)}
 		if !bytes.Equal(r, rec) {
 			if err := flush(); err != nil {
 				return err
 			}
-			rec, h, n = r, head{top: d, topSeq: seq, topV: vseq, topH: hold}, 0
+			rec, h, n = r, head{top: d, topSeq: seq, topV: f.vseq, topH: hold}, 0
 		}
 		n++
 		isFirst := false
 		if !h.hasFirst && e.verdict == Stands {
-			h.hasFirst, h.first, h.firstSeq, h.firstV, h.firstH, isFirst = true, d, seq, vseq, hold, true
+			h.hasFirst, h.first, h.firstSeq, h.firstV, h.firstH, isFirst = true, d, seq, f.vseq, hold, true
+			first = f
 		}
 		if hold.whole && !e.retain && !e.deleted && n > 1 && !isFirst {
 			c.add("version %s: superseded, not retained, not the one that reads, yet whole (02 §4.5)", id)
 		}
-		v, err := decodeHeld(env, nil)
-		if err == nil && (!bytes.Equal(keys.Rec(v.Space, v.Key), r) || v.Seq != seq) {
+		if !home {
 			c.add("history entry %s: filed under another record or seq", id)
 		}
 		return nil
@@ -503,16 +411,16 @@ func (c *checker) orders(ctx context.Context) error {
 			return nil
 		}
 		d, _ := keys.Digest(k, 1+keys.SpaceLen+8)
-		_, env, _, err := readVersion(c.s.kv, d, d.String())
-		if err != nil {
-			c.add("sync order entry %s: no version: %v", d, err)
+		f := c.named(d)
+		if f == nil {
+			c.add("sync order entry %s: no version: %v", d, fmt.Errorf("%w: version %s", ErrNotFound, d))
 			return nil
 		}
-		v, err := decodeHeld(env, nil)
-		if err != nil {
-			return nil // reported by versions
+		keyed := c.sum(k) == f.order
+		if keyed {
+			f.flags |= heldOrdered
 		}
-		if !bytes.Equal(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d), k) || string(val) != v.Collection {
+		if !keyed || c.sum(val) != f.coll {
 			c.add("sync order entry %s: does not match the version", d)
 		}
 		return nil
@@ -526,11 +434,14 @@ func (c *checker) lines(ctx context.Context) error {
 			c.add("line entry %x: bad value", k)
 			return nil
 		}
+		place := c.sum(k)
 		for _, d := range ds {
-			if ok, err := c.has(keys.IDKey(d)); err != nil {
-				return err
-			} else if !ok {
+			f := c.named(d)
+			switch {
+			case f == nil:
 				c.add("line entry %s: no version", d)
+			case f.is(heldLog) && f.line == place:
+				f.flags |= heldInLine
 			}
 		}
 		return nil
@@ -539,39 +450,40 @@ func (c *checker) lines(ctx context.Context) error {
 
 // roots checks the index of versions by root: each entry names a held
 // version of its space, and each held version has one entry (the root
-// itself is the judge's, so it is not checked here).
+// itself is the judge's, so it is not checked here). Check compares the
+// count of entries with the versions' once versions has counted them.
 func (c *checker) roots(ctx context.Context) error {
-	var n int64
-	err := c.scan(ctx, keys.Root, func(k, _ []byte) error {
+	tags := map[uint32][keys.SpaceLen]byte{}
+	return c.scan(ctx, keys.Root, func(k, _ []byte) error {
 		if len(k) != 1+keys.SpaceLen+32+32 {
 			c.add("root index key %x: bad length", k)
 			return nil
 		}
-		n++
+		c.rootEntries++
 		d, _ := keys.Digest(k, len(k)-32)
-		_, env, _, err := readVersion(c.s.kv, d, d.String())
-		if err != nil {
-			c.add("root index entry %s: no version: %v", d, err)
+		f := c.named(d)
+		if f == nil {
+			c.add("root index entry %s: no version: %v", d, fmt.Errorf("%w: version %s", ErrNotFound, d))
 			return nil
 		}
-		v, err := decodeHeld(env, nil)
-		if err != nil {
-			return nil // reported by versions
+		t, ok := tags[f.space]
+		if !ok {
+			t = keys.SpaceTag(c.spaces[f.space])
+			tags[f.space] = t
 		}
-		if t := keys.SpaceTag(v.Space); !bytes.Equal(k[1:1+keys.SpaceLen], t[:]) {
+		if !bytes.Equal(k[1:1+keys.SpaceLen], t[:]) {
 			c.add("root index entry %s: filed under another space", d)
 		}
 		return nil
 	})
-	if err == nil && n != c.stats.Versions {
-		c.add("root index: %d entries for %d versions", n, c.stats.Versions)
-	}
-	return err
 }
 
 func (c *checker) waiting(ctx context.Context) error {
 	err := c.scan(ctx, keys.Wait, func(k, val []byte) error {
 		d, _ := keys.Digest(k, 1)
+		if f := c.named(d); f != nil {
+			f.flags |= heldWaiting
+		}
 		w, err := decodeWaiting(val)
 		if err != nil {
 			c.add("waiting %s: %v", d, err)
@@ -639,13 +551,24 @@ func (c *checker) changes(ctx context.Context) error {
 					continue
 				}
 				d, _ := keys.ParseExact(id)
-				if ok, err := c.has(keys.IDKey(d)); err != nil {
-					return err
-				} else if !ok {
+				if c.named(d) == nil {
 					c.add("change %d: version %s not held", ch.Seq, id)
 				}
 			}
 		}
 		return nil
 	})
+}
+
+// readHeld reads and decodes the version stored at vseq.
+func (s *Store) readHeld(vseq uint64) (*record.Version, error) {
+	vb, err := s.kv.Get(keys.VersionKey(vseq))
+	if err != nil {
+		return nil, err
+	}
+	env, body, err := splitVersion(vb)
+	if err != nil {
+		return nil, err
+	}
+	return decodeHeld(env, body)
 }

@@ -28,11 +28,75 @@ var filesMember = []byte(`"files":`)
 // NamedFiles calls yield for each file named by a version the store holds
 // whole (its body kept: current, first standing, retained), in space, or
 // in every space when space is "". A file named by several versions comes
-// once for each.
+// once for each. It reads the files index ('n'), not the versions, and
+// calls yield with no iterator open.
 func (s *Store) NamedFiles(ctx context.Context, space string, yield func(NamedFile) bool) error {
 	if err := s.check(); err != nil {
 		return err
 	}
+	if s.filesUnindexed {
+		return s.namedFilesByScan(ctx, space, yield)
+	}
+	lo, hi := []byte{keys.FileNamed}, []byte{keys.FileNamed + 1}
+	for {
+		page, next, err := s.namedPage(lo, hi, space)
+		if err != nil {
+			return err
+		}
+		for _, f := range page {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if !yield(f) {
+				return nil
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		lo = next
+	}
+}
+
+// namedPage reads 'n' entries in [lo, hi) up to missingPage of them in
+// space ("": every space); next is where the following page starts, nil
+// at the end.
+func (s *Store) namedPage(lo, hi []byte, space string) (page []NamedFile, next []byte, err error) {
+	it, err := s.kv.NewIter(lo, hi)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer it.Close()
+	var tag [keys.SpaceLen]byte
+	if space != "" {
+		tag = keys.SpaceTag(space)
+	}
+	for it.Next() {
+		k := it.Key()
+		if len(k) != 1+32+keys.SpaceLen+32 {
+			return nil, nil, Errorf(ErrCorrupt, "damaged: files index key")
+		}
+		if space != "" && !bytes.Equal(k[33:33+keys.SpaceLen], tag[:]) {
+			continue
+		}
+		size, sp, err := decodeFileName(it.Value())
+		if err != nil {
+			return nil, nil, err
+		}
+		fd, _ := keys.Digest(k, 1)
+		vd, _ := keys.Digest(k, 1+32+keys.SpaceLen)
+		page = append(page, NamedFile{FileRef: FileRef{Hash: fd.String(), Size: size}, Space: sp, Version: vd.String()})
+		if len(page) == missingPage {
+			return page, append(bytes.Clone(k), 0), it.Err()
+		}
+	}
+	return page, nil, it.Err()
+}
+
+// namedFilesByScan is NamedFiles by reading every version held whole: it
+// builds the files index of a store of an earlier layout (indexFiles), and
+// serves a store of an earlier layout open read-only, which has none.
+func (s *Store) namedFilesByScan(ctx context.Context, space string, yield func(NamedFile) bool) error {
 	it, err := s.kv.NewIter([]byte{keys.Version}, []byte{keys.Version + 1})
 	if err != nil {
 		return err

@@ -18,10 +18,7 @@ import (
 
 // FileRef is one file a version names in its files member: {hash, size},
 // outside the body (02 §3.1). hash is the content id of the file's bytes.
-type FileRef struct {
-	Hash string `json:"hash"`
-	Size int64  `json:"size"`
-}
+type FileRef = record.File
 
 // MaxFileSize is the largest size a files entry may name: the largest
 // integer JSON carries exactly.

@@ -248,7 +248,7 @@ func (s *Store) lacking(lo, hi []byte) ([]lackingFile, error) {
 func (s *Store) missingByScan(ctx context.Context, space string, yield func(NamedFile) bool) error {
 	seen := map[string]bool{}
 	var ferr error
-	err := s.NamedFiles(ctx, space, func(f NamedFile) bool {
+	err := s.namedFilesByScan(ctx, space, func(f NamedFile) bool {
 		if seen[f.Hash] {
 			return true
 		}
@@ -276,7 +276,7 @@ func (s *Store) indexFiles(ctx context.Context, b Batch) error {
 	held := map[canonical.ID]bool{}
 	lacks := map[string][]byte{}
 	var ferr error
-	err := s.NamedFiles(ctx, "", func(f NamedFile) bool {
+	err := s.namedFilesByScan(ctx, "", func(f NamedFile) bool {
 		fd, _ := keys.ParseExact(f.Hash)
 		vd, _ := keys.ParseExact(f.Version)
 		tag := keys.SpaceTag(f.Space)

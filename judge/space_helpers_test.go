@@ -3,12 +3,12 @@ package judge_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"github.com/minca-go/minca/collection"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/judge"
@@ -164,61 +164,26 @@ func newScene(t testing.TB, founders []*account, roles map[string][]space.Grant)
 	return &scene{t: t, g: g, atKey: map[string]*record.Version{}}
 }
 
-// opt changes an unsigned version.
-type opt func(o *canonical.Object)
+// opt changes a version's draft before it is signed.
+type opt func(d *record.Draft)
 
-func withTags(tags ...string) opt {
-	return func(o *canonical.Object) {
-		l := make([]any, len(tags))
-		for i, t := range tags {
-			l[i] = t
-		}
-		o.Set("tags", l)
-	}
-}
+func withTags(tags ...string) opt { return func(d *record.Draft) { d.Tags = tags } }
 
-func withLinks(ls ...record.Link) opt {
-	return func(o *canonical.Object) { o.Set("links", record.LinksValue(ls)) }
-}
+func withLinks(ls ...record.Link) opt { return func(d *record.Draft) { d.Links = ls } }
 
-func retained(o *canonical.Object) { o.Set("retain", true) }
+func retained(d *record.Draft) { d.Retain = true }
 
 // write signs a version by a at key in coll with body (nil: a delete), as
 // of seen, after what the scene holds at key.
 func (s *scene) write(a *account, coll, key string, body any, seen []string, opts ...opt) *record.Version {
 	s.t.Helper()
 	s.clock++
-	o := canonical.NewObject("collection", coll, "createdAt", fmt.Sprintf("2026-01-01T%02d:%02d:%02d.000Z", s.clock/3600%24, s.clock/60%60, s.clock%60),
-		"key", key, "space", s.g.ID)
-	if prev, ok := s.atKey[key]; ok && prev != nil {
-		record.NextAfter(prev).Apply(o)
-	} else {
-		o.Set("seq", float64(0))
-	}
-	if last, ok := a.logs[coll]; ok {
-		o.Set("log", canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID))
-	} else {
-		o.Set("log", canonical.NewObject("n", float64(0)))
-	}
-	if seen != nil {
-		l := make([]any, len(seen))
-		for i, id := range seen {
-			l[i] = id
-		}
-		o.Set("seen", l)
-	}
-	if space.IsAccessCollection(coll) {
-		o.Set("retain", true)
-	}
-	if body == nil {
-		o.Set("deleted", true)
-	} else {
-		o.Set("body", body)
-	}
+	d := &record.Draft{Space: s.g.ID, Collection: coll, CreatedAt: sceneStart.Add(time.Duration(s.clock) * time.Second), Key: key,
+		After: s.atKey[key], Log: record.LogAfter(a.logs[coll]), Seen: seen, Retain: space.IsAccessCollection(coll), Deleted: body == nil, Body: body}
 	for _, f := range opts {
-		f(o)
+		f(d)
 	}
-	v, err := record.Sign(o, a.signer)
+	v, err := d.Sign(a.signer)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -226,6 +191,9 @@ func (s *scene) write(a *account, coll, key string, body any, seen []string, opt
 	a.logs[coll] = v
 	return v
 }
+
+// sceneStart is when a scene's clock starts.
+var sceneStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // note writes a record at a fresh key of a's.
 func (s *scene) note(a *account, coll string, body any, seen []string, opts ...opt) *record.Version {

@@ -2,7 +2,9 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/carry"
@@ -108,4 +110,53 @@ func sameBody(a, b any) bool {
 	x, err1 := canonical.Marshal(a)
 	y, err2 := canonical.Marshal(b)
 	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// A device that adds a carrier before it holds a private space's key
+// writes no pass for that space. When the key arrives later (K₀'s box, by
+// sync) the running node takes it by itself: its index reads the space's
+// bodies opened without a reader asking first, and it refills the carry
+// space, so the carrier carries the space — without a restart or a
+// change to the registry.
+func TestRefillWhenADeviceTakesAKey(t *testing.T) {
+	ctx := context.Background()
+	a := newNode(t, nil)
+	diary, err := a.CreateSpace(ctx, "diary", &node.CreateOptions{Private: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Put(ctx, diary.ID, "app.entry", obj("text", "Dear diary"), nil); err != nil {
+		t.Fatal(err)
+	}
+	b := &testNode{t: t, dir: t.TempDir(), account: a.account, clock: newClock()}
+	b.open(nil)
+	exchange(t, a.Node, b.Node, a.Registry())
+	r, err := b.AddCarrier(ctx, carrierDID(t), "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RefillCarriers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pk := carry.PassKey(diary.ID)
+	if livePasses(t, b.Node, r.Space)[pk] {
+		t.Fatal("the second device wrote a pass for the diary before it held its key: the test does not test what it says")
+	}
+	exchange(t, a.Node, b.Node, diary.ID) // the diary and the box of its key
+	q := json.RawMessage(`{"collection":"app.entry","where":{"text":"Dear diary"}}`)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		page, err := b.Query(ctx, diary.ID, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		indexed, passed := len(page.Entries) == 1, livePasses(t, b.Node, r.Space)[pk]
+		if indexed && passed {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the diary's key arrived at the second device: its index finds the entry opened %v, its carry space has the diary's pass %v", indexed, passed)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

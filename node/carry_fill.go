@@ -318,10 +318,20 @@ func sameKeepers(a, b []space.Keeper) bool {
 // the carry spaces, so a burst of changes makes one refill.
 const carryDelay = 100 * time.Millisecond
 
+// refillSoon asks the carry loop for a refill: the node took a private
+// space's key, from a box or a key change sync brought, or met by a
+// reader, and may now write that space's pass (passes).
+func (n *Node) refillSoon() {
+	select {
+	case n.refill <- struct{}{}:
+	default:
+	}
+}
+
 // carryLoop keeps the carry spaces in step while the node runs (06 §1.3):
-// a refill when it opens, and after each change to the account registry
-// or to a space's key; the node's own writes in carry spaces and keepers
-// start none.
+// a refill when it opens, after each change to the account registry or
+// to a space's key, and after the node takes a key (refillSoon); the
+// node's own writes in carry spaces and keepers start none.
 func (n *Node) carryLoop() {
 	defer n.wg.Done()
 	sub := n.st.Subscribe("", 256)
@@ -337,6 +347,8 @@ func (n *Node) carryLoop() {
 			if e.Space == n.registry && e.Key != keepersKey || strings.HasPrefix(e.Key, "key:") {
 				t.Reset(carryDelay)
 			}
+		case <-n.refill:
+			t.Reset(carryDelay)
 		case <-t.C:
 			if err := n.RefillCarriers(n.ctx); err != nil && n.ctx.Err() == nil {
 				n.o.Logger.Warn("refilling the carry spaces", "err", err)

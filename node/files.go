@@ -87,7 +87,7 @@ func (u *FileUpload) Keep(ctx context.Context) (FileRef, error) {
 		}
 	}
 	r, err := u.w.Keep(ctx)
-	return FileRef{Hash: r.Hash, Size: r.Size}, err
+	return r, err
 }
 
 // Close gives up a file not kept.
@@ -212,7 +212,7 @@ func (n *Node) RecordFiles(ctx context.Context, spaceID, key string) ([]RecordFi
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, RecordFile{FileRef: FileRef{Hash: f.Hash, Size: f.Size}, Held: held})
+		out = append(out, RecordFile{FileRef: f, Held: held})
 	}
 	return out, nil
 }

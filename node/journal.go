@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/minca-go/minca/internal/atomicfile"
 )
 
 // ErrCursorGone: a subscriber asked for events after a cursor older than
@@ -193,7 +195,7 @@ func (j *journal) compact() error {
 		buf.Write(e.line)
 		buf.WriteByte('\n')
 	}
-	if err := writeSynced(j.path, buf.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(j.path, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("minca/node: event journal: %w", err)
 	}
 	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
@@ -206,36 +208,6 @@ func (j *journal) compact() error {
 		j.oldest = all[k].at
 	}
 	return nil
-}
-
-// writeSynced replaces path with data: a synced temporary file renamed
-// over it, then the directory synced.
-func writeSynced(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // scan calls fn with each event of the journal file, in order, and

@@ -218,9 +218,9 @@ func (ks *keyStore) persist(spaceID string) error {
 }
 
 // takeKeys takes into a space's ring what the store holds for it: the
-// boxes of the space's key changes to this account's member key, and the
-// key changes whose keys the ring holds, which bring their earlier keys
-// (docs/private-spaces.md §5, §7). want is a keyId a reader met and does
+// boxes of its first key and of its key changes to this account's member
+// key, and the key changes whose keys the ring holds, which bring their
+// earlier keys (docs/private-spaces.md §5, §7). want is a keyId a reader met and does
 // not hold ("" for none): its box and key change are looked for too. It
 // reports whether the ring took a key, and keeps the key file then.
 func (n *Node) takeKeys(ctx context.Context, spaceID, want string) (bool, error) {
@@ -231,6 +231,11 @@ func (n *Node) takeKeys(ctx context.Context, spaceID, want string) (bool, error)
 	var ids []string
 	if _, err := n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
 		ids = h.Now().Keys()
+		// K₀ too: until a key change names a key, the space's heads
+		// name none, and K₀'s box is all there is to take.
+		if k0 := h.Genesis().EncryptionKeyID; k0 != "" {
+			ids = append(ids, k0)
+		}
 		return nil
 	}); err != nil {
 		return false, err
@@ -296,6 +301,7 @@ func (n *Node) takeKeys(ctx context.Context, spaceID, want string) (bool, error)
 	}
 	if took {
 		n.reindexSoon()
+		n.refillSoon() // a pass for the space can be written now
 	}
 	return took, nil
 }

@@ -66,6 +66,7 @@ type Node struct {
 	pj      *judge.PrivateJudge
 	keys    *keyStore
 	reindex chan struct{} // reindexSoon's requests
+	refill  chan struct{} // refillSoon's requests (carry_fill.go)
 	privacy sync.Map      // space id → whether it is private (isPrivate)
 	notes   *identity.Checker
 	sess    *session
@@ -171,7 +172,7 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 		n.ix.Attach(n.st)
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.reindex = make(chan struct{}, 1)
+	n.reindex, n.refill = make(chan struct{}, 1), make(chan struct{}, 1)
 	if n.ev, err = openEvents(n); err != nil {
 		return fail(err)
 	}

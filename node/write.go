@@ -66,10 +66,7 @@ func fromRefusal(r *record.Refusal) *WriteError {
 }
 
 // FileRef names a file a version carries outside its body (02 §3.1 files).
-type FileRef struct {
-	Hash string `json:"hash"`
-	Size int64  `json:"size"`
-}
+type FileRef = record.File
 
 // PutOptions are what a record's new version says beyond its body.
 type PutOptions struct {
@@ -175,180 +172,167 @@ type writeResult struct {
 	err error
 }
 
-// prepared is a write ready to sign.
-type prepared struct {
-	req *writeReq
-	obj *canonical.Object // unsigned, without log
+// rulesAt is what a write reads of its space's access history as of the
+// heads it will name as seen (03 §3.2): the genesis, those heads, the key
+// heads a private space seals under, and the rules in force for the
+// write's collection.
+type rulesAt struct {
+	g         *space.Genesis
+	seen      []string
+	heads     []seal.Head
+	in        collection.InForce
+	contested bool
 }
 
-// prepare derives everything a version carries but its log place and
-// signature, and makes the checks a writer makes before signing.
-func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*prepared, error) {
+// rulesFor reads the space's history as of its heads, and the rules in
+// force for coll ("": none read); false when the space is not kept.
+func (w *writer) rulesFor(ctx context.Context, spaceID, coll string, ring *seal.Keyring) (rulesAt, bool, error) {
+	var at rulesAt
+	ok, err := w.n.judge.WithHistory(ctx, spaceID, func(h *space.History) error {
+		at.g = h.Genesis()
+		at.seen = h.Heads()
+		st, err := h.At(at.seen)
+		if err != nil {
+			return err
+		}
+		at.heads = st.KeyHeads()
+		if coll != "" {
+			at.in, at.contested = w.inForce(ctx, at.g, st, ring, coll)
+		}
+		return nil
+	})
+	return at, ok, err
+}
+
+// inForce is the definition in force for coll in st, and whether coll is
+// contested. A private space's definitions are sealed: they are read
+// through the node's keys (docs/private-spaces.md §4, §9).
+func (w *writer) inForce(ctx context.Context, g *space.Genesis, st *space.State, ring *seal.Keyring, coll string) (collection.InForce, bool) {
+	if !g.Private() || record.IsSys(coll) {
+		return st.InForce(coll)
+	}
+	if ring == nil {
+		return collection.Unreadable(), false
+	}
+	in, rf := judge.DefinitionInForce(overlay{ctx, w.n.st, w}, st, ring, coll)
+	return in, rf != nil
+}
+
+// prepare derives the draft of the version a write makes — all of it but
+// its log place, which the writer takes under the places' lock (02 §4.10)
+// — and makes the checks a writer makes before signing (§9.6).
+func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*record.Draft, error) {
 	n := w.n
-	var seen []string
-	var in collection.InForce
-	var contested bool
-	var g *space.Genesis
-	var heads []seal.Head
-	// A private space's rules are read through the node's keys: its
-	// definitions are sealed (docs/private-spaces.md §4, §9).
 	ring, err := n.keys.load(r.space)
 	if err != nil {
 		return nil, err // a key file that does not read is named, not taken for none
 	}
-	hr := overlay{ctx, n.st, w}
-	inForce := func(st *space.State, coll string) (collection.InForce, bool) {
-		if !g.Private() || record.IsSys(coll) {
-			return st.InForce(coll)
+	// A delete names its key: the record it deletes keeps its collection,
+	// whose rules are the ones read (an access or sys delete reads those
+	// of the collection it was given).
+	coll, rulesColl := r.collection, r.collection
+	var top *record.Version
+	if r.del {
+		if top, err = w.top(ctx, r.space, r.key); err != nil {
+			return nil, err
 		}
-		if ring == nil {
-			return collection.Unreadable(), false
+		if top != nil && !top.Deleted {
+			coll = top.Collection
+			if !r.access && !r.sys {
+				rulesColl = coll
+			}
 		}
-		in, rf := judge.DefinitionInForce(hr, st, ring, coll)
-		return in, rf != nil
 	}
-	ok, err := n.judge.WithHistory(ctx, r.space, func(h *space.History) error {
-		g = h.Genesis()
-		seen = h.Heads()
-		st, err := h.At(seen)
-		if err != nil {
-			return err
-		}
-		heads = st.KeyHeads()
-		if !r.del || r.collection != "" {
-			in, contested = inForce(st, r.collection)
-		}
-		return nil
-	})
+	at, ok, err := w.rulesFor(ctx, r.space, rulesColl, ring)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+r.space+" (no genesis held): create or join it first")
 	}
+	if r.del && (top == nil || top.Deleted) {
+		return nil, writeErr(CodeNotFound, "key", "there is no record "+r.key+" to delete in "+r.space)
+	}
 	var sealer *seal.Key // the key the body is sealed under; nil in the clear
-	if g.Private() && !r.del && sealedIn(r) {
+	if at.g.Private() && !r.del && sealedIn(r) {
 		if sealer = r.sealWith; sealer == nil {
-			if sealer, err = n.sealingKey(ctx, r.space, ring, heads); err != nil {
+			if sealer, err = n.sealingKey(ctx, r.space, ring, at.heads); err != nil {
 				return nil, err
 			}
 		}
 	}
-	oneKey := collection.PublicOneKey(g.ID)
-	if g.Private() && ring != nil {
-		oneKey, _ = ring.OneKey() // held whenever sealer is
-	}
 	key := r.key
 	if !r.access && !r.sys && !r.del {
-		if key, err = keyFor(r.collection, r.key, root, in, oneKey, collection.Content{Body: r.body, Links: r.links}); err != nil {
+		oneKey := collection.PublicOneKey(at.g.ID)
+		if at.g.Private() && ring != nil {
+			oneKey, _ = ring.OneKey() // held whenever sealer is
+		}
+		if key, err = keyFor(coll, r.key, root, at.in, oneKey, collection.Content{Body: r.body, Links: r.links}); err != nil {
 			return nil, err
 		}
-	}
-	var top *record.Version
-	// A fresh key (16 random bytes, 02 §4.1) has no version yet: nothing
-	// to read.
-	fresh := r.key == "" && !r.access && !r.sys && !r.del && (in.Def == nil || !in.Def.Rules.HasOnePer())
-	if !fresh {
+		// A fresh key (16 random bytes, 02 §4.1) has no version yet:
+		// nothing to read.
+		fresh := r.key == "" && (at.in.Def == nil || !at.in.Def.Rules.HasOnePer())
+		if !fresh {
+			if top, err = w.top(ctx, r.space, key); err != nil {
+				return nil, err
+			}
+		}
+	} else if !r.del {
 		if top, err = w.top(ctx, r.space, key); err != nil {
 			return nil, err
 		}
 	}
-	if r.del {
-		if top == nil || top.Deleted {
-			return nil, writeErr(CodeNotFound, "key", "there is no record "+key+" to delete in "+r.space)
-		}
-		r.collection = top.Collection
-		if !r.access && !r.sys {
-			// The rules in force for the record's own collection.
-			if _, err := n.judge.WithHistory(ctx, r.space, func(h *space.History) error {
-				st, err := h.At(seen)
-				if err == nil {
-					in, contested = inForce(st, r.collection)
-				}
-				return err
-			}); err != nil {
-				return nil, err
-			}
-		}
+	if at.contested {
+		return nil, writeErr(space.CodeStandingContested, "collection", coll+" is contested with no definition in force: no one writes in it until a change settles it (02 §6.3)")
 	}
-	if contested {
-		return nil, writeErr(space.CodeStandingContested, "collection", r.collection+" is contested with no definition in force: no one writes in it until a change settles it (02 §6.3)")
+	if top != nil && top.Collection != coll {
+		return nil, writeErr(CodeOtherColl, "key", "the record "+key+" is in "+top.Collection+", not "+coll+": a record keeps its collection (02 §4.1, §4.7); choose another key")
 	}
-	if top != nil && top.Collection != r.collection {
-		return nil, writeErr(CodeOtherColl, "key", "the record "+key+" is in "+top.Collection+", not "+r.collection+": a record keeps its collection (02 §4.1, §4.7); choose another key")
-	}
-	o := canonical.NewObject("space", r.space, "collection", r.collection, "createdAt", record.FormatTime(n.now()), "key", key)
+	d := &record.Draft{Space: r.space, Collection: coll, CreatedAt: n.now(), Key: key, After: top, Seen: at.seen, Deleted: r.del}
 	seq := int64(0)
 	if top != nil {
-		next := record.NextAfter(top)
-		next.Apply(o)
-		seq = next.Seq
-	} else {
-		o.Set("seq", float64(0))
+		seq = top.Seq + 1
 	}
-	if len(seen) > 0 {
-		s := make([]any, len(seen))
-		for i, id := range seen {
-			s[i] = id
-		}
-		o.Set("seen", s)
-	}
-	if collection.WriterMustRetain(r.collection, seq, r.del, in) {
-		o.Set("retain", true)
-	}
+	d.Retain = collection.WriterMustRetain(coll, seq, r.del, at.in)
 	if r.del {
-		o.Set("deleted", true)
-		return &prepared{req: r, obj: o}, nil
+		return d, nil
 	}
-	o.Set("body", r.body)
-	if len(r.links) > 0 {
-		if len(r.links) > record.MaxLinks {
-			return nil, writeErr(CodeBadInput, "links", fmt.Sprintf("at most %d links a version (02 §5.1)", record.MaxLinks))
+	if len(r.links) > record.MaxLinks {
+		return nil, writeErr(CodeBadInput, "links", fmt.Sprintf("at most %d links a version (02 §5.1)", record.MaxLinks))
+	}
+	for i, f := range r.files {
+		if f.Hash == "" || f.Size < 0 || f.Size > record.MaxSafeInteger {
+			return nil, writeErr(CodeBadInput, fmt.Sprintf("files[%d]", i), "a file is {hash, size}: a content id and a size in bytes")
 		}
-		o.Set("links", record.LinksValue(r.links))
 	}
-	if len(r.files) > 0 {
-		fs := make([]any, len(r.files))
-		for i, f := range r.files {
-			if f.Hash == "" || f.Size < 0 || f.Size > record.MaxSafeInteger {
-				return nil, writeErr(CodeBadInput, fmt.Sprintf("files[%d]", i), "a file is {hash, size}: a content id and a size in bytes")
-			}
-			fs[i] = canonical.NewObject("hash", f.Hash, "size", float64(f.Size))
-		}
-		o.Set("files", fs)
-	}
-	if d := in.Def; d != nil {
-		c := collection.Content{Body: r.body, Links: r.links}
-		if d.Schema != nil {
-			if is := d.Schema.Validate(r.body); len(is) > 0 {
-				return nil, &WriteError{Code: CodeSchema, Field: "body", Message: "the body does not fit the schema of " + r.collection + " (02 §6.2; a writer does not write what does not conform, §9.6)", Issues: is}
+	d.Body, d.Links, d.Files = r.body, r.links, r.files
+	if def := at.in.Def; def != nil {
+		if def.Schema != nil {
+			if is := def.Schema.Validate(r.body); len(is) > 0 {
+				return nil, &WriteError{Code: CodeSchema, Field: "body", Message: "the body does not fit the schema of " + coll + " (02 §6.2; a writer does not write what does not conform, §9.6)", Issues: is}
 			}
 		}
-		if is := collection.LinkIssues(r.links, in, storeTargets{ctx, n.st, r.space}); len(is) > 0 {
-			return nil, &WriteError{Code: CodeLinks, Field: "links", Message: "the links do not conform to the definition of " + r.collection + " (02 §5.2, §9.6)", Issues: is}
+		if is := collection.LinkIssues(r.links, at.in, storeTargets{ctx, n.st, r.space}); len(is) > 0 {
+			return nil, &WriteError{Code: CodeLinks, Field: "links", Message: "the links do not conform to the definition of " + coll + " (02 §5.2, §9.6)", Issues: is}
 		}
 		tagKey := collection.PublicTagKey(r.space)
 		if sealer != nil {
 			tagKey = sealer.TagKey() // 02 §8.2: the key the body is sealed with
 		}
-		tags, err := tagsFor(d, tagKey, c)
-		if err != nil {
+		if d.Tags, err = def.Tags(tagKey, collection.Content{Body: r.body, Links: r.links}); err != nil {
 			return nil, writeErr(CodeBadInput, "body", "the topic tags: "+err.Error())
-		}
-		if tags != nil {
-			o.Set("tags", tags)
 		}
 	}
 	if sealer != nil {
 		// 02 §5.1: the links leave the version and are sealed with the body.
-		b, err := seal.SealBody(sealer, r.space, r.collection, key, collection.Content{Body: r.body, Links: r.links})
+		b, err := seal.SealBody(sealer, r.space, coll, key, collection.Content{Body: r.body, Links: r.links})
 		if err != nil {
 			return nil, writeErr(CodeBadInput, "body", err.Error())
 		}
-		o.Set("body", b)
-		o.Delete("links")
+		d.Body, d.Links = b, nil
 	}
-	return &prepared{req: r, obj: o}, nil
+	return d, nil
 }
 
 // sealedIn reports whether a write's body is sealed in a private space
@@ -421,20 +405,6 @@ func keyFor(coll, given, root string, in collection.InForce, oneKey collection.O
 		return "", writeErr(CodeBadKey, "key", strings.TrimPrefix(err.Error(), "minca/record: "))
 	}
 	return k, nil
-}
-
-// tagsFor are the tags a version with content c must carry under the
-// definition in force (02 §8.3), as a list value; nil for none.
-func tagsFor(d *collection.Definition, tagKey collection.TagKey, c collection.Content) ([]any, error) {
-	tags, err := d.Tags(tagKey, c)
-	if err != nil || len(tags) == 0 {
-		return nil, err
-	}
-	ts := make([]any, len(tags))
-	for i, t := range tags {
-		ts[i] = t
-	}
-	return ts, nil
 }
 
 // top is the version the next one follows: the record's top held version

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
 )
@@ -163,21 +162,20 @@ func (w *writer) build(batch []*writeReq) *staged {
 	st := &staged{batch: batch, decided: make(chan struct{})}
 	st.sync, err = w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
-			p, err := w.prepare(ctx, r, root)
+			draft, err := w.prepare(ctx, r, root)
 			if err != nil {
 				reply(i, nil, err)
 				continue
 			}
-			place := t.Peek(r.space, r.collection)
-			if place, err = w.free(ctx, r.space, signer.DID(), r.collection, place); err != nil {
+			place := t.Peek(r.space, draft.Collection)
+			if place, err = w.free(ctx, r.space, signer.DID(), draft.Collection, place); err != nil {
 				return err
 			}
-			lo := canonical.NewObject("n", float64(place.N))
-			if place.N > 0 && place.Prev != "" {
-				lo.Set("prev", place.Prev)
+			draft.Log = place
+			if place.N == 0 {
+				draft.Log.Prev = ""
 			}
-			p.obj.Set("log", lo)
-			pre, err := record.Presign(p.obj, signer)
+			pre, err := draft.Presign(signer)
 			if err != nil {
 				reply(i, nil, fmt.Errorf("minca/node: signing: %w", err))
 				continue
@@ -195,7 +193,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 				reply(i, nil, werr) // the place is given back: nothing left
 				continue
 			}
-			t.Take(r.space, r.collection, place.N, v.ID)
+			t.Take(r.space, draft.Collection, place.N, v.ID)
 			w.hold(v)
 			st.ps = append(st.ps, pre)
 			st.idx = append(st.idx, i)

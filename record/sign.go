@@ -43,7 +43,11 @@ type Presigned struct {
 // Presign does what Sign does up to the signature: bodyHash, author,
 // proof, the signed part and the id. unsigned is not changed.
 func Presign(unsigned *canonical.Object, s identity.Signer) (*Presigned, error) {
-	o := unsigned.Clone()
+	return presign(unsigned.Clone(), s)
+}
+
+// presign is [Presign] on an object the caller gives up.
+func presign(o *canonical.Object, s identity.Signer) (*Presigned, error) {
 	o.Delete("id")
 	o.Delete("signature")
 	o.Delete("bodyHash")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
@@ -59,36 +60,9 @@ func newWorld(t testing.TB, founders []*actor, roles map[string][]space.Grant) *
 func (w *world) sign(a *actor, coll, key string, body any, seen []string) *record.Version {
 	w.t.Helper()
 	w.clock++
-	o := canonical.NewObject("collection", coll, "createdAt", fmt.Sprintf("2026-01-01T00:%02d:%02d.000Z", w.clock/60%60, w.clock%60),
-		"key", key, "space", w.g.ID)
-	if prev, ok := w.atKey[key]; ok {
-		o.Set("seq", float64(prev.Seq+1))
-		o.Set("prev", prev.ID)
-		o.Set("genesis", prev.FirstID())
-	} else {
-		o.Set("seq", float64(0))
-	}
-	if last, ok := a.logs[coll]; ok {
-		o.Set("log", canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID))
-	} else {
-		o.Set("log", canonical.NewObject("n", float64(0)))
-	}
-	if seen != nil {
-		s := make([]any, len(seen))
-		for i, id := range seen {
-			s[i] = id
-		}
-		o.Set("seen", s)
-	}
-	if space.IsAccessCollection(coll) {
-		o.Set("retain", true)
-	}
-	if body == nil {
-		o.Set("deleted", true)
-	} else {
-		o.Set("body", body)
-	}
-	v, err := record.Sign(o, a.key)
+	d := &record.Draft{Space: w.g.ID, Collection: coll, CreatedAt: time.Date(2026, 1, 1, 0, 0, w.clock, 0, time.UTC), Key: key,
+		After: w.atKey[key], Log: record.LogAfter(a.logs[coll]), Seen: seen, Retain: space.IsAccessCollection(coll), Deleted: body == nil, Body: body}
+	v, err := d.Sign(a.key)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/minca-go/minca/backends/internal/localstore"
+	"github.com/minca-go/minca/internal/atomicfile"
 )
 
 // ManifestRecordName is the file in the store directory where the store
@@ -186,29 +186,8 @@ func recordManifest(dir string) error {
 		return localstore.Wrap("pebble", dir, err)
 	}
 	rec := fmt.Sprintf("%s %d\n", filepath.Base(desc.ManifestFilename), st.Size())
-	if err := writeAtomic(filepath.Join(dir, ManifestRecordName), []byte(rec)); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, ManifestRecordName), []byte(rec), 0o644); err != nil {
 		return localstore.Wrap("pebble", dir, err)
 	}
 	return nil
-}
-
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
 }

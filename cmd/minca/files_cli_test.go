@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
 )
 
 // put --attach uploads files and names them; file ls lists them held;
@@ -64,7 +66,7 @@ func TestFileVerbs(t *testing.T) {
 // store check reads every held file against its hash: a damaged one is
 // named and the check exits 1; a store restored from a backup of the
 // node before the damage holds the file whole, passes, and gives back
-// its bytes.
+// its bytes; with its files index damaged, the check names what is wrong.
 func TestStoreCheckVerifiesFiles(t *testing.T) {
 	a, r, work := t.TempDir(), t.TempDir(), t.TempDir()
 	if _, c := nodeCLI(t, "", "init", "--dir", a); c != 0 {
@@ -113,5 +115,36 @@ func TestStoreCheckVerifiesFiles(t *testing.T) {
 	mustRun(t, "store", "check", "--store", filepath.Join(r, "store"))
 	if out, c := nodeCLI(t, "", "file", "get", sp, hash, "--dir", r); c != 0 || out != string(data) {
 		t.Fatalf("file get on the restored node: exit %d, %d bytes, want the %d attached", c, len(out), len(data))
+	}
+
+	// Damage the files index behind the engine's back: the version's
+	// entry naming the file goes ('n' file ‖ space ‖ version).
+	kv, err := pebble.Open(filepath.Join(r, "store"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := canonical.ParseID(hash)
+	p := append([]byte{'n'}, d[:]...)
+	it, err := kv.NewIter(p, append(bytes.Clone(p), 0xff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named [][]byte
+	for it.Next() {
+		named = append(named, bytes.Clone(it.Key()))
+	}
+	it.Close()
+	bt, _ := kv.NewBatch()
+	for _, k := range named {
+		bt.Delete(k)
+	}
+	if err := bt.Commit(engine.Sync); err != nil || len(named) != 1 {
+		t.Fatalf("damaging the files index: %d entries for the file, %v", len(named), err)
+	}
+	bt.Close()
+	kv.Close()
+	out, errs, code = minca(t, "", "store", "check", "--store", filepath.Join(r, "store"))
+	if code != exitFailed || !strings.Contains(out, `{"problem":"files index: version `) || !strings.Contains(out, "names file "+hash) {
+		t.Fatalf("store check of a damaged files index: exit %d\n%s%s", code, out, errs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
@@ -27,22 +28,10 @@ type handWriter struct {
 func (w *handWriter) write(k *identity.PrivateKey, coll, key string, body any, seen []string) *record.Version {
 	w.t.Helper()
 	w.clock++
-	o := canonical.NewObject("collection", coll, "createdAt", fmt.Sprintf("2026-01-01T00:00:%02d.000Z", w.clock), "key", key,
-		"space", w.g.ID, "seq", float64(0), "retain", true, "body", body)
 	line := k.DID() + "\n" + coll
-	if last, ok := w.logs[line]; ok {
-		o.Set("log", canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID))
-	} else {
-		o.Set("log", canonical.NewObject("n", float64(0)))
-	}
-	if seen != nil {
-		l := make([]any, len(seen))
-		for i, s := range seen {
-			l[i] = s
-		}
-		o.Set("seen", l)
-	}
-	v, err := record.Sign(o, k)
+	d := &record.Draft{Space: w.g.ID, Collection: coll, CreatedAt: time.Date(2026, 1, 1, 0, 0, w.clock, 0, time.UTC), Key: key,
+		Log: record.LogAfter(w.logs[line]), Seen: seen, Retain: true, Body: body}
+	v, err := d.Sign(k)
 	if err != nil {
 		w.t.Fatal(err)
 	}

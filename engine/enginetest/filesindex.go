@@ -14,19 +14,25 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// The files a store lacks, as MissingFiles lists them from its files
-// index, are those a full scan of the versions held whole finds not held:
-// after versions naming files arrive in random order (stale ones as
-// stubs, bodies taken and dropped, retained versions, deletes), files
-// arrive and are deleted, and the store is reopened.
-func testFilesIndex(t *testing.T, openPath func(string) (engine.KV, error)) {
+// The files index agrees with the versions: NamedFiles lists exactly the
+// files the versions held whole name (as Export gives them, read apart
+// from the index), and MissingFiles those of them not held, after versions
+// naming files arrive in random order (stale ones as stubs, bodies taken
+// and dropped, retained versions, deletes), files arrive and are deleted,
+// and, on a backend that can reopen a store, the store is reopened.
+func (h *harness) testFilesIndex(t *testing.T, openPath func(string) (engine.KV, error)) {
 	dir := filepath.Join(t.TempDir(), "store")
 	files := engine.NewMemoryFiles()
 	open := func() *engine.Store {
 		t.Helper()
-		kv, err := openPath(dir)
-		if err != nil {
-			t.Fatal(err)
+		var kv engine.KV
+		if openPath == nil {
+			kv = h.open(t)
+		} else {
+			var err error
+			if kv, err = openPath(dir); err != nil {
+				t.Fatal(err)
+			}
 		}
 		s, err := engine.Open(kv, &engine.Options{Judge: Judge{}, Files: files})
 		if err != nil {
@@ -68,6 +74,9 @@ func testFilesIndex(t *testing.T, openPath func(string) (engine.KV, error)) {
 			}
 		}
 	}
+	for _, v := range vs[:len(vs)/3] {
+		vs = append(vs, v.Stub()) // a stub first takes its body when the version comes whole
+	}
 	rnd.Shuffle(len(vs), func(i, j int) { vs[i], vs[j] = vs[j], vs[i] })
 
 	s := open()
@@ -88,41 +97,80 @@ func testFilesIndex(t *testing.T, openPath func(string) (engine.KV, error)) {
 				t.Fatal(err)
 			}
 		}
-		if step++; step%10 == 0 {
+		if step++; step%10 == 0 && openPath != nil {
 			s.Close()
 			s = open()
 		}
 		missingAgrees(t, s, spaces, fmt.Sprintf("after step %d", step))
 	}
-	s.Close()
-	s = open()
-	missingAgrees(t, s, spaces, "after the last reopen")
+	if openPath != nil {
+		s.Close()
+		s = open()
+	}
+	missingAgrees(t, s, spaces, "at the end")
 	clean(t, s)
 }
 
-// missingAgrees requires that MissingFiles, in every space and in each,
-// lists what a scan of the versions held whole and the files held finds.
+// missingAgrees requires that NamedFiles lists, in every space and in
+// each, the files the versions Export gives whole name, and MissingFiles
+// those of them neither held nor empty.
 func missingAgrees(t *testing.T, s *engine.Store, spaces []string, when string) {
 	t.Helper()
-	// The scan: files named by versions held whole, not held, not empty.
-	want := map[string]map[string]bool{"": {}} // space → hashes
-	namers := map[string]bool{}                // space hash version
-	if err := s.NamedFiles(ctx, "", func(f engine.NamedFile) bool {
-		namers[f.Space+" "+f.Hash+" "+f.Version] = true
-		if held := must[bool](t)(s.HasFile(ctx, f.Hash)); !held && f.Size > 0 {
-			if want[f.Space] == nil {
-				want[f.Space] = map[string]bool{}
-			}
-			want[f.Space][f.Hash], want[""][f.Hash] = true, true
+	// The truth, read apart from the index: space → "hash size version"
+	// named, and space → hashes lacking.
+	named := map[string][]string{}
+	lacking := map[string]map[string]bool{"": {}}
+	for v, err := range s.Export(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
 		}
-		return true
-	}); err != nil {
-		t.Fatal(err)
+		if !v.HasBody {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, f := range engine.FilesOf(v) {
+			if seen[f.Hash] {
+				continue // a version naming a file twice names it once
+			}
+			seen[f.Hash] = true
+			line := fmt.Sprintf("%s %d %s", f.Hash, f.Size, v.ID)
+			named[v.Space] = append(named[v.Space], line)
+			named[""] = append(named[""], v.Space+" "+line)
+			if held := must[bool](t)(s.HasFile(ctx, f.Hash)); !held && f.Size > 0 {
+				if lacking[v.Space] == nil {
+					lacking[v.Space] = map[string]bool{}
+				}
+				lacking[v.Space][f.Hash], lacking[""][f.Hash] = true, true
+			}
+		}
+	}
+	namers := map[string]bool{}
+	for _, l := range named[""] {
+		namers[l] = true
 	}
 	for _, sp := range append([]string{""}, spaces...) {
 		var got []string
+		if err := s.NamedFiles(ctx, sp, func(f engine.NamedFile) bool {
+			line := fmt.Sprintf("%s %d %s", f.Hash, f.Size, f.Version)
+			if sp == "" {
+				line = f.Space + " " + line
+			} else if f.Space != sp {
+				t.Errorf("%s: NamedFiles(%q) gives %s in space %s", when, sp, f.Hash, f.Space)
+			}
+			got = append(got, line)
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		exp := named[sp]
+		slices.Sort(got)
+		slices.Sort(exp)
+		if !slices.Equal(got, exp) {
+			t.Fatalf("%s: NamedFiles(%q) lists\n%s\nthe versions held whole name\n%s", when, sp, strings.Join(got, "\n"), strings.Join(exp, "\n"))
+		}
+		got = nil
 		if err := s.MissingFiles(ctx, sp, func(f engine.NamedFile) bool {
-			if !namers[f.Space+" "+f.Hash+" "+f.Version] || sp != "" && f.Space != sp {
+			if !namers[fmt.Sprintf("%s %s %d %s", f.Space, f.Hash, f.Size, f.Version)] || sp != "" && f.Space != sp {
 				t.Errorf("%s: MissingFiles(%q) gives %s in %s as named by %s, which does not name it held whole", when, sp, f.Hash, f.Space, f.Version)
 			}
 			got = append(got, f.Hash)
@@ -130,19 +178,20 @@ func missingAgrees(t *testing.T, s *engine.Store, spaces []string, when string) 
 		}); err != nil {
 			t.Fatal(err)
 		}
-		var exp []string
-		for h := range want[sp] {
+		exp = nil
+		for h := range lacking[sp] {
 			exp = append(exp, h)
 		}
 		slices.Sort(got)
 		slices.Sort(exp)
 		if !slices.Equal(got, exp) {
-			t.Fatalf("%s: MissingFiles(%q) lists\n%s\na scan of the versions finds\n%s", when, sp, strings.Join(got, "\n"), strings.Join(exp, "\n"))
+			t.Fatalf("%s: MissingFiles(%q) lists\n%s\nthe versions held whole name, not held\n%s", when, sp, strings.Join(got, "\n"), strings.Join(exp, "\n"))
 		}
 	}
-	if held := must[bool](t)(s.HasFile(ctx, fileOf(nil).Hash)); !held && len(namers) > 0 {
-		for k := range namers {
-			if strings.Contains(k, " "+fileOf(nil).Hash+" ") {
+	empty := fileOf(nil).Hash
+	if held := must[bool](t)(s.HasFile(ctx, empty)); !held {
+		for _, l := range named[""] {
+			if strings.Contains(l, " "+empty+" ") {
 				t.Fatalf("%s: the empty file is named and was not made", when)
 			}
 		}

@@ -66,10 +66,10 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("Reverse", h.testReverse)
 	t.Run("ChangesAcrossBatches", h.testChangesAcrossBatches)
 	t.Run("ChangeSources", h.testChangeSources)
+	t.Run("FilesIndex", func(t *testing.T) { h.testFilesIndex(t, c.openPath) })
 	if c.openPath != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, c.openPath) })
 		t.Run("WaitingReopen", func(t *testing.T) { testWaitingReopen(t, c.openPath) })
-		t.Run("FilesIndex", func(t *testing.T) { testFilesIndex(t, c.openPath) })
 		t.Run("Lock", func(t *testing.T) { testLock(t, c.openPath) })
 		t.Run("Crash", func(t *testing.T) { testCrash(t, c.openPath) })
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minca-go/minca/internal/atomicfile"
 	"github.com/minca-go/minca/transport"
 )
 
@@ -63,7 +64,7 @@ func Listen(addr string) (net.Listener, string, error) {
 func (s *Server) Serve(ctx context.Context, ln net.Listener, url string) error {
 	addr := filepath.Join(s.n.Dir(), AddressName)
 	b, _ := json.Marshal(map[string]any{"url": url, "pid": os.Getpid()})
-	if err := writeFile(addr, b); err != nil {
+	if err := atomicfile.WriteFile(addr, b, 0o600); err != nil {
 		return err
 	}
 	defer os.Remove(addr)
@@ -94,12 +95,4 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, url string) error {
 		err = errors.Join(err, e)
 	}
 	return err
-}
-
-func writeFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -154,7 +154,7 @@ func victim(t *testing.T, data []byte) (a, b *tnode, spaceID string, f node.File
 // partialLen is how many bytes of the file b holds aside; -1 while a
 // transfer writes it.
 func partialLen(t *testing.T, b *tnode, f node.FileRef) int64 {
-	p, err := b.Store().OpenPartial(context.Background(), engine.FileRef{Hash: f.Hash, Size: f.Size})
+	p, err := b.Store().OpenPartial(context.Background(), f)
 	if errors.Is(err, engine.ErrFileBusy) {
 		return -1
 	}

@@ -253,41 +253,17 @@ func (g *gen) author(p *peer) *account {
 	return g.accounts[g.pick(len(g.accounts))]
 }
 
-// sign signs o by a's signer at key (after what p holds there) and gives
-// it to p.
-func (g *gen) sign(p *peer, a *account, coll, key string, body any, seen []string, opts ...func(*canonical.Object)) (*record.Version, error) {
+// sign signs a version by a's signer at key (after what p holds there)
+// and gives it to p.
+func (g *gen) sign(p *peer, a *account, coll, key string, body any, seen []string, opts ...func(*record.Draft)) (*record.Version, error) {
 	s := a.signer()
 	g.clock = g.clock.Add(time.Duration(1+g.pick(5000)) * time.Millisecond)
-	o := canonical.NewObject("collection", coll, "createdAt", record.FormatTime(g.clock), "key", key, "space", g.g.ID)
-	if prev, ok := p.atKey[key]; ok {
-		record.NextAfter(prev).Apply(o)
-	} else {
-		o.Set("seq", float64(0))
-	}
-	if last, ok := s.logs[coll]; ok {
-		o.Set("log", canonical.NewObject("n", float64(last.Log.N+1), "prev", last.ID))
-	} else {
-		o.Set("log", canonical.NewObject("n", float64(0)))
-	}
-	if seen != nil {
-		l := make([]any, len(seen))
-		for i, id := range seen {
-			l[i] = id
-		}
-		o.Set("seen", l)
-	}
-	if space.IsAccessCollection(coll) {
-		o.Set("retain", true)
-	}
-	if body == nil {
-		o.Set("deleted", true)
-	} else {
-		o.Set("body", body)
-	}
+	d := &record.Draft{Space: g.g.ID, Collection: coll, CreatedAt: g.clock, Key: key, After: p.atKey[key], Log: record.LogAfter(s.logs[coll]),
+		Seen: seen, Retain: space.IsAccessCollection(coll), Deleted: body == nil, Body: body}
 	for _, f := range opts {
-		f(o)
+		f(d)
 	}
-	v, err := record.Sign(o, s.s)
+	v, err := d.Sign(s.s)
 	if err != nil {
 		return nil, err
 	}
@@ -360,27 +336,20 @@ func (g *gen) writeRecord(p *peer) error {
 		}
 		key = k
 	}
-	var opts []func(*canonical.Object)
+	var opts []func(*record.Draft)
 	if st, err := p.h.At(seen); err == nil && body != nil {
 		if in, _ := st.InForce(coll); in.Def != nil {
 			if len(in.Def.Topics) > 0 && g.r.Float64() < 0.9 {
-				c := collection.Content{Body: body}
-				tags, err := in.Def.Tags(collection.PublicTagKey(g.g.ID), c)
+				tags, err := in.Def.Tags(collection.PublicTagKey(g.g.ID), collection.Content{Body: body})
 				if err != nil {
 					return err
 				}
-				if len(tags) > 0 {
-					l := make([]any, len(tags))
-					for i, t := range tags {
-						l[i] = t
-					}
-					opts = append(opts, func(o *canonical.Object) { o.Set("tags", l) })
-				}
+				opts = append(opts, func(d *record.Draft) { d.Tags = tags })
 			}
 			if collection.WriterMustRetain(coll, 0, false, in) {
-				opts = append(opts, func(o *canonical.Object) {
-					if s, _ := o.Get("seq"); s == float64(0) {
-						o.Set("retain", true)
+				opts = append(opts, func(d *record.Draft) {
+					if d.After == nil {
+						d.Retain = true
 					}
 				})
 			}

@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"testing"
+
+	"github.com/minca-go/minca/judge"
+)
+
+// BenchmarkSyncInto syncs a corpus of b.N versions (one space) over
+// loopback WebSocket from a node holding it into an empty one, as `minca
+// bench sync` measures against an import (for profiling: go test -bench
+// SyncInto -benchtime 100000x, with MINCA_BENCH_PROFILE=FILE for a CPU
+// profile of the sync alone, not of making the corpus and the source).
+// Only the sync is timed; both nodes run in this process, as in the
+// benchmark.
+func BenchmarkSyncInto(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	path, err := corpusIn(ctx, dir, "", CorpusConfig{Versions: b.N, Spaces: 1, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines, err := readLines(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sp, err := spaceOf(lines[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := openBenchStore(filepath.Join(dir, "source"), &judge.Judge{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	if err := importAll(ctx, src, lines, 1000, len(lines)); err != nil {
+		b.Fatal(err)
+	}
+	p, err := newPeers(syncHost{src, []string{sp}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	url, stop, err := listenPeers(ctx, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	st, err := openBenchStore(filepath.Join(dir, "sync"), &judge.Judge{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	b.ResetTimer()
+	if f := os.Getenv("MINCA_BENCH_PROFILE"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	sum, err := syncOnce(ctx, syncHost{st, []string{sp}}, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if sum.Received != int64(len(lines)) {
+		b.Fatalf("received %d of %d versions", sum.Received, len(lines))
+	}
+}

@@ -1,0 +1,199 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/judge"
+	"github.com/minca-go/minca/record"
+)
+
+// Check names each kind of damage to a version's value or to an index of
+// it: one entry removed, replaced or added, each in a sound store of its
+// own, is found and named with the version it concerns.
+func TestCheckNamesEachDamage(t *testing.T) {
+	ctx := context.Background()
+	var vs []*record.Version
+	err := enginetest.Corpus(enginetest.SpaceID("check damage"), enginetest.CorpusOptions{Versions: 600, Seed: 9},
+		func(v *record.Version) error { vs = append(vs, v); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := func(v *record.Version) [32]byte {
+		d, ok := keys.ParseExact(v.ID)
+		if !ok {
+			t.Fatalf("id %s", v.ID)
+		}
+		return d
+	}
+	// firstKey returns the first key of a table.
+	firstKey := func(kv engine.KV, prefix byte) []byte {
+		it, err := kv.NewIter([]byte{prefix}, []byte{prefix + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		if !it.Next() {
+			t.Fatalf("table %c is empty", prefix)
+		}
+		return append([]byte(nil), it.Key()...)
+	}
+	get := func(kv engine.KV, k []byte) []byte {
+		b, err := kv.Get(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]byte(nil), b...)
+	}
+	type damage struct {
+		name string
+		// do damages the store through b and returns the texts the
+		// problems must hold, one problem each.
+		do func(kv engine.KV, b engine.Batch) []string
+	}
+	v := func(i int) *record.Version { return vs[i] }
+	cases := []damage{
+		{"sync order entry removed", func(kv engine.KV, b engine.Batch) []string {
+			d := digest(v(11))
+			b.Delete(keys.OrderKey(v(11).Space, record.UnixMillis(v(11).CreatedAt), d))
+			return []string{fmt.Sprintf("version %s: missing from the sync order", v(11).ID)}
+		}},
+		{"history entry removed", func(kv engine.KV, b engine.Batch) []string {
+			b.Delete(keys.HistoryKey(keys.Rec(v(12).Space, v(12).Key), v(12).Seq, v(12).ID))
+			return []string{fmt.Sprintf("version %s: no history entry in record %s", v(12).ID, v(12).Key)}
+		}},
+		{"line place removed", func(kv engine.KV, b engine.Batch) []string {
+			b.Delete(keys.LinePlace(v(13).Space, v(13).Author, v(13).Collection, v(13).Log.N))
+			return []string{fmt.Sprintf("version %s: missing from its writer's line", v(13).ID)}
+		}},
+		{"id entry removed", func(kv engine.KV, b engine.Batch) []string {
+			vseq := get(kv, keys.IDKey(digest(v(14))))
+			b.Delete(keys.IDKey(digest(v(14))))
+			return []string{fmt.Sprintf("version value %d: no id names it", decodeVseq(t, vseq))}
+		}},
+		{"value removed", func(kv engine.KV, b engine.Batch) []string {
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(15)))))
+			b.Delete(keys.VersionKey(vseq))
+			return []string{fmt.Sprintf("version %s: no value at %d", v(15).ID, vseq)}
+		}},
+		{"value garbled", func(kv engine.KV, b engine.Batch) []string {
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(16)))))
+			b.Set(keys.VersionKey(vseq), []byte("\x00not a version"))
+			return []string{fmt.Sprintf("version %s: ", v(16).ID)}
+		}},
+		{"id entry names another version's value", func(kv engine.KV, b engine.Batch) []string {
+			other := get(kv, keys.IDKey(digest(v(18))))
+			b.Set(keys.IDKey(digest(v(17))), other)
+			return []string{
+				fmt.Sprintf("version %s: stored under another id's digest (%s)", v(18).ID, v(17).ID),
+				fmt.Sprintf("version value %d: more than one id names it", decodeVseq(t, other)),
+			}
+		}},
+		{"value of another version", func(kv engine.KV, b engine.Batch) []string {
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(19)))))
+			b.Set(keys.VersionKey(vseq), get(kv, keys.VersionKey(decodeVseq(t, get(kv, keys.IDKey(digest(v(20))))))))
+			return []string{fmt.Sprintf("version %s: stored under another id's digest (%s)", v(20).ID, v(19).ID)}
+		}},
+		{"held and waiting", func(kv engine.KV, b engine.Batch) []string {
+			b.Set(keys.WaitKey(digest(v(21))), []byte("x"))
+			return []string{fmt.Sprintf("version %s: both held and waiting", v(21).ID)}
+		}},
+		{"head removed", func(kv engine.KV, b engine.Batch) []string {
+			b.Delete(keys.HeadKey(keys.Rec(v(22).Space, v(22).Key)))
+			return []string{fmt.Sprintf("record %q: no head", v(22).Key)}
+		}},
+		{"sync order entry of no version", func(kv engine.KV, b engine.Batch) []string {
+			var d [32]byte
+			d[0] = 7
+			b.Set(keys.OrderKey(v(23).Space, 5, d), []byte(v(23).Collection))
+			return []string{"sync order entry ", ": no version"}
+		}},
+		{"sync order entry moved", func(kv engine.KV, b engine.Batch) []string {
+			d := digest(v(24))
+			b.Delete(keys.OrderKey(v(24).Space, record.UnixMillis(v(24).CreatedAt), d))
+			b.Set(keys.OrderKey(v(24).Space, 5, d), []byte(v(24).Collection))
+			return []string{
+				fmt.Sprintf("version %s: missing from the sync order", v(24).ID),
+				fmt.Sprintf("sync order entry %s: does not match the version", v(24).ID),
+			}
+		}},
+		{"sync order entry of another collection", func(kv engine.KV, b engine.Batch) []string {
+			d := digest(v(25))
+			b.Set(keys.OrderKey(v(25).Space, record.UnixMillis(v(25).CreatedAt), d), []byte("elsewhere"))
+			return []string{fmt.Sprintf("sync order entry %s: does not match the version", v(25).ID)}
+		}},
+		{"line place of no version", func(kv engine.KV, b engine.Batch) []string {
+			var d [32]byte
+			d[0] = 9
+			b.Set(keys.LinePlace(v(26).Space, v(26).Author, v(26).Collection, 1<<40), d[:])
+			return []string{"line entry ", ": no version"}
+		}},
+		{"root index entry removed", func(kv engine.KV, b engine.Batch) []string {
+			b.Delete(firstKey(kv, keys.Root))
+			return []string{"root index: "}
+		}},
+		{"history entry of no version", func(kv engine.KV, b engine.Batch) []string {
+			id := strings.Replace(v(27).ID, v(27).ID[5:6], map[bool]string{true: "a", false: "b"}[v(27).ID[5:6] != "a"], 1)
+			d, ok := keys.ParseExact(id)
+			if !ok {
+				return []string{"cannot make an id"}
+			}
+			b.Set(keys.HistoryKey(keys.Rec(v(27).Space, v(27).Key), 99, d.String()), get(kv, keys.HistoryKey(keys.Rec(v(27).Space, v(27).Key), v(27).Seq, v(27).ID)))
+			return []string{fmt.Sprintf("history entry %s: no version", d)}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			kv := memory.Open(nil)
+			s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Admit(ctx, "p", vs); err != nil {
+				t.Fatal(err)
+			}
+			if probs, err := s.Check(ctx, nil); err != nil || len(probs) > 0 {
+				t.Fatalf("check of a sound store: %v %v", probs, err)
+			}
+			b, err := kv.NewBatch()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.do(kv, b)
+			if err := b.Commit(engine.Sync); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Check(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range want {
+				found := false
+				for _, p := range got {
+					if strings.Contains(p, w) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("check found\n%q\nnone holding %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+// decodeVseq reads an id entry's value: the 8-byte number of its value.
+func decodeVseq(t *testing.T, b []byte) uint64 {
+	if len(b) != 8 {
+		t.Fatalf("id entry value %x", b)
+	}
+	return binary.BigEndian.Uint64(b)
+}
