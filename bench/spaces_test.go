@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"testing"
+
+	"github.com/minca-go/minca/internal/race"
 )
 
 // A small run of the spaces suite: it completes, every version stands, and
@@ -11,7 +13,11 @@ func TestRunSpacesSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and imports a space")
 	}
-	r, err := RunSpaces(context.Background(), SpacesConfig{Members: 60, Changes: 600, Records: 2000, Import: 1000, Judged: 200, Rounds: 1, Dir: t.TempDir()})
+	cfg := SpacesConfig{Members: 60, Changes: 600, Records: 2000, Import: 1000, Judged: 200, Rounds: 1, Dir: t.TempDir()}
+	if race.Enabled { // each change and record costs several times more
+		cfg.Members, cfg.Changes, cfg.Records, cfg.Import, cfg.Judged = 30, 200, 600, 300, 100
+	}
+	r, err := RunSpaces(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/index"
+	"github.com/minca-go/minca/internal/race"
 	"github.com/minca-go/minca/judge"
 )
 
@@ -66,10 +67,11 @@ func (w *world) checkQueries(n int) {
 
 // After random creates, edits, deletes and standing changes, on every
 // backend, the index kept batch by batch is exactly the index rebuilt from
-// the records' current versions, and answers as the reference does.
+// the records' current versions, and answers as the reference does. 400
+// operations; 150 under -short or -race.
 func TestIndexKeptEqualsRebuilt(t *testing.T) {
 	ops := 400
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
 		ops = 150
 	}
 	for name, open := range backends {

@@ -13,6 +13,7 @@ import (
 	"github.com/minca-go/minca/backends/sqlite"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/internal/longtest"
+	"github.com/minca-go/minca/internal/race"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -181,11 +182,11 @@ func randomOrder(r *rand.Rand, n int) (order, sizes []int, genesisAt int) {
 // identical state. The random spaces hold forks of writers' lines, of
 // record and of access-history lines, proven or not; removals,
 // readmissions, and removed members signing joins again. 60 random spaces
-// × 8 orders on memory, fewer on pebble and sqlite; with -long (the soak),
-// 2,000 spaces × 40 orders.
+// × 8 orders on memory, fewer on pebble and sqlite (40 × 6 under -short or
+// -race); with -long (the soak), 2,000 spaces × 40 orders.
 func TestPermutationsGiveTheSameState(t *testing.T) {
 	spaces, orders, disk := 60, 8, 3
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
 		spaces, orders, disk = 40, 6, 2
 	}
 	if longtest.Enabled() {

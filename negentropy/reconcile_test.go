@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/internal/longtest"
+	"github.com/minca-go/minca/internal/race"
 	"github.com/minca-go/minca/negentropy"
 	"github.com/minca-go/minca/negentropy/internal/gen"
 )
@@ -121,7 +122,7 @@ func scenarios(short bool) []scenario {
 		for _, sh := range shapes {
 			for _, ts := range []gen.Timestamps{gen.Spread, gen.Clustered, gen.Equal, gen.Wide} {
 				if n >= 100_000 && ts == gen.Wide || short && n >= 10_000 && ts != gen.Spread {
-					continue // keep -short (run under -race) quick
+					continue // keep -short and -race quick
 				}
 				out = append(out, scenario{
 					name: fmt.Sprintf("n%d/%s/%s", n, sh.name, ts),
@@ -135,10 +136,11 @@ func scenarios(short bool) []scenario {
 
 // TestReconcileProperty reconciles random pairs of sets, with and without
 // frame size limits on either side, and checks have/need are exactly the
-// symmetric difference. With no limit each id is reported once.
+// symmetric difference. With no limit each id is reported once. Under
+// -short or -race, sets of 10,000 run with spread timestamps only.
 func TestReconcileProperty(t *testing.T) {
 	limits := [][2]uint64{{0, 0}, {4096, 0}, {0, 4096}, {5000, 60_000}, {60_000, 4096}}
-	for _, sc := range scenarios(testing.Short()) {
+	for _, sc := range scenarios(testing.Short() || race.Enabled) {
 		t.Run(sc.name, func(t *testing.T) {
 			a, b := gen.Pair(sc.spec)
 			va, err := gen.Vector(a)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/internal/race"
 	"github.com/minca-go/minca/negentropy"
 	"github.com/minca-go/minca/negentropy/internal/gen"
 	"github.com/minca-go/minca/negentropy/negbench"
@@ -78,7 +79,7 @@ func TestReferenceTranscripts(t *testing.T) {
 			ta, _ := gen.Tree(a)
 			tb, _ := gen.Tree(b)
 			for name, p := range map[string][2]negentropy.Storage{"vector": {va, vb}, "tree": {ta, tb}} {
-				if testing.Short() && name == "vector" && c.spec.N > 5000 {
+				if (testing.Short() || race.Enabled) && name == "vector" && c.spec.N > 5000 {
 					continue // the tree run checks the same bytes
 				}
 				tr, err := sync(p[0], p[1], c.limA, c.limB)

@@ -61,12 +61,13 @@ func (n *Node) RefillCarriers(ctx context.Context) error {
 
 // fill brings c's carry space in step with the account.
 func (n *Node) fill(ctx context.Context, c carry.Carrier, k *seal.Key) error {
-	passes, others, err := n.passes(ctx)
+	passes, left, err := n.passes(ctx)
 	if err != nil {
 		return err
 	}
-	others[carry.ClosedKey] = true
-	if err := n.syncSealed(ctx, c.Space, carry.PassCollection, passes, k, others); err != nil {
+	if err := n.syncSealed(ctx, c.Space, carry.PassCollection, passes, k, func(key string) bool {
+		return key == carry.ClosedKey || !left[key]
+	}); err != nil {
 		return err
 	}
 	wakes, err := n.wakes(ctx)
@@ -92,16 +93,21 @@ func (n *Node) fill(ctx context.Context, c carry.Carrier, k *seal.Key) error {
 // passes are the passes every carry space holds now, by key: the account
 // registry's (from its one key), and one for each space the registry lists
 // whose genesis is held — a private one only with the key the node holds
-// for it now. others are the keys of the passes of the spaces the
-// registry lists that this node cannot write one for (no genesis, or no
-// key yet, as on a device new to the account): a pass another device
-// wrote there is the account's still, and stays as it is.
-func (n *Node) passes(ctx context.Context) (out map[string]any, others map[string]bool, err error) {
-	out, others = map[string]any{}, map[string]bool{}
+// for it now. left are the keys of the passes of the spaces the registry
+// shows the account left: those alone are deleted. A pass of a space
+// listed that this node cannot write one for (no genesis, or no key yet,
+// as on a device new to the account), or of a space its registry does
+// not list yet (the registry still arriving), is the account's still, and
+// stays as another device wrote it.
+func (n *Node) passes(ctx context.Context) (out map[string]any, left map[string]bool, err error) {
+	out, left = map[string]any{}, map[string]bool{}
 	out[carry.PassKey(n.registry)] = carry.NewPass(n.registryG, n.registryKey).Value()
-	joined, err := n.joined(ctx)
+	joined, gone, err := n.joinedAndLeft(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, id := range gone {
+		left[carry.PassKey(id)] = true
 	}
 	for _, j := range joined {
 		g, ok, err := judge.GenesisOf(ctx, n.st, j.id)
@@ -109,7 +115,6 @@ func (n *Node) passes(ctx context.Context) (out map[string]any, others map[strin
 			return nil, nil, err
 		}
 		if !ok {
-			others[carry.PassKey(j.id)] = true
 			continue
 		}
 		var k *seal.Key
@@ -118,13 +123,12 @@ func (n *Node) passes(ctx context.Context) (out map[string]any, others map[strin
 				return nil, nil, err
 			}
 			if k == nil {
-				others[carry.PassKey(g.ID)] = true // held without its key: no pass from here until it arrives
-				continue
+				continue // held without its key: no pass from here until it arrives
 			}
 		}
 		out[carry.PassKey(g.ID)] = carry.NewPass(g, k).Value()
 	}
-	return out, others, nil
+	return out, left, nil
 }
 
 // passKey is the key a private space's pass is written from: of the
@@ -183,8 +187,9 @@ func (n *Node) wakes(ctx context.Context) (map[string]any, error) {
 
 // syncSealed makes coll in a carry space hold exactly want, by key, each
 // body sealed under k: a record whose opened body differs is written
-// again, one not wanted is deleted (but those keep names).
-func (n *Node) syncSealed(ctx context.Context, spaceID, coll string, want map[string]any, k *seal.Key, keep map[string]bool) error {
+// again, one not wanted is deleted (but those keep, when not nil, says
+// stay).
+func (n *Node) syncSealed(ctx context.Context, spaceID, coll string, want map[string]any, k *seal.Key, keep func(key string) bool) error {
 	have, err := n.currentIn(ctx, spaceID, coll)
 	if err != nil {
 		return err
@@ -198,7 +203,7 @@ func (n *Node) syncSealed(ctx context.Context, spaceID, coll string, want map[st
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(have)) {
-		if _, ok := want[key]; ok || keep[key] {
+		if _, ok := want[key]; ok || keep != nil && keep(key) {
 			continue
 		}
 		if err := n.deleteSys(ctx, spaceID, key); err != nil {

@@ -136,20 +136,27 @@ type joinedSpace struct {
 // joined lists the spaces the registry lists: each sys.joined record whose
 // readable current version stands, is not a delete and is the account's.
 func (n *Node) joined(ctx context.Context) ([]joinedSpace, error) {
+	out, _, err := n.joinedAndLeft(ctx)
+	return out, err
+}
+
+// joinedAndLeft is joined, and the ids of the spaces the registry shows
+// the account left: each sys.joined record whose current version is a
+// delete.
+func (n *Node) joinedAndLeft(ctx context.Context) (out []joinedSpace, left []string, err error) {
 	reg := n.Registry()
 	if reg == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// A carry space is never one the account uses (06 §4.2).
 	carry, err := n.carrySpaces(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
-	var out []joinedSpace
 	for v, err := range n.st.Export(ctx, reg) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if v.Collection != JoinedCollection || seen[v.Key] || carry[strings.TrimPrefix(v.Key, joinedPrefix)] {
 			continue
@@ -160,9 +167,10 @@ func (n *Node) joined(ctx context.Context) ([]joinedSpace, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if cur.Deleted {
+			left = append(left, strings.TrimPrefix(cur.Key, joinedPrefix))
 			continue
 		}
 		id := strings.TrimPrefix(cur.Key, joinedPrefix)
@@ -180,7 +188,7 @@ func (n *Node) joined(ctx context.Context) ([]joinedSpace, error) {
 		}
 		out = append(out, j)
 	}
-	return out, nil
+	return out, left, nil
 }
 
 // SpaceInfo is a space the node keeps.

@@ -11,6 +11,7 @@ import (
 // each backend and reports its peak memory and the store's size against
 // what the store holds. It runs as a process: the child is this binary.
 func TestBenchEngineMemory(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("imports into two stores in child processes")
 	}

@@ -11,6 +11,7 @@ import (
 // between them, and reports every rate, the bounds measured in the same
 // run and each node's peak RSS.
 func TestBenchFiles(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs node processes")
 	}

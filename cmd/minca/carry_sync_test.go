@@ -94,6 +94,7 @@ func eventually(t *testing.T, d time.Duration, what string, f func() bool) {
 // records opened. The carrier's store — a folder, so its bytes can be
 // read — holds the public control's text and none of the private space's.
 func TestCarryKeepsPrivateSpaceBetweenDevicesNeverOnlineTogether(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

@@ -79,6 +79,7 @@ func stopWith(t *testing.T, cmd *exec.Cmd, sig os.Signal) int {
 // carrier through its node and prints the grant; the carrier takes it,
 // keeps it across runs, and exits as the CLI conventions say.
 func TestCarryCommand(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

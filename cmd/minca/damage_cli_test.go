@@ -17,6 +17,7 @@ import (
 // reads says what is damaged on one line and exits 1, store check as a
 // problem line; never a stack trace.
 func TestDamagedStoresOnTheCommandLine(t *testing.T) {
+	t.Parallel()
 	for _, d := range pebbletest.Damages() {
 		t.Run("pebble/"+d.Name, func(t *testing.T) {
 			st := pebbletest.NewDamaged(t)

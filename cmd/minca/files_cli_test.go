@@ -17,6 +17,7 @@ import (
 // exit 3, a hash that is not one exit 2, an --attach path that is not
 // there exit 2 with nothing written.
 func TestFileVerbs(t *testing.T) {
+	t.Parallel()
 	dir, work := t.TempDir(), t.TempDir()
 	if _, c := nodeCLI(t, "", "init", "--dir", dir); c != 0 {
 		t.Fatal("init")
@@ -68,6 +69,7 @@ func TestFileVerbs(t *testing.T) {
 // node before the damage holds the file whole, passes, and gives back
 // its bytes; with its files index damaged, the check names what is wrong.
 func TestStoreCheckVerifiesFiles(t *testing.T) {
+	t.Parallel()
 	a, r, work := t.TempDir(), t.TempDir(), t.TempDir()
 	if _, c := nodeCLI(t, "", "init", "--dir", a); c != 0 {
 		t.Fatal("init")

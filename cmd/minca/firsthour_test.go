@@ -70,6 +70,7 @@ func serveProcess(t *testing.T, args ...string) (*exec.Cmd, map[string]any, *loc
 // on the node's store names the process and what to do; the verbs go
 // through the running node, and say which field a schema refuses.
 func TestServeOnANewMachine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -176,6 +177,7 @@ func TestServeOnANewMachine(t *testing.T) {
 // in the new directory, so every node opened there holds it (`/v1/node`
 // says accountKey); another account's key on a node is refused.
 func TestInitWithTheAccountKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	account := jsonField(t, mustRun(t, "init", "--dir", a), "account")

@@ -192,6 +192,7 @@ func doJSON(t *testing.T, req *http.Request, v any) {
 // under the granted note, the version verifies, and disconnecting at the
 // home revokes the key where the account writes (06 §2.10, §3).
 func TestHomeAndConnectByCode(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -278,6 +279,7 @@ func TestHomeAndConnectByCode(t *testing.T) {
 // 06 §3: a person who gives another check leaves the program with
 // nothing (exit 1, no note kept); saying no reaches it (exit 1).
 func TestConnectKeepsNothingWithoutTheCheck(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -312,6 +314,7 @@ func TestConnectKeepsNothingWithoutTheCheck(t *testing.T) {
 
 // connect's usage and reachability errors have their exit codes.
 func TestConnectExitCodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

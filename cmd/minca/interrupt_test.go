@@ -31,6 +31,7 @@ import (
 // lines it read at least. With -long, the input is also a large regular file,
 // whose lines it counts: interrupted after N of M.
 func TestImportInterrupted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// Two batches and half a third: the half can never be committed, as
 	// the pipe never ends.
@@ -40,6 +41,7 @@ func TestImportInterrupted(t *testing.T) {
 		code int
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
 		t.Run(c.sig.String(), func(t *testing.T) {
+			t.Parallel()
 			interruptImport(t, file, c.sig, c.code, false)
 		})
 	}

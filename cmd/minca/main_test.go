@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,7 +33,21 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	flag.Parse()
+	waitingTestsAtOnce(4)
 	os.Exit(m.Run())
+}
+
+// waitingTestsAtOnce lets n parallel tests run at once unless -parallel
+// asks otherwise: the tests here that call t.Parallel start node
+// processes and spend most of their time waiting for them, so more of
+// them than the default (one a CPU) at once finish sooner.
+func waitingTestsAtOnce(n int) {
+	asked := false
+	flag.Visit(func(f *flag.Flag) { asked = asked || f.Name == "test.parallel" })
+	if !asked {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 // runRecorded is main, recording the call in dir (recordCalls).

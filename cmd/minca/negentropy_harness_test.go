@@ -8,6 +8,7 @@ import (
 )
 
 func TestNegentropyHarnessVerb(t *testing.T) {
+	t.Parallel()
 	ee := strings.Repeat("e", 64)
 	var out, errb bytes.Buffer
 	s := &stdio{in: strings.NewReader("item,12345," + ee + "\nseal\nmsg,62aabb\nmsg,6100000200\n"), out: &out, err: &errb}

@@ -39,6 +39,7 @@ func jsonField(t *testing.T, out, name string) string {
 }
 
 func TestNodeVerbs(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	if _, c := nodeCLI(t, "", "init", "--dir", a); c != 0 {
 		t.Fatal("init")
@@ -172,6 +173,7 @@ func startServe(t *testing.T, dir string) (*exec.Cmd, string) {
 // acknowledged; SIGTERM closes it cleanly (exit 143, its address file
 // removed).
 func TestServeKilledUnderLoadLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

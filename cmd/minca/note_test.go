@@ -25,6 +25,7 @@ func keygen(t *testing.T, dir, name string) (file, did string) {
 }
 
 func TestNoteIssueAndCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rootFile, rootDID := keygen(t, dir, "root.pem")
 	_, sessionDID := keygen(t, dir, "session.pem")
@@ -103,6 +104,7 @@ func TestNoteIssueAndCheck(t *testing.T) {
 }
 
 func TestSignUnderNote(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rootFile, rootDID := keygen(t, dir, "root.pem")
 	sessionFile, sessionDID := keygen(t, dir, "session.pem")

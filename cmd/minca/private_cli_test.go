@@ -17,6 +17,7 @@ import (
 // a node holding the key reads it; restore into a store without the key
 // succeeds and keeps it sealed.
 func TestPrivateSpaceVerbsAndBackups(t *testing.T) {
+	t.Parallel()
 	const marker = "PRIVATE-MARKER-c0ffee"
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {

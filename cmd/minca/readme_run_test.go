@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minca-go/minca/internal/race"
 )
 
 // person stands in for the person at the browser: `minca connect` opens
@@ -129,6 +131,9 @@ func TestReadmeRunsInOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
+	// The README's fixed ports (1747x, 1748x) are outside the ephemeral
+	// range the other tests' listeners take, and no other test runs it.
+	t.Parallel()
 	requireTools(t, "bash", "jq", "curl", "timeout")
 	blocks := docBlocks(t, readmePath)
 	home := t.TempDir()
@@ -197,7 +202,7 @@ func TestReadmeRunsInOrder(t *testing.T) {
 	}
 	script.WriteString("kill $SERVE; wait $SERVE || true\n")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), readmeLimit(t))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
 	cmd.Dir = home
@@ -300,4 +305,19 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// readmeLimit is how long the README's script may run before it is taken
+// for hung: 4 minutes; 15 under -race, where every minca it runs is
+// race-built and several times slower; never past the test binary's own
+// -timeout, less the time to report what the script printed.
+func readmeLimit(t *testing.T) time.Duration {
+	limit := 4 * time.Minute
+	if race.Enabled {
+		limit = 15 * time.Minute
+	}
+	if dl, ok := t.Deadline(); ok {
+		limit = min(limit, time.Until(dl)-30*time.Second)
+	}
+	return limit
 }

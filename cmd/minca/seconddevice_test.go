@@ -21,6 +21,7 @@ import (
 // one, opened), it reads the first device's records through its own node,
 // and what it writes reaches the first.
 func TestSecondDeviceByAccountKeyOverPeers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -83,6 +84,7 @@ func TestSecondDeviceByAccountKeyOverPeers(t *testing.T) {
 // device, it joins, and over peers reads the first device's records, and
 // what it writes there reaches the first device.
 func TestProgramByCodeReadsTheFirstDevicesRecords(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

@@ -58,6 +58,7 @@ func keyOf(t *testing.T) *identity.PrivateKey {
 // changes added, whatever the proof saw; a definition outside §6.2's
 // subset, or naming a sys.* collection, is shown as no definition.
 func TestSpaceVerbsSayWhatTheJudgeDoes(t *testing.T) {
+	t.Parallel()
 	founder, alice, dan, bob, carol := keyOf(t), keyOf(t), keyOf(t), keyOf(t), keyOf(t)
 	g, err := space.NewGenesis(space.GenesisOptions{Name: "club", Founders: []string{founder.DID()}, CreatedAt: "2026-01-01T00:00:00.000Z", Nonce: "n",
 		Roles: map[string][]space.Grant{"writer": {space.MustGrant("/record")}, "admin": {space.MustGrant(space.CmdSpace), space.MustGrant("/record")}}})

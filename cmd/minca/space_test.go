@@ -12,6 +12,7 @@ import (
 )
 
 func TestSpaceGenesis(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "k.pem")
 	if _, e, code := minca(t, "", "keygen", "--out", keyFile); code != 0 {
@@ -55,6 +56,7 @@ func TestSpaceGenesis(t *testing.T) {
 // imported by the full judge, its state shown as the replay has it, and the
 // store checked clean against the replay.
 func TestSpaceVerbsOnARandomSpace(t *testing.T) {
+	t.Parallel()
 	sp, err := spacetest.Random(spacetest.Options{Seed: 11})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // and the sources holding them, a peer's (a did:key) bounded and the
 // node's own imports not (docs/sync.md §7.3).
 func TestStoreStatsShowsWaiting(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := "pebble:" + filepath.Join(dir, "db")
 	// A space whose genesis the store does not hold: every version waits.

@@ -40,6 +40,7 @@ func corpusFile(t *testing.T) (string, string, []*record.Version) {
 }
 
 func TestStoreVerbs(t *testing.T) {
+	t.Parallel()
 	file, sp, vs := corpusFile(t)
 	for _, scheme := range []string{"pebble:", "sqlite:", ""} {
 		t.Run(scheme, func(t *testing.T) {
@@ -91,6 +92,7 @@ func TestStoreVerbs(t *testing.T) {
 }
 
 func TestStoreCheckFindsProblems(t *testing.T) {
+	t.Parallel()
 	file, _, _ := corpusFile(t)
 	dir := filepath.Join(t.TempDir(), "store")
 	if _, e, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "sqlite:"+dir, file); code != 1 {
@@ -136,6 +138,7 @@ func TestStoreURL(t *testing.T) {
 // A refused line of store import names its line (counting blank lines, so
 // `sed -n Np` shows it), and its file when there are several.
 func TestImportRefusalsNameTheirLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := versionsFile(t, dir, "good.jsonl", 3, 7)
 	b, err := os.ReadFile(good)

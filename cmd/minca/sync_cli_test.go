@@ -18,6 +18,7 @@ import (
 // minca sync: one reconciliation of a store with a node, its summary, and
 // exit 4 when the peer cannot be reached.
 func TestSyncVerb(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	acc, _ := identity.GenerateKey()
 	dir := t.TempDir()

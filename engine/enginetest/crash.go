@@ -17,6 +17,7 @@ import (
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/internal/longtest"
+	"github.com/minca-go/minca/internal/race"
 	"github.com/minca-go/minca/record"
 )
 
@@ -132,10 +133,12 @@ func crashChild(t *testing.T, dir string, openPath func(string) (engine.KV, erro
 
 // testCrash kills a child importing into one store with SIGKILL at random
 // moments; after each kill the store opens, checks clean, and holds every
-// version whose import was acknowledged. Six kills; sixty with -long.
+// version whose import was acknowledged. Six kills; three under -short or
+// -race (each kill starts a child process, slow to start under -race);
+// sixty with -long.
 func testCrash(t *testing.T, openPath func(string) (engine.KV, error)) {
 	kills := 6
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
 		kills = 3
 	}
 	if longtest.Enabled() {

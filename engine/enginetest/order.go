@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/internal/race"
 	"github.com/minca-go/minca/record"
 )
 
@@ -93,8 +94,8 @@ func (h *harness) testOrderIndependence(t *testing.T) {
 	sp := SpaceID("order-independence")
 	vs := orderCorpus(t, sp)
 	orders := 50
-	if testing.Short() {
-		orders = 10
+	if testing.Short() || race.Enabled {
+		orders = 10 // each order is a new store, several times slower under -race
 	}
 	var first string
 	r := rand.New(rand.NewPCG(11, 12))

@@ -20,6 +20,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/engine/mirror"
+	"github.com/minca-go/minca/internal/race"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
@@ -133,7 +134,7 @@ func mirrorChild(t *testing.T, mode, dir string) {
 
 func mirrorCrash(t *testing.T, mode string) {
 	kills := 6
-	if testing.Short() {
+	if testing.Short() || race.Enabled { // each kill starts a child, slow to start under -race
 		kills = 2
 	}
 	dir := t.TempDir()

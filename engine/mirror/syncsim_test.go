@@ -19,6 +19,7 @@ import (
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/engine/mirror/internal/segment"
 	"github.com/minca-go/minca/internal/longtest"
+	"github.com/minca-go/minca/internal/race"
 )
 
 // Issue 12, cases 1, 8, 9 and 10 together: two devices, each with its own
@@ -30,10 +31,11 @@ import (
 // settles: both stores hold the same versions, every version written is
 // there, both mirrors work under one store id, no writer changed or wrote
 // a version twice, and each folder holds no duplicate, no copy of a
-// segment, and at most CompactAt segments per writer.
+// segment, and at most CompactAt segments per writer. Eight seeds; two
+// under -short or -race.
 func TestSyncSimulation(t *testing.T) {
 	seeds, steps := 8, 400
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
 		seeds = 2
 	}
 	if longtest.Enabled() {

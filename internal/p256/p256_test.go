@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/minca-go/minca/internal/race"
 )
 
 var long = flag.Bool("long", false, "check against crypto/ecdsa on millions of random cases")
@@ -211,11 +213,15 @@ func newKeys(t *testing.T, n int) []*ecdsa.PrivateKey {
 }
 
 // TestAgainstECDSA checks Verify against crypto/ecdsa on random cases:
-// 4,000 in the normal suite, 2,000,000 with -long.
+// 4,000 in the normal suite, 1,000 under -race (where the field arithmetic
+// runs many times slower), 2,000,000 with -long.
 func TestAgainstECDSA(t *testing.T) {
 	n, nk := 4000, 8
-	if *long {
+	switch {
+	case *long:
 		n, nk = 2_000_000, 64
+	case race.Enabled:
+		n = 1000
 	}
 	checkCases(t, newKeys(t, nk), n, mrand.Uint64())
 }
@@ -233,7 +239,11 @@ func TestSmallKeys(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
-	checkCases(t, keys, 600, 1)
+	n := 600
+	if race.Enabled {
+		n = 150 // the field arithmetic runs many times slower
+	}
+	checkCases(t, keys, n, 1)
 	// With key 1 (Q = G), u1 = u2 makes R = 2·u1·G: a signature whose
 	// digest equals r, the additions of Q's digits land on the points
 	// G's digits reached.
@@ -266,12 +276,17 @@ func TestSmallKeys(t *testing.T) {
 	}
 }
 
-// TestPrecompute refuses what crypto/ecdsa refuses as a public key.
+// TestPrecompute refuses what crypto/ecdsa refuses as a public key: 2,000
+// damaged keys, 500 under -race (each a table of multiples to build).
 func TestPrecompute(t *testing.T) {
 	k := newKeys(t, 1)[0]
 	good, _ := k.PublicKey.Bytes()
 	rng := mrand.New(mrand.NewPCG(2, 3))
-	for i := range 2000 {
+	n := 2000
+	if race.Enabled {
+		n = 500
+	}
+	for i := range n {
 		b := append([]byte(nil), good...)
 		switch i % 4 {
 		case 0:

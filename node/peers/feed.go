@@ -170,6 +170,15 @@ func (c *cursor) read(buf []canonical.ID) ([]canonical.ID, <-chan struct{}, bool
 	return buf, f.wake, true
 }
 
+// behind reports whether ids arrived, or wait in the subscription, that
+// the cursor has not read.
+func (c *cursor) behind() bool {
+	f := c.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return c.next < f.head || len(f.sub.Events()) > 0
+}
+
 // index returns a Store over the scope's sync order for one session: a
 // fork of the index built since the space last changed, or one built now
 // (and kept for the next session).

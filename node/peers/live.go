@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"time"
+
 	"github.com/minca-go/minca/canonical"
 )
 
@@ -54,4 +56,50 @@ func (s *session) remember(id string) {
 	}
 	s.recent[d] = struct{}{}
 	s.mu.Unlock()
+}
+
+// drainPushes waits, at most d, until no session of the connection has a
+// version to push or a push unacknowledged: the node is closing, and what
+// it pushed is held by the peer once acknowledged. The state must hold at
+// two looks a tick apart, so an event the space's feed took and has not
+// yet filed counts too.
+func (c *conn) drainPushes(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for settled := 0; settled < 2; {
+		if c.pushesSettled() {
+			settled++
+		} else {
+			settled = 0
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// pushesSettled reports whether every live session has pushed what its
+// feed brought and had it acknowledged.
+func (c *conn) pushesSettled() bool {
+	for _, s := range c.list() {
+		s.mu.Lock()
+		cur, busy := s.cur, len(s.pushQ) > 0 || s.pushOut > 0
+		s.mu.Unlock()
+		if cur == nil || s.ctx.Err() != nil {
+			continue
+		}
+		if busy || cur.behind() {
+			return false
+		}
+	}
+	return true
 }

@@ -47,6 +47,11 @@ type Options struct {
 	// Files says which files the versions held whole name are fetched
 	// from peers unasked (docs/sync.md §7.7). Default: all.
 	Files FilePolicy
+	// DrainFor is how long a connection Serve runs waits, once its ctx
+	// ends (the node is closing), for the peer to acknowledge the
+	// versions pushed to it and those waiting to be pushed, before it
+	// closes. Default 2 s; negative: it closes at once.
+	DrainFor time.Duration
 }
 
 // Peers keeps a node's connections to its peers and the sync sessions on
@@ -106,6 +111,9 @@ func New(host Host, o *Options) (*Peers, error) {
 	}
 	if oo.Rescan == 0 {
 		oo.Rescan = 10 * time.Second
+	}
+	if oo.DrainFor == 0 {
+		oo.DrainFor = 2 * time.Second
 	}
 	if oo.Reopen < 0 || oo.Rescan < 0 {
 		return nil, fmt.Errorf("minca/peers: Reopen %v and Rescan %v must not be negative", oo.Reopen, oo.Rescan)
@@ -200,12 +208,17 @@ func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, 
 		c.CloseWith(CodeForged, "this peer sent versions that fail the crypto gate; refused until "+until.UTC().Format(time.RFC3339))
 		return
 	}
-	cc := newConn(ctx, p, c, opener, true, via)
+	// The connection outlives ctx by the drain: what was pushed is
+	// acknowledged before it closes.
+	cc := newConn(context.WithoutCancel(ctx), p, c, opener, true, via)
 	cc.url = url
 	p.mu.Lock()
 	p.conns[cc] = struct{}{}
 	p.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() { c.CloseWith(CodeClosed, "the node is closing") })
+	stop := context.AfterFunc(ctx, func() {
+		cc.drainPushes(p.o.DrainFor)
+		c.CloseWith(CodeClosed, "the node is closing")
+	})
 	defer stop()
 	cc.run()
 	p.mu.Lock()

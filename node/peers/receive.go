@@ -35,7 +35,9 @@ func (s *session) received(m *message) *endError {
 	s.committing++
 	s.mu.Unlock()
 	s.wake()
-	if err := s.admit.Add(s.ctx, &admission{flag: m.flag, raws: m.versions, size: m.size}); err != nil {
+	// Not the session's context: a batch read whole is admitted though the
+	// session ends while it waits for its turn (newAdmit).
+	if err := s.admit.Add(context.WithoutCancel(s.ctx), &admission{flag: m.flag, raws: m.versions, size: m.size}); err != nil {
 		return s.admitErr(err)
 	}
 	m.size = 0 // the pipeline gives it back once the batch is decided (newAdmit)
@@ -56,9 +58,12 @@ type admission struct {
 // count in the connection's RecvQueue until its batch is decided, as they
 // did while it was decided in the reading goroutine: what the peer sent
 // and is not yet decided is bounded there, and the two batches decided
-// and committing are bounded by the pipeline.
+// and committing are bounded by the pipeline. It runs on whatever the
+// session does: a batch that arrived whole is checked, decided and
+// committed though the session or its connection ends meanwhile (the
+// session's end waits for it), as the peer may count it delivered.
 func (s *session) newAdmit() *engine.Pipeline[*admission] {
-	return engine.NewPipeline(s.ctx, s.c.host.Store(), s.c.peer.DID, engine.Stages[*admission]{
+	return engine.NewPipeline(context.WithoutCancel(s.ctx), s.c.host.Store(), s.c.peer.DID, engine.Stages[*admission]{
 		Versions: s.decode,
 		Decided:  func(ad *admission) { s.c.in.give(ad.size) },
 		Done:     s.admitted,

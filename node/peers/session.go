@@ -304,8 +304,12 @@ func (s *session) start(first *message) {
 	s.feed = s.c.p.feeds.acquire(s.c.host.Store(), s.space)
 	if s.live {
 		// Followed before the reconciliation reads the order, so nothing
-		// admitted in between is missed.
-		s.cur = s.feed.follow()
+		// admitted in between is missed. (Under s.mu: a closing node's
+		// drain reads it; the session is listed already.)
+		cur := s.feed.follow()
+		s.mu.Lock()
+		s.cur = cur
+		s.mu.Unlock()
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -390,6 +394,7 @@ func (s *session) run(first *message) {
 		select {
 		case m = <-s.inbox:
 		case <-s.ctx.Done():
+			s.admitInbox()
 			s.finish(ended(CodeClosed, "the session was closed"))
 			return
 		}
@@ -408,6 +413,23 @@ func (s *session) run(first *message) {
 		s.c.in.give(m.size)
 		if e != nil {
 			s.fail(e)
+			return
+		}
+	}
+}
+
+// admitInbox admits the VERSIONS an ending session read and did not
+// handle yet: they arrived whole, and are admitted as those already in
+// the pipeline are. Anything else there is dropped.
+func (s *session) admitInbox() {
+	for {
+		select {
+		case m := <-s.inbox:
+			if m.typ == msgVersions {
+				s.received(m) // the session is over: what it would end is moot
+			}
+			s.c.in.give(m.size)
+		default:
 			return
 		}
 	}
