@@ -1,0 +1,78 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/judge"
+	"github.com/minca-go/minca/record"
+)
+
+// VersionsJSON answers, in the order asked, exactly what VersionJSON
+// answers for each id: stubs as stubs, repeats again, what is not held
+// skipped.
+func TestVersionsJSONAsVersionJSON(t *testing.T) {
+	ctx := context.Background()
+	var vs []*record.Version
+	err := enginetest.Corpus(enginetest.SpaceID("many"), enginetest.CorpusOptions{Versions: 300, Seed: 3},
+		func(v *record.Version) error { vs = append(vs, v); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Admit(ctx, "p", vs[:250]); err != nil {
+		t.Fatal(err)
+	}
+	var ids []canonical.ID
+	for i := len(vs) - 1; i >= 0; i -= 3 { // held and not, newest first
+		d, err := canonical.ParseID(vs[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d)
+	}
+	ids = append(ids, ids[5], ids[40], ids[1])
+	var want []int
+	stubs := 0
+	for i, d := range ids {
+		raw, err := s.VersionJSON(ctx, d.String())
+		if err == nil {
+			want = append(want, i)
+			if v, err := record.Decode(raw); err == nil && v.IsStub() {
+				stubs++
+			}
+		}
+	}
+	if stubs == 0 || len(want) == 0 || len(want) == len(ids) {
+		t.Fatalf("the ids asked: %d held of %d, %d stubs; want some of each", len(want), len(ids), stubs)
+	}
+	var got []int
+	err = s.VersionsJSON(ctx, ids, func(i int, raw []byte) error {
+		one, err := s.VersionJSON(ctx, ids[i].String())
+		if err != nil || !bytes.Equal(one, raw) {
+			t.Errorf("id %d: %s, VersionJSON says %s (%v)", i, raw, one, err)
+		}
+		got = append(got, i)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("answered %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("answered %v, want %v", got, want)
+		}
+	}
+}
