@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
@@ -85,33 +86,90 @@ type FileInfo struct {
 	Kept time.Time `json:"kept"`
 }
 
-// recordFile records d as held (size bytes), in one synced batch with
-// the counters; already recorded is nothing to do.
+// recordFile records d as held (size bytes). Callers at the same time
+// share one synced batch (recordGroup): a node keeping many small files
+// at once, from peers or uploads, waits for one sync, not one each.
 func (s *Store) recordFile(d canonical.ID, size int64) error {
+	r := &fileRecord{d: d, size: size, done: make(chan error, 1)}
+	s.recording.Lock()
+	s.recording.pending = append(s.recording.pending, r)
+	lead := !s.recording.leading
+	s.recording.leading = true
+	s.recording.Unlock()
+	if lead {
+		for {
+			s.recording.Lock()
+			group := s.recording.pending
+			s.recording.pending = nil
+			if len(group) == 0 {
+				s.recording.leading = false
+				s.recording.Unlock()
+				break
+			}
+			s.recording.Unlock()
+			err := s.recordFiles(group)
+			for _, g := range group {
+				g.done <- err
+			}
+		}
+	}
+	return <-r.done
+}
+
+// recordGroup gathers the files to record while a batch of them commits:
+// the caller that finds none committing leads, committing every file
+// waiting, until none waits.
+type recordGroup struct {
+	sync.Mutex
+	pending []*fileRecord
+	leading bool
+}
+
+type fileRecord struct {
+	d    canonical.ID
+	size int64
+	done chan error
+}
+
+// recordFiles records a group of files as held, in one synced batch with
+// the counters; a file recorded already is nothing to do.
+func (s *Store) recordFiles(group []*fileRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
-	if _, err := s.kv.Get(keys.FileHeldKey(d)); err == nil {
-		return nil
-	} else if !errors.Is(err, ErrNotFound) {
-		return err
-	}
 	b, err := s.kv.NewBatch()
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	if err := b.Set(keys.FileHeldKey(d), fileValue(size, s.now())); err != nil {
-		return err
-	}
-	if err := s.lacksFile(b, d, true); err != nil {
-		return err
-	}
 	s.state.Lock()
 	st := s.st
 	s.state.Unlock()
-	st.stats.Files++
-	st.stats.FileBytes += size
+	seen := map[canonical.ID]bool{}
+	added := false
+	for _, r := range group {
+		if seen[r.d] {
+			continue
+		}
+		seen[r.d] = true
+		if _, err := s.kv.Get(keys.FileHeldKey(r.d)); err == nil {
+			continue
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if err := b.Set(keys.FileHeldKey(r.d), fileValue(r.size, s.now())); err != nil {
+			return err
+		}
+		if err := s.lacksFile(b, r.d, true); err != nil {
+			return err
+		}
+		st.stats.Files++
+		st.stats.FileBytes += r.size
+		added = true
+	}
+	if !added {
+		return nil
+	}
 	if err := b.Set(keys.InternalKey(stateName), st.encode()); err != nil {
 		return err
 	}

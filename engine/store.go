@@ -110,6 +110,8 @@ type Store struct {
 	// when a file is next recorded (both guarded by state).
 	partials map[canonical.ID]bool
 	fileKept chan struct{}
+	// recording gathers files to record as held into one synced batch.
+	recording recordGroup
 	// filesUnindexed: the store is of an earlier layout, open read-only,
 	// so it has no files index (upgrade.go); MissingFiles reads versions.
 	filesUnindexed bool

@@ -115,6 +115,17 @@ func (c *Conn) Send(ctx context.Context, msg []byte) error {
 	return c.write(ctx, f)
 }
 
+// SendFrame is Send for a message built one byte in: it sends f[1:],
+// writing the frame's kind into f[0], and saves Send's copy of a large
+// message. f is the caller's again when SendFrame returns.
+func (c *Conn) SendFrame(ctx context.Context, f []byte) error {
+	if len(f) < 1 || len(f)-1 > c.MaxMessage() {
+		return errorf(CodeFrameTooLarge, "a message of %d bytes; the peer takes at most %d", len(f)-1, c.MaxMessage())
+	}
+	f[0] = kindData
+	return c.write(ctx, f)
+}
+
 func (c *Conn) write(ctx context.Context, f []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err // not begun: the connection goes on

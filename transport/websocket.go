@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 
 	"github.com/coder/websocket"
 )
@@ -45,15 +47,31 @@ func (l *wsLink) ReadFrame(ctx context.Context, max int) ([]byte, error) {
 	if typ != websocket.MessageBinary {
 		return nil, errorf(CodeFrameMalformed, "a text WebSocket message: frames are binary messages")
 	}
-	buf, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
-	if err != nil {
+	// Read into a pooled buffer, then copy out at the frame's size: one
+	// copy, where growing a fresh buffer to a frame of 1 MiB copies and
+	// clears it many times over.
+	b := framePool.Get().(*bytes.Buffer)
+	defer func() {
+		if b.Cap() <= maxPooledFrame {
+			b.Reset()
+			framePool.Put(b)
+		}
+	}()
+	if _, err := b.ReadFrom(io.LimitReader(r, int64(max)+1)); err != nil {
 		return nil, wsErr(err)
 	}
-	if len(buf) > max {
+	if b.Len() > max {
 		return nil, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
 	}
-	return buf, nil
+	return bytes.Clone(b.Bytes()), nil
 }
+
+// framePool holds the buffers frames are read into; one larger than
+// maxPooledFrame is let go, so the pool holds at most a few frames of the
+// default limit whatever a peer sends.
+var framePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledFrame = 2 << 20
 
 func (l *wsLink) WriteFrame(ctx context.Context, f []byte) error {
 	return wsErr(l.ws.Write(ctx, websocket.MessageBinary, f))

@@ -3,7 +3,9 @@ package enginetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,6 +107,72 @@ func (h *harness) testFileStreams(t *testing.T) {
 		t.Fatalf("VerifyFiles: %v", probs)
 	}
 	clean(t, s)
+}
+
+// Files kept at once, by many callers, some the same file twice, are all
+// held and each counted once: callers that share one synced batch each
+// see their own file recorded when Keep returns.
+func (h *harness) testFilesKeptAtOnce(t *testing.T) {
+	s := h.store(t, nil)
+	const n = 64
+	files := make([][]byte, n)
+	var total int64
+	for i := range files {
+		files[i] = []byte(fmt.Sprintf("file %d of the crowd, %s", i, bytes.Repeat([]byte{'x'}, i)))
+		total += int64(len(files[i]))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for i := range 2 * n {
+		wg.Go(func() {
+			data := files[i%n]
+			if i < n {
+				errs <- s.PutFile(ctx, fileOf(data).Hash, data)
+				return
+			}
+			p, err := s.OpenPartial(ctx, fileOf(data))
+			if errors.Is(err, engine.ErrFileBusy) || errors.Is(err, engine.ErrFileHeld) {
+				errs <- nil
+				return
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			if _, err := p.Write(data); err != nil {
+				errs <- err
+				return
+			}
+			if err := p.Keep(ctx); err != nil {
+				errs <- err
+				return
+			}
+			// Held the moment Keep returned, not at a later batch.
+			if held, err := s.HasFile(ctx, fileOf(data).Hash); err != nil || !held {
+				errs <- fmt.Errorf("file %d not held after Keep: %v", i%n, err)
+				return
+			}
+			errs <- nil
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, data := range files {
+		if held := must[bool](t)(s.HasFile(ctx, fileOf(data).Hash)); !held {
+			t.Fatalf("file %d is not held", i)
+		}
+	}
+	if st := stats(t, s); st.Files != n || st.FileBytes != total {
+		t.Fatalf("stats %d files, %d bytes; want %d, %d", st.Files, st.FileBytes, n, total)
+	}
+	if probs := must[[]string](t)(s.VerifyFiles(ctx)); len(probs) != 0 {
+		t.Fatalf("VerifyFiles: %v", probs)
+	}
 }
 
 // The files a store keeps are those its versions held whole name: one a

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("SyncOrderAndChanges", h.testSyncOrder)
 	t.Run("FilesAndMeta", h.testFilesAndMeta)
 	t.Run("FileStreams", h.testFileStreams)
+	t.Run("FilesKeptAtOnce", h.testFilesKeptAtOnce)
 	t.Run("FilesNamed", h.testFilesNamed)
 	t.Run("CheckFindsDamage", h.testCheckFindsDamage)
 	t.Run("KV", h.testKV)

@@ -78,6 +78,21 @@ func (c *conn) send(ctx context.Context, s *session, msg []byte) error {
 	return err
 }
 
+// sendFrame is send for a message built one byte in (transport's
+// SendFrame): f[1:] is the message, and f is the caller's again after.
+func (c *conn) sendFrame(ctx context.Context, s *session, f []byte) error {
+	if c.p.trace != nil {
+		c.p.trace(true, f[1:])
+	}
+	err := c.c.SendFrame(ctx, f)
+	if err == nil && s != nil {
+		s.mu.Lock()
+		s.stats.BytesSent += int64(len(f))
+		s.mu.Unlock()
+	}
+	return err
+}
+
 // collections is the scope this end syncs of a space with this peer: what
 // it holds (nil: all of it), narrowed to what the responder holds when it
 // said so (sync/scope).

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -279,4 +281,122 @@ func TestFileWantOutsideTheSpace(t *testing.T) {
 	if got := h.until(tFileData, 1); !bytes.HasSuffix(got, []byte("public bytes")) {
 		t.Fatalf("the public file: %q", got)
 	}
+}
+
+// attachMany writes files on n, concurrently, and versions of the space
+// naming them, 50 a version; it returns the files and, for each, the
+// version naming it.
+func (n *tnode) attachMany(spaceID string, datas [][]byte) ([]node.FileRef, []string) {
+	n.t.Helper()
+	ctx := context.Background()
+	refs := make([]node.FileRef, len(datas))
+	errs := make(chan error, len(datas))
+	sem := make(chan struct{}, 8)
+	for i, d := range datas {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			f, err := n.PutFile(ctx, spaceID, d)
+			refs[i] = f
+			errs <- err
+		}()
+	}
+	for range datas {
+		if err := <-errs; err != nil {
+			n.t.Fatal(err)
+		}
+	}
+	vers := make([]string, len(datas))
+	for i := 0; i < len(refs); i += 50 {
+		j := min(i+50, len(refs))
+		v, err := n.Put(ctx, spaceID, "app.photo", map[string]any{"from": i}, &node.PutOptions{Files: refs[i:j]})
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		for k := i; k < j; k++ {
+			vers[k] = v.ID
+		}
+	}
+	return refs, vers
+}
+
+// More small files than a connection carries at once, and a large one,
+// all travel: small transfers go many to a round trip, each file checked
+// and kept.
+func TestManySmallFilesTravel(t *testing.T) {
+	a, b := newNode(t, nil), newNode(t, nil)
+	g := shared(t, a, b)
+	var datas [][]byte
+	for i := range peers.MaxSmallTransfers + 44 {
+		datas = append(datas, noise(1+i*37%4096, int64(100+i)))
+	}
+	datas = append(datas, noise(peers.SmallFile, 7), noise(peers.SmallFile+1, 8), noise(3<<20, 9))
+	refs, _ := a.attachMany(g.ID, datas)
+	ca, cb, _ := pair(t, a, b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go b.peers.Serve(ctx, cb, false, "accept")
+	go a.peers.Serve(ctx, ca, true, "dial")
+	eventually(t, 60*time.Second, "every file reaches b", func() bool {
+		for _, f := range refs {
+			if !b.holds(f.Hash) {
+				return false
+			}
+		}
+		return true
+	})
+	for i, f := range refs {
+		if got, err := b.Store().File(ctx, f.Hash); err != nil || !bytes.Equal(got, datas[i]) {
+			t.Fatalf("file %d reads other bytes (%v)", i, err)
+		}
+	}
+}
+
+// A peer asking for more transfers than a connection carries is refused
+// with sync/file-flood: a ninth large one, and past MaxSmallTransfers small
+// ones while it reads nothing of what they answer (the holder sends what
+// its send queue takes, and the rest wait unopened).
+func TestFileTransfersBounded(t *testing.T) {
+	n := newNode(t, &peers.Options{Limits: &peers.Limits{SendQueue: 64 << 10}})
+	sp, err := n.CreateSpace(context.Background(), "files", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var datas [][]byte
+	for i := range peers.MaxSmallTransfers + 64 {
+		datas = append(datas, noise(16<<10, int64(1000+i)))
+	}
+	for i := range peers.MaxFileTransfers + 1 {
+		datas = append(datas, noise(peers.SmallFile+1, int64(2000+i)))
+	}
+	refs, vers := n.attachMany(sp.ID, datas)
+	want := func(i int, credit int) []byte {
+		file, _ := canonical.ParseID(refs[i].Hash)
+		ver, _ := canonical.ParseID(vers[i])
+		return wire(tFileWant, 1, file[:], ver[:], uv(int(refs[i].Size)), uv(0), uv(credit))
+	}
+	t.Run("large", func(t *testing.T) {
+		h := newHostile(t, n, nil)
+		h.send(negOpen(t, 1, sp.ID, nil))
+		large := len(datas) - peers.MaxFileTransfers - 1
+		for i := range peers.MaxFileTransfers + 1 {
+			// A byte of credit: each stays in flight.
+			h.send(want(large+i, 1))
+		}
+		if code, msg := h.negErr(1); code != peers.CodeFileFlood || !strings.Contains(msg, fmt.Sprint(peers.MaxFileTransfers)) {
+			t.Fatalf("a ninth large transfer: %s %s", code, msg)
+		}
+	})
+	t.Run("small", func(t *testing.T) {
+		h := newHostile(t, n, nil)
+		h.send(negOpen(t, 1, sp.ID, nil))
+		for i := range peers.MaxSmallTransfers + 64 {
+			if h.send(want(i, 16<<10)) != nil {
+				break
+			}
+		}
+		if code, msg := h.negErr(1); code != peers.CodeFileFlood || !strings.Contains(msg, fmt.Sprint(peers.MaxSmallTransfers)) {
+			t.Fatalf("small transfers past the bound: %s %s", code, msg)
+		}
+	})
 }

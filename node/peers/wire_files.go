@@ -21,8 +21,15 @@ const (
 	// and not yet received in a transfer.
 	MaxFileCredit = 64 << 20
 	// MaxFileTransfers is how many transfers run each way on a
-	// connection.
+	// connection, small ones apart.
 	MaxFileTransfers = 8
+	// MaxSmallTransfers is how many small transfers run each way on a
+	// connection besides: those whose credit covers the rest of a file
+	// of at most SmallFile bytes. The holder serves them in turn, so many
+	// small files move in one round trip.
+	MaxSmallTransfers = 256
+	// SmallFile is the most bytes a small transfer has left to send.
+	SmallFile = 64 << 10
 	// maxFileSize is the largest size a version may name (02 §3.1).
 	maxFileSize = 1<<53 - 1
 )
@@ -130,7 +137,16 @@ func encodeFileWant(sid uint64, file, version canonical.ID, size, offset, credit
 
 // fileDataHead is FILE-DATA up to its bytes: the caller appends them.
 func fileDataHead(sid uint64, file canonical.ID, offset int64, n int) []byte {
-	b := header(msgFileData, sid, 32+binary.MaxVarintLen64+n)
+	return appendFileDataHead(make([]byte, 0, fileDataHeadMax+n), sid, file, offset)
+}
+
+// fileDataHeadMax is the longest FILE-DATA up to its bytes.
+const fileDataHeadMax = 1 + 2*binary.MaxVarintLen64 + 32
+
+// appendFileDataHead appends FILE-DATA up to its bytes to b.
+func appendFileDataHead(b []byte, sid uint64, file canonical.ID, offset int64) []byte {
+	b = append(b, msgFileData)
+	b = binary.AppendUvarint(b, sid)
 	b = append(b, file[:]...)
 	return binary.AppendUvarint(b, uint64(offset))
 }
