@@ -144,6 +144,11 @@ func TestThreeNodesConvergeOverFaultyLinks(t *testing.T) {
 			net.SetDown("n1", false)
 		}
 	}
+	// The last round's three links are made again before the count below:
+	// the nodes may converge before they are, and then nothing waits.
+	links.wait(t, "the three links up again", func(live, served, _ int) bool {
+		return live == len(ns) && served >= len(ns)*7
+	})
 	writers.Wait()
 	net.SetFaults(transporttest.Faults{})
 	net.ResetAll()
