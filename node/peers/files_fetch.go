@@ -1,0 +1,313 @@
+package peers
+
+import (
+	"errors"
+	"time"
+
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+)
+
+// Fetching files from the peer (docs/sync.md §7.7).
+
+// fileData checks a FILE-DATA against its transfer and queues it for the
+// transfer's writer, which takes over its bytes in the connection's
+// RecvQueue.
+func (s *session) fileData(m *message) *endError {
+	f := m.file
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	n := int64(len(f.data))
+	x := s.files.fetching[f.file]
+	if x == nil {
+		if left, ok := s.files.stopping[f.file]; ok && left >= n {
+			s.files.stopping[f.file] = left - n
+			return nil
+		}
+		return ended(CodeFileFlood, "FILE-DATA for a file not asked for")
+	}
+	switch {
+	case int64(f.offset) != x.next:
+		return ended(CodeFileFlood, "FILE-DATA at offset %d; the next is %d", f.offset, x.next)
+	case n > x.unreceived:
+		return ended(CodeFileFlood, "FILE-DATA of %d bytes past the credit granted (%d)", n, x.unreceived)
+	case x.next+n > x.size:
+		return ended(CodeFileFlood, "FILE-DATA past the file's size")
+	}
+	x.next += n
+	x.unreceived -= n
+	x.lastData = time.Now()
+	x.queue = append(x.queue, fileChunk{data: f.data, size: m.size})
+	m.size = 0
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// writeFile writes a transfer's bytes to its partial file as they come,
+// durably, granting credit back as they are written, and with the last
+// byte checks the file and keeps it; a transfer dropped meanwhile leaves
+// its partial file for the next ask.
+func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
+	defer s.files.writers.Done()
+	// The partial file is opened here, beside the others, and the
+	// FILE-WANT sent from where it stopped.
+	p, err := s.c.host.Store().OpenPartial(s.ctx, engine.FileRef{Hash: x.file.String(), Size: x.size})
+	s.files.mu.Lock()
+	if err != nil || x.dropped {
+		// Held meanwhile, or fetched by another session.
+		if !x.dropped {
+			s.dropFetchLocked(x.file, x, "")
+		}
+		s.files.mu.Unlock()
+		if err == nil {
+			p.Close()
+		}
+		return
+	}
+	off := p.Offset()
+	credit := min(int64(fileWindow), x.size-off)
+	x.p, x.next, x.unreceived, x.sole, x.lastData = p, off, credit, off == 0, time.Now()
+	s.post(encodeFileWant(s.sid, x.file, version, x.size, off, credit))
+	s.files.mu.Unlock()
+	written := off
+	for {
+		s.files.mu.Lock()
+		for len(x.queue) == 0 && !x.dropped {
+			s.files.mu.Unlock()
+			<-x.wake
+			s.files.mu.Lock()
+		}
+		if len(x.queue) == 0 {
+			// Dropped, and what came is written: the partial file stays.
+			s.files.mu.Unlock()
+			x.p.Close()
+			return
+		}
+		c := x.queue[0]
+		x.queue[0] = fileChunk{}
+		x.queue = x.queue[1:]
+		s.files.mu.Unlock()
+		_, err := x.p.Write(c.data)
+		s.c.in.give(c.size)
+		s.files.mu.Lock()
+		if err != nil {
+			s.c.p.log.Warn("writing a file from a peer", "file", x.file.String(), "err", err)
+			if !x.dropped {
+				s.dropFetchLocked(x.file, x, codeFileCancel)
+			}
+			for _, c := range x.queue {
+				s.c.in.give(c.size)
+			}
+			x.queue = nil
+			s.files.mu.Unlock()
+			x.p.Close()
+			return
+		}
+		if x.dropped {
+			s.files.mu.Unlock()
+			continue
+		}
+		written += int64(len(c.data))
+		x.toGrant += int64(len(c.data))
+		if written < x.size {
+			grant := min(x.toGrant, x.size-x.next-x.unreceived)
+			if x.toGrant >= fileGrantStep && grant > 0 {
+				x.unreceived += grant
+				x.toGrant = 0
+				s.post(encodeFileCredit(s.sid, x.file, grant))
+			}
+			s.files.mu.Unlock()
+			continue
+		}
+		delete(s.files.fetching, x.file)
+		s.c.files.mu.Lock()
+		s.c.files.fetching[b2i(x.small)]--
+		s.c.files.mu.Unlock()
+		s.files.keeping++
+		s.files.mu.Unlock()
+		s.files.free()
+		s.keepFile(x)
+		s.files.mu.Lock()
+		s.files.keeping--
+		s.files.mu.Unlock()
+		s.files.free()
+		return
+	}
+}
+
+// keepFile checks a whole file and keeps it; a file failing its hash
+// counts against the peer when every byte of it came from this peer on
+// this connection.
+func (s *session) keepFile(x *fetchXfer) {
+	err := x.p.Keep(s.ctx)
+	if err == nil {
+		s.c.p.log.Debug("file fetched", "file", x.file.String(), "size", x.size, "peer", s.c.peer.DID)
+		return
+	}
+	s.files.mu.Lock()
+	s.files.lacked[x.file] = time.Now()
+	s.files.mu.Unlock()
+	if !errors.Is(err, engine.ErrFileMismatch) {
+		s.c.p.log.Warn("keeping a file from a peer", "file", x.file.String(), "err", err)
+		return
+	}
+	s.c.p.log.Warn("a peer sent a file's bytes that do not match its hash", "file", x.file.String(), "peer", s.c.peer.DID, "all from it", x.sole)
+	if !x.sole {
+		return
+	}
+	if until := s.c.p.guard.forgeries(s.c.peer.DID, s.c.addr, 1, time.Now()); !until.IsZero() {
+		s.c.p.forged(s.c.peer.DID, s.c.addr, until)
+		s.finish(ended(CodeForged, "files failing their hash"))
+	}
+}
+
+// dropFetchLocked ends a transfer this end asked for, keeping its partial
+// file for the next ask; stop, when not "", tells the holder to stop
+// with that code. s.files.mu is held.
+func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) {
+	// What came is still written, in order, by the transfer's writer.
+	x.dropped = true
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+	delete(s.files.fetching, file)
+	s.c.files.mu.Lock()
+	s.c.files.fetching[b2i(x.small)]--
+	s.c.files.mu.Unlock()
+	if stop != "" {
+		s.files.stopping[file] = x.unreceived
+		s.post(encodeFileStop(s.sid, file, stop, "the transfer is stopped"))
+	}
+}
+
+// fetchFiles asks the peer for the files the store lacks that versions of
+// the space held whole name, as the policy says, and those readers asked
+// for, until the session ends; it stops transfers that stall.
+func (s *session) fetchFiles() {
+	st := s.c.host.Store()
+	wanter, _ := s.c.host.(fileWanter)
+	tick := time.NewTicker(fileCheckEvery)
+	defer tick.Stop()
+	var lastVersions int64 = -1
+	var lastScan time.Time
+	kept := false // a file arrived: the next in line is asked for at once
+	for {
+		arrived := st.FileKept()
+		var wants []engine.NamedFile
+		var wantCh <-chan struct{}
+		if wanter != nil {
+			wants, wantCh = wanter.FileWants(s.ctx)
+		}
+		s.stopStalled()
+		stats, err := st.Stats(s.ctx)
+		if err != nil {
+			return
+		}
+		scan := kept || stats.Versions != lastVersions || time.Since(lastScan) > fileRescanEvery
+		var missing []engine.NamedFile
+		if scan && s.canAsk() {
+			lastVersions, lastScan, kept = stats.Versions, time.Now(), false
+			pol := s.c.p.o.Files
+			if err := st.MissingFiles(s.ctx, s.space, func(f engine.NamedFile) bool {
+				if pol.fetches(f.Size) {
+					missing = append(missing, f)
+				}
+				return len(missing) < maxLook
+			}); err != nil {
+				return
+			}
+		}
+		for _, f := range wants {
+			if f.Space == s.space {
+				missing = append(missing, f)
+			}
+		}
+		for _, f := range missing {
+			if !s.askFile(f) {
+				break
+			}
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+		case <-wantCh:
+		case <-arrived:
+			kept = true
+		case <-s.files.freed:
+			kept = true
+		}
+	}
+}
+
+// canAsk reports whether a transfer could start now: a slot of either
+// kind is free on the connection and the session keeps fewer files than
+// it may. Looking for missing files while none could is work for nothing.
+func (s *session) canAsk() bool {
+	s.files.mu.Lock()
+	keeping := s.files.keeping
+	s.files.mu.Unlock()
+	cf := &s.c.files
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	return keeping < maxKeeping && (cf.fetching[0] < MaxFileTransfers || cf.fetching[1] < MaxSmallTransfers)
+}
+
+// askFile starts a transfer of f unless it is in flight or lacked here;
+// false when the connection runs as many transfers of its kind as it
+// may, or the session keeps as many files as it may.
+func (s *session) askFile(f engine.NamedFile) bool {
+	file, err := canonical.ParseID(f.Hash)
+	if err != nil {
+		return true
+	}
+	version, err := canonical.ParseID(f.Version)
+	if err != nil {
+		return true
+	}
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	if s.files.keeping >= maxKeeping {
+		return false
+	}
+	if s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter {
+		return true
+	}
+	if _, ok := s.files.stopping[file]; ok {
+		return true
+	}
+	// Small: a file of at most SmallFile bytes, its credit the rest of it.
+	small := f.Size <= SmallFile
+	most := [2]int{MaxFileTransfers, MaxSmallTransfers}
+	cf := &s.c.files
+	cf.mu.Lock()
+	if cf.fetching[b2i(small)] >= most[b2i(small)] {
+		other := cf.fetching[b2i(!small)] < most[b2i(!small)]
+		cf.mu.Unlock()
+		return other
+	}
+	cf.fetching[b2i(small)]++
+	cf.mu.Unlock()
+	x := &fetchXfer{file: file, small: small, size: f.Size, lastData: time.Now(), wake: make(chan struct{}, 1)}
+	s.files.fetching[file] = x
+	s.files.writers.Add(1)
+	go s.writeFile(x, version)
+	return true
+}
+
+// stopStalled stops the transfers that received nothing for
+// fileStallAfter while credit was granted: another peer is asked.
+func (s *session) stopStalled() {
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	for file, x := range s.files.fetching {
+		if x.unreceived > 0 && time.Since(x.lastData) > fileStallAfter {
+			s.dropFetchLocked(file, x, codeFileStalled)
+			s.files.lacked[file] = time.Now()
+		}
+	}
+}

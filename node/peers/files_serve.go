@@ -1,0 +1,200 @@
+package peers
+
+import (
+	"time"
+
+	"github.com/minca-go/minca/engine"
+)
+
+// Serving files to the peer (docs/sync.md §7.7).
+
+// fileWant serves a FILE-WANT when the peer may have the file: a version
+// of this session's space and scope names it with that size, and the
+// store holds it. Otherwise FILE-STOP file/not-held, the same for every
+// reason. A small transfer waits its turn in the session's queue, the
+// file unopened, and is served by one goroutine with the others.
+func (s *session) fileWant(f *fileMsg) *endError {
+	s.files.mu.Lock()
+	if s.files.serving[f.file] != nil {
+		s.files.mu.Unlock()
+		return ended(CodeUnexpected, "FILE-WANT for a file in flight")
+	}
+	s.files.mu.Unlock()
+	small := isSmall(int64(f.size), int64(f.offset), int64(f.credit))
+	most := MaxFileTransfers
+	if small {
+		most = MaxSmallTransfers
+	}
+	cf := &s.c.files
+	cf.mu.Lock()
+	if cf.serving[b2i(small)] >= most {
+		cf.mu.Unlock()
+		return ended(CodeFileFlood, "a FILE-WANT with %d transfers of its kind in flight; at most %d", most, most)
+	}
+	cf.serving[b2i(small)]++
+	cf.mu.Unlock()
+	x := &serveXfer{file: f.file, version: f.version, small: small, size: int64(f.size), next: int64(f.offset), credit: int64(f.credit),
+		more: make(chan struct{}, 1), stop: make(chan struct{}), startedAt: time.Now()}
+	s.files.mu.Lock()
+	s.files.serving[f.file] = x
+	if small {
+		s.files.small = append(s.files.small, x)
+		run := !s.files.smallRun
+		s.files.smallRun = true
+		s.files.mu.Unlock()
+		if run {
+			go s.serveSmall()
+		}
+		return nil
+	}
+	s.files.mu.Unlock()
+	r, ok := s.mayServe(x)
+	if !ok {
+		s.notServed(x)
+		return nil
+	}
+	go s.serveFile(x, r)
+	return nil
+}
+
+// serveSmall serves the session's small transfers in order until none
+// waits.
+func (s *session) serveSmall() {
+	for {
+		s.files.mu.Lock()
+		if s.ctx.Err() != nil {
+			// The session ended: what waits is never served.
+			left := s.files.small
+			s.files.small, s.files.smallRun = nil, false
+			s.files.mu.Unlock()
+			for _, x := range left {
+				s.endServe(x)
+			}
+			return
+		}
+		if len(s.files.small) == 0 {
+			s.files.smallRun = false
+			s.files.mu.Unlock()
+			return
+		}
+		x := s.files.small[0]
+		s.files.small[0] = nil
+		s.files.small = s.files.small[1:]
+		s.files.mu.Unlock()
+		r, ok := s.mayServe(x)
+		if !ok {
+			s.notServed(x)
+			continue
+		}
+		s.serveFile(x, r)
+	}
+}
+
+// notServed answers a FILE-WANT that is not served.
+func (s *session) notServed(x *serveXfer) {
+	s.endServe(x)
+	s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
+}
+
+// endServe forgets a transfer this end served.
+func (s *session) endServe(x *serveXfer) {
+	s.files.mu.Lock()
+	delete(s.files.serving, x.file)
+	s.files.mu.Unlock()
+	s.c.files.mu.Lock()
+	s.c.files.serving[b2i(x.small)]--
+	s.c.files.mu.Unlock()
+}
+
+// mayServe opens the file a FILE-WANT asks for when it may be served.
+func (s *session) mayServe(f *serveXfer) (engine.FileReader, bool) {
+	st := s.c.host.Store()
+	v, err := st.Version(s.ctx, f.version.String())
+	if err != nil || v.Space != s.space || !s.inScope(v.Collection) {
+		return nil, false
+	}
+	hash, named := f.file.String(), false
+	for _, ref := range engine.FilesOf(v) {
+		named = named || (ref.Hash == hash && ref.Size == f.size)
+	}
+	if !named {
+		return nil, false
+	}
+	r, err := st.OpenFile(s.ctx, hash)
+	if err != nil {
+		return nil, false
+	}
+	if r.Size() != f.size {
+		r.Close()
+		return nil, false
+	}
+	return r, true
+}
+
+// serveFile sends a file from where it was asked, in order, within the
+// credit granted and the connection's SendQueue, until its last byte, the
+// asker's stop, or the session's end.
+func (s *session) serveFile(x *serveXfer, r engine.FileReader) {
+	defer func() {
+		r.Close()
+		s.endServe(x)
+	}()
+	chunk := max(1, min(s.c.c.MaxMessage()-64, maxFileDataChunk))
+	// One frame, reused: each is written whole before the next is read.
+	frame := make([]byte, 0, 1+fileDataHeadMax+min(int64(chunk), x.size-x.next))
+	checked := time.Now()
+	for x.next < x.size {
+		s.files.mu.Lock()
+		credit := x.credit
+		s.files.mu.Unlock()
+		if credit == 0 {
+			select {
+			case <-x.more:
+				continue
+			case <-x.stop:
+				s.post(encodeFileStop(s.sid, x.file, codeFileStopped, "stopped as asked"))
+				return
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		select {
+		case <-x.stop:
+			s.post(encodeFileStop(s.sid, x.file, codeFileStopped, "stopped as asked"))
+			return
+		case <-s.ctx.Done():
+			return
+		default:
+		}
+		if time.Since(checked) > recheckEvery {
+			// A member removed, a key revoked: what it may read is asked
+			// again while it is sent.
+			checked = time.Now()
+			if ok, err := s.c.host.MayRead(s.ctx, s.space, s.c.peer); err == nil && !ok {
+				s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
+				return
+			}
+		}
+		n := int(min(int64(chunk), credit, x.size-x.next))
+		f := appendFileDataHead(frame[:1], s.sid, x.file, x.next)
+		head := len(f)
+		f = f[:head+n]
+		if _, err := r.ReadAt(f[head:], x.next); err != nil {
+			s.c.p.log.Warn("reading a file to serve", "file", x.file.String(), "err", err)
+			s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
+			return
+		}
+		if s.c.out.take(s.ctx, len(f)-1, 0) != nil {
+			return
+		}
+		err := s.c.sendFrame(s.ctx, s, f)
+		s.c.out.give(len(f) - 1)
+		if err != nil {
+			return
+		}
+		s.files.mu.Lock()
+		x.next += int64(n)
+		x.credit -= int64(n)
+		s.files.mu.Unlock()
+	}
+}
