@@ -123,7 +123,7 @@ type sessionFiles struct {
 	stopping map[canonical.ID]int64     // transfers this end stopped: bytes that may still come
 	lacked   map[canonical.ID]time.Time // files the peer lacked, or stalled on, and when
 	writers  sync.WaitGroup             // each fetch's writeFile
-	keeping  int                        // files whole and being checked and kept
+	keeping  map[canonical.ID]struct{}  // files whole and being checked and kept: not asked for again meanwhile
 	freed    chan struct{}              // told when a transfer's last byte is written, or a file kept
 }
 
@@ -172,6 +172,7 @@ func (f *sessionFiles) init() {
 	f.fetching = map[canonical.ID]*fetchXfer{}
 	f.stopping = map[canonical.ID]int64{}
 	f.lacked = map[canonical.ID]time.Time{}
+	f.keeping = map[canonical.ID]struct{}{}
 	f.freed = make(chan struct{}, 1)
 }
 

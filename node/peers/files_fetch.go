@@ -126,12 +126,12 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 		s.c.files.mu.Lock()
 		s.c.files.fetching[b2i(x.small)]--
 		s.c.files.mu.Unlock()
-		s.files.keeping++
+		s.files.keeping[x.file] = struct{}{}
 		s.files.mu.Unlock()
 		s.files.free()
 		s.keepFile(x)
 		s.files.mu.Lock()
-		s.files.keeping--
+		delete(s.files.keeping, x.file)
 		s.files.mu.Unlock()
 		s.files.free()
 		return
@@ -249,7 +249,7 @@ func (s *session) fetchFiles() {
 // it may. Looking for missing files while none could is work for nothing.
 func (s *session) canAsk() bool {
 	s.files.mu.Lock()
-	keeping := s.files.keeping
+	keeping := len(s.files.keeping)
 	s.files.mu.Unlock()
 	cf := &s.c.files
 	cf.mu.Lock()
@@ -271,10 +271,13 @@ func (s *session) askFile(f engine.NamedFile) bool {
 	}
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()
-	if s.files.keeping >= maxKeeping {
+	if len(s.files.keeping) >= maxKeeping {
 		return false
 	}
-	if s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter {
+	// A file being kept is still listed missing until it is recorded, and
+	// one failing its hash is marked lacked only then: asked again
+	// meanwhile, it would be asked of the peer that sent the wrong bytes.
+	if _, ok := s.files.keeping[file]; ok || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter {
 		return true
 	}
 	if _, ok := s.files.stopping[file]; ok {
