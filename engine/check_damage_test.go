@@ -20,12 +20,7 @@ import (
 // own, is found and named with the version it concerns.
 func TestCheckNamesEachDamage(t *testing.T) {
 	ctx := context.Background()
-	var vs []*record.Version
-	err := enginetest.Corpus(enginetest.SpaceID("check damage"), enginetest.CorpusOptions{Versions: 600, Seed: 9},
-		func(v *record.Version) error { vs = append(vs, v); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs := enginetest.CorpusVersions(t, enginetest.SpaceID("check damage"), enginetest.CorpusOptions{Versions: 600, Seed: 9})
 	digest := func(v *record.Version) [32]byte {
 		d, ok := keys.ParseExact(v.ID)
 		if !ok {

@@ -21,12 +21,7 @@ import (
 // of some removed, names exactly those, in digest order.
 func TestCheckInOrderAcrossChunks(t *testing.T) {
 	ctx := context.Background()
-	var vs []*record.Version
-	err := enginetest.Corpus(enginetest.SpaceID("check"), enginetest.CorpusOptions{Versions: 1500, Seed: 5},
-		func(v *record.Version) error { vs = append(vs, v); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs := enginetest.CorpusVersions(t, enginetest.SpaceID("check"), enginetest.CorpusOptions{Versions: 1500, Seed: 5})
 	kv := memory.Open(nil)
 	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {

@@ -36,12 +36,7 @@ func (b *heldBatch) Commit(d engine.Durability) error {
 }
 
 func pipelineCorpus(t *testing.T) []*record.Version {
-	var vs []*record.Version
-	err := enginetest.Corpus(enginetest.SpaceID("pipeline"), enginetest.CorpusOptions{Versions: 60, Seed: 3},
-		func(v *record.Version) error { vs = append(vs, v); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs := enginetest.CorpusVersions(t, enginetest.SpaceID("pipeline"), enginetest.CorpusOptions{Versions: 60, Seed: 3})
 	return vs
 }
 

@@ -12,12 +12,7 @@ import (
 )
 
 func benchCorpus(b *testing.B, n int) []*record.Version {
-	var vs []*record.Version
-	err := enginetest.Corpus(enginetest.SpaceID("bench"), enginetest.CorpusOptions{Versions: n, Seed: 1},
-		func(v *record.Version) error { vs = append(vs, v); return nil })
-	if err != nil {
-		b.Fatal(err)
-	}
+	vs := enginetest.CorpusVersions(b, enginetest.SpaceID("bench"), enginetest.CorpusOptions{Versions: n, Seed: 1})
 	return vs
 }
 

@@ -18,12 +18,7 @@ import (
 // skipped.
 func TestVersionsJSONAsVersionJSON(t *testing.T) {
 	ctx := context.Background()
-	var vs []*record.Version
-	err := enginetest.Corpus(enginetest.SpaceID("many"), enginetest.CorpusOptions{Versions: 300, Seed: 3},
-		func(v *record.Version) error { vs = append(vs, v); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs := enginetest.CorpusVersions(t, enginetest.SpaceID("many"), enginetest.CorpusOptions{Versions: 300, Seed: 3})
 	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
 	if err != nil {
 		t.Fatal(err)

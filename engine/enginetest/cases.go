@@ -383,10 +383,7 @@ func (h *harness) testRefusals(t *testing.T) {
 // Admitting what is held changes nothing.
 func (h *harness) testIdempotent(t *testing.T) {
 	sp := SpaceID("idem")
-	var vs []*record.Version
-	if err := Corpus(sp, CorpusOptions{Versions: 60, Seed: 3}, func(v *record.Version) error { vs = append(vs, v); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	vs := CorpusVersions(t, sp, CorpusOptions{Versions: 60, Seed: 3})
 	s := h.store(t, nil)
 	admit(t, s, "p", vs...)
 	before := snapshot(t, s, vs)
@@ -589,10 +586,7 @@ func (h *harness) testEvents(t *testing.T) {
 
 func (h *harness) testSyncOrder(t *testing.T) {
 	sp := SpaceID("order")
-	var vs []*record.Version
-	if err := Corpus(sp, CorpusOptions{Versions: 40, Seed: 5}, func(v *record.Version) error { vs = append(vs, v); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	vs := CorpusVersions(t, sp, CorpusOptions{Versions: 40, Seed: 5})
 	s := h.store(t, nil)
 	admit(t, s, "p", vs...)
 	var items []engine.SyncItem

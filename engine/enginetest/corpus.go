@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"math/rand/v2"
+	"testing"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/internal/corpus"
@@ -35,4 +36,15 @@ func Body(r *rand.Rand, i int) any { return corpus.Body(r, i) }
 // Corpus signs a space's versions ([corpus.Generate]).
 func Corpus(space string, o CorpusOptions, emit func(*record.Version) error) error {
 	return corpus.Generate(space, o, emit)
+}
+
+// CorpusVersions is Corpus collected into a slice, failing tb when the
+// corpus cannot be made.
+func CorpusVersions(tb testing.TB, space string, o CorpusOptions) []*record.Version {
+	tb.Helper()
+	var vs []*record.Version
+	if err := Corpus(space, o, func(v *record.Version) error { vs = append(vs, v); return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	return vs
 }

@@ -256,10 +256,7 @@ func testLock(t *testing.T, openPath func(string) (engine.KV, error)) {
 func testReopen(t *testing.T, openPath func(string) (engine.KV, error)) {
 	dir := filepath.Join(t.TempDir(), "store")
 	sp := SpaceID("reopen")
-	var vs []*record.Version
-	if err := Corpus(sp, CorpusOptions{Versions: 100, Seed: 9}, func(v *record.Version) error { vs = append(vs, v); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	vs := CorpusVersions(t, sp, CorpusOptions{Versions: 100, Seed: 9})
 	open := func() *engine.Store {
 		kv, err := openPath(dir)
 		if err != nil {

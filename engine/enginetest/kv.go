@@ -86,10 +86,7 @@ func (h *harness) testKV(t *testing.T) {
 // were: each change after `after`, once, in order.
 func (h *harness) testChangesAcrossBatches(t *testing.T) {
 	sp := SpaceID("changes")
-	var vs []*record.Version
-	if err := Corpus(sp, CorpusOptions{Versions: 60, Seed: 9}, func(v *record.Version) error { vs = append(vs, v); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	vs := CorpusVersions(t, sp, CorpusOptions{Versions: 60, Seed: 9})
 	s := h.store(t, nil)
 	for i, n := 0, 1; i < len(vs); i, n = i+n, n+3 {
 		admit(t, s, "p", vs[i:min(i+n, len(vs))]...)
