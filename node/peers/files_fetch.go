@@ -196,7 +196,7 @@ func (s *session) fetchFiles() {
 	var lastScan time.Time
 	kept := false // a file arrived: the next in line is asked for at once
 	for {
-		arrived := st.FileKept()
+		arrived, named := st.FileKept(), st.FileNamed()
 		var wants []engine.NamedFile
 		var wantCh <-chan struct{}
 		if wanter != nil {
@@ -207,12 +207,23 @@ func (s *session) fetchFiles() {
 		if err != nil {
 			return
 		}
-		scan := kept || stats.Versions != lastVersions || time.Since(lastScan) > fileRescanEvery
+		scan := stats.Versions != lastVersions || time.Since(lastScan) > fileRescanEvery
+		// A file kept or a slot freed looks again, at most once every
+		// fileLookGap: with many small transfers they come by the hundred,
+		// and each look reads the store's missing files.
+		var soon <-chan time.Time
+		if kept {
+			if gap := fileLookGap - time.Since(lastScan); gap > 0 {
+				soon = time.After(gap)
+			} else {
+				scan = true
+			}
+		}
 		var missing []engine.NamedFile
 		if scan && s.canAsk() {
 			lastVersions, lastScan, kept = stats.Versions, time.Now(), false
 			pol := s.c.p.o.Files
-			if err := st.MissingFiles(s.ctx, s.space, func(f engine.NamedFile) bool {
+			if err := st.MissingFilesExcept(s.ctx, s.space, s.inHand, func(f engine.NamedFile) bool {
 				if pol.fetches(f.Size) {
 					missing = append(missing, f)
 				}
@@ -235,13 +246,27 @@ func (s *session) fetchFiles() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
+		case <-soon:
 		case <-wantCh:
 		case <-arrived:
 			kept = true
 		case <-s.files.freed:
 			kept = true
+		case <-named:
 		}
 	}
+}
+
+// inHand reports whether a file is not to be asked for now: in flight,
+// being kept, lacked of late, or stopped and not yet answered. Missing
+// files are looked for past these, at the cost of reading their index
+// entries only.
+func (s *session) inHand(file canonical.ID) bool {
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	_, keeping := s.files.keeping[file]
+	_, stopping := s.files.stopping[file]
+	return keeping || stopping || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter
 }
 
 // canAsk reports whether a transfer could start now: a slot of either
