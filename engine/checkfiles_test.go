@@ -26,11 +26,8 @@ func TestCheckFindsFilesIndexDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(o *canonical.Object) {
-		o.Set("files", []any{
-			canonical.NewObject("hash", hd.String(), "size", float64(len(held))),
-			canonical.NewObject("hash", ld.String(), "size", float64(len(lacking))),
-		})
+	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(d *record.Draft) {
+		d.Files = []record.File{{Hash: hd.String(), Size: int64(len(held))}, {Hash: ld.String(), Size: int64(len(lacking))}}
 	})
 	if err != nil {
 		t.Fatal(err)

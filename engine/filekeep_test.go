@@ -113,8 +113,8 @@ func TestFileNamedTellsOfAFileToFetch(t *testing.T) {
 		t.Fatal(err)
 	}
 	naming := func(n float64, data []byte) *record.Version {
-		v, err := w.First("app.album", canonical.NewObject("n", n), func(o *canonical.Object) {
-			o.Set("files", []any{canonical.NewObject("hash", canonical.IDOf(data).String(), "size", float64(len(data)))})
+		v, err := w.First("app.album", canonical.NewObject("n", n), func(d *record.Draft) {
+			d.Files = []record.File{{Hash: canonical.IDOf(data).String(), Size: int64(len(data))}}
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -154,14 +154,14 @@ func TestMissingFilesExceptPassesOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refs []any
+	var refs []record.File
 	var ids []canonical.ID
 	for i := range 5 {
 		data := fmt.Appendf(nil, "lacking %d", i)
 		ids = append(ids, canonical.IDOf(data))
-		refs = append(refs, canonical.NewObject("hash", canonical.IDOf(data).String(), "size", float64(len(data))))
+		refs = append(refs, record.File{Hash: canonical.IDOf(data).String(), Size: int64(len(data))})
 	}
-	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(o *canonical.Object) { o.Set("files", refs) })
+	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(d *record.Draft) { d.Files = refs })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,13 +83,11 @@ func TestFilesIndexUpgraded(t *testing.T) {
 	}
 	w, _ := enginetest.NewWriter(sp)
 	held, lacking, gone := []byte("held"), []byte("lacking"), []byte("named by a stub only")
-	naming := func(fs ...[]byte) func(*canonical.Object) {
-		return func(o *canonical.Object) {
-			var arr []any
+	naming := func(fs ...[]byte) enginetest.Opt {
+		return func(d *record.Draft) {
 			for _, f := range fs {
-				arr = append(arr, canonical.NewObject("hash", canonical.IDOf(f).String(), "size", float64(len(f))))
+				d.Files = append(d.Files, record.File{Hash: canonical.IDOf(f).String(), Size: int64(len(f))})
 			}
-			o.Set("files", arr)
 		}
 	}
 	a0, _ := w.First("app.album", canonical.NewObject("n", 0.0), naming(gone))

@@ -186,24 +186,24 @@ func toCanonical(v any) any {
 }
 
 func (w *world) extras() []enginetest.Opt {
-	var links []any
+	var links []record.Link
 	for range w.r.IntN(4) {
 		if len(w.recs) == 0 {
 			break
 		}
 		to := w.recs[w.r.IntN(len(w.recs))].key
-		links = append(links, canonical.NewObject("rel", rels[w.r.IntN(len(rels))], "to", to))
+		links = append(links, record.Link{Rel: rels[w.r.IntN(len(rels))], To: to})
 	}
-	var tags []any
+	var tags []string
 	for range w.r.IntN(3) {
 		tags = append(tags, tagSet[w.r.IntN(len(tagSet))])
 	}
 	var opts []enginetest.Opt
 	if len(links) > 0 {
-		opts = append(opts, func(o *canonical.Object) { o.Set("links", links) })
+		opts = append(opts, func(d *record.Draft) { d.Links = links })
 	}
 	if len(tags) > 0 {
-		opts = append(opts, func(o *canonical.Object) { o.Set("tags", tags) })
+		opts = append(opts, func(d *record.Draft) { d.Tags = tags })
 	}
 	if w.r.IntN(4) == 0 {
 		opts = append(opts, enginetest.Retain)

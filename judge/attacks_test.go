@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/judge"
+	"github.com/minca-go/minca/judge/judgetest"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -138,16 +138,7 @@ func TestAttacksSeenNaming64UnknownIDs(t *testing.T) {
 	for i := 0; i < 64; i++ {
 		unknown = append(unknown, canonical.IDOf([]byte(fmt.Sprint("nothing ", i))).String())
 	}
-	j := judge.NewSpaceJudge(&identity.Checker{})
-	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, MaxWaiting: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	j.Source = st
-	if err := judge.AddGenesis(ctx, st, s.g); err != nil {
-		t.Fatal(err)
-	}
+	st := judgetest.Store(t, judge.NewSpaceJudge(&identity.Checker{}), s.g, &engine.Options{MaxWaiting: 8})
 	var vs []*record.Version
 	for i := 0; i < 20; i++ {
 		vs = append(vs, s.note(founder, "app.notes", obj("i", float64(i)), unknown))

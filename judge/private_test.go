@@ -5,12 +5,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/judge"
+	"github.com/minca-go/minca/judge/judgetest"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -24,16 +24,7 @@ func (r rings) Keyring(id string) *seal.Keyring { return r[id] }
 func newPrivatePeer(t testing.TB, g *space.Genesis, keys judge.KeyRings) *peer {
 	t.Helper()
 	j := judge.NewPrivateJudge(&identity.Checker{}, keys)
-	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j.Source = st
-	t.Cleanup(func() { st.Close() })
-	if err := judge.AddGenesis(ctx, st, g); err != nil {
-		t.Fatal(err)
-	}
-	return &peer{t: t, st: st, j: j.SpaceJudge}
+	return &peer{t: t, st: judgetest.Store(t, j, g, nil), j: j.SpaceJudge}
 }
 
 // privateSpace is a private space written by Ada (founder) and Ben (a

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/judge"
+	"github.com/minca-go/minca/judge/judgetest"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
@@ -71,18 +71,7 @@ type peer struct {
 func newPeer(t testing.TB, g *space.Genesis) *peer {
 	t.Helper()
 	j := judge.NewSpaceJudge(&identity.Checker{})
-	st, err := engine.Open(memory.Open(nil), &engine.Options{Judge: j, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j.Source = st
-	t.Cleanup(func() { st.Close() })
-	p := &peer{t: t, st: st, j: j}
-	if g != nil {
-		if err := judge.AddGenesis(ctx, st, g); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := &peer{t: t, st: judgetest.Store(t, j, g, nil), j: j}
 	return p
 }
 

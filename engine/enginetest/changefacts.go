@@ -1,8 +1,9 @@
 package enginetest
 
 import (
-	"github.com/minca-go/minca/canonical"
 	"testing"
+
+	"github.com/minca-go/minca/canonical"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"

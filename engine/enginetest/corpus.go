@@ -28,7 +28,7 @@ func SpaceID(name string) string { return corpus.SpaceID(name) }
 func NewWriter(space string) (*Writer, error) { return corpus.NewWriter(space) }
 
 // Retain sets retain: true.
-func Retain(o *canonical.Object) { corpus.Retain(o) }
+func Retain(d *record.Draft) { corpus.Retain(d) }
 
 // Body makes a small body for edit i of a record.
 func Body(r *rand.Rand, i int) any { return corpus.Body(r, i) }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/minca-go/minca/canonical"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minca-go/minca/canonical"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/internal/longtest"

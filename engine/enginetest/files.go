@@ -15,14 +15,8 @@ import (
 )
 
 // withFiles names files in a version (02 §3.1).
-func withFiles(fs ...engine.FileRef) func(*canonical.Object) {
-	return func(o *canonical.Object) {
-		arr := make([]any, len(fs))
-		for i, f := range fs {
-			arr[i] = canonical.NewObject("hash", f.Hash, "size", float64(f.Size))
-		}
-		o.Set("files", arr)
-	}
+func withFiles(fs ...engine.FileRef) Opt {
+	return func(d *record.Draft) { d.Files = fs }
 }
 
 func fileOf(data []byte) engine.FileRef {

@@ -52,7 +52,7 @@ func (h *harness) testFilesIndex(t *testing.T, openPath func(string) (engine.KV,
 			fs = append(fs, fileOf(pool[rnd.IntN(len(pool))]))
 		}
 		if rnd.IntN(5) == 0 {
-			return func(o *canonical.Object) { withFiles(fs...)(o); corpus.Retain(o) }
+			return func(d *record.Draft) { withFiles(fs...)(d); corpus.Retain(d) }
 		}
 		return withFiles(fs...)
 	}

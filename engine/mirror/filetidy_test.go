@@ -40,13 +40,7 @@ func fileRef(data []byte) engine.FileRef {
 
 // naming names files in a version (02 §3.1).
 func naming(fs ...engine.FileRef) enginetest.Opt {
-	return func(o *canonical.Object) {
-		arr := make([]any, len(fs))
-		for i, f := range fs {
-			arr[i] = canonical.NewObject("hash", f.Hash, "size", float64(f.Size))
-		}
-		o.Set("files", arr)
-	}
+	return func(d *record.Draft) { d.Files = fs }
 }
 
 func fileBytes(n int, seed uint64) []byte {

@@ -36,30 +36,48 @@ func NewWriter(space string) (*Writer, error) {
 	return &Writer{Key: k, Space: space, clock: time.Date(2026, 9, 26, 12, 0, 0, 0, time.UTC), lines: map[string][]string{}}, nil
 }
 
-// Opt changes an unsigned version before it is signed.
-type Opt func(o *canonical.Object)
+// Opt changes a draft before it is signed.
+type Opt func(d *record.Draft)
 
 // Retain sets retain: true.
-func Retain(o *canonical.Object) { o.Set("retain", true) }
+func Retain(d *record.Draft) { d.Retain = true }
 
-// Sign sets o's collection, space, createdAt (the writer's clock, 7 ms a
-// version) and log place, and signs it.
+// SignDraft sets d's space, createdAt and place in the writer's line of
+// its collection, and signs it.
+func (w *Writer) SignDraft(d *record.Draft) (*record.Version, error) {
+	w.place(d)
+	return w.took(d.Sign(w.Key))
+}
+
+// Sign is [Writer.SignDraft] for a version no Draft makes — one that
+// breaks a rule of 02 §4.7 on purpose: o's members replace the draft's
+// (key, seq, prev, genesis, body).
 func (w *Writer) Sign(o *canonical.Object, collection string) (*record.Version, error) {
-	w.clock = w.clock.Add(time.Millisecond * 7)
-	o.Set("collection", collection)
-	o.Set("space", w.Space)
-	o.Set("createdAt", record.FormatTime(w.clock))
-	l := w.lines[collection]
-	log := canonical.NewObject("n", float64(0))
-	if len(l) > 0 {
-		log = canonical.NewObject("n", float64(len(l)), "prev", l[len(l)-1])
+	d := &record.Draft{Collection: collection}
+	w.place(d)
+	u := d.Object()
+	for _, m := range o.Members {
+		u.Set(m.Name, m.Value)
 	}
-	o.Set("log", log)
-	v, err := record.Sign(o, w.Key)
+	return w.took(record.Sign(u, w.Key))
+}
+
+// place sets d's space, createdAt (the writer's clock, 7 ms a version) and
+// the next place in the writer's line of its collection (02 §4.10).
+func (w *Writer) place(d *record.Draft) {
+	w.clock = w.clock.Add(time.Millisecond * 7)
+	d.Space, d.CreatedAt, d.Log = w.Space, w.clock, record.LogAfter(nil)
+	if l := w.lines[d.Collection]; len(l) > 0 {
+		d.Log = record.Log{N: int64(len(l)), Prev: l[len(l)-1]}
+	}
+}
+
+// took keeps a signed version's place in its writer's line.
+func (w *Writer) took(v *record.Version, err error) (*record.Version, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.lines[collection] = append(l, v.ID)
+	w.lines[v.Collection] = append(w.lines[v.Collection], v.ID)
 	return v, nil
 }
 
@@ -69,28 +87,25 @@ func (w *Writer) First(collection string, body any, opts ...Opt) (*record.Versio
 	if err != nil {
 		return nil, err
 	}
-	o := canonical.NewObject("key", key, "seq", float64(0), "body", body)
+	d := &record.Draft{Collection: collection, Key: key, Body: body}
 	for _, f := range opts {
-		f(o)
+		f(d)
 	}
-	return w.Sign(o, collection)
+	return w.SignDraft(d)
 }
 
 // Next signs the version after prev with a new body.
 func (w *Writer) Next(prev *record.Version, body any, opts ...Opt) (*record.Version, error) {
-	o := canonical.NewObject("body", body)
-	record.NextAfter(prev).Apply(o)
+	d := &record.Draft{Collection: prev.Collection, Key: prev.Key, After: prev, Body: body}
 	for _, f := range opts {
-		f(o)
+		f(d)
 	}
-	return w.Sign(o, prev.Collection)
+	return w.SignDraft(d)
 }
 
 // Delete signs a delete after prev (02 §4.4).
 func (w *Writer) Delete(prev *record.Version) (*record.Version, error) {
-	o := canonical.NewObject("deleted", true, "body", nil)
-	record.NextAfter(prev).Apply(o)
-	return w.Sign(o, prev.Collection)
+	return w.SignDraft(&record.Draft{Collection: prev.Collection, Key: prev.Key, After: prev, Deleted: true})
 }
 
 // Fork signs another version at the place in collection's line that the
