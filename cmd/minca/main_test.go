@@ -20,9 +20,10 @@ import (
 const runAsMinca = "MINCA_TEST_RUN_AS_MINCA"
 
 // recordCalls, set to a directory for a process run as minca, makes it
-// record its arguments, what it printed on stdout and its exit code there
-// (call-*.args, .out, .code), for a test to check each JSON line a
-// documentation script printed against the shape documented for its verb.
+// record its arguments, what it printed on stdout and stderr and its exit
+// code there (call-*.args, .out, .err, .code), for a test to check each
+// JSON line a documentation script printed against the shape documented
+// for its verb, and to see a `minca serve` that stopped on its own.
 const recordCalls = "MINCA_TEST_RECORD_CALLS"
 
 func TestMain(m *testing.M) {
@@ -64,8 +65,14 @@ func runRecorded(dir string) int {
 		fmt.Fprintln(os.Stderr, "recording the call:", err)
 		return exitFailed
 	}
+	ef, err := os.Create(base + ".err")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "recording the call:", err)
+		return exitFailed
+	}
+	defer ef.Close()
 	ctx, stop := interruptible(context.Background())
-	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: io.MultiWriter(os.Stdout, f), err: os.Stderr})
+	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: io.MultiWriter(os.Stdout, f), err: io.MultiWriter(os.Stderr, ef)})
 	stop()
 	_ = os.WriteFile(base+".code", []byte(strconv.Itoa(code)), 0o644)
 	return code
