@@ -147,7 +147,7 @@ func TestLimitsTableInDocs(t *testing.T) {
 	_, limitsSection, _ := strings.Cut(doc, "\n## 10. Limits\n")
 	limitsSection, _, _ = strings.Cut(limitsSection, "\n## ")
 	rows := 0
-	for _, row := range regexp.MustCompile("(?m)^\\|.*\\|$").FindAllString(limitsSection, -1) {
+	for _, row := range regexp.MustCompile(`(?m)^\|.*\|$`).FindAllString(limitsSection, -1) {
 		cells := strings.Split(strings.Trim(row, "|"), "|")
 		if len(cells) != 4 || strings.TrimSpace(cells[0]) == "bound" || strings.HasPrefix(strings.TrimSpace(cells[0]), "---") {
 			continue

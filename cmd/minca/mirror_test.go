@@ -43,12 +43,6 @@ func mustRun(t *testing.T, args ...string) string {
 	return (&device{t: t}).mustRun(args...)
 }
 
-// exported is `store export` as a sorted set of lines.
-func exported(t *testing.T, store string) []string {
-	t.Helper()
-	return (&device{t: t}).exported(store)
-}
-
 func field(t *testing.T, out, name string) float64 {
 	t.Helper()
 	var m map[string]any
