@@ -29,7 +29,7 @@ func minca(t *testing.T, stdin string, args ...string) (string, string, int) {
 // the process's environment (XDG_CACHE_HOME) to choose the cache.
 type device struct {
 	t     *testing.T
-	cache string // "": the user's cache directory
+	cache string // "": the default, the user's cache directory (XDG_CACHE_HOME)
 }
 
 // minca runs the command line on the device, as the function minca does.

@@ -39,30 +39,34 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	waitingTestsAtOnce(4)
-	none, err := os.MkdirTemp("", "minca-test-env-")
+	tmp, err := os.MkdirTemp("", "minca-test-env-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	testEnvironment(filepath.Join(none, "none"))
+	testEnvironment(tmp)
 	code := m.Run()
-	os.RemoveAll(none)
+	os.RemoveAll(tmp)
 	os.Exit(code)
 }
 
 // testEnvironment sets the process environment every test here runs in,
 // once, before any runs: so no test sets it, and the tests that run minca
 // in process can run in parallel. It holds S3 credentials as a user would
-// give them, for the fake S3 servers on loopback (and, for none of them,
-// ~/.aws files, at none, or the instance metadata service); and none of
-// the caller's settings of minca's defaults (MINCA_STORE, MINCA_DIR,
-// MINCA_LISTEN, MINCA_LOG_FORMAT). A test that checks one of those runs
-// minca as a process with it set (withEnv, mincaProcess).
-func testEnvironment(none string) {
+// give them, for the fake S3 servers on loopback (and no ~/.aws files or
+// instance metadata service); a cache directory under tmp, not the
+// user's, for the indexes of the folder: and s3:// stores of tests that
+// choose none (a device); and none of the caller's settings of minca's
+// defaults (MINCA_STORE, MINCA_DIR, MINCA_LISTEN, MINCA_LOG_FORMAT). A
+// test that checks one of those runs minca as a process with it set
+// (withEnv, mincaProcess).
+func testEnvironment(tmp string) {
 	for _, k := range []string{"MINCA_STORE", "MINCA_DIR", "MINCA_LISTEN", "MINCA_LOG_FORMAT"} {
 		os.Unsetenv(k)
 	}
+	none := filepath.Join(tmp, "none")
 	for k, v := range map[string]string{
+		"XDG_CACHE_HOME":              filepath.Join(tmp, "cache"),
 		"AWS_ACCESS_KEY_ID":           "test",
 		"AWS_SECRET_ACCESS_KEY":       "test",
 		"AWS_CONFIG_FILE":             none,
