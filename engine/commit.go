@@ -175,6 +175,10 @@ func (s *Store) write(t *tx) error {
 		}
 		s.spaces[sp] = true
 	}
+	if t.lacks && s.fileNamed != nil {
+		close(s.fileNamed)
+		s.fileNamed = nil
+	}
 	s.state.Unlock()
 	for _, r := range t.refused {
 		s.refusals.add(r.peer, r.id)

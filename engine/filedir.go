@@ -36,6 +36,10 @@ type FileDir interface {
 	List(fn func(FileEntry) error) error
 	// RemoveTemp removes a temporary file List named.
 	RemoveTemp(name string) error
+	// SyncKept makes durable the names of the files kept so far: a store
+	// calls it once for the files it records together, before it records
+	// them, so many files kept at once share one directory sync.
+	SyncKept() error
 }
 
 // FileTemp is a file being written: a temporary or a partial file.
@@ -46,9 +50,9 @@ type FileTemp interface {
 	Size() int64
 	// Sync makes what was written durable.
 	Sync() error
-	// Keep makes the file durable and moves it to the kept file name
-	// (replacing one there: the name says the content). The FileTemp is
-	// closed.
+	// Keep makes the file's bytes durable and moves it to the kept file
+	// name (replacing one there: the name says the content); the name is
+	// durable once the FileDir's SyncKept returns. The FileTemp is closed.
 	Keep(name string) error
 	// Close closes the file. A temporary file not kept is removed; a
 	// partial file keeps what was written.
@@ -202,6 +206,8 @@ func (t *memTemp) Size() int64 {
 }
 
 func (t *memTemp) Sync() error { return nil }
+
+func (d *memFiles) SyncKept() error { return nil }
 
 func (t *memTemp) Keep(name string) error {
 	if t.closed {

@@ -296,6 +296,9 @@ func (s *Store) moveOldFiles() error {
 		if err := t.Keep(d.String()); err != nil {
 			return err
 		}
+		if err := s.files().SyncKept(); err != nil {
+			return err
+		}
 		b, err := s.kv.NewBatch()
 		if err != nil {
 			return err

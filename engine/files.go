@@ -170,6 +170,11 @@ func (s *Store) recordFiles(group []*fileRecord) error {
 	if !added {
 		return nil
 	}
+	// The files' names are made durable once for the group (FileDir),
+	// before the batch that records them.
+	if err := s.files().SyncKept(); err != nil {
+		return fmt.Errorf("minca/engine: keep files: %w", err)
+	}
 	if err := b.Set(keys.InternalKey(stateName), st.encode()); err != nil {
 		return err
 	}
@@ -195,6 +200,17 @@ func (s *Store) FileKept() <-chan struct{} {
 		s.fileKept = make(chan struct{})
 	}
 	return s.fileKept
+}
+
+// FileNamed returns a channel closed the next time a version stored names
+// a file the store does not hold: one to fetch (docs/sync.md §7.7).
+func (s *Store) FileNamed() <-chan struct{} {
+	s.state.Lock()
+	defer s.state.Unlock()
+	if s.fileNamed == nil {
+		s.fileNamed = make(chan struct{})
+	}
+	return s.fileNamed
 }
 
 // writable fails on a store that refuses writes, before any file is

@@ -51,6 +51,7 @@ func (t *tx) nameFiles(d canonical.ID, space string, files []FileRef) error {
 			return err
 		} else if !held {
 			t.set(lk, val)
+			t.lacks = true
 		}
 	}
 	return nil

@@ -24,6 +24,9 @@ type PartialFile struct {
 	h    hash.Hash
 	n    int64
 	done bool
+	// broken: a Write fell short after its bytes were hashed; the file
+	// is not kept, and the next OpenPartial hashes what was written.
+	broken bool
 }
 
 // ErrFileTooLong: bytes past the size the file is named with.
@@ -82,7 +85,10 @@ func (p *PartialFile) open(ctx context.Context) error {
 		}
 	}
 	p.t = t
-	buf := make([]byte, 1<<20)
+	if t.Size() == 0 {
+		return nil
+	}
+	buf := make([]byte, min(1<<20, t.Size()))
 	for p.n < t.Size() {
 		if err := ctx.Err(); err != nil {
 			t.Close()
@@ -114,17 +120,40 @@ func (p *PartialFile) Offset() int64 { return p.n }
 // Write appends the file's next bytes. Bytes past its size are
 // ErrFileTooLong, and none of them is written.
 func (p *PartialFile) Write(b []byte) (int, error) {
-	if p.done {
+	if p.done || p.broken {
 		return 0, errTempClosed
 	}
 	if int64(len(b)) > p.ref.Size-p.n {
 		return 0, fmt.Errorf("%w: %d bytes at %d of a file of %d", ErrFileTooLong, len(b), p.n, p.ref.Size)
 	}
+	if len(b) < hashAsideFrom {
+		n, err := p.t.Write(b)
+		p.h.Write(b[:n])
+		p.n += int64(n)
+		return n, err
+	}
+	// Hashed while written: the two are the receiving end's work for
+	// each byte, and side by side they take the time of the longer.
+	hashed := make(chan struct{})
+	go func() {
+		p.h.Write(b)
+		close(hashed)
+	}()
 	n, err := p.t.Write(b)
-	p.h.Write(b[:n])
+	<-hashed
 	p.n += int64(n)
+	if n < len(b) {
+		// The hash took bytes that were not written: nothing more is.
+		p.broken = true
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+	}
 	return n, err
 }
+
+// hashAsideFrom is the least a Write hashes beside writing it.
+const hashAsideFrom = 64 << 10
 
 // Sync makes the bytes written so far durable.
 func (p *PartialFile) Sync() error { return p.t.Sync() }
@@ -139,6 +168,10 @@ func (p *PartialFile) Keep(ctx context.Context) error {
 	}
 	p.done = true
 	defer p.release()
+	if p.broken {
+		p.t.Close()
+		return fmt.Errorf("minca/engine: partial file %s: a write fell short", p.ref.Hash)
+	}
 	if p.n != p.ref.Size || canonical.ID(p.h.Sum(nil)) != p.d {
 		p.t.Close()
 		if err := p.s.files().RemovePartial(p.ref.Hash); err != nil {

@@ -107,9 +107,11 @@ type Store struct {
 	lastSweep time.Time
 
 	// partials are the files an OpenPartial has open; fileKept is closed
-	// when a file is next recorded (both guarded by state).
-	partials map[canonical.ID]bool
-	fileKept chan struct{}
+	// when a file is next recorded, fileNamed when a version next names a
+	// file not held (all guarded by state).
+	partials  map[canonical.ID]bool
+	fileKept  chan struct{}
+	fileNamed chan struct{}
 	// recording gathers files to record as held into one synced batch.
 	recording recordGroup
 	// filesUnindexed: the store is of an earlier layout, open read-only,

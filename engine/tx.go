@@ -41,6 +41,8 @@ type tx struct {
 	final map[canonical.ID]Storage
 	// spaces registered (or found registered) in this batch.
 	spaces map[string]bool
+	// lacks: the batch named a file the store does not hold.
+	lacks bool
 	// restood is the standing a Restander judge changed versions to in
 	// this batch (rejudge.go), so their outcomes report it.
 	restood map[canonical.ID]Verdict

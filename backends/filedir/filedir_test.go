@@ -136,3 +136,33 @@ func TestDirRefusesOtherNames(t *testing.T) {
 type keepKV struct{ *memory.Store }
 
 func (keepKV) Close() error { return nil }
+
+// A file larger than the bytes synced beside its writes is written in
+// many pieces, with syncs under way while it grows, and kept whole.
+func TestDirKeepsAFileSyncedAsItGrows(t *testing.T) {
+	root := t.TempDir()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Files: filedir.Open(root)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	big := make([]byte, 40<<20+777)
+	for i := range big {
+		big[i] = byte(i * 7 / 5)
+	}
+	p, err := s.OpenPartial(ctx, ref(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off < len(big); off += 1 << 20 {
+		if _, err := p.Write(big[off:min(len(big), off+1<<20)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Keep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, ref(big).Hash)); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("the file kept: %v", err)
+	}
+}

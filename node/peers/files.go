@@ -33,6 +33,7 @@ const (
 	fileRetryAfter   = 30 * time.Second // before asking a peer again for a file it lacked
 	fileRescanEvery  = 10 * time.Second // the store's missing files looked for at least this often
 	fileCheckEvery   = time.Second
+	fileLookGap      = 5 * time.Millisecond // between looks for missing files a kept file starts
 	maxFileDataChunk = 1 << 20
 )
 

@@ -196,7 +196,7 @@ func (s *session) fetchFiles() {
 	var lastScan time.Time
 	kept := false // a file arrived: the next in line is asked for at once
 	for {
-		arrived := st.FileKept()
+		arrived, named := st.FileKept(), st.FileNamed()
 		var wants []engine.NamedFile
 		var wantCh <-chan struct{}
 		if wanter != nil {
@@ -207,7 +207,18 @@ func (s *session) fetchFiles() {
 		if err != nil {
 			return
 		}
-		scan := kept || stats.Versions != lastVersions || time.Since(lastScan) > fileRescanEvery
+		scan := stats.Versions != lastVersions || time.Since(lastScan) > fileRescanEvery
+		// A file kept or a slot freed looks again, at most once every
+		// fileLookGap: with many small transfers they come by the hundred,
+		// and each look reads the store's missing files.
+		var soon <-chan time.Time
+		if kept {
+			if gap := fileLookGap - time.Since(lastScan); gap > 0 {
+				soon = time.After(gap)
+			} else {
+				scan = true
+			}
+		}
 		var missing []engine.NamedFile
 		if scan && s.canAsk() {
 			lastVersions, lastScan, kept = stats.Versions, time.Now(), false
@@ -235,11 +246,13 @@ func (s *session) fetchFiles() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
+		case <-soon:
 		case <-wantCh:
 		case <-arrived:
 			kept = true
 		case <-s.files.freed:
 			kept = true
+		case <-named:
 		}
 	}
 }

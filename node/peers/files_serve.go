@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"context"
+	"io"
 	"time"
 
 	"github.com/minca-go/minca/engine"
@@ -133,68 +135,155 @@ func (s *session) mayServe(f *serveXfer) (engine.FileReader, bool) {
 
 // serveFile sends a file from where it was asked, in order, within the
 // credit granted and the connection's SendQueue, until its last byte, the
-// asker's stop, or the session's end.
+// asker's stop, or the session's end. The next chunk is read while the
+// last is sent (readAhead).
 func (s *session) serveFile(x *serveXfer, r engine.FileReader) {
 	defer func() {
 		r.Close()
 		s.endServe(x)
 	}()
-	chunk := max(1, min(s.c.c.MaxMessage()-64, maxFileDataChunk))
-	// One frame, reused: each is written whole before the next is read.
-	frame := make([]byte, 0, 1+fileDataHeadMax+min(int64(chunk), x.size-x.next))
+	chunk := int64(max(1, min(s.c.c.MaxMessage()-64, maxFileDataChunk)))
+	ahead := startReadAhead(r, x.next, x.size, chunk)
+	defer ahead.stop()
+	var head [fileDataHeadMax]byte
 	checked := time.Now()
 	for x.next < x.size {
-		s.files.mu.Lock()
-		credit := x.credit
-		s.files.mu.Unlock()
-		if credit == 0 {
+		b, ok := ahead.next(s.ctx)
+		if !ok {
+			return
+		}
+		if b.err != nil {
+			s.c.p.log.Warn("reading a file to serve", "file", x.file.String(), "err", b.err)
+			s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
+			return
+		}
+		// The chunk goes in FILE-DATA of at most the credit each, every
+		// one's head written in place just before its bytes.
+		for sent := 0; sent < b.n; {
+			s.files.mu.Lock()
+			credit := x.credit
+			s.files.mu.Unlock()
+			if credit == 0 {
+				select {
+				case <-x.more:
+					continue
+				case <-x.stop:
+					s.post(encodeFileStop(s.sid, x.file, codeFileStopped, "stopped as asked"))
+					return
+				case <-s.ctx.Done():
+					return
+				}
+			}
 			select {
-			case <-x.more:
-				continue
 			case <-x.stop:
 				s.post(encodeFileStop(s.sid, x.file, codeFileStopped, "stopped as asked"))
 				return
 			case <-s.ctx.Done():
 				return
+			default:
 			}
-		}
-		select {
-		case <-x.stop:
-			s.post(encodeFileStop(s.sid, x.file, codeFileStopped, "stopped as asked"))
-			return
-		case <-s.ctx.Done():
-			return
-		default:
-		}
-		if time.Since(checked) > recheckEvery {
-			// A member removed, a key revoked: what it may read is asked
-			// again while it is sent.
-			checked = time.Now()
-			if ok, err := s.c.host.MayRead(s.ctx, s.space, s.c.peer); err == nil && !ok {
-				s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
+			if time.Since(checked) > recheckEvery {
+				// A member removed, a key revoked: what it may read is asked
+				// again while it is sent.
+				checked = time.Now()
+				if ok, err := s.c.host.MayRead(s.ctx, s.space, s.c.peer); err == nil && !ok {
+					s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
+					return
+				}
+			}
+			n := int(min(int64(b.n-sent), credit))
+			h := appendFileDataHead(head[:0], s.sid, x.file, x.next)
+			at := aheadRoom + sent
+			f := b.buf[at-len(h)-1 : at+n]
+			copy(f[1:], h)
+			if s.c.out.take(s.ctx, len(f)-1, 0) != nil {
 				return
 			}
+			err := s.c.sendFrame(s.ctx, s, f)
+			s.c.out.give(len(f) - 1)
+			if err != nil {
+				return
+			}
+			sent += n
+			s.files.mu.Lock()
+			x.next += int64(n)
+			x.credit -= int64(n)
+			s.files.mu.Unlock()
 		}
-		n := int(min(int64(chunk), credit, x.size-x.next))
-		f := appendFileDataHead(frame[:1], s.sid, x.file, x.next)
-		head := len(f)
-		f = f[:head+n]
-		if _, err := r.ReadAt(f[head:], x.next); err != nil {
-			s.c.p.log.Warn("reading a file to serve", "file", x.file.String(), "err", err)
-			s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
-			return
-		}
-		if s.c.out.take(s.ctx, len(f)-1, 0) != nil {
-			return
-		}
-		err := s.c.sendFrame(s.ctx, s, f)
-		s.c.out.give(len(f) - 1)
-		if err != nil {
-			return
-		}
-		s.files.mu.Lock()
-		x.next += int64(n)
-		x.credit -= int64(n)
-		s.files.mu.Unlock()
+		ahead.done(b)
 	}
+}
+
+// aheadRoom is the room before a chunk's bytes for the transport's byte
+// and a FILE-DATA's head.
+const aheadRoom = 1 + fileDataHeadMax
+
+// readAhead reads a file's chunks in order on its own goroutine, one
+// ahead of the one being sent: reading and sending overlap, and a
+// transfer holds at most two chunks.
+type readAhead struct {
+	full   chan aheadChunk
+	free   chan []byte
+	quit   chan struct{}
+	exited chan struct{}
+}
+
+// aheadChunk is a chunk read: its bytes are buf[aheadRoom:aheadRoom+n].
+type aheadChunk struct {
+	buf []byte
+	n   int
+	err error
+}
+
+func startReadAhead(r io.ReaderAt, off, size, chunk int64) *readAhead {
+	bufs := 2
+	if size-off <= chunk {
+		bufs = 1
+	}
+	a := &readAhead{full: make(chan aheadChunk, bufs), free: make(chan []byte, bufs), quit: make(chan struct{}), exited: make(chan struct{})}
+	for range bufs {
+		a.free <- make([]byte, aheadRoom+int(min(chunk, size-off)))
+	}
+	go func() {
+		defer close(a.exited)
+		for off < size {
+			var buf []byte
+			select {
+			case buf = <-a.free:
+			case <-a.quit:
+				return
+			}
+			n := int(min(chunk, size-off))
+			_, err := r.ReadAt(buf[aheadRoom:aheadRoom+n], off)
+			select {
+			case a.full <- aheadChunk{buf: buf, n: n, err: err}:
+			case <-a.quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+			off += int64(n)
+		}
+	}()
+	return a
+}
+
+// next is the next chunk; false when ctx ends first.
+func (a *readAhead) next(ctx context.Context) (aheadChunk, bool) {
+	select {
+	case c := <-a.full:
+		return c, true
+	case <-ctx.Done():
+		return aheadChunk{}, false
+	}
+}
+
+// done gives a chunk's buffer back to be read into.
+func (a *readAhead) done(c aheadChunk) { a.free <- c.buf }
+
+// stop ends the reading and waits for it: the file may be closed then.
+func (a *readAhead) stop() {
+	close(a.quit)
+	<-a.exited
 }

@@ -400,3 +400,48 @@ func TestFileTransfersBounded(t *testing.T) {
 		}
 	})
 }
+
+// A holder sends within the credit however it comes: an asker granting
+// less than a chunk at a time, in odd amounts, gets the file's bytes in
+// order, each FILE-DATA at the next offset and within what was granted.
+func TestFileServedWithinSmallCredit(t *testing.T) {
+	n := newNode(t, nil)
+	sp, err := n.CreateSpace(context.Background(), "files", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := noise(2<<20+12345, 11)
+	f, v := n.attach(sp.ID, data)
+	file, _ := canonical.ParseID(f.Hash)
+	ver, _ := canonical.ParseID(v)
+	h := newHostile(t, n, nil)
+	h.send(negOpen(t, 1, sp.ID, nil))
+	const grant = 300_001
+	h.send(wire(tFileWant, 1, file[:], ver[:], uv(len(data)), uv(0), uv(grant)))
+	var got []byte
+	unreceived := grant
+	for len(got) < len(data) {
+		body := h.until(tFileData, 1)
+		if !bytes.Equal(body[:32], file[:]) {
+			t.Fatal("FILE-DATA of another file")
+		}
+		off, k := binary.Uvarint(body[32:])
+		chunk := body[32+k:]
+		if off != uint64(len(got)) {
+			t.Fatalf("FILE-DATA at %d; %d bytes came before", off, len(got))
+		}
+		if len(chunk) == 0 || len(chunk) > unreceived {
+			t.Fatalf("FILE-DATA of %d bytes with %d of credit", len(chunk), unreceived)
+		}
+		got = append(got, chunk...)
+		unreceived -= len(chunk)
+		if unreceived == 0 && len(got) < len(data) {
+			more := min(grant, len(data)-len(got))
+			unreceived = more
+			h.send(wire(tFileCredit, 1, file[:], uv(more)))
+		}
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatal("the bytes sent are not the file's")
+	}
+}

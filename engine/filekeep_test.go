@@ -1,0 +1,141 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/record"
+)
+
+// countingFiles is a FileDir that counts directory syncs, and notes a
+// file recorded held before a sync made its name durable.
+type countingFiles struct {
+	engine.FileDir
+	mu       sync.Mutex
+	unsynced map[string]bool // kept, and no SyncKept since
+	syncs    atomic.Int64
+}
+
+type countingTemp struct {
+	engine.FileTemp
+	d *countingFiles
+}
+
+func (d *countingFiles) Create() (engine.FileTemp, error) {
+	t, err := d.FileDir.Create()
+	return countingTemp{t, d}, err
+}
+
+func (t countingTemp) Keep(name string) error {
+	err := t.FileTemp.Keep(name)
+	t.d.mu.Lock()
+	t.d.unsynced[name] = true
+	t.d.mu.Unlock()
+	return err
+}
+
+// SyncKept takes the time a disk's directory sync may: files kept
+// meanwhile wait for the next.
+func (d *countingFiles) SyncKept() error {
+	d.syncs.Add(1)
+	d.mu.Lock()
+	clear(d.unsynced)
+	d.mu.Unlock()
+	time.Sleep(5 * time.Millisecond)
+	return d.FileDir.SyncKept()
+}
+
+// Files kept at once share a directory sync, and none is recorded held
+// before the sync that makes its name durable.
+func TestFilesKeptTogetherShareADirectorySync(t *testing.T) {
+	ctx := context.Background()
+	files := &countingFiles{FileDir: engine.NewMemoryFiles(), unsynced: map[string]bool{}}
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			data := fmt.Appendf(nil, "file %d", i)
+			if err := s.PutFile(ctx, canonical.IDOf(data).String(), data); err != nil {
+				errs <- err
+				return
+			}
+			files.mu.Lock()
+			bad := files.unsynced[canonical.IDOf(data).String()]
+			files.mu.Unlock()
+			if bad {
+				errs <- fmt.Errorf("file %d recorded held before its name was synced", i)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := files.syncs.Load(); got < 1 || got >= n {
+		t.Fatalf("%d directory syncs for %d files kept at once", got, n)
+	}
+	st, err := s.Stats(ctx)
+	if err != nil || st.Files != n {
+		t.Fatalf("%d files held (%v)", st.Files, err)
+	}
+}
+
+// FileNamed tells when a version stored names a file not held, and only
+// then.
+func TestFileNamedTellsOfAFileToFetch(t *testing.T) {
+	ctx := context.Background()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	held, lacking := []byte("held"), []byte("not held")
+	if err := s.PutFile(ctx, canonical.IDOf(held).String(), held); err != nil {
+		t.Fatal(err)
+	}
+	w, err := enginetest.NewWriter(enginetest.SpaceID("file named"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	naming := func(n float64, data []byte) *record.Version {
+		v, err := w.First("app.album", canonical.NewObject("n", n), func(o *canonical.Object) {
+			o.Set("files", []any{canonical.NewObject("hash", canonical.IDOf(data).String(), "size", float64(len(data)))})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	told := s.FileNamed()
+	if _, err := s.Admit(ctx, "p", []*record.Version{naming(1, held)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-told:
+		t.Fatal("told of a file to fetch when the version names only a held one")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if _, err := s.Admit(ctx, "p", []*record.Version{naming(2, lacking)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-told:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not told of a version naming a file not held")
+	}
+}
