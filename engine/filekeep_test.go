@@ -139,3 +139,49 @@ func TestFileNamedTellsOfAFileToFetch(t *testing.T) {
 		t.Fatal("not told of a version naming a file not held")
 	}
 }
+
+// MissingFilesExcept passes over the files its caller has in hand, and
+// lists the rest with a version naming them.
+func TestMissingFilesExceptPassesOver(t *testing.T) {
+	ctx := context.Background()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sp := enginetest.SpaceID("missing except")
+	w, err := enginetest.NewWriter(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []any
+	var ids []canonical.ID
+	for i := range 5 {
+		data := fmt.Appendf(nil, "lacking %d", i)
+		ids = append(ids, canonical.IDOf(data))
+		refs = append(refs, canonical.NewObject("hash", canonical.IDOf(data).String(), "size", float64(len(data))))
+	}
+	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(o *canonical.Object) { o.Set("files", refs) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
+		t.Fatal(err)
+	}
+	inHand := map[canonical.ID]bool{ids[1]: true, ids[3]: true}
+	got := map[string]bool{}
+	if err := s.MissingFilesExcept(ctx, sp, func(d canonical.ID) bool { return inHand[d] }, func(f engine.NamedFile) bool {
+		if f.Version != v.ID {
+			t.Errorf("file %s named by %q", f.Hash, f.Version)
+		}
+		got[f.Hash] = true
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range ids {
+		if got[d.String()] == inHand[d] {
+			t.Errorf("file %d: listed %v, in hand %v", i, got[d.String()], inHand[d])
+		}
+	}
+}

@@ -149,11 +149,23 @@ const missingPage = 256
 // or in every space when space is ""; empty files are left out: every
 // store makes those. It reads the files index, not the versions.
 func (s *Store) MissingFiles(ctx context.Context, space string, yield func(NamedFile) bool) error {
+	return s.MissingFilesExcept(ctx, space, nil, yield)
+}
+
+// MissingFilesExcept is MissingFiles leaving out, before looking for a
+// version naming each, the files skip reports (nil: none): a caller
+// fetching many files passes over those it has in hand at no cost.
+func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(canonical.ID) bool, yield func(NamedFile) bool) error {
 	if err := s.check(); err != nil {
 		return err
 	}
 	if s.filesUnindexed {
-		return s.missingByScan(ctx, space, yield)
+		return s.missingByScan(ctx, space, func(f NamedFile) bool {
+			if d, ok := keys.ParseExact(f.Hash); ok && skip != nil && skip(d) {
+				return true
+			}
+			return yield(f)
+		})
 	}
 	lo := []byte{keys.FileLacks}
 	if space != "" {
@@ -163,7 +175,7 @@ func (s *Store) MissingFiles(ctx context.Context, space string, yield func(Named
 	hi := keys.PrefixEnd(lo)
 	seen := map[canonical.ID]bool{} // space "": a file lacking in two spaces comes once
 	for {
-		page, err := s.lacking(lo, hi)
+		page, err := s.lacking(lo, hi, skip)
 		if err != nil || len(page) == 0 {
 			return err
 		}
@@ -172,7 +184,7 @@ func (s *Store) MissingFiles(ctx context.Context, space string, yield func(Named
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if seen[e.file] {
+			if e.skipped || seen[e.file] {
 				continue
 			}
 			if space == "" {
@@ -193,13 +205,14 @@ func (s *Store) MissingFiles(ctx context.Context, space string, yield func(Named
 
 type lackingFile struct {
 	NamedFile
-	key  []byte
-	file canonical.ID
+	key     []byte
+	file    canonical.ID
+	skipped bool // skip reported it: no version looked for
 }
 
 // lacking reads up to missingPage 'N' entries in [lo, hi), each with a
-// version naming the file.
-func (s *Store) lacking(lo, hi []byte) ([]lackingFile, error) {
+// version naming the file unless skip reports it.
+func (s *Store) lacking(lo, hi []byte, skip func(canonical.ID) bool) ([]lackingFile, error) {
 	it, err := s.kv.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
@@ -224,6 +237,10 @@ func (s *Store) lacking(lo, hi []byte) ([]lackingFile, error) {
 		return nil, err
 	}
 	for i := range out {
+		if skip != nil && skip(out[i].file) {
+			out[i].skipped = true
+			continue
+		}
 		tag := keys.SpaceTag(out[i].Space)
 		p := append(append([]byte{keys.FileNamed}, out[i].file[:]...), tag[:]...)
 		it, err := s.kv.NewIter(p, keys.PrefixEnd(p))

@@ -223,7 +223,7 @@ func (s *session) fetchFiles() {
 		if scan && s.canAsk() {
 			lastVersions, lastScan, kept = stats.Versions, time.Now(), false
 			pol := s.c.p.o.Files
-			if err := st.MissingFiles(s.ctx, s.space, func(f engine.NamedFile) bool {
+			if err := st.MissingFilesExcept(s.ctx, s.space, s.inHand, func(f engine.NamedFile) bool {
 				if pol.fetches(f.Size) {
 					missing = append(missing, f)
 				}
@@ -255,6 +255,18 @@ func (s *session) fetchFiles() {
 		case <-named:
 		}
 	}
+}
+
+// inHand reports whether a file is not to be asked for now: in flight,
+// being kept, lacked of late, or stopped and not yet answered. Missing
+// files are looked for past these, at the cost of reading their index
+// entries only.
+func (s *session) inHand(file canonical.ID) bool {
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	_, keeping := s.files.keeping[file]
+	_, stopping := s.files.stopping[file]
+	return keeping || stopping || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter
 }
 
 // canAsk reports whether a transfer could start now: a slot of either
