@@ -94,6 +94,7 @@ type Node struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	stopMu    sync.Mutex
 	stopCtx   func() bool
 }
 
@@ -195,7 +196,11 @@ func Open(ctx context.Context, opts *Options) (*Node, error) {
 		n.wg.Add(1)
 		go n.carryLoop()
 	}
+	// When ctx is already done, AfterFunc runs Close at once on its own
+	// goroutine, and Close reads stopCtx: the lock orders the two.
+	n.stopMu.Lock()
 	n.stopCtx = context.AfterFunc(ctx, func() { n.Close() })
+	n.stopMu.Unlock()
 	return n, nil
 }
 
@@ -227,8 +232,11 @@ func (n *Node) Close() error {
 
 func (n *Node) shutdown() error {
 	var errs []error
-	if n.stopCtx != nil {
-		n.stopCtx()
+	n.stopMu.Lock()
+	stop := n.stopCtx
+	n.stopMu.Unlock()
+	if stop != nil {
+		stop()
 	}
 	if n.w != nil {
 		n.w.stop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +51,53 @@ func TestOpenClosesWhenItsContextEnds(t *testing.T) {
 	if _, err := n.Put(context.Background(), "x", "app.a", map[string]any{}, nil); !errors.Is(err, node.ErrClosed) {
 		t.Fatalf("a write after the context ended: %v, want ErrClosed", err)
 	}
+}
+
+// A context that ends while the node opens (a SIGTERM during `serve`'s
+// start, after the store is open) closes the node at once, on the
+// context's goroutine, racing nothing Open still writes; under -race a
+// data race fails this test (1 `serve` in 9 in the README's walkthrough).
+func TestOpenWithAContextEndingMeanwhileCloses(t *testing.T) {
+	tn := newNode(t, nil)
+	tn.Close()
+	n, err := node.Open(&endsWhenWatched{Context: context.Background()}, tn.options(nil))
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := n.Put(context.Background(), "x", "app.a", map[string]any{}, nil)
+		if errors.Is(err, node.ErrClosed) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a write to a node whose context ended while it opened: %v, want ErrClosed", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	n.Close()
+}
+
+// endsWhenWatched is a context that ends the moment something waits on
+// it: Open only checks Err while it opens the store and the rest, and
+// waits on Done once, for its stop, so the context ends right then.
+type endsWhenWatched struct {
+	context.Context
+	watched atomic.Bool
+}
+
+func (c *endsWhenWatched) Done() <-chan struct{} {
+	c.watched.Store(true)
+	d := make(chan struct{})
+	close(d)
+	return d
+}
+
+func (c *endsWhenWatched) Err() error {
+	if c.watched.Load() {
+		return context.Canceled
+	}
+	return nil
 }
 
 func TestOpenWithoutAccountKeyNeedsANote(t *testing.T) {

@@ -35,14 +35,12 @@ const bigFileRSS = 160 << 20
 // runtime and Pebble's caches.
 const bigFileGrowth = 32 << 20
 
-// A big file — 256 MiB, 2 GiB with -long, 64 MiB under -race — is
+// A big file — 256 MiB, 2 GiB with -long, 128 MiB under -race — is
 // uploaded to a node through the API, synced to a second node process and
 // read back from it there, in a public and a private space, its bytes
 // hashed on each side; each node's peak RSS stays under bigFileRSS and
 // within bigFileGrowth of its peak with a 16 MiB file (64 MiB with -long,
-// 8 MiB under -race): nothing holds a file whole. Under -race, where every
-// byte moved costs several times more, the two sizes still differ by more
-// than bigFileGrowth, so a node that held the file whole fails.
+// 8 MiB under -race): nothing holds a file whole.
 func TestBigFileSyncsWithFlatMemory(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -53,15 +51,18 @@ func TestBigFileSyncsWithFlatMemory(t *testing.T) {
 	case longtest.Enabled():
 		small, big = 64<<20, 2<<30
 	case race.Enabled:
-		small, big = 8<<20, 64<<20
+		small, big = 8<<20, 128<<20
 	}
 	// A race-built node carries the detector's shadow memory besides its
-	// own (216 to 237 MiB measured with either file): under -race the
-	// bound on the whole resident set is twice the product's; the bound on
-	// its growth with the file's size is the same.
-	rssBound := int64(bigFileRSS)
+	// own (216 to 237 MiB measured with either file), and the detector's
+	// own state grows with the run's length, not the file's size (bob grew
+	// 40 MiB from an 8 MiB to a 64 MiB file in 1 run in 3): under -race
+	// the bounds on the resident set and on its growth are twice the
+	// product's. The two sizes differ by 120 MiB, and a node holding the
+	// file whole grows by that and its shadow, so it still fails.
+	rssBound, growthBound := int64(bigFileRSS), int64(bigFileGrowth)
 	if race.Enabled {
-		rssBound *= 2
+		rssBound, growthBound = 2*rssBound, 2*growthBound
 	}
 	a1, b1 := bigFilePeaks(t, small)
 	a2, b2 := bigFilePeaks(t, big)
@@ -73,7 +74,7 @@ func TestBigFileSyncsWithFlatMemory(t *testing.T) {
 		if p.big > rssBound || p.small > rssBound {
 			t.Errorf("%s: peak RSS %d MiB with %d MiB, %d MiB with %d MiB; the bound is %d MiB", p.who, p.small>>20, small>>20, p.big>>20, big>>20, rssBound>>20)
 		}
-		if p.big > p.small+bigFileGrowth {
+		if p.big > p.small+growthBound {
 			t.Errorf("%s: peak RSS grew from %d MiB to %d MiB with the file's size (%d MiB to %d MiB): not flat", p.who, p.small>>20, p.big>>20, small>>20, big>>20)
 		}
 	}
