@@ -497,8 +497,10 @@ func sampleHeap() func() uint64 {
 // nothing held.
 type nothingHeld struct{}
 
-func (nothingHeld) Held(string) (*record.Version, bool, error)    { return nil, false, nil }
-func (nothingHeld) Standing(string) (engine.Verdict, bool, error) { return engine.Refused, false, nil }
+func (nothingHeld) Held(canonical.ID) (*record.Version, bool, error) { return nil, false, nil }
+func (nothingHeld) Standing(canonical.ID) (engine.Verdict, bool, error) {
+	return engine.Refused, false, nil
+}
 
 // measureJudge judges the same versions, whose seen is the current state,
 // under both judges — Check and Decide, and Decide alone — each round with

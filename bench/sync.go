@@ -631,7 +631,7 @@ func symmetricDifference(ctx context.Context, a, b *engine.Store, sp string) (by
 			if x.other[k] {
 				continue
 			}
-			raw, err := x.from.VersionJSON(ctx, k.Digest.String())
+			raw, err := x.from.VersionJSON(ctx, k.Digest)
 			if err != nil {
 				return 0, 0, err
 			}

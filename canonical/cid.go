@@ -8,6 +8,10 @@ import (
 // ID is the 32-byte SHA-256 digest a content id names (02 §2).
 type ID [32]byte
 
+// IsZero reports whether id is the zero ID, which names no version: what a
+// field of type ID holds when it names none.
+func (id ID) IsZero() bool { return id == ID{} }
+
 // IDLen is the length of a content id's text: "b" and 52 base32 characters.
 const IDLen = 53
 

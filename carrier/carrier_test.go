@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/minca-go/minca/carry"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -15,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minca-go/minca/carry"
+	"github.com/minca-go/minca/engine/enginetest"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/johannesboyne/gofakes3"
@@ -250,7 +252,7 @@ func standings(t testing.TB, st *engine.Store, vs []*record.Version) map[string]
 	t.Helper()
 	out := map[string]string{}
 	for _, v := range vs {
-		s, _, err := st.Standing(ctx, v.ID)
+		s, _, err := st.Standing(ctx, enginetest.Digest(v))
 		if err != nil {
 			out[v.ID] = "absent"
 		} else {
@@ -698,7 +700,7 @@ func TestCarrierBetweenDevicesNeverOnlineTogether(t *testing.T) {
 		t.Fatalf("the second device holds\n%v\nthe first held\n%v", got, want)
 	}
 	// Ben's message reaches it sealed, and opens with the space's key.
-	v, err := b.Store().Version(ctx, benMsg.ID)
+	v, err := b.Store().Version(ctx, enginetest.Digest(benMsg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func (c *Carrier) watch(ctx context.Context, sub *engine.Subscription) {
 			case carry[e.Space]:
 				touched[e.Space] = true
 			case carried[e.Space] && e.Kind == engine.EventAdmitted && e.Verdict == engine.Stands:
-				if v, err := c.st.Version(ctx, e.ID); err == nil {
+				if v, err := c.st.Version(ctx, e.Change.ID); err == nil {
 					c.match(v)
 				}
 			}

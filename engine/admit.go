@@ -22,11 +22,6 @@ const (
 // ErrNoJudge: a write was asked of a store opened without a judge.
 var ErrNoJudge = errors.New("minca/engine: the store was opened without a judge")
 
-func canonicalID(id string) (canonical.ID, bool) {
-	d, err := canonical.ParseID(id)
-	return d, err == nil
-}
-
 // Admit takes in a batch of versions from one source (a peer, a folder, an
 // import; from names it for the refusals remembered). Each goes through the
 // judge — Check on every core, then Decide in order — and everything is
@@ -136,7 +131,7 @@ func (t *tx) decide(from string, p *Prepared) error {
 			}
 		}
 		if o.Verdict == Refused {
-			if d, ok := canonicalID(o.ID); ok {
+			if d, ok := vs[i].Digest(); ok {
 				t.refused = append(t.refused, refusal{from, d})
 			}
 		}
@@ -186,8 +181,8 @@ func (t *tx) readAheadFor(p *Prepared) error {
 			inBatch[e.d] = true
 		}
 	}
-	named := func(id string) {
-		if d, ok := keys.ParseExact(id); ok && !inBatch[d] {
+	named := func(d canonical.ID, ok bool) {
+		if ok && !inBatch[d] {
 			if t.prev != nil && t.prev.stored[d] != nil {
 				return
 			}
@@ -212,9 +207,9 @@ func (t *tx) readAheadFor(p *Prepared) error {
 			ks = append(ks, keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
 		}
 		if v.Seq > 0 {
-			named(v.Prev)
+			named(v.PrevDigest())
 			if v.Genesis != v.Prev {
-				named(v.Genesis)
+				named(v.GenesisDigest())
 			}
 		}
 	}

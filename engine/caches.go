@@ -68,7 +68,6 @@ func (r *refusalSet) has(peer string, id canonical.ID) bool {
 // Refused reports whether the store refused the version with this id when
 // peer sent it, so the caller need not ask that peer for it again. It says
 // nothing about copies from anyone else (02 §3.2, §9.5).
-func (s *Store) Refused(peer, id string) bool {
-	d, ok := canonicalID(id)
-	return ok && s.refusals.has(peer, d)
+func (s *Store) Refused(peer string, id canonical.ID) bool {
+	return s.refusals.has(peer, id)
 }

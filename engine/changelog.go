@@ -89,12 +89,7 @@ func (t *tx) changeEntry() ([]byte, error) {
 		}
 		runFrom = p.from
 		runN++
-		c := Change{Seq: seq, Kind: p.kind, From: p.from, Facts: true, Verdict: Stands}
-		if p.ev >= 0 {
-			c.ID = t.events[p.ev].ID // its text made once
-		} else {
-			c.ID = p.d.String()
-		}
+		c := Change{Seq: seq, ID: p.d, Kind: p.kind, From: p.from, Facts: true, Verdict: Stands}
 		var facts byte
 		if t.verdicts[p.d] == Withdrawn {
 			facts |= factWithdrawn
@@ -118,7 +113,7 @@ func (t *tx) changeEntry() ([]byte, error) {
 			default:
 				facts |= factOtherCurrent
 				cur = h.first
-				c.Current = cur.String()
+				c.Current = cur
 			}
 		}
 		run = append(append(run, p.d[:]...), byte(p.kind), facts)
@@ -127,7 +122,7 @@ func (t *tx) changeEntry() ([]byte, error) {
 		}
 		if p.kind == Forked {
 			run = append(run, p.other[:]...)
-			c.Other = p.other.String()
+			c.Other = p.other
 		}
 		if p.ev >= 0 {
 			t.events[p.ev].Change = c
@@ -195,7 +190,7 @@ func readChangeEntry(k, v []byte) (last uint64, cs []Change, err error) {
 			if !ok || len(v) < 1 {
 				return 0, nil, bad()
 			}
-			c := Change{ID: d.String(), Kind: ChangeKind(v[0]), From: from}
+			c := Change{ID: d, Kind: ChangeKind(v[0]), From: from}
 			v = v[1:]
 			if !legacy {
 				if len(v) < 1 {
@@ -215,14 +210,14 @@ func readChangeEntry(k, v []byte) (last uint64, cs []Change, err error) {
 					if !ok {
 						return 0, nil, bad()
 					}
-					c.Current = cur.String()
+					c.Current = cur
 				}
 				if c.Kind == Forked {
 					o, ok := digest()
 					if !ok {
 						return 0, nil, bad()
 					}
-					c.Other = o.String()
+					c.Other = o
 				}
 			}
 			cs = append(cs, c)

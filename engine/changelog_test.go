@@ -29,7 +29,7 @@ func TestChangeEntryFormats(t *testing.T) {
 	if err != nil || last != 7 || len(cs) != 3 {
 		t.Fatalf("earlier entry: %d %+v %v", last, cs, err)
 	}
-	if cs[0] != (Change{Seq: 5, ID: a.String(), Kind: Stored, From: "blobs:x"}) || cs[2] != (Change{Seq: 7, ID: a.String(), Kind: Withdrew}) {
+	if cs[0] != (Change{Seq: 5, ID: a, Kind: Stored, From: "blobs:x"}) || cs[2] != (Change{Seq: 7, ID: a, Kind: Withdrew}) {
 		t.Fatalf("earlier entry: %+v", cs)
 	}
 	if _, _, err := readChangeEntry([]byte("g\x00\x00\x00\x00\x00\x00\x00\x07\x02"), old); err == nil {
@@ -44,7 +44,7 @@ func TestChangeEntryFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, cs, err = readChangeEntry([]byte("g\x00\x00\x00\x00\x00\x00\x00\x01\x02"), entry)
-	if err != nil || len(cs) != 1 || cs[0] != (Change{Seq: 1, ID: c.String(), Kind: Forked, Facts: true, Verdict: Stands, Other: b.String()}) {
+	if err != nil || len(cs) != 1 || cs[0] != (Change{Seq: 1, ID: c, Kind: Forked, Facts: true, Verdict: Stands, Other: b}) {
 		t.Fatalf("this layout's entry: %+v %v", cs, err)
 	}
 	for n := range len(entry) {

@@ -342,8 +342,7 @@ func (c *checker) histories(ctx context.Context) error {
 		if bytes.Equal(r, lone) {
 			lone = nil
 		}
-		id := keys.HistoryID(k)
-		d, ok := keys.ParseExact(id)
+		id, d, ok := keys.HistoryID(k)
 		e, err := decodeHist(val)
 		seq := int64(1<<53 - 1 - binary.BigEndian.Uint64(k[len(k)-canonical.IDLen-8:]))
 		var f *heldFact
@@ -546,13 +545,12 @@ func (c *checker) changes(ctx context.Context) error {
 		}
 		last = end
 		for _, ch := range cs {
-			for _, id := range []string{ch.ID, ch.Current, ch.Other} {
-				if id == "" {
+			for _, d := range []canonical.ID{ch.ID, ch.Current, ch.Other} {
+				if d.IsZero() {
 					continue
 				}
-				d, _ := keys.ParseExact(id)
 				if c.named(d) == nil {
-					c.add("change %d: version %s not held", ch.Seq, id)
+					c.add("change %d: version %s not held", ch.Seq, d)
 				}
 			}
 		}

@@ -78,7 +78,7 @@ func TestSubmitBuildsOnCommittingBatch(t *testing.T) {
 	if len(edits) == 0 {
 		t.Fatal("no edits in the corpus")
 	}
-	if _, err := s.Version(context.Background(), vs[0].ID); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.Version(context.Background(), enginetest.Digest(vs[0])); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("a version read before its batch committed: %v", err)
 	}
 	kv.release <- nil
@@ -130,7 +130,7 @@ func TestSubmitAfterFailedCommitFails(t *testing.T) {
 		t.Fatalf("stats after two failed batches: %+v", st)
 	}
 	for _, v := range vs {
-		if _, err := s.Version(context.Background(), v.ID); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := s.Version(context.Background(), enginetest.Digest(v)); !errors.Is(err, engine.ErrNotFound) {
 			t.Fatalf("%s held after its batch failed: %v", v.ID, err)
 		}
 	}

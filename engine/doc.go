@@ -57,6 +57,13 @@
 //
 // # API
 //
+// A version is named by the digest its id names (canonical.ID), read once
+// where the id comes in — record.Decode for a version's own id and links,
+// the CLI, the HTTP API, a peer's message — and never parsed again below:
+// the store's calls, the judge's HeldReader and Lister, Restanding and
+// Change take and give digests. A judge's Waits stay texts: what a version
+// waits for may be no id, and then never arrives.
+//
 //	Open(kv KV, opts *Options) (*Store, error)
 //	(*Store).Close() error
 //	(*Store).Admit(ctx, from string, vs []*record.Version) ([]Outcome, error)
@@ -67,12 +74,12 @@
 //	NewPipeline[T](ctx, s, from, Stages[T]) *Pipeline[T] // a source's batches, three stages deep:
 //	(*Pipeline[T]).Add(ctx, item T) error                // check one, decide the next, commit the one
 //	(*Pipeline[T]).Flush() error; Close() error; Err()    // after; Stages.Done gets each Result in order
-//	(*Store).SetStanding(ctx, id string, to Verdict) error
-//	(*Store).Wake(ctx, id string) error                  // re-judge what waits for a non-version (a genesis)
-//	(*Store).Version(ctx, id string) (*record.Version, error)          // + VersionJSON
+//	(*Store).SetStanding(ctx, id canonical.ID, to Verdict) error
+//	(*Store).Wake(ctx, id canonical.ID) error            // re-judge what waits for a non-version (a genesis)
+//	(*Store).Version(ctx, id canonical.ID) (*record.Version, error)    // + VersionJSON
 //	(*Store).Current(ctx, space, key string) (*record.Version, error)  // + CurrentJSON
 //	(*Store).History(ctx, space, key string) ([]Held, error)
-//	(*Store).Standing(ctx, id string) (Verdict, Storage, error)
+//	(*Store).Standing(ctx, id canonical.ID) (Verdict, Storage, error)
 //	(*Store).Changes(ctx, after uint64) iter.Seq2[Change, error]
 //	(*Store).ChangeLog(ctx, after uint64) iter.Seq2[Change, error] // + the standing changes
 //	(*Store).Export(ctx, space string) iter.Seq2[*record.Version, error] // + ExportJSON
@@ -83,7 +90,7 @@
 //	(*Store).LineProofs(ctx, space string) ([]*record.LineProof, error)
 //	(*Store).Waiting(yield func(v *record.Version, waits []string) bool) error
 //	(*Store).WaitingSources(n int) ([]WaitingSource, error)
-//	(*Store).Refused(peer, id string) bool
+//	(*Store).Refused(peer string, id canonical.ID) bool
 //	(*Store).PutFile(ctx, hash string, data []byte) error; File; HasFile; FileInfo; Files; DeleteFile
 //	(*Store).CreateFile(ctx) (*FileWriter, error); OpenFile(ctx, hash) (FileReader, error) // streams
 //	(*Store).OpenPartial(ctx, FileRef) (*PartialFile, error)          // fetched in pieces, resumed

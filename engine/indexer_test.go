@@ -125,10 +125,10 @@ func TestIndexerHearsEveryCurrentChange(t *testing.T) {
 	}
 	admit(a0)
 	admit(a1)
-	if err := s.SetStanding(ctx, a1.ID, engine.Withdrawn); err != nil {
+	if err := s.SetStanding(ctx, enginetest.Digest(a1), engine.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetStanding(ctx, a1.ID, engine.Stands); err != nil {
+	if err := s.SetStanding(ctx, enginetest.Digest(a1), engine.Stands); err != nil {
 		t.Fatal(err)
 	}
 	admit(a2.Stub()) // the first that stands is a stub: the record does not read
@@ -165,7 +165,7 @@ func TestIndexerHearsEveryCurrentChange(t *testing.T) {
 	if _, err := s.Admit(ctx, "p", []*record.Version{b0}); err == nil || !errors.Is(err, x.fail) {
 		t.Fatalf("admit with a failing indexer: %v", err)
 	}
-	if _, _, err := s.Standing(ctx, b0.ID); !errors.Is(err, engine.ErrNotFound) {
+	if _, _, err := s.Standing(ctx, enginetest.Digest(b0)); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("a batch whose indexing failed was stored: %v", err)
 	}
 	x.fail = nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/record"
 )
 
@@ -49,8 +50,10 @@ type Decision struct {
 type HeldReader interface {
 	// Held returns a held version as the store has it at hand — judges
 	// read only its envelope — or ok false when it is not held. Waiting
-	// versions are not held.
-	Held(id string) (v *record.Version, ok bool, err error)
+	// versions are not held. Ids are digests, parsed where they came in
+	// (a version's links: [record.Version.PrevDigest] and the like); the
+	// zero ID, what a link that is no id gives, is never held.
+	Held(id canonical.ID) (v *record.Version, ok bool, err error)
 	// Standing returns a held version's standing, Stands or Withdrawn.
-	Standing(id string) (standing Verdict, ok bool, err error)
+	Standing(id canonical.ID) (standing Verdict, ok bool, err error)
 }

@@ -101,7 +101,7 @@ func (s *Store) ExportJSON(ctx context.Context, space string) iter.Seq2[[]byte, 
 					yield(nil, err)
 					return
 				}
-				raw, err := readWhole(s.kv, item.Digest, item.Digest.String())
+				raw, err := readWhole(s.kv, item.Digest)
 				if err != nil {
 					yield(nil, Errorf(ErrCorrupt, "damaged: version %s in the sync order: %v", item.Digest, err))
 					return
@@ -139,11 +139,11 @@ func (s *Store) LineProofs(ctx context.Context, space string) ([]*record.LinePro
 	}
 	var out []*record.LineProof
 	for _, pr := range pairs {
-		a, err := s.Version(ctx, pr.a.String())
+		a, err := s.Version(ctx, pr.a)
 		if err != nil {
 			return nil, err
 		}
-		b, err := s.Version(ctx, pr.b.String())
+		b, err := s.Version(ctx, pr.b)
 		if err != nil {
 			return nil, err
 		}

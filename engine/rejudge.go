@@ -24,7 +24,7 @@ type Restander interface {
 
 // Restanding is a held version's new standing, Stands or Withdrawn.
 type Restanding struct {
-	ID string
+	ID canonical.ID
 	To Verdict
 }
 
@@ -43,16 +43,16 @@ type Lister interface {
 	// ByRoot calls fn with the id of each held version of space admitted
 	// under root (the Checked.Root its Check gave), in no particular
 	// order, until fn returns false.
-	ByRoot(space, root string, fn func(id string) bool) error
+	ByRoot(space, root string, fn func(id canonical.ID) bool) error
 	// HeldAsIs returns a held version as it is held: whole, or a stub once
 	// superseded and not retained (02 §4.5).
-	HeldAsIs(id string) (*record.Version, bool, error)
+	HeldAsIs(id canonical.ID) (*record.Version, bool, error)
 }
 
 var _ Lister = (*tx)(nil)
 
 // ByRoot implements Lister.
-func (t *tx) ByRoot(space, root string, fn func(id string) bool) error {
+func (t *tx) ByRoot(space, root string, fn func(id canonical.ID) bool) error {
 	p := keys.RootPrefix(space, root)
 	var ds []canonical.ID
 	err := t.scan(p, keys.PrefixEnd(p), func(k, _ []byte) bool {
@@ -65,7 +65,7 @@ func (t *tx) ByRoot(space, root string, fn func(id string) bool) error {
 		return err
 	}
 	for _, d := range ds {
-		if !fn(d.String()) {
+		if !fn(d) {
 			return nil
 		}
 	}
@@ -73,11 +73,7 @@ func (t *tx) ByRoot(space, root string, fn func(id string) bool) error {
 }
 
 // HeldAsIs implements Lister.
-func (t *tx) HeldAsIs(id string) (*record.Version, bool, error) {
-	d, ok := keys.ParseExact(id)
-	if !ok {
-		return nil, false, nil
-	}
+func (t *tx) HeldAsIs(d canonical.ID) (*record.Version, bool, error) {
 	_, env, body, ok, err := t.version(d)
 	if !ok || err != nil {
 		return nil, false, err
@@ -105,10 +101,7 @@ func (t *tx) restand(v *record.Version, verdict Verdict) error {
 		if x.To != Stands && x.To != Withdrawn {
 			return fmt.Errorf("minca/engine: the judge restands %s as %v, not a standing", x.ID, x.To)
 		}
-		d, ok := keys.ParseExact(x.ID)
-		if !ok {
-			return fmt.Errorf("minca/engine: the judge restands %q, not a held id", x.ID)
-		}
+		d := x.ID
 		if _, err := t.setStanding(d, x.To); err != nil {
 			return fmt.Errorf("minca/engine: restanding %s: %w", x.ID, err)
 		}
@@ -131,7 +124,7 @@ func unwritten(j Judge) {
 // version with that id had just been stored: for what a judge waits for
 // that is not a version (a space's genesis, which a judge keeps itself and
 // names by the space's id). Durable when it returns.
-func (s *Store) Wake(ctx context.Context, id string) error {
+func (s *Store) Wake(ctx context.Context, id canonical.ID) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -143,7 +136,7 @@ func (s *Store) Wake(ctx context.Context, id string) error {
 	defer s.mu.Unlock()
 	s.settle()
 	t := s.begin(j, 1)
-	t.queue = append(t.queue, keys.Awaited(id))
+	t.queue = append(t.queue, id)
 	if err := t.drain(); err != nil {
 		unwritten(j)
 		return fmt.Errorf("minca/engine: wake %s: %w", id, err)

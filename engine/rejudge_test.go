@@ -14,17 +14,21 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
+// gate is what the flip judge's gated versions wait for: an id no version
+// has.
+var gate = canonical.IDOf([]byte("gate"))
+
 // flipJudge is judge.Judge plus a control collection: a version of "ctl"
 // with body {"withdraw": [ids], "restore": [ids]} restands those held
 // versions in the batch that stores it (a Restander); versions of "gated"
-// wait for "gate" until open; and it counts the batches it is told were
+// wait for the gate until open; and it counts the batches it is told were
 // not written (a Forgetter).
 type flipJudge struct {
 	judge.Judge
 	open      atomic.Bool
 	fail      string // Decide errors on this id
 	unwritten atomic.Int32
-	byRoot    map[string][]string // what ByRoot listed when a ctl version was stored
+	byRoot    map[string][]canonical.ID // what ByRoot listed when a ctl version was stored
 }
 
 func (j *flipJudge) Decide(h engine.HeldReader, v *record.Version, c engine.Checked) (engine.Decision, error) {
@@ -32,7 +36,7 @@ func (j *flipJudge) Decide(h engine.HeldReader, v *record.Version, c engine.Chec
 		return engine.Decision{}, errors.New("deciding failed")
 	}
 	if v.Collection == "gated" && !j.open.Load() {
-		return engine.Decision{Verdict: engine.Later, Waits: []string{"gate"}}, nil
+		return engine.Decision{Verdict: engine.Later, Waits: []string{gate.String()}}, nil
 	}
 	return j.Judge.Decide(h, v, c)
 }
@@ -43,10 +47,10 @@ func (j *flipJudge) Restand(h engine.HeldReader, v *record.Version, verdict engi
 	}
 	l := h.(engine.Lister)
 	if j.byRoot == nil {
-		j.byRoot = map[string][]string{}
+		j.byRoot = map[string][]canonical.ID{}
 	}
 	j.byRoot[v.Author] = nil
-	if err := l.ByRoot(v.Space, v.Author, func(id string) bool { j.byRoot[v.Author] = append(j.byRoot[v.Author], id); return true }); err != nil {
+	if err := l.ByRoot(v.Space, v.Author, func(id canonical.ID) bool { j.byRoot[v.Author] = append(j.byRoot[v.Author], id); return true }); err != nil {
 		return nil, err
 	}
 	o := v.Body.(*canonical.Object)
@@ -54,10 +58,14 @@ func (j *flipJudge) Restand(h engine.HeldReader, v *record.Version, verdict engi
 	for name, to := range map[string]engine.Verdict{"withdraw": engine.Withdrawn, "restore": engine.Stands} {
 		list, _ := o.Get(name)
 		for _, id := range list.([]any) {
-			if _, ok, err := l.HeldAsIs(id.(string)); err != nil || !ok {
+			d, err := canonical.ParseID(id.(string))
+			if err != nil {
+				return nil, err
+			}
+			if _, ok, err := l.HeldAsIs(d); err != nil || !ok {
 				return nil, errors.New("restanding a version not held")
 			}
-			out = append(out, engine.Restanding{ID: id.(string), To: to})
+			out = append(out, engine.Restanding{ID: d, To: to})
 		}
 	}
 	return out, nil
@@ -131,7 +139,7 @@ func TestRestandInTheSameBatch(t *testing.T) {
 	if got := currentOf(t, s, sp, a0.Key); got != a1.ID {
 		t.Fatalf("a1 restored reads again, got %q", got)
 	}
-	if st, _, _ := s.Standing(context.Background(), a1.ID); st != engine.Stands {
+	if st, _, _ := s.Standing(context.Background(), enginetest.Digest(a1)); st != engine.Stands {
 		t.Fatalf("a1 %v", st)
 	}
 	if probs, err := s.Check(context.Background(), nil); err != nil || len(probs) > 0 {
@@ -150,17 +158,17 @@ func TestWakeRejudgesWaiters(t *testing.T) {
 	if o := admitAll(t, s, g); o[0].Verdict != engine.Later {
 		t.Fatalf("%v", o[0].Verdict)
 	}
-	if err := s.Wake(context.Background(), "gate"); err != nil {
+	if err := s.Wake(context.Background(), gate); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Standing(context.Background(), g.ID); !errors.Is(err, engine.ErrNotFound) {
+	if _, _, err := s.Standing(context.Background(), enginetest.Digest(g)); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("still closed, it still waits: %v", err)
 	}
 	j.open.Store(true)
-	if err := s.Wake(context.Background(), "gate"); err != nil {
+	if err := s.Wake(context.Background(), gate); err != nil {
 		t.Fatal(err)
 	}
-	if st, _, err := s.Standing(context.Background(), g.ID); err != nil || st != engine.Stands {
+	if st, _, err := s.Standing(context.Background(), enginetest.Digest(g)); err != nil || st != engine.Stands {
 		t.Fatalf("woken: %v %v", st, err)
 	}
 }

@@ -15,16 +15,12 @@ import (
 // reads (§9.5), and a body no longer current is demoted. A version that
 // becomes the one that reads while a stub reads as not held until its body
 // arrives (§4.5). Durable when it returns.
-func (s *Store) SetStanding(ctx context.Context, id string, to Verdict) error {
+func (s *Store) SetStanding(ctx context.Context, d canonical.ID, to Verdict) error {
 	if err := s.check(); err != nil {
 		return err
 	}
 	if to != Stands && to != Withdrawn {
 		return fmt.Errorf("minca/engine: SetStanding: %v is not a standing", to)
-	}
-	d, ok := keys.ParseExact(id)
-	if !ok {
-		return fmt.Errorf("%w: version %q", ErrNotFound, id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,8 +101,7 @@ func (t *tx) firstStanding(rec []byte, h head) (head, error) {
 		if e, err = decodeHist(val); err != nil {
 			return false
 		}
-		id := keys.HistoryID(k)
-		d, ok := keys.ParseExact(id)
+		id, d, ok := keys.HistoryID(k)
 		if !ok {
 			err = Errorf(ErrCorrupt, "damaged: history key id %q", id)
 			return false

@@ -319,7 +319,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 // Version returns a held version as it is held: whole, or a stub when it was
 // superseded and not retained (02 §4.5). A waiting version is not held:
 // ErrNotFound.
-func (s *Store) Version(ctx context.Context, id string) (*record.Version, error) {
+func (s *Store) Version(ctx context.Context, id canonical.ID) (*record.Version, error) {
 	raw, err := s.VersionJSON(ctx, id)
 	if err != nil {
 		return nil, err
@@ -332,19 +332,15 @@ func (s *Store) Version(ctx context.Context, id string) (*record.Version, error)
 }
 
 // VersionJSON is [Store.Version] as canonical JSON, read without parsing.
-func (s *Store) VersionJSON(ctx context.Context, id string) ([]byte, error) {
+func (s *Store) VersionJSON(ctx context.Context, id canonical.ID) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	d, ok := keys.ParseExact(id)
-	if !ok {
-		return nil, fmt.Errorf("%w: version %q", ErrNotFound, id)
-	}
-	return readWhole(s.kv, d, id)
+	return readWhole(s.kv, id)
 }
 
-func readWhole(r Reader, d canonical.ID, id string) ([]byte, error) {
-	_, env, body, err := readVersion(r, d, id)
+func readWhole(r Reader, d canonical.ID) ([]byte, error) {
+	_, env, body, err := readVersion(r, d)
 	if err != nil {
 		return nil, err
 	}
@@ -353,11 +349,11 @@ func readWhole(r Reader, d canonical.ID, id string) ([]byte, error) {
 
 // readVersion reads a held version's vseq, stored envelope and body (nil
 // for a stub); ErrNotFound when it is not held.
-func readVersion(r Reader, d canonical.ID, id string) (uint64, []byte, []byte, error) {
+func readVersion(r Reader, d canonical.ID) (uint64, []byte, []byte, error) {
 	sb, err := r.Get(keys.IDKey(d))
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return 0, nil, nil, fmt.Errorf("%w: version %s", ErrNotFound, id)
+			return 0, nil, nil, fmt.Errorf("%w: version %s", ErrNotFound, d)
 		}
 		return 0, nil, nil, err
 	}
@@ -367,7 +363,7 @@ func readVersion(r Reader, d canonical.ID, id string) (uint64, []byte, []byte, e
 	}
 	vb, err := r.Get(keys.VersionKey(vseq))
 	if err != nil {
-		return 0, nil, nil, Errorf(ErrCorrupt, "damaged: version %s has no value at %d: %v", id, vseq, err)
+		return 0, nil, nil, Errorf(ErrCorrupt, "damaged: version %s has no value at %d: %v", d, vseq, err)
 	}
 	env, body, err := splitVersion(vb)
 	return vseq, env, body, err
@@ -425,7 +421,7 @@ func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) 
 		return nil, err
 	}
 	type entry struct {
-		id string
+		id canonical.ID
 		e  histEntry
 	}
 	var es []entry
@@ -438,7 +434,12 @@ func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) 
 			it.Close()
 			return nil, err
 		}
-		es = append(es, entry{keys.HistoryID(it.Key()), e})
+		_, d, ok := keys.HistoryID(it.Key())
+		if !ok {
+			it.Close()
+			return nil, Errorf(ErrCorrupt, "damaged: history key %x", it.Key())
+		}
+		es = append(es, entry{d, e})
 	}
 	if err := errors.Join(it.Err(), it.Close()); err != nil {
 		return nil, err
@@ -460,15 +461,11 @@ func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) 
 
 // Standing returns a held version's standing (Stands or Withdrawn) and how
 // it is held; ErrNotFound when it is not held.
-func (s *Store) Standing(ctx context.Context, id string) (Verdict, Storage, error) {
+func (s *Store) Standing(ctx context.Context, id canonical.ID) (Verdict, Storage, error) {
 	if err := s.check(); err != nil {
 		return Refused, None, err
 	}
-	d, ok := keys.ParseExact(id)
-	if !ok {
-		return Refused, None, fmt.Errorf("%w: version %q", ErrNotFound, id)
-	}
-	_, env, body, err := readVersion(s.kv, d, id)
+	_, env, body, err := readVersion(s.kv, id)
 	if err != nil {
 		return Refused, None, err
 	}

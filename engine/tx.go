@@ -153,16 +153,12 @@ func (t *tx) holding(d canonical.ID, v *record.Version) (histEntry, holding, err
 }
 
 // Held implements HeldReader for the judge.
-func (t *tx) Held(id string) (*record.Version, bool, error) {
-	d, ok := keys.ParseExact(id)
-	if !ok {
-		return nil, false, nil
-	}
-	return t.envelope(d)
+func (t *tx) Held(id canonical.ID) (*record.Version, bool, error) {
+	return t.envelope(id)
 }
 
 // Standing implements HeldReader for the judge.
-func (t *tx) Standing(id string) (Verdict, bool, error) {
+func (t *tx) Standing(id canonical.ID) (Verdict, bool, error) {
 	v, ok, err := t.Held(id)
 	if !ok || err != nil {
 		return Refused, false, err

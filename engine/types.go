@@ -134,7 +134,7 @@ func (k ChangeKind) String() string {
 // commit order ([Store.Changes]).
 type Change struct {
 	Seq  uint64 // increases by one per change, from 1
-	ID   string
+	ID   canonical.ID
 	Kind ChangeKind
 	// From is the source the version (or the body) came from: the from
 	// of the Admit that brought it, even when it waited (02 §9.5) and was
@@ -149,10 +149,10 @@ type Change struct {
 	// Verdict is the version's standing once the batch was in (02 §9.5).
 	Verdict Verdict
 	// Current is the id of the record's readable current version once the
-	// batch was in, "" when none read (02 §4.3, §4.5); not for Forked.
-	Current string
+	// batch was in, zero when none read (02 §4.3, §4.5); not for Forked.
+	Current canonical.ID
 	// Other is a fork or break's other version (Forked).
-	Other string
+	Other canonical.ID
 }
 
 // Stats counts what a store holds ([Store.Stats]).

@@ -39,7 +39,7 @@ func TestVersionsJSONAsVersionJSON(t *testing.T) {
 	var want []int
 	stubs := 0
 	for i, d := range ids {
-		raw, err := s.VersionJSON(ctx, d.String())
+		raw, err := s.VersionJSON(ctx, d)
 		if err == nil {
 			want = append(want, i)
 			if v, err := record.Decode(raw); err == nil && v.IsStub() {
@@ -52,7 +52,7 @@ func TestVersionsJSONAsVersionJSON(t *testing.T) {
 	}
 	var got []int
 	err = s.VersionsJSON(ctx, ids, func(i int, raw []byte) error {
-		one, err := s.VersionJSON(ctx, ids[i].String())
+		one, err := s.VersionJSON(ctx, ids[i])
 		if err != nil || !bytes.Equal(one, raw) {
 			t.Errorf("id %d: %s, VersionJSON says %s (%v)", i, raw, one, err)
 		}

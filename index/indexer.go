@@ -111,7 +111,8 @@ func OpenedJSON(versionJSON []byte, body any, links []record.Link) []byte {
 func creation(h engine.HeldReader, d *doc) error {
 	first := d.v
 	if first.Seq > 0 {
-		f, ok, err := h.Held(first.Genesis)
+		genesis, _ := first.GenesisDigest()
+		f, ok, err := h.Held(genesis)
 		if err != nil {
 			return err
 		}

@@ -263,7 +263,7 @@ func (w *world) op() string {
 		if r.withdrawn[v.ID] {
 			to = engine.Stands
 		}
-		if err := w.st.SetStanding(ctx, v.ID, to); err != nil {
+		if err := w.st.SetStanding(ctx, enginetest.Digest(v), to); err != nil {
 			w.t.Fatal(err)
 		}
 		r.withdrawn[v.ID] = to == engine.Withdrawn

@@ -23,7 +23,7 @@ func AddGenesis(ctx context.Context, st *engine.Store, g *space.Genesis) error {
 	if err := st.SetMeta(ctx, genesisMeta(g.ID), g.Canonical()); err != nil {
 		return fmt.Errorf("minca/judge: storing the genesis of %s: %w", g.ID, err)
 	}
-	if err := st.Wake(ctx, g.ID); err != nil {
+	if err := st.Wake(ctx, g.Digest()); err != nil {
 		return fmt.Errorf("minca/judge: judging what waited for the genesis of %s: %w", g.ID, err)
 	}
 	return nil

@@ -88,11 +88,15 @@ func (j *Judge) Decide(h engine.HeldReader, v *record.Version, c engine.Checked)
 		}
 		return engine.Decision{Verdict: engine.Stands}, nil
 	}
-	p, okP, err := h.Held(v.Prev)
+	// A link that is no id in its canonical text gives the zero ID, which
+	// is never held.
+	prev, _ := v.PrevDigest()
+	genesis, _ := v.GenesisDigest()
+	p, okP, err := h.Held(prev)
 	if err != nil {
 		return engine.Decision{}, err
 	}
-	g, okG, err := h.Held(v.Genesis)
+	g, okG, err := h.Held(genesis)
 	if err != nil {
 		return engine.Decision{}, err
 	}

@@ -69,8 +69,10 @@ func TestJudgeCapabilityGate(t *testing.T) {
 
 type nothingHeld struct{}
 
-func (nothingHeld) Held(string) (*record.Version, bool, error)    { return nil, false, nil }
-func (nothingHeld) Standing(string) (engine.Verdict, bool, error) { return engine.Refused, false, nil }
+func (nothingHeld) Held(canonical.ID) (*record.Version, bool, error) { return nil, false, nil }
+func (nothingHeld) Standing(canonical.ID) (engine.Verdict, bool, error) {
+	return engine.Refused, false, nil
+}
 
 // The judge's own refusals (02 §4.5, §3.5): an access-history version
 // without retain, and a loose version, are refused before any signature

@@ -53,7 +53,7 @@ func (j *SpaceJudge) Preview(hr engine.HeldReader, v *record.Version, c engine.C
 		var m *space.MissingError
 		switch {
 		case errors.As(err, &m):
-			out, err = j.missing(hr, m)
+			out, err = j.missing(hr, v, m)
 			return err
 		case err != nil:
 			out, err = refused(err)

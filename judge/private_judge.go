@@ -168,7 +168,8 @@ func (j *PrivateJudge) bodyChecks(hr engine.HeldReader, h *space.History, ring *
 	var firstC *collection.Content
 	if v.Seq > 0 && len(in.Def.Rules.Fixed) > 0 {
 		if l, isLister := hr.(engine.Lister); isLister {
-			f, held, err := l.HeldAsIs(v.Genesis)
+			genesis, _ := v.GenesisDigest()
+			f, held, err := l.HeldAsIs(genesis)
 			if err != nil {
 				return nil, err
 			}
@@ -211,10 +212,7 @@ func DefinitionInForce(hr engine.HeldReader, st *space.State, ring *seal.Keyring
 	if d.Def != nil {
 		return collection.Defined(d.Def), nil
 	}
-	ids := d.Rivals
-	if d.InForce != "" {
-		ids = []string{d.InForce}
-	}
+	ids := d.Changes
 	if len(ids) == 0 {
 		return collection.InForce{}, nil
 	}

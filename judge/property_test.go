@@ -12,6 +12,7 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/backends/sqlite"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/internal/longtest"
 	"github.com/minca-go/minca/internal/race"
 	"github.com/minca-go/minca/judge"
@@ -98,7 +99,7 @@ func snapshotOf(t *testing.T, st *engine.Store, j *judge.SpaceJudge, sp *spacete
 	keys := map[string]bool{}
 	for _, v := range sp.Versions {
 		keys[v.Key] = true
-		verdict, stored, err := st.Standing(ctx, v.ID)
+		verdict, stored, err := st.Standing(ctx, enginetest.Digest(v))
 		if err != nil {
 			fmt.Fprintf(&b, "%s -\n", v.ID)
 			continue

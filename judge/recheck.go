@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/canonical"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
@@ -39,7 +40,8 @@ func Recheck(ctx context.Context, st *engine.Store, notes record.NoteChecker) ([
 			if err != nil {
 				return probs, err
 			}
-			stored, _, err := st.Standing(ctx, v.ID)
+			d, _ := v.Digest()
+			stored, _, err := st.Standing(ctx, d)
 			if err != nil {
 				return probs, err
 			}
@@ -110,7 +112,7 @@ type storeReader struct {
 	st  *engine.Store
 }
 
-func (r storeReader) Held(id string) (*record.Version, bool, error) {
+func (r storeReader) Held(id canonical.ID) (*record.Version, bool, error) {
 	v, err := r.st.Version(r.ctx, id)
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil, false, nil
@@ -118,7 +120,7 @@ func (r storeReader) Held(id string) (*record.Version, bool, error) {
 	return v, err == nil, err
 }
 
-func (r storeReader) Standing(id string) (engine.Verdict, bool, error) {
+func (r storeReader) Standing(id canonical.ID) (engine.Verdict, bool, error) {
 	v, _, err := r.st.Standing(r.ctx, id)
 	if errors.Is(err, engine.ErrNotFound) {
 		return engine.Refused, false, nil
@@ -126,8 +128,8 @@ func (r storeReader) Standing(id string) (engine.Verdict, bool, error) {
 	return v, err == nil, err
 }
 
-func (r storeReader) HeldAsIs(id string) (*record.Version, bool, error) { return r.Held(id) }
+func (r storeReader) HeldAsIs(id canonical.ID) (*record.Version, bool, error) { return r.Held(id) }
 
-func (r storeReader) ByRoot(space, root string, fn func(id string) bool) error {
+func (r storeReader) ByRoot(space, root string, fn func(id canonical.ID) bool) error {
 	return errors.New("minca/judge: a committed store is not listed by root here")
 }

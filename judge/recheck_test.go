@@ -36,7 +36,7 @@ func TestRecheck(t *testing.T) {
 			break
 		}
 	}
-	if err := p.st.SetStanding(ctx, stood, engine.Withdrawn); err != nil {
+	if err := p.st.SetStanding(ctx, idOf(stood), engine.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	probs, err = judge.Recheck(ctx, p.st, sp.Notes)

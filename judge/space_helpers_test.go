@@ -109,9 +109,18 @@ func (p *peer) expect(v *record.Version, verdict engine.Verdict, code string) {
 	}
 }
 
+// idOf is the digest of a test's id text.
+func idOf(id string) canonical.ID {
+	d, err := canonical.ParseID(id)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
 func (p *peer) standing(id string) engine.Verdict {
 	p.t.Helper()
-	v, _, err := p.st.Standing(ctx, id)
+	v, _, err := p.st.Standing(ctx, idOf(id))
 	if errors.Is(err, engine.ErrNotFound) {
 		return engine.Refused
 	}

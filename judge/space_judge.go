@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/canonical"
 	"iter"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -23,7 +23,7 @@ import (
 type Source interface {
 	Meta(ctx context.Context, name string) ([]byte, bool, error)
 	SyncOrder(ctx context.Context, space string, from engine.SyncKey) iter.Seq2[engine.SyncItem, error]
-	Version(ctx context.Context, id string) (*record.Version, error)
+	Version(ctx context.Context, id canonical.ID) (*record.Version, error)
 }
 
 // SpaceJudge is the node's full judge of 02 §9 (docs/spaces.md): every
@@ -133,7 +133,7 @@ func (j *SpaceJudge) load(ctx context.Context, g *space.Genesis) (*space.History
 		if !space.IsAccessCollection(item.Collection) {
 			continue
 		}
-		v, err := j.Source.Version(ctx, item.Digest.String())
+		v, err := j.Source.Version(ctx, item.Digest)
 		if err != nil {
 			return nil, fmt.Errorf("minca/judge: reading access change %s: %w", item.Digest, err)
 		}
@@ -208,12 +208,12 @@ func (j *SpaceJudge) accountWrite(g *space.Genesis, v *record.Version) *record.R
 	return nil
 }
 
-// missing turns ids seen names that are not in the history into a verdict:
-// later while any is not held, refused when one is held but is no access
-// change of the space.
-func (j *SpaceJudge) missing(hr engine.HeldReader, m *space.MissingError) (engine.Decision, error) {
+// missing turns ids v's seen names that are not in the history into a
+// verdict: later while any is not held, refused when one is held but is no
+// access change of the space.
+func (j *SpaceJudge) missing(hr engine.HeldReader, v *record.Version, m *space.MissingError) (engine.Decision, error) {
 	for _, id := range m.IDs {
-		_, ok, err := hr.Held(id)
+		_, ok, err := hr.Held(seenDigest(v, id))
 		if err != nil {
 			return engine.Decision{}, err
 		}
@@ -223,6 +223,18 @@ func (j *SpaceJudge) missing(hr engine.HeldReader, m *space.MissingError) (engin
 		}
 	}
 	return engine.Decision{Verdict: engine.Later, Waits: m.IDs}, nil
+}
+
+// seenDigest is the digest v read for the id its seen names, zero (never
+// held) for one it does not name or that is no id.
+func seenDigest(v *record.Version, id string) canonical.ID {
+	for i, s := range v.Seen {
+		if s == id {
+			d, _ := v.SeenDigest(i)
+			return d
+		}
+	}
+	return canonical.ID{}
 }
 
 // decideAccess judges an access change by the replay (02 §9.4 step 3):
@@ -236,7 +248,7 @@ func (j *SpaceJudge) decideAccess(hr engine.HeldReader, sp *space.History, v *re
 	res, err := sp.Add(ch)
 	var m *space.MissingError
 	if errors.As(err, &m) {
-		return j.missing(hr, m)
+		return j.missing(hr, v, m)
 	}
 	if err != nil {
 		return refused(err)
@@ -263,7 +275,7 @@ func (j *SpaceJudge) request(hr engine.HeldReader, spaceID string, v *record.Ver
 	}
 	byCreator := true
 	if v.Seq > 0 {
-		first, err := j.rootOf(hr, v.Genesis)
+		first, err := j.rootOf(hr, v)
 		if err != nil {
 			return r, err
 		}
@@ -273,12 +285,15 @@ func (j *SpaceJudge) request(hr engine.HeldReader, spaceID string, v *record.Ver
 	return r, nil
 }
 
-// rootOf is the root of a held version: its note's issuer, or its author.
-func (j *SpaceJudge) rootOf(hr engine.HeldReader, id string) (string, error) {
+// rootOf is the root of v's first version: its note's issuer, or its
+// author.
+func (j *SpaceJudge) rootOf(hr engine.HeldReader, v *record.Version) (string, error) {
+	id := v.Genesis
 	if r, ok := j.roots[id]; ok {
 		return r, nil
 	}
-	g, ok, err := hr.Held(id)
+	d, _ := v.GenesisDigest()
+	g, ok, err := hr.Held(d)
 	if err != nil || !ok {
 		return "", fmt.Errorf("minca/judge: the first version %s is not held: %v", id, err)
 	}
@@ -304,7 +319,7 @@ func (j *SpaceJudge) decideVersion(hr engine.HeldReader, sp *space.History, v *r
 	st, err := sp.At(v.Seen)
 	var m *space.MissingError
 	if errors.As(err, &m) {
-		return j.missing(hr, m)
+		return j.missing(hr, v, m)
 	}
 	if err != nil {
 		return engine.Decision{}, err
@@ -377,7 +392,8 @@ func (j *SpaceJudge) rules(hr engine.HeldReader, g *space.Genesis, v *record.Ver
 	var firstC *collection.Content
 	if v.Seq > 0 && len(in.Def.Rules.Fixed) > 0 {
 		if l, ok := hr.(engine.Lister); ok {
-			f, held, err := l.HeldAsIs(v.Genesis)
+			genesis, _ := v.GenesisDigest()
+			f, held, err := l.HeldAsIs(genesis)
 			if err != nil {
 				return err
 			}
@@ -430,10 +446,11 @@ func (j *SpaceJudge) Restand(hr engine.HeldReader, v *record.Version, verdict en
 		return nil, errors.New("minca/judge: the store's reader lists no versions by root")
 	}
 	sp := j.spaces[v.Space]
-	done := map[string]bool{v.ID: true}
+	vd, _ := v.Digest()
+	done := map[canonical.ID]bool{vd: true}
 	judge := func(root string, keep func(*record.Version) bool) error {
-		var ids []string
-		if err := l.ByRoot(v.Space, root, func(id string) bool { ids = append(ids, id); return true }); err != nil {
+		var ids []canonical.ID
+		if err := l.ByRoot(v.Space, root, func(id canonical.ID) bool { ids = append(ids, id); return true }); err != nil {
 			return err
 		}
 		for _, id := range ids {
@@ -481,7 +498,7 @@ func (j *SpaceJudge) Restand(hr engine.HeldReader, v *record.Version, verdict en
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b engine.Restanding) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b engine.Restanding) int { return a.ID.Compare(b.ID) })
 	return out, nil
 }
 

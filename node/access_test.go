@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
@@ -85,7 +86,7 @@ func TestAccessHistoryWrites(t *testing.T) {
 	if _, ok := members(t, alice, g.ID)[bob.Account()]; ok {
 		t.Fatal("bob is still a member after the removal")
 	}
-	if v, _, err := alice.Store().Standing(ctx, note.ID); err != nil || v != engine.Stands {
+	if v, _, err := alice.Store().Standing(ctx, enginetest.Digest(note)); err != nil || v != engine.Stands {
 		t.Fatalf("bob's note from before the removal: %v %v", v, err)
 	}
 	// A founder cannot leave without stepping down; bob's node leaves.
@@ -226,7 +227,7 @@ func TestSigningOut(t *testing.T) {
 	if !ok {
 		t.Fatal("the space's state holds no revoke of the session key with its cutoff")
 	}
-	if v, _, _ := tn.Store().Standing(ctx, a.ID); v != engine.Stands {
+	if v, _, _ := tn.Store().Standing(ctx, enginetest.Digest(a)); v != engine.Stands {
 		t.Fatalf("what the key wrote before signing out is %v", v)
 	}
 	if _, err := tn.Store().Current(ctx, tn.Registry(), "revoke:"+record.OwnerPart(session)); err != nil {

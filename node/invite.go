@@ -81,7 +81,7 @@ func (n *Node) Invite(ctx context.Context, spaceID string, roles []string) (stri
 		if len(hist) == MaxInviteHistory {
 			return "", fmt.Errorf("minca/node: the space's access history is longer than an invite carries (%d changes)", MaxInviteHistory)
 		}
-		v, err := n.st.Version(ctx, it.Digest.String())
+		v, err := n.st.Version(ctx, it.Digest)
 		if err != nil {
 			return "", err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -131,7 +132,7 @@ func TestPrivateWithoutTheKey(t *testing.T) {
 	if _, err := other.Open(ctx, v); !errors.Is(err, node.ErrNoKey) {
 		t.Errorf("a keyless node opened a body: %v", err)
 	}
-	held, err := other.Store().Version(ctx, v.ID)
+	held, err := other.Store().Version(ctx, enginetest.Digest(v))
 	if err != nil || held.BodyHash != v.BodyHash {
 		t.Fatalf("the keyless node does not hold the version whole: %v", err)
 	}
@@ -361,7 +362,7 @@ func standings(t *testing.T, tn *testNode, spaceID string) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _, err := tn.Store().Standing(ctx, v.ID)
+		s, _, err := tn.Store().Standing(ctx, enginetest.Digest(v))
 		if err != nil {
 			t.Fatal(err)
 		}

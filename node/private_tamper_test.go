@@ -11,6 +11,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/collection"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
 	"github.com/minca-go/minca/space"
@@ -178,7 +179,7 @@ func TestPrivateTamperedBodies(t *testing.T) {
 		if o := outs[0]; o.Verdict != engine.Refused || o.Refusal == nil || o.Refusal.Code != c.member {
 			t.Errorf("%s: the member's node gives %v %v, want refused %s", c.name, o.Verdict, o.Refusal, c.member)
 		}
-		if _, err := ada.Store().Version(ctx, c.v.ID); err == nil {
+		if _, err := ada.Store().Version(ctx, enginetest.Digest(c.v)); err == nil {
 			t.Errorf("%s: the member's node stored it", c.name)
 		}
 		outs, err = keyless.Store().Admit(ctx, "peer", []*record.Version{c.v})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
@@ -102,11 +103,11 @@ func TestSpec_4_10APeerThatHoldsBothVersionsOfAForkProvesIt(t *testing.T) {
 				t.Fatalf("%d proofs, want 1", len(ps))
 			}
 			p := ps[0]
-			if st, _, _ := ada.Store().Standing(ctx, p.ID); st != engine.Stands {
+			if st, _, _ := ada.Store().Standing(ctx, enginetest.Digest(p)); st != engine.Stands {
 				t.Fatalf("the proof is %v", st)
 			}
 			for _, v := range []*record.Version{v1, w1} {
-				if st, _, _ := ada.Store().Standing(ctx, v.ID); st != engine.Withdrawn {
+				if st, _, _ := ada.Store().Standing(ctx, enginetest.Digest(v)); st != engine.Withdrawn {
 					t.Fatalf("a version of the proven fork is %v", st)
 				}
 			}

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"github.com/minca-go/minca/canonical"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
@@ -86,10 +87,16 @@ func (e *events) take(evs []engine.Event) {
 // of the record is what the change's batch left, as the change log keeps
 // it; v is the change's version (its space, key and collection).
 func eventOf(c engine.Change, v *record.Version) Event {
-	ev := Event{seq: c.Seq, Cursor: cursor{c.Seq, 0}.String(), Space: v.Space, Key: v.Key, ID: c.ID, Collection: v.Collection, Current: c.Current}
+	ev := Event{seq: c.Seq, Cursor: cursor{c.Seq, 0}.String(), Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
+	switch {
+	case c.Current == c.ID:
+		ev.Current = v.ID // its text at hand
+	case !c.Current.IsZero():
+		ev.Current = c.Current.String()
+	}
 	switch {
 	case c.Kind == engine.Forked:
-		ev.Kind, ev.Key, ev.Current, ev.Other = EventFork, "", "", c.Other
+		ev.Kind, ev.Key, ev.Current, ev.Other = EventFork, "", "", c.Other.String()
 	case c.Kind == engine.Withdrew:
 		ev.Kind = EventWithdrawn
 	case c.Kind == engine.Restood:
@@ -115,9 +122,9 @@ func (e *events) changeEvent(ctx context.Context, c engine.Change) (Event, error
 		return Event{}, err
 	}
 	if !c.Facts {
-		c.Current = ""
+		c.Current = canonical.ID{}
 		if cur, err := e.n.st.Current(ctx, v.Space, v.Key); err == nil {
-			c.Current = cur.ID
+			c.Current, _ = cur.Digest()
 		} else if !errors.Is(err, engine.ErrNotFound) {
 			return Event{}, err
 		}

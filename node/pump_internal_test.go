@@ -42,7 +42,7 @@ func TestTakeTellsWhatEachBatchLeft(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		changeOf[c.ID] = c
+		changeOf[c.ID.String()] = c
 	}
 	admitted := func(v *record.Version) engine.Event {
 		c := changeOf[v.ID]

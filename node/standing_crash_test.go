@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/node"
 )
 
@@ -24,7 +25,7 @@ func TestAStandingChangeOutlivesALostJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tn.Store().SetStanding(ctx, v.ID, engine.Withdrawn); err != nil {
+	if err := tn.Store().SetStanding(ctx, enginetest.Digest(v), engine.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	var was node.Event

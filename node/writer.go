@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/canonical"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -36,12 +37,12 @@ type writer struct {
 	// version and the judge's preview read them as if stored.
 	pmu  sync.Mutex
 	pend map[string]*record.Version
-	byID map[string]*record.Version
+	byID map[canonical.ID]*record.Version
 }
 
 func startWriter(n *Node) *writer {
 	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{}),
-		pend: map[string]*record.Version{}, byID: map[string]*record.Version{}}
+		pend: map[string]*record.Version{}, byID: map[canonical.ID]*record.Version{}}
 	w.admit = engine.NewPipeline(n.ctx, n.st, "local", engine.Stages[*staged]{
 		Versions: w.sign,
 		Decided:  func(st *staged) { close(st.decided) },
@@ -265,7 +266,8 @@ func (w *writer) hold(v *record.Version) {
 	w.pmu.Lock()
 	defer w.pmu.Unlock()
 	w.pend[v.Space+"\n"+v.Key] = v
-	w.byID[v.ID] = v
+	d, _ := v.Digest()
+	w.byID[d] = v
 }
 
 // release forgets versions once stored (or not): the store answers for
@@ -274,8 +276,8 @@ func (w *writer) release(ps []*record.Presigned) {
 	w.pmu.Lock()
 	defer w.pmu.Unlock()
 	for _, p := range ps {
-		if v, ok := w.byID[p.ID()]; ok {
-			delete(w.byID, v.ID)
+		if v, ok := w.byID[p.Digest()]; ok {
+			delete(w.byID, p.Digest())
 			if w.pend[v.Space+"\n"+v.Key] == v {
 				delete(w.pend, v.Space+"\n"+v.Key)
 			}
@@ -283,7 +285,7 @@ func (w *writer) release(ps []*record.Presigned) {
 	}
 }
 
-func (w *writer) held(id string) (*record.Version, bool) {
+func (w *writer) held(id canonical.ID) (*record.Version, bool) {
 	w.pmu.Lock()
 	defer w.pmu.Unlock()
 	v, ok := w.byID[id]
@@ -385,7 +387,7 @@ var (
 	_ engine.Lister     = overlay{}
 )
 
-func (o overlay) Held(id string) (*record.Version, bool, error) {
+func (o overlay) Held(id canonical.ID) (*record.Version, bool, error) {
 	if v, ok := o.w.held(id); ok {
 		return v, true, nil
 	}
@@ -396,7 +398,7 @@ func (o overlay) Held(id string) (*record.Version, bool, error) {
 	return v, err == nil, err
 }
 
-func (o overlay) Standing(id string) (engine.Verdict, bool, error) {
+func (o overlay) Standing(id canonical.ID) (engine.Verdict, bool, error) {
 	if _, ok := o.w.held(id); ok {
 		return engine.Stands, true, nil
 	}
@@ -409,6 +411,6 @@ func (o overlay) Standing(id string) (engine.Verdict, bool, error) {
 
 // ByRoot lists nothing: a preview judges one version, and re-judging
 // others (what ByRoot serves) happens only when a change is stored.
-func (o overlay) ByRoot(space, root string, fn func(id string) bool) error { return nil }
+func (o overlay) ByRoot(space, root string, fn func(id canonical.ID) bool) error { return nil }
 
-func (o overlay) HeldAsIs(id string) (*record.Version, bool, error) { return o.Held(id) }
+func (o overlay) HeldAsIs(id canonical.ID) (*record.Version, bool, error) { return o.Held(id) }

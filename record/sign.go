@@ -37,6 +37,7 @@ type Presigned struct {
 	obj     *canonical.Object
 	payload []byte
 	id      string
+	digest  canonical.ID
 	s       identity.Signer
 }
 
@@ -72,11 +73,15 @@ func presign(o *canonical.Object, s identity.Signer) (*Presigned, error) {
 	if err != nil {
 		return nil, fmt.Errorf("minca/record: sign: %w", err)
 	}
-	return &Presigned{obj: o, payload: payload, id: canonical.IDOf(payload).String(), s: s}, nil
+	d := canonical.IDOf(payload)
+	return &Presigned{obj: o, payload: payload, id: d.String(), digest: d, s: s}, nil
 }
 
 // ID is the id the version will have.
 func (p *Presigned) ID() string { return p.id }
+
+// Digest is the digest [Presigned.ID] names.
+func (p *Presigned) Digest() canonical.ID { return p.digest }
 
 func (p *Presigned) version(sig string) (*Version, error) {
 	out := &canonical.Object{Members: make([]canonical.Member, 0, len(p.obj.Members)+2)}

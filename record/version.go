@@ -13,10 +13,13 @@ import (
 // are read from those members by [Decode] and never disagree with them.
 type Version struct {
 	obj *canonical.Object
-	// The digests the id and log.prev name, read once with the members
-	// (ok: the text is an id in its canonical text).
-	digest, logPrev     canonical.ID
-	digestOK, logPrevOK bool
+	// The digests the id, prev, genesis, log.prev and seen name, read once
+	// with the members (ok: the text is an id in its canonical text; bit i
+	// of seenOK for seen[i]).
+	digest, prev, genesis, logPrev         canonical.ID
+	digestOK, prevOK, genesisOK, logPrevOK bool
+	seen                                   []canonical.ID
+	seenOK                                 uint64
 
 	ID         string
 	Author     string
@@ -142,12 +145,14 @@ func (v *Version) read() error {
 				return refuse(CodeLater, "prev", "prev must be a string (02 §4.6 #4)")
 			}
 			v.Prev = s
+			v.prev, v.prevOK = canonical.ParseExactID(s)
 		case "genesis":
 			s, ok := m.Value.(string)
 			if !ok {
 				return refuse(CodeLater, "genesis", "genesis must be a string (02 §4.6 #4)")
 			}
 			v.Genesis = s
+			v.genesis, v.genesisOK = canonical.ParseExactID(s)
 		case "log":
 			l, err := readLog(m.Value)
 			if err != nil {
@@ -163,6 +168,13 @@ func (v *Version) read() error {
 				return err
 			}
 			v.Seen = s
+			v.seen, v.seenOK = make([]canonical.ID, len(s)), 0
+			for i, id := range s {
+				var ok bool
+				if v.seen[i], ok = canonical.ParseExactID(id); ok {
+					v.seenOK |= 1 << i
+				}
+			}
 		case "deleted":
 			if m.Value != true {
 				return refuse(CodeFlag, "deleted", "deleted, if present, must be true (02 §4.6 #6)")
@@ -411,6 +423,32 @@ func (v *Version) Digest() (canonical.ID, bool) { return v.digest, v.digestOK }
 // LogPrevDigest returns the digest log.prev names, and whether it is an id
 // in its canonical text (02 §4.10); false when there is no log.prev.
 func (v *Version) LogPrevDigest() (canonical.ID, bool) { return v.logPrev, v.logPrevOK }
+
+// PrevDigest returns the digest prev names, and whether it is an id in its
+// canonical text (02 §4.7); false on a first version.
+func (v *Version) PrevDigest() (canonical.ID, bool) { return v.prev, v.prevOK }
+
+// GenesisDigest returns the digest genesis names, and whether it is an id
+// in its canonical text (02 §4.7); false on a first version.
+func (v *Version) GenesisDigest() (canonical.ID, bool) { return v.genesis, v.genesisOK }
+
+// FirstDigest is [Version.FirstID]'s digest: the version's own at seq 0,
+// else its genesis's.
+func (v *Version) FirstDigest() (canonical.ID, bool) {
+	if v.Seq == 0 {
+		return v.Digest()
+	}
+	return v.GenesisDigest()
+}
+
+// SeenDigest returns the digest v.Seen[i] names, and whether it is an id in
+// its canonical text (02 §3.1).
+func (v *Version) SeenDigest(i int) (canonical.ID, bool) {
+	if i < 0 || i >= len(v.seen) {
+		return canonical.ID{}, false
+	}
+	return v.seen[i], v.seenOK&(1<<i) != 0
+}
 
 // IsFirst reports whether this is a record's first version (seq 0).
 func (v *Version) IsFirst() bool { return v.Seq == 0 }

@@ -106,12 +106,14 @@ type Keeper struct {
 // downstream re-checks what it proved. A Change is immutable once read.
 type Change struct {
 	ID, Author, Root string
-	Collection       string
-	Kind             Kind
-	Key              string
-	LogN             int64
-	Seen             []string
-	Deleted          bool
+	// Digest is the digest ID names, as the version was read with it.
+	Digest     canonical.ID
+	Collection string
+	Kind       Kind
+	Key        string
+	LogN       int64
+	Seen       []string
+	Deleted    bool
 	// Register names what the change is about: the member, role, founder,
 	// invite, revoked key, forked line or collection it changes (see
 	// docs/spaces.md, Registers).
@@ -194,7 +196,8 @@ func ReadChange(g *Genesis, v *record.Version, root string, env Env) (*Change, e
 	if !ok {
 		return nil, refuse(CodeAccessBody, "collection", v.Collection+" is not an access collection (02 §4.5)")
 	}
-	c := &Change{ID: v.ID, Author: v.Author, Root: root, Collection: v.Collection, Kind: kind, Key: v.Key,
+	d, _ := v.Digest()
+	c := &Change{ID: v.ID, Digest: d, Author: v.Author, Root: root, Collection: v.Collection, Kind: kind, Key: v.Key,
 		Seen: v.Seen, Deleted: v.Deleted}
 	if !v.Deleted {
 		b, err := canonical.Marshal(v.Body)

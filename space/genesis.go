@@ -45,7 +45,11 @@ type Genesis struct {
 
 	obj       *canonical.Object
 	canonical []byte
+	digest    canonical.ID // the digest ID names
 }
+
+// Digest is the digest the space's id names: the id the store keys by.
+func (g *Genesis) Digest() canonical.ID { return g.digest }
 
 // Private reports whether the space is private.
 func (g *Genesis) Private() bool { return g.Visibility == VisibilityPrivate }
@@ -240,7 +244,8 @@ func GenesisFromValue(v any) (*Genesis, error) {
 		return bad("", "the genesis has no canonical form: "+err.Error())
 	}
 	g.canonical = b
-	g.ID = canonical.IDOf(b).String()
+	g.digest = canonical.IDOf(b)
+	g.ID = g.digest.String()
 	return g, nil
 }
 

@@ -3,6 +3,7 @@ package space
 import (
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/canonical"
 	"slices"
 	"strings"
 )
@@ -203,7 +204,7 @@ type Result struct {
 
 // Flipped is a change whose counting changed.
 type Flipped struct {
-	ID     string
+	ID     canonical.ID
 	Counts bool
 }
 
@@ -301,7 +302,7 @@ func (h *History) Add(c *Change) (Result, error) {
 	res := Result{Counts: x.counts}
 	for _, o := range flipped {
 		dirty[o.Register] = true
-		res.Flipped = append(res.Flipped, Flipped{ID: o.ID, Counts: o.counts})
+		res.Flipped = append(res.Flipped, Flipped{ID: o.Digest, Counts: o.counts})
 	}
 	res.Affected = h.affected(dirty)
 	return res, nil

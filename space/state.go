@@ -1,6 +1,7 @@
 package space
 
 import (
+	"github.com/minca-go/minca/canonical"
 	"slices"
 	"strings"
 
@@ -179,6 +180,9 @@ type Definition struct {
 	// Rivals are the ids of the latest changes when there is more than
 	// one, sorted.
 	Rivals []string
+	// Changes are the digests of the change in force, or else of the
+	// rivals in Rivals' order: what the store keys them by.
+	Changes []canonical.ID
 	// Definer is the account that first defined it; "" for no one.
 	Definer string
 }
@@ -191,12 +195,17 @@ func (s *State) Definition(name string) Definition {
 	out.Def, out.Unreadable = in.Def, in.Unreadable
 	if d.InForce != nil {
 		out.InForce, out.Invalid = d.InForce.ID, d.InForce.DefInvalid
+		out.Changes = []canonical.ID{d.InForce.Digest}
 	}
 	if len(d.Heads) > 1 {
-		for _, hd := range d.Heads {
+		heads := slices.Clone(d.Heads)
+		slices.SortFunc(heads, func(a, b *node) int { return strings.Compare(a.ID, b.ID) })
+		for _, hd := range heads {
 			out.Rivals = append(out.Rivals, hd.ID)
+			if d.InForce == nil {
+				out.Changes = append(out.Changes, hd.Digest)
+			}
 		}
-		slices.Sort(out.Rivals)
 	}
 	return out
 }

@@ -71,7 +71,7 @@ func holds(t *testing.T, st *store.Store, vs []*record.Version) int {
 	t.Helper()
 	n := 0
 	for _, v := range vs {
-		_, err := st.Engine().VersionJSON(ctx, v.ID)
+		_, err := st.Engine().VersionJSON(ctx, enginetest.Digest(v))
 		switch {
 		case err == nil:
 			n++

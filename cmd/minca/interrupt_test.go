@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/internal/longtest"
 )
@@ -156,7 +157,11 @@ func interruptImport(t *testing.T, file string, sig syscall.Signal, exit int, re
 	}
 	ctx := context.Background()
 	for _, id := range ids {
-		if _, err := st.Version(ctx, id); err != nil {
+		d, err := canonical.ParseID(id)
+		if err == nil {
+			_, err = st.Version(ctx, d)
+		}
+		if err != nil {
 			t.Fatalf("printed %s, but the store: %v", id, err)
 		}
 	}

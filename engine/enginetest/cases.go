@@ -26,7 +26,7 @@ func (h *harness) testStaleArrivesAsStub(t *testing.T) {
 	s := h.store(t, nil)
 	want(t, admit(t, s, "p", a1)[0], engine.Later, engine.None)
 	want(t, admit(t, s, "p", a0)[0], engine.Stands, engine.Stub)
-	if st := storedAs(t, s, a1.ID); st != engine.Whole {
+	if st := storedAs(t, s, a1); st != engine.Whole {
 		t.Fatalf("a1 stored %v after a0 arrived", st)
 	}
 	if got := currentID(t, s, sp, a0.Key); got != a1.ID {
@@ -36,11 +36,11 @@ func (h *harness) testStaleArrivesAsStub(t *testing.T) {
 	s2 := h.store(t, nil)
 	want(t, admit(t, s2, "p", a0)[0], engine.Stands, engine.Whole)
 	want(t, admit(t, s2, "p", a1)[0], engine.Stands, engine.Whole)
-	if st := storedAs(t, s2, a0.ID); st != engine.Stub {
+	if st := storedAs(t, s2, a0); st != engine.Stub {
 		t.Fatalf("a0 %v after a1, want stub (demoted in a1's batch)", st)
 	}
 	want(t, admit(t, s2, "q", a0)[0], engine.Stands, engine.Stub)
-	v := must[*record.Version](t)(s2.Version(ctx, a0.ID))
+	v := must[*record.Version](t)(s2.Version(ctx, Digest(a0)))
 	if !v.IsStub() {
 		t.Fatal("a0 read whole")
 	}
@@ -69,7 +69,7 @@ func (h *harness) testStubOnTop(t *testing.T) {
 		t.Fatalf("current %q after the body came", got)
 	}
 	want(t, admit(t, s, "p", a1.Stub())[0], engine.Stands, engine.Stub)
-	if st := storedAs(t, s, a0.ID); st != engine.Stub {
+	if st := storedAs(t, s, a0); st != engine.Stub {
 		t.Fatal("a0 kept its body under a1's stub")
 	}
 	if got := currentID(t, s, sp, a0.Key); got != "" {
@@ -101,7 +101,7 @@ func (h *harness) testRetained(t *testing.T) {
 	refusedLeavesNoTrace(t, s, before, a0)
 	admit(t, s, "p", a0, a1, a2)
 	for _, v := range []*record.Version{a0, a1} {
-		if st := storedAs(t, s, v.ID); st != engine.Whole {
+		if st := storedAs(t, s, v); st != engine.Whole {
 			t.Fatalf("retained %s cut to %v", v.ID, st)
 		}
 	}
@@ -114,7 +114,7 @@ func (h *harness) testRetained(t *testing.T) {
 	if o.Verdict != engine.Refused {
 		t.Fatalf("a stub of a held retained version: %+v", o)
 	}
-	if st := storedAs(t, s, a1.ID); st != engine.Whole || stats(t, s) != before {
+	if st := storedAs(t, s, a1); st != engine.Whole || stats(t, s) != before {
 		t.Fatalf("a refused stub of held %s: it is held %v, counts %+v → %+v", a1.ID, st, before, stats(t, s))
 	}
 	clean(t, s)
@@ -233,7 +233,7 @@ func (h *harness) testMangledFirst(t *testing.T) {
 	}
 	refusedLeavesNoTrace(t, s, before, a0)
 	refusedLeavesNoTrace(t, s, before, a1)
-	if !s.Refused("stranger", a0.ID) || s.Refused("friend", a0.ID) {
+	if !s.Refused("stranger", Digest(a0)) || s.Refused("friend", Digest(a0)) {
 		t.Fatal("refusal not remembered as (peer, id) only")
 	}
 	o = admit(t, s, "friend", a0)
@@ -245,10 +245,10 @@ func (h *harness) testMangledFirst(t *testing.T) {
 	if o[0].Verdict != engine.Refused {
 		t.Fatalf("a mangled copy of a held version: %+v", o[0])
 	}
-	if st := storedAs(t, s, a1.ID); st != engine.Whole || stats(t, s) != before {
+	if st := storedAs(t, s, a1); st != engine.Whole || stats(t, s) != before {
 		t.Fatal("a mangled copy changed the held version")
 	}
-	if got := must[*record.Version](t)(s.Version(ctx, a1.ID)); got.Signature != a1.Signature {
+	if got := must[*record.Version](t)(s.Version(ctx, Digest(a1))); got.Signature != a1.Signature {
 		t.Fatal("a mangled copy's signature replaced the held one")
 	}
 	clean(t, s)
@@ -315,7 +315,7 @@ func (h *harness) testWaitingBounded(t *testing.T) {
 		want(t, outs[i], engine.Stands, map[bool]engine.Storage{true: engine.Whole, false: engine.Stub}[i < 2])
 	}
 	for i, v := range seconds {
-		if got, wantSt := storedAs(t, s, v.ID), map[bool]engine.Storage{true: engine.None, false: engine.Whole}[i < 2]; got != wantSt {
+		if got, wantSt := storedAs(t, s, v), map[bool]engine.Storage{true: engine.None, false: engine.Whole}[i < 2]; got != wantSt {
 			t.Fatalf("second version %d: %v, want %v", i, got, wantSt)
 		}
 	}
@@ -373,7 +373,7 @@ func (h *harness) testRefusals(t *testing.T) {
 	admit(t, alone, "p", a0)
 	want(t, admit(t, s2, "p", skip)[0], engine.Later, engine.None)
 	want(t, admit(t, s2, "p", a0)[0], engine.Stands, engine.Whole)
-	if !s2.Refused("p", skip.ID) {
+	if !s2.Refused("p", Digest(skip)) {
 		t.Error("the refusal on re-judging is not remembered as (peer, id)")
 	}
 	refusedLeavesNoTrace(t, s2, stats(t, alone), skip)
@@ -470,7 +470,7 @@ func (h *harness) testStanding(t *testing.T) {
 	a2 := must[*record.Version](t)(w.Next(a1, "2"))
 	s := h.store(t, nil)
 	admit(t, s, "p", a0, a1, a2)
-	if err := s.SetStanding(ctx, a2.ID, engine.Withdrawn); err != nil {
+	if err := s.SetStanding(ctx, Digest(a2), engine.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	if got := currentID(t, s, sp, a0.Key); got != "" {
@@ -480,25 +480,25 @@ func (h *harness) testStanding(t *testing.T) {
 	if got := currentID(t, s, sp, a0.Key); got != a1.ID {
 		t.Fatalf("current %s, want a1", got)
 	}
-	if err := s.SetStanding(ctx, a1.ID, engine.Withdrawn); err != nil {
+	if err := s.SetStanding(ctx, Digest(a1), engine.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	if got := currentID(t, s, sp, a0.Key); got != a0.ID {
 		t.Fatalf("current %s, want the retained a0", got)
 	}
-	if st := storedAs(t, s, a1.ID); st != engine.Stub {
+	if st := storedAs(t, s, a1); st != engine.Stub {
 		t.Fatalf("withdrawn a1 kept whole: %v", st)
 	}
-	if st := storedAs(t, s, a2.ID); st != engine.Whole {
+	if st := storedAs(t, s, a2); st != engine.Whole {
 		t.Fatalf("the top a2 lost its body: %v", st)
 	}
-	if err := s.SetStanding(ctx, a2.ID, engine.Stands); err != nil {
+	if err := s.SetStanding(ctx, Digest(a2), engine.Stands); err != nil {
 		t.Fatal(err)
 	}
 	if got := currentID(t, s, sp, a0.Key); got != a2.ID {
 		t.Fatalf("current %s, want a2 again", got)
 	}
-	v, _, err := s.Standing(ctx, a1.ID)
+	v, _, err := s.Standing(ctx, Digest(a1))
 	if err != nil || v != engine.Withdrawn {
 		t.Fatalf("a1 standing %v %v", v, err)
 	}
@@ -539,7 +539,7 @@ func (h *harness) testEvents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if seq, ok := seqOf[c.ID]; !ok || seq != c.Seq {
+		if seq, ok := seqOf[c.ID.String()]; !ok || seq != c.Seq {
 			t.Fatalf("change %d is %s; its admitted event says %d (%v)", c.Seq, c.ID, seq, ok)
 		}
 		n++
@@ -548,7 +548,7 @@ func (h *harness) testEvents(t *testing.T) {
 		t.Fatalf("%d changes, want 2", n)
 	}
 	// A standing change is in the change log with its batch, not in Changes.
-	if err := s.SetStanding(ctx, a1.ID, engine.Withdrawn); err != nil {
+	if err := s.SetStanding(ctx, Digest(a1), engine.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	var stood engine.Event
@@ -564,7 +564,7 @@ func (h *harness) testEvents(t *testing.T) {
 		}
 		log = append(log, c)
 	}
-	if len(log) != 3 || log[2].ID != a1.ID || log[2].Kind != engine.Withdrew || log[2].Seq != 3 || stood.Seq != 3 || stood.Version == nil {
+	if len(log) != 3 || log[2].ID != Digest(a1) || log[2].Kind != engine.Withdrew || log[2].Seq != 3 || stood.Seq != 3 || stood.Version == nil {
 		t.Fatalf("after withdrawing a1: change log %+v, event %+v", log, stood)
 	}
 	n = 0
@@ -629,7 +629,7 @@ func (h *harness) testSyncOrder(t *testing.T) {
 			t.Fatalf("change %d after %d", c.Seq, last)
 		}
 		last = c.Seq
-		seen[c.ID] = true
+		seen[c.ID.String()] = true
 	}
 	if len(seen) != len(vs) {
 		t.Fatalf("changes name %d versions, want %d", len(seen), len(vs))

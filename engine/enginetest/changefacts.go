@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"github.com/minca-go/minca/canonical"
 	"testing"
 
 	"github.com/minca-go/minca/engine"
@@ -25,7 +26,7 @@ func (h *harness) testChangeFacts(t *testing.T) {
 	c0 := must[*record.Version](t)(w.First("app.note", "c"))
 	admit(t, s, "p", a0, a1, b0)
 	admit(t, s, "p", b1)
-	if err := s.SetStanding(ctx, a1.ID, engine.Withdrawn); err != nil {
+	if err := s.SetStanding(ctx, Digest(a1), engine.Withdrawn); err != nil {
 		t.Fatal(err)
 	}
 	admit(t, s, "p", c0.Stub())
@@ -56,9 +57,9 @@ func (h *harness) testChangeFacts(t *testing.T) {
 		t.Fatalf("%d changes, want %d: %+v", len(got), len(want), got)
 	}
 	for i, c := range got {
-		f := fact{c.ID, c.Kind, c.Verdict, c.Current, c.Other}
-		if c.Kind == engine.Forked && c.ID == b0.ID { // a proof names its versions in its own order
-			f.id, f.other = c.Other, c.ID
+		f := fact{text(c.ID), c.Kind, c.Verdict, text(c.Current), text(c.Other)}
+		if c.Kind == engine.Forked && c.ID == Digest(b0) { // a proof names its versions in its own order
+			f.id, f.other = text(c.Other), text(c.ID)
 		}
 		if !c.Facts || c.Seq != uint64(i+1) || f != want[i] {
 			t.Fatalf("change %d: %+v, want %+v", i+1, c, want[i])
@@ -71,7 +72,7 @@ func (h *harness) testChangeFacts(t *testing.T) {
 		e := <-sub.Events()
 		switch e.Kind {
 		case engine.EventAdmitted, engine.EventStanding, engine.EventLine:
-			if e.Seq == 0 || e.Change != got[e.Seq-1] || e.Version == nil || e.Version.ID != e.Change.ID {
+			if e.Seq == 0 || e.Change != got[e.Seq-1] || e.Version == nil || e.Version.ID != e.Change.ID.String() {
 				t.Fatalf("%v event %+v: want its change %+v", e.Kind, e, got[e.Seq-1])
 			}
 			seen++
@@ -99,4 +100,12 @@ func (h *harness) testChangeFacts(t *testing.T) {
 		t.Fatalf("waiting events %v, want [1 0]", counts)
 	}
 	clean(t, s)
+}
+
+// text is an id's text, "" for the zero ID (none).
+func text(d canonical.ID) string {
+	if d.IsZero() {
+		return ""
+	}
+	return d.String()
 }

@@ -48,3 +48,14 @@ func CorpusVersions(tb testing.TB, space string, o CorpusOptions) []*record.Vers
 	}
 	return vs
 }
+
+// Digest is the digest a version's id names, for the store's calls that
+// take one; it panics on an id not in its canonical text, which no version
+// a test made has.
+func Digest(v *record.Version) canonical.ID {
+	d, ok := v.Digest()
+	if !ok {
+		panic("enginetest: the id " + v.ID + " is not a content id in its canonical text")
+	}
+	return d
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/canonical"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -209,7 +210,11 @@ func testCrash(t *testing.T, openPath func(string) (engine.KV, error)) {
 			t.Errorf("run %d: check: %s", i, p)
 		}
 		for id := range acked {
-			if _, _, err := s.Standing(ctx, id); err != nil {
+			d, err := canonical.ParseID(id) // the child's word, read here
+			if err == nil {
+				_, _, err = s.Standing(ctx, d)
+			}
+			if err != nil {
 				t.Errorf("run %d: acknowledged %s: %v", i, id, err)
 			}
 		}

@@ -41,14 +41,18 @@ func (Judge) Decide(h engine.HeldReader, v *record.Version, c engine.Checked) (e
 	if v.Seq == 0 {
 		return verdict(record.CheckFirstKey(v, c.Root))
 	}
-	p, okP, err := h.Held(v.Prev)
+	// A link that is no id in its canonical text gives the zero ID, which
+	// is never held.
+	prev, _ := v.PrevDigest()
+	genesis, _ := v.GenesisDigest()
+	p, okP, err := h.Held(prev)
 	if err != nil {
 		return engine.Decision{}, err
 	}
 	if !okP {
 		waits := []string{v.Prev}
 		if v.Genesis != v.Prev {
-			if _, okG, err := h.Held(v.Genesis); err != nil {
+			if _, okG, err := h.Held(genesis); err != nil {
 				return engine.Decision{}, err
 			} else if !okG {
 				waits = append(waits, v.Genesis)
@@ -59,7 +63,7 @@ func (Judge) Decide(h engine.HeldReader, v *record.Version, c engine.Checked) (e
 	if err := record.CheckChain(v, p); err != nil {
 		return verdict(err)
 	}
-	g, okG, err := h.Held(v.Genesis)
+	g, okG, err := h.Held(genesis)
 	if err != nil {
 		return engine.Decision{}, err
 	}

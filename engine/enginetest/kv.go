@@ -152,7 +152,7 @@ func (h *harness) testChangeSources(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if k >= len(wantAll) || c.Seq != uint64(k+1) || (change{c.ID, c.From, c.Kind}) != wantAll[k] {
+			if k >= len(wantAll) || c.Seq != uint64(k+1) || (change{c.ID.String(), c.From, c.Kind}) != wantAll[k] {
 				t.Fatalf("changes after %d: %+v at %d, want %+v", after, c, k, wantAll[min(k, len(wantAll)-1)])
 			}
 			k++

@@ -21,7 +21,7 @@ func snapshot(t *testing.T, s *engine.Store, vs []*record.Version) string {
 	recs := map[[2]string]bool{}
 	spaces := map[string]bool{}
 	for _, v := range vs {
-		verdict, st, err := s.Standing(ctx, v.ID)
+		verdict, st, err := s.Standing(ctx, Digest(v))
 		if err != nil {
 			lines = append(lines, v.ID+" not held")
 		} else {

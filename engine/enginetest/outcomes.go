@@ -42,7 +42,7 @@ func (h *harness) testOutcomes(t *testing.T) {
 	}
 	check(outs[1], b0, is{false, true, false}) // the hole is filled
 	check(admit(t, s, "p", a2)[0], a2, is{false, true, false})
-	if st := storedAs(t, s, a2.ID); st != engine.Whole {
+	if st := storedAs(t, s, a2); st != engine.Whole {
 		t.Fatalf("a2 %v once its body came", st)
 	}
 	clean(t, s)

@@ -122,9 +122,9 @@ func must[T any](t *testing.T) func(T, error) T {
 	}
 }
 
-func storedAs(t *testing.T, s *engine.Store, id string) engine.Storage {
+func storedAs(t *testing.T, s *engine.Store, v *record.Version) engine.Storage {
 	t.Helper()
-	_, st, err := s.Standing(context.Background(), id)
+	_, st, err := s.Standing(context.Background(), Digest(v))
 	if errors.Is(err, engine.ErrNotFound) {
 		return engine.None
 	}
@@ -175,10 +175,10 @@ func stats(t *testing.T, s *engine.Store) engine.Stats {
 // in the change log after them. Only the (peer, id) refusal remains.
 func refusedLeavesNoTrace(t *testing.T, s *engine.Store, before engine.Stats, v *record.Version) {
 	t.Helper()
-	if _, _, err := s.Standing(ctx, v.ID); !errors.Is(err, engine.ErrNotFound) {
+	if _, _, err := s.Standing(ctx, Digest(v)); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("refused %s has a standing (%v), want ErrNotFound", v.ID, err)
 	}
-	if _, err := s.Version(ctx, v.ID); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := s.Version(ctx, Digest(v)); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("refused %s reads by id (%v), want ErrNotFound", v.ID, err)
 	}
 	if v.HasSpace {
@@ -225,7 +225,7 @@ func refusedLeavesNoTrace(t *testing.T, s *engine.Store, before engine.Stats, v 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.ID == v.ID {
+		if c.ID == Digest(v) {
 			t.Errorf("refused %s is in the change log (%+v)", v.ID, c)
 		}
 	}

@@ -65,7 +65,7 @@ func (g genuine) stands(t *testing.T, s *engine.Store, from string) {
 	t.Helper()
 	want(t, admit(t, s, from, g.a0)[0], engine.Stands, engine.Stub)
 	for _, v := range []*record.Version{g.a1, g.a2} {
-		if storedAs(t, s, v.ID) == engine.None {
+		if storedAs(t, s, v) == engine.None {
 			t.Fatalf("the genuine waiting version %s was dropped", v.ID)
 		}
 	}
@@ -119,7 +119,7 @@ func (h *harness) testWaitingBytes(t *testing.T) {
 		t.Fatalf("sources not largest first: %+v", srcs)
 	}
 	// The newest of the flood are the ones kept.
-	if storedAs(t, s, flood[len(flood)-1].ID) != engine.None {
+	if storedAs(t, s, flood[len(flood)-1]) != engine.None {
 		t.Fatal("a flooded version is held")
 	}
 	var kept []string
@@ -188,7 +188,7 @@ func (h *harness) testWaitingExpires(t *testing.T) {
 		t.Fatalf("after an hour: %+v", st)
 	}
 	for _, v := range old {
-		if storedAs(t, s, v.ID) != engine.None {
+		if storedAs(t, s, v) != engine.None {
 			t.Fatal("an expired version is held")
 		}
 	}

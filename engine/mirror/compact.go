@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/canonical"
 	"sort"
 
 	"github.com/minca-go/minca/engine"
@@ -126,8 +127,8 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 		return nil
 	}
 	sort.Slice(inputs, func(i, j int) bool { return inputs[i].Name < inputs[j].Name })
-	var ids []string
-	seen := map[string][]byte{}
+	var ids []canonical.ID
+	seen := map[canonical.ID][]byte{}
 	var base uint64
 	var rewrote []string
 	rebuild := false // a segment of ours is damaged
@@ -163,9 +164,13 @@ func (m *Mirror) compact(ctx context.Context, res *CompactResult) error {
 			if err != nil {
 				continue // we never wrote it; it is not carried on
 			}
-			if _, ok := seen[v.ID]; !ok {
-				ids = append(ids, v.ID)
-				seen[v.ID] = l
+			d, exact := v.Digest()
+			if !exact {
+				continue // nor this: a store holds no other id
+			}
+			if _, ok := seen[d]; !ok {
+				ids = append(ids, d)
+				seen[d] = l
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/minca-go/minca/canonical"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror/internal/segment"
@@ -86,7 +87,7 @@ func (m *Mirror) Export(ctx context.Context) (ExportResult, error) {
 func (m *Mirror) nextBatch(ctx context.Context) ([][]byte, uint64, error) {
 	cursor := m.w.Cursor
 	var lines [][]byte
-	seen := map[string]bool{}
+	seen := map[canonical.ID]bool{}
 	for c, err := range m.s.Changes(ctx, cursor) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("minca/mirror: changes: %w", err)

@@ -64,7 +64,7 @@ func localIDs(t testing.TB, s *engine.Store) map[string]bool {
 			t.Fatal(err)
 		}
 		if c.From == "local" && c.Kind == engine.Stored {
-			out[c.ID] = true
+			out[c.ID.String()] = true
 		}
 	}
 	return out

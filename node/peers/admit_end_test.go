@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/node/peers"
 )
 
@@ -13,6 +14,15 @@ import (
 // after it: the peer sent it and this end read it, so nothing of it is
 // lost because the session that read it ended before the batch was
 // checked and decided.
+// mustID is the digest of a test's id text.
+func mustID(id string) canonical.ID {
+	d, err := canonical.ParseID(id)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
 func TestPushAdmittedThoughTheConnectionEnds(t *testing.T) {
 	a, b := newNode(t, nil), newNode(t, nil)
 	g := shared(t, a, b)
@@ -42,7 +52,7 @@ func TestPushAdmittedThoughTheConnectionEnds(t *testing.T) {
 	h.c.Close()
 	eventually(t, 20*time.Second, "b holds every version of the push", func() bool {
 		for _, id := range ids {
-			if _, _, err := b.Store().Standing(context.Background(), id); err != nil {
+			if _, _, err := b.Store().Standing(context.Background(), mustID(id)); err != nil {
 				return false
 			}
 		}
@@ -75,7 +85,7 @@ func TestServeStopWaitsForPushes(t *testing.T) {
 	stop()
 	<-served
 	for _, id := range ids {
-		if _, _, err := b.Store().Standing(context.Background(), id); err != nil {
+		if _, _, err := b.Store().Standing(context.Background(), mustID(id)); err != nil {
 			t.Fatalf("a stopped serving and b does not hold %s, written before: %v", id, err)
 		}
 	}

@@ -111,7 +111,7 @@ func (s *session) endServe(x *serveXfer) {
 // mayServe opens the file a FILE-WANT asks for when it may be served.
 func (s *session) mayServe(f *serveXfer) (engine.FileReader, bool) {
 	st := s.c.host.Store()
-	v, err := st.Version(s.ctx, f.version.String())
+	v, err := st.Version(s.ctx, f.version)
 	if err != nil || v.Space != s.space || !s.inScope(v.Collection) {
 		return nil, false
 	}

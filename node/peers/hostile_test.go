@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/negentropy"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/space"
@@ -172,12 +173,12 @@ func TestHostileForgeriesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := a.Store().VersionJSON(context.Background(), v.ID)
+	raw, err := a.Store().VersionJSON(context.Background(), enginetest.Digest(v))
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "b has the genuine version", func() bool {
-		_, _, err := b.Store().Standing(context.Background(), v.ID)
+		_, _, err := b.Store().Standing(context.Background(), enginetest.Digest(v))
 		return err == nil
 	})
 	// The same on c's side, attacked before an honest copy arrives.
@@ -198,10 +199,10 @@ func TestHostileForgeriesRefused(t *testing.T) {
 	if len(ack) < 3 || ack[2] != 2 {
 		t.Fatalf("ADMITTED %v: want two refused", ack)
 	}
-	if _, _, err := c.Store().Standing(context.Background(), v.ID); !errors.Is(err, engine.ErrNotFound) {
+	if _, _, err := c.Store().Standing(context.Background(), enginetest.Digest(v)); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("a forgery was stored: %v", err)
 	}
-	if !c.Store().Refused(h.self.DID(), v.ID) {
+	if !c.Store().Refused(h.self.DID(), enginetest.Digest(v)) {
 		t.Error("the refusal is not remembered for the forger")
 	}
 	// The genuine copy from an honest peer is kept.
@@ -210,7 +211,7 @@ func TestHostileForgeriesRefused(t *testing.T) {
 	if _, err := a.peers.Sync(context.Background(), ca, []string{g.ID}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.Store().VersionJSON(context.Background(), v.ID)
+	got, err := c.Store().VersionJSON(context.Background(), enginetest.Digest(v))
 	if err != nil || string(got) != string(raw) {
 		t.Fatalf("the genuine copy: %v", err)
 	}
@@ -219,7 +220,7 @@ func TestHostileForgeriesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raw, err = a.Store().VersionJSON(context.Background(), v2.ID); err != nil {
+	if raw, err = a.Store().VersionJSON(context.Background(), enginetest.Digest(v2)); err != nil {
 		t.Fatal(err)
 	}
 	var flood [][]byte
@@ -496,7 +497,7 @@ func TestWritersLineAsksForWhatIsMissing(t *testing.T) {
 	if v2.Log == nil || v2.Log.Prev != v1.ID {
 		t.Fatalf("v2's line: %+v", v2.Log)
 	}
-	raw, _ := a.Store().VersionJSON(context.Background(), v2.ID)
+	raw, _ := a.Store().VersionJSON(context.Background(), enginetest.Digest(v2))
 	h := newHostile(t, b, nil)
 	h.send(negOpenIn(t, 1, g.ID, []string{"app.chat"}))
 	h.until(tNegMsg, 1)

@@ -165,7 +165,7 @@ func TestHostileWaitingFlood(t *testing.T) {
 	// the first.
 	courier := newPusher(t, b.url(), g.ID)
 	for _, v := range chain[1:] {
-		raw, err := a.Store().VersionJSON(ctx, v.ID)
+		raw, err := a.Store().VersionJSON(ctx, enginetest.Digest(v))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +255,7 @@ func TestHostileWaitingFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range chain {
-		if _, _, err := b.Store().Standing(ctx, v.ID); errors.Is(err, engine.ErrNotFound) {
+		if _, _, err := b.Store().Standing(ctx, enginetest.Digest(v)); errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("the genuine version %s is not held after the flood", v.ID)
 		} else if err != nil {
 			t.Fatal(err)

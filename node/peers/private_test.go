@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -37,7 +38,7 @@ func standing(t *testing.T, n *tnode, spaceID string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		verdict, _, err := n.Store().Standing(context.Background(), v.ID)
+		verdict, _, err := n.Store().Standing(context.Background(), enginetest.Digest(v))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func standing(t *testing.T, n *tnode, spaceID string) []string {
 
 // opens reports the text n opens of version id in its store.
 func opens(n *tnode, id string) (string, error) {
-	v, err := n.Store().Version(context.Background(), id)
+	v, err := n.Store().Version(context.Background(), mustID(id))
 	if err != nil {
 		return "", err
 	}
@@ -159,7 +160,7 @@ func TestPrivateSpaceOverSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, "the keeper takes what a wrote after the removal", func() bool {
-		_, err := k.Store().Version(ctx, after.ID)
+		_, err := k.Store().Version(ctx, enginetest.Digest(after))
 		return err == nil
 	})
 	if got, err := opens(a, after.ID); err != nil || !strings.Contains(got, "after b left") {
@@ -170,7 +171,7 @@ func TestPrivateSpaceOverSync(t *testing.T) {
 	}
 	// b may not read the space any more; given the version anyway, it
 	// holds no key that opens it.
-	kv, err := k.Store().Version(ctx, after.ID)
+	kv, err := k.Store().Version(ctx, enginetest.Digest(after))
 	if err != nil {
 		t.Fatal(err)
 	}

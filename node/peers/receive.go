@@ -110,7 +110,8 @@ func (s *session) decode(ctx context.Context, ad *admission) ([]*record.Version,
 		// an answer brings what this end asked for, not held when asked,
 		// and the store changes nothing for a copy it holds.
 		if ad.flag == versPush {
-			if _, stored, err := st.Standing(ctx, v.ID); err == nil && (stored == engine.Whole || v.IsStub()) {
+			d, _ := v.Digest() // zero, never held, for an id that is not exact
+			if _, stored, err := st.Standing(ctx, d); err == nil && (stored == engine.Whole || v.IsStub()) {
 				ad.a.Held++
 				s.remember(v)
 				continue
@@ -159,7 +160,8 @@ func (s *session) settle(ad *admission, r engine.Result) *endError {
 			case engine.Later:
 				a.Later++
 				s.remember(ad.vs[i])
-				s.waits(o.ID, ad.sizes[i])
+				d, _ := ad.vs[i].Digest() // a version that waits passed Check: its id is exact
+				s.waits(d, ad.sizes[i])
 			default:
 				a.Refused++
 				if forged(o.Refusal) {
@@ -217,7 +219,8 @@ func (s *session) settle(ad *admission, r engine.Result) *endError {
 // partial hold walks the lines: a whole space's reconciliation finds
 // everything the peer holds by itself.
 func (s *session) gap(v *record.Version, o engine.Outcome) (canonical.ID, bool) {
-	if !o.Gap || len(s.scope.Collections) == 0 || s.c.host.Store().Refused(s.c.peer.DID, v.Log.Prev) {
+	prev, _ := v.LogPrevDigest()
+	if !o.Gap || len(s.scope.Collections) == 0 || s.c.host.Store().Refused(s.c.peer.DID, prev) {
 		return canonical.ID{}, false
 	}
 	return v.LogPrevDigest()

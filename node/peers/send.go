@@ -85,7 +85,7 @@ func (s *session) next() (msg []byte, job *wantJob, push, want []canonical.ID, f
 			for len(*q) > 0 && len(ids) < MaxWantIDs {
 				d := (*q)[0]
 				*q = (*q)[1:]
-				if s.c.host.Store().Refused(s.c.peer.DID, d.String()) {
+				if s.c.host.Store().Refused(s.c.peer.DID, d) {
 					continue // refused from this peer: not asked again (02 §9.5)
 				}
 				ids = append(ids, d)
@@ -231,7 +231,7 @@ func (s *session) count(n int) {
 // skips a stub. ok is false for what is not held or not to be sent.
 func (s *session) kept(d canonical.ID, wholeOnly bool) ([]byte, bool, error) {
 	st := s.c.host.Store()
-	raw, err := st.VersionJSON(s.ctx, d.String())
+	raw, err := st.VersionJSON(s.ctx, d)
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil, false, nil
 	}

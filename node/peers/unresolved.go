@@ -2,6 +2,7 @@ package peers
 
 import (
 	"errors"
+	"github.com/minca-go/minca/canonical"
 
 	"github.com/minca-go/minca/engine"
 )
@@ -20,12 +21,12 @@ const (
 
 // later is a version the session received that waits.
 type later struct {
-	id   string
+	id   canonical.ID
 	size int
 }
 
 // waits notes a version received that waits.
-func (s *session) waits(id string, size int) {
+func (s *session) waits(id canonical.ID, size int) {
 	s.unresolved = append(s.unresolved, later{id, size})
 	s.unresolvedBytes += int64(size)
 }

@@ -180,12 +180,16 @@ func HistoryKey(rec []byte, seq int64, id string) []byte {
 	return append(k, id...)
 }
 
-// HistoryID returns the id text at the end of a history key.
-func HistoryID(k []byte) string {
+// HistoryID returns the id text at the end of a history key, and the
+// digest it names (ok false on a damaged key): the one place a history
+// key's id is read.
+func HistoryID(k []byte) (string, canonical.ID, bool) {
 	if len(k) < canonical.IDLen {
-		return ""
+		return "", canonical.ID{}, false
 	}
-	return string(k[len(k)-canonical.IDLen:])
+	id := string(k[len(k)-canonical.IDLen:])
+	d, ok := canonical.ParseExactID(id)
+	return id, d, ok
 }
 
 // SpaceKey is 'S' space.
