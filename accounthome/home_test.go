@@ -351,7 +351,7 @@ func connectByCode(t *testing.T, h *homeT, key *identity.PrivateKey, give func(c
 		var started struct{ ID string }
 		h.do("POST", "/connect/code", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": h.url}, form(url.Values{"code": {code.String()}}), &started)
 		var v codeView
-		for i := 0; i < 500 && v.State != "asked"; i++ {
+		for deadline := time.Now().Add(time.Minute); v.State != "asked" && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 			h.do("GET", "/connect/code/"+started.ID, nil, nil, &v)
 		}
@@ -430,7 +430,7 @@ func TestConnectCode_AHomeOpenedAtALinkNobodyWaitsOnAnyMoreSaysSo(t *testing.T) 
 	var started struct{ ID string }
 	h.do("POST", "/connect/code", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": h.url}, form(url.Values{"code": {"see " + code.Link(h.url+"/connect")}}), &started)
 	var v codeView
-	for i := 0; i < 200 && v.State != "nobody"; i++ {
+	for deadline := time.Now().Add(time.Minute); v.State != "nobody" && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 		h.do("GET", "/connect/code/"+started.ID, nil, nil, &v)
 	}

@@ -560,7 +560,7 @@ func TestCarrierRemoval(t *testing.T) {
 			select {
 			case e := <-sub.C:
 				got[e.Type] = true
-			case <-time.After(5 * time.Second):
+			case <-time.After(time.Minute):
 				t.Fatalf("events: %v", got)
 			}
 		}

@@ -213,10 +213,10 @@ func TestPipelineStops(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after ten seconds.
+// waitFor polls cond until it holds, failing the test after a minute.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out")
 		}

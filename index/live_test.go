@@ -28,7 +28,7 @@ func next(t *testing.T, l *index.Live) (index.LiveChange, bool) {
 	select {
 	case c, ok := <-l.Changes():
 		return c, ok
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("no change arrived")
 	}
 	return index.LiveChange{}, false
@@ -140,7 +140,7 @@ func TestSlowLiveQueryDropped(t *testing.T) {
 	for range 6 {
 		w.op()
 	}
-	for deadline := time.Now().Add(10 * time.Second); slow.Err() == nil; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); slow.Err() == nil; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("a reader that never reads was not dropped")
 		}

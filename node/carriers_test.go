@@ -343,7 +343,7 @@ func TestCarriers(t *testing.T) {
 		refilled := make(chan error, 1)
 		go func() { refilled <- a.RefillCarriers(ctx) }()
 		// Remove once the refill has written its first pass.
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(time.Minute)
 		for len(livePasses(t, a.Node, r.Space)) < 2 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}

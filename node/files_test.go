@@ -158,7 +158,7 @@ func TestWaitFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("WaitFile did not return once the file was kept")
 	}
 }

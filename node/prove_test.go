@@ -65,7 +65,7 @@ func proofsIn(t *testing.T, tn *testNode, spaceID string) []*record.Version {
 // waitProofs waits until a node holds n proofs in a space.
 func waitProofs(t *testing.T, tn *testNode, spaceID string, n int) []*record.Version {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		ps := proofsIn(t, tn, spaceID)
 		if len(ps) >= n || time.Now().After(deadline) {

@@ -103,8 +103,8 @@ func TestWatchQueryFollowsItsResultUntilItsContextEnds(t *testing.T) {
 				t.Fatalf("the live query ended: %v", lq.Err())
 			}
 			return ch
-		case <-time.After(10 * time.Second):
-			t.Fatal("no change in 10 s")
+		case <-time.After(time.Minute):
+			t.Fatal("no change in a minute")
 		}
 		return node.QueryChange{}
 	}
@@ -125,7 +125,7 @@ func TestWatchQueryFollowsItsResultUntilItsContextEnds(t *testing.T) {
 		if ok {
 			t.Fatalf("a change after the context ended: %+v", ch)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the live query did not end with its context")
 	}
 	if err := lq.Err(); err != nil {

@@ -99,7 +99,7 @@ func (m *rm) expect(typ, room string) *relayMsg {
 			m.t.Fatalf("got %+v, want %s in %s", msg, typ, room)
 		}
 		return msg
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		m.t.Fatalf("no %s in %s", typ, room)
 	}
 	return nil

@@ -60,7 +60,7 @@ func echoHandler(peers chan<- Peer) func(context.Context, *Conn) {
 
 func echo(t *testing.T, c *Conn, msg string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := c.Send(ctx, []byte(msg)); err != nil {
 		t.Fatal(err)

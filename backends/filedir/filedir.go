@@ -55,17 +55,7 @@ type temp struct {
 	partial bool
 	size    int64
 	closed  bool
-	// unsynced is the bytes written since a sync last started; past
-	// syncEvery one starts beside the writes (syncing), so the sync
-	// that keeps the file has little left to write out.
-	unsynced int64
-	syncing  chan struct{} // closed when the sync under way ends
-	syncErr  error         // the first such sync's error: a later sync may not see it again
 }
-
-// syncEvery is how many bytes a file being written gathers before they
-// are synced beside the writes that follow.
-const syncEvery = 16 << 20
 
 // Create starts a new temporary file.
 func (d *Dir) Create() (engine.FileTemp, error) {
@@ -110,49 +100,12 @@ func (d *Dir) Partial(name string) (engine.FileTemp, error) {
 func (t *temp) Write(p []byte) (int, error) {
 	n, err := t.f.Write(p)
 	t.size += int64(n)
-	t.unsynced += int64(n)
-	if t.unsynced >= syncEvery && !t.syncBusy() {
-		t.unsynced = 0
-		done := make(chan struct{})
-		t.syncing = done
-		go func() {
-			if err := t.f.Sync(); err != nil && t.syncErr == nil {
-				t.syncErr = err // read only once done is closed
-			}
-			close(done)
-		}()
-	}
 	return n, err
-}
-
-// syncBusy reports whether a sync started beside the writes is under way.
-func (t *temp) syncBusy() bool {
-	if t.syncing == nil {
-		return false
-	}
-	select {
-	case <-t.syncing:
-		t.syncing = nil
-		return false
-	default:
-		return true
-	}
-}
-
-// syncDone waits for the sync beside the writes, if one is under way.
-func (t *temp) syncDone() {
-	if t.syncing != nil {
-		<-t.syncing
-		t.syncing = nil
-	}
 }
 
 func (t *temp) ReadAt(p []byte, off int64) (int, error) { return t.f.ReadAt(p, off) }
 func (t *temp) Size() int64                             { return t.size }
-func (t *temp) Sync() error {
-	t.syncDone()
-	return errors.Join(t.syncErr, t.f.Sync())
-}
+func (t *temp) Sync() error                             { return t.f.Sync() }
 
 func (t *temp) Keep(name string) error {
 	if err := validName(name); err != nil {
@@ -163,8 +116,7 @@ func (t *temp) Keep(name string) error {
 		return os.ErrClosed
 	}
 	t.closed = true
-	t.syncDone()
-	err := errors.Join(t.syncErr, t.f.Sync())
+	err := t.f.Sync()
 	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}
@@ -185,7 +137,6 @@ func (t *temp) Close() error {
 		return nil
 	}
 	t.closed = true
-	t.syncDone()
 	err := t.f.Close()
 	if !t.partial {
 		os.Remove(t.path)

@@ -38,14 +38,15 @@ func segmentFiles(t *testing.T, dir string) []string {
 // a problem line; once the good bytes are back, restore succeeds and
 // holds everything.
 func TestCorruptSegmentCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache")}
 	a, b, c := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b"), "pebble:"+filepath.Join(dir, "c")
 	synced := filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v1.jsonl", 40, 1))
-	mustRun(t, "backup", "--store", a, "--to", "folder:"+synced)
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v2.jsonl", 30, 2))
-	out := mustRun(t, "backup", "--store", a, "--to", "folder:"+synced)
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v1.jsonl", 40, 1))
+	d.mustRun("backup", "--store", a, "--to", "folder:"+synced)
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v2.jsonl", 30, 2))
+	out := d.mustRun("backup", "--store", a, "--to", "folder:"+synced)
 	held := field(t, out, "versions")
 	segs := segmentFiles(t, synced)
 	if len(segs) != 2 {
@@ -65,7 +66,7 @@ func TestCorruptSegmentCLI(t *testing.T) {
 		{"restore", "--from", "folder:" + synced, "--store", b},
 		{"mirror", "--once", "--store", c, "--to", "folder:" + synced},
 	} {
-		out, errs, code := minca(t, "", args...)
+		out, errs, code := d.minca("", args...)
 		if code != 1 {
 			t.Fatalf("%s over a flipped byte: exit %d\n%s", args[0], code, errs)
 		}
@@ -85,11 +86,11 @@ func TestCorruptSegmentCLI(t *testing.T) {
 		}
 	}
 	// Everything else was restored.
-	first := len(exported(t, b))
-	if first == 0 || float64(first) >= float64(len(exported(t, a))) {
-		t.Fatalf("restored %d of %d versions", first, len(exported(t, a)))
+	first := len(d.exported(b))
+	if first == 0 || float64(first) >= float64(len(d.exported(a))) {
+		t.Fatalf("restored %d of %d versions", first, len(d.exported(a)))
 	}
-	out, _, code := minca(t, "", "store", "check", "--store", "folder:"+synced)
+	out, _, code := d.minca("", "store", "check", "--store", "folder:"+synced)
 	if code != 1 || !strings.Contains(out, `{"problem":"segment `+name) {
 		t.Fatalf("store check of the folder: exit %d\n%s", code, out)
 	}
@@ -97,9 +98,9 @@ func TestCorruptSegmentCLI(t *testing.T) {
 	if err := os.WriteFile(segs[1], good, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, "restore", "--from", "folder:"+synced, "--store", b)
-	sameExport(t, a, b)
-	mustRun(t, "store", "check", "--store", "folder:"+synced)
+	d.mustRun("restore", "--from", "folder:"+synced, "--store", b)
+	d.sameExport(a, b)
+	d.mustRun("store", "check", "--store", "folder:"+synced)
 }
 
 // Case 7 (issue 12): a folder a store backed up to, removed or emptied,
@@ -107,11 +108,13 @@ func TestCorruptSegmentCLI(t *testing.T) {
 // anything is created there (no new marker), unless --adopt; set up again
 // by another store, it is refused naming both ids.
 func TestReplacedFolderCLI(t *testing.T) {
+	t.Parallel()
+	d := &device{t: t, cache: filepath.Join(t.TempDir(), "cache")}
 	dir := t.TempDir()
 	a := "pebble:" + filepath.Join(dir, "a")
 	synced := filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 3))
-	mustRun(t, "backup", "--store", a, "--to", "folder:"+synced)
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 3))
+	d.mustRun("backup", "--store", a, "--to", "folder:"+synced)
 	marker, _ := os.ReadFile(filepath.Join(synced, "minca-store.json"))
 	var m struct{ ID string }
 	_ = json.Unmarshal(marker, &m)
@@ -128,7 +131,7 @@ func TestReplacedFolderCLI(t *testing.T) {
 			{"backup", "--store", a, "--to", "folder:" + synced},
 			{"mirror", "--once", "--store", a, "--to", "folder:" + synced},
 		} {
-			_, errs, code := minca(t, "", args...)
+			_, errs, code := d.minca("", args...)
 			if code != exitFailed || !strings.Contains(errs, m.ID) || !strings.Contains(errs, "refusing") {
 				t.Fatalf("%s to a removed (%v) or emptied (%v) folder: exit %d\n%s", args[0], !emptied, emptied, code, errs)
 			}
@@ -138,13 +141,13 @@ func TestReplacedFolderCLI(t *testing.T) {
 			}
 		}
 	}
-	out := mustRun(t, "backup", "--store", a, "--to", "folder:"+synced, "--adopt")
+	out := d.mustRun("backup", "--store", a, "--to", "folder:"+synced, "--adopt")
 	if field(t, out, "versions") == 0 {
 		t.Fatalf("adopting wrote nothing: %s", out)
 	}
 	b := "pebble:" + filepath.Join(dir, "b")
-	mustRun(t, "restore", "--from", "folder:"+synced, "--store", b)
-	sameExport(t, a, b)
+	d.mustRun("restore", "--from", "folder:"+synced, "--store", b)
+	d.sameExport(a, b)
 	marker, _ = os.ReadFile(filepath.Join(synced, "minca-store.json"))
 	_ = json.Unmarshal(marker, &m)
 
@@ -153,15 +156,15 @@ func TestReplacedFolderCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := "pebble:" + filepath.Join(dir, "c")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 4))
-	mustRun(t, "backup", "--store", c, "--to", "folder:"+synced)
+	d.mustRun("store", "import", "--judge", "roots", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 4))
+	d.mustRun("backup", "--store", c, "--to", "folder:"+synced)
 	var other struct{ ID string }
 	marker, _ = os.ReadFile(filepath.Join(synced, "minca-store.json"))
 	_ = json.Unmarshal(marker, &other)
-	if _, errs, code := minca(t, "", "backup", "--store", a, "--to", "folder:"+synced); code != exitFailed || !strings.Contains(errs, m.ID) || !strings.Contains(errs, other.ID) {
+	if _, errs, code := d.minca("", "backup", "--store", a, "--to", "folder:"+synced); code != exitFailed || !strings.Contains(errs, m.ID) || !strings.Contains(errs, other.ID) {
 		t.Fatalf("backup to another store in its place: exit %d\n%s", code, errs)
 	}
-	if out, errs, _ := minca(t, "", "mirror", "--help"); !strings.Contains(out+errs, "gone-grace") || !strings.Contains(out+errs, "adopt") {
+	if out, errs, _ := d.minca("", "mirror", "--help"); !strings.Contains(out+errs, "gone-grace") || !strings.Contains(out+errs, "adopt") {
 		t.Fatalf("mirror --help:\n%s%s", out, errs)
 	}
 }
@@ -169,14 +172,15 @@ func TestReplacedFolderCLI(t *testing.T) {
 // Case 1 on S3: a segment object with a byte flipped is named by restore
 // (exit 1) and by store check of the s3: store.
 func TestCorruptSegmentS3CLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache")}
 	f := newFakeS3(t, nil)
 	be := f.be
 	url := f.url("backups/a")
 	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 30, 4))
-	mustRun(t, "backup", "--store", a, "--to", url)
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 30, 4))
+	d.mustRun("backup", "--store", a, "--to", url)
 	prefix := "backups/a/segments/"
 	list, err := be.ListBucket("bkt", &gofakes3.Prefix{Prefix: prefix, HasPrefix: true}, gofakes3.ListBucketPage{})
 	if err != nil || len(list.Contents) != 1 {
@@ -202,10 +206,10 @@ func TestCorruptSegmentS3CLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := strings.TrimPrefix(key, "backups/a/")
-	if _, errs, code := minca(t, "", "restore", "--from", url, "--store", b); code != 1 || !strings.Contains(errs, name) || !strings.Contains(errs, "segment/checksum") {
+	if _, errs, code := d.minca("", "restore", "--from", url, "--store", b); code != 1 || !strings.Contains(errs, name) || !strings.Contains(errs, "segment/checksum") {
 		t.Fatalf("restore: exit %d\n%s", code, errs)
 	}
-	if out, errs, code := minca(t, "", "store", "check", "--store", url); code != 1 || !strings.Contains(out, `{"problem":"segment `+name) {
+	if out, errs, code := d.minca("", "store", "check", "--store", url); code != 1 || !strings.Contains(out, `{"problem":"segment `+name) {
 		t.Fatalf("store check: exit %d\n%s%s", code, out, errs)
 	}
 }
@@ -215,13 +219,14 @@ func TestCorruptSegmentS3CLI(t *testing.T) {
 // written there; --adopt takes it. Another store set up there is refused
 // naming both ids.
 func TestReplacedPrefixS3CLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache")}
 	f := newFakeS3(t, nil)
 	url := f.url("backups/a")
 	a := "pebble:" + filepath.Join(dir, "a")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 5))
-	mustRun(t, "backup", "--store", a, "--to", url)
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 20, 5))
+	d.mustRun("backup", "--store", a, "--to", url)
 	markerID := func() string {
 		obj, err := f.be.GetObject("bkt", "backups/a/minca-store.json", nil)
 		if err != nil {
@@ -240,7 +245,7 @@ func TestReplacedPrefixS3CLI(t *testing.T) {
 		{"backup", "--store", a, "--to", url},
 		{"mirror", "--once", "--store", a, "--to", url},
 	} {
-		_, errs, code := minca(t, "", args...)
+		_, errs, code := d.minca("", args...)
 		if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, "refusing") {
 			t.Fatalf("%s to an emptied prefix: exit %d\n%s", args[0], code, errs)
 		}
@@ -248,21 +253,21 @@ func TestReplacedPrefixS3CLI(t *testing.T) {
 			t.Fatalf("a refused %s wrote %v", args[0], keys)
 		}
 	}
-	out := mustRun(t, "backup", "--store", a, "--to", url, "--adopt")
+	out := d.mustRun("backup", "--store", a, "--to", url, "--adopt")
 	if field(t, out, "versions") == 0 {
 		t.Fatalf("adopting wrote nothing: %s", out)
 	}
 	b := "pebble:" + filepath.Join(dir, "b")
-	mustRun(t, "restore", "--from", url, "--store", b)
-	sameExport(t, a, b)
+	d.mustRun("restore", "--from", url, "--store", b)
+	d.sameExport(a, b)
 	adopted := markerID()
 
 	f.empty(t, "backups/a/")
 	c := "pebble:" + filepath.Join(dir, "c")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 6))
-	mustRun(t, "backup", "--store", c, "--to", url)
+	d.mustRun("store", "import", "--judge", "roots", "--store", c, versionsFile(t, dir, "c.jsonl", 5, 6))
+	d.mustRun("backup", "--store", c, "--to", url)
 	other := markerID()
-	if _, errs, code := minca(t, "", "backup", "--store", a, "--to", url); code != exitFailed || !strings.Contains(errs, adopted) || !strings.Contains(errs, other) {
+	if _, errs, code := d.minca("", "backup", "--store", a, "--to", url); code != exitFailed || !strings.Contains(errs, adopted) || !strings.Contains(errs, other) {
 		t.Fatalf("backup to another store in its place: exit %d\n%s", code, errs)
 	}
 }
@@ -273,14 +278,15 @@ func TestReplacedPrefixS3CLI(t *testing.T) {
 // stderr and exits 1: a partial answer never passes for a whole one.
 // store check lists it once, as a problem line.
 func TestBadSegmentInFolderStoreCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	synced := filepath.Join(dir, "synced")
 	folder := "folder:" + synced
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache1")}
 	v1 := versionsFile(t, dir, "v1.jsonl", 30, 11)
-	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, v1)
-	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v2.jsonl", 30, 12))
-	all := exported(t, folder)
+	d.mustRun("store", "import", "--judge", "roots", "--store", folder, v1)
+	d.mustRun("store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v2.jsonl", 30, 12))
+	all := d.exported(folder)
 	segs := segmentFiles(t, synced)
 	if len(segs) != 2 {
 		t.Fatalf("segments %v", segs)
@@ -300,7 +306,7 @@ func TestBadSegmentInFolderStoreCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache2")) // another device reads it
+	d.cache = filepath.Join(dir, "cache2") // another device reads it
 	for _, args := range [][]string{
 		{"store", "get", "--store", folder, rec.Space, rec.Key},
 		{"store", "history", "--store", folder, rec.Space, rec.Key},
@@ -308,7 +314,7 @@ func TestBadSegmentInFolderStoreCLI(t *testing.T) {
 		{"store", "stats", "--store", folder},
 		{"store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v3.jsonl", 3, 13)},
 	} {
-		out, errs, code := minca(t, "", args...)
+		out, errs, code := d.minca("", args...)
 		if code != exitFailed || out == "" {
 			t.Fatalf("%s on a folder store with a bad segment: exit %d, stdout %q\n%s", args[1], code, out, errs)
 		}
@@ -322,7 +328,7 @@ func TestBadSegmentInFolderStoreCLI(t *testing.T) {
 			}
 		}
 	}
-	out, errs, code := minca(t, "", "store", "check", "--store", folder)
+	out, errs, code := d.minca("", "store", "check", "--store", folder)
 	if code != exitFailed || strings.Count(out, `{"problem":"segment `+name) != 1 || strings.Contains(errs, "missing from this answer") {
 		t.Fatalf("store check: exit %d\n%s\nstderr:\n%s", code, out, errs)
 	}

@@ -128,7 +128,7 @@ func TestCarryCommand(t *testing.T) {
 			if !strings.Contains(l, want) || want[0] != '{' && !strings.Contains(l, g.Carry.Space) {
 				t.Fatalf("a line: %s; want %s", l, want)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatalf("no line %s", want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -18,9 +19,52 @@ import (
 // stderr and the exit code.
 func minca(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	return (&device{t: t}).minca(stdin, args...)
+}
+
+// device runs minca in process as one machine does: with the local
+// indexes of folder: and s3:// stores in a cache directory of its own
+// (stdio.cacheDir). Two devices reading one folder store each keep their
+// own index there. It is what lets such tests run in parallel: none sets
+// the process's environment (XDG_CACHE_HOME) to choose the cache.
+type device struct {
+	t     *testing.T
+	cache string // "": the default, the user's cache directory (XDG_CACHE_HOME)
+}
+
+// minca runs the command line on the device, as the function minca does.
+func (d *device) minca(stdin string, args ...string) (string, string, int) {
+	d.t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &stdio{in: strings.NewReader(stdin), out: &out, err: &errb})
+	code := run(context.Background(), args, &stdio{in: strings.NewReader(stdin), out: &out, err: &errb, cacheDir: d.cache})
 	return out.String(), errb.String(), code
+}
+
+// mustRun runs minca on the device and fails the test unless it exits 0.
+func (d *device) mustRun(args ...string) string {
+	d.t.Helper()
+	out, errs, code := d.minca("", args...)
+	if code != 0 {
+		d.t.Fatalf("minca %s: exit %d\n%s", strings.Join(args, " "), code, errs)
+	}
+	return out
+}
+
+// exported is `store export` as a sorted set of lines.
+func (d *device) exported(store string) []string {
+	d.t.Helper()
+	lines := strings.Split(strings.TrimSpace(d.mustRun("store", "export", "--store", store)), "\n")
+	sort.Strings(lines)
+	return lines
+}
+
+// sameExport fails the test unless stores a and b hold the same versions.
+func (d *device) sameExport(a, b string) {
+	d.t.Helper()
+	x, y := d.exported(a), d.exported(b)
+	if strings.Join(x, "\n") != strings.Join(y, "\n") {
+		d.t.Fatalf("%s and %s hold different versions (%d and %d lines)", a, b, len(x), len(y))
+	}
 }
 
 func specVersion(t *testing.T) string {

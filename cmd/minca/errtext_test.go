@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,17 +19,29 @@ import (
 // "minca VERB: " and then the store, named once, and what is wrong, named
 // once — no package prefixes, no sentinel's text repeated, no stack — and
 // the exit code is the contract's.
+//
+// The stores are named as a person names them, relative to the working
+// directory: minca runs as a process there (mincaProcess), with its
+// cache directory set as a person's is (XDG_CACHE_HOME), so this test
+// changes neither for the tests running in parallel.
 func TestErrorLines(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Chdir(dir)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	in := func(p string) string { return filepath.Join(dir, p) }
+	env := withEnv([]string{"XDG_CACHE_HOME=" + in("cache")})
+	must := func(args ...string) {
+		t.Helper()
+		if _, errs, code := mincaProcess(t, dir, env, "", args...); code != 0 {
+			t.Fatalf("minca %s: exit %d\n%s", strings.Join(args, " "), code, errs)
+		}
+	}
 	v := versionsFile(t, dir, "v.jsonl", 30, 1)
 	for _, u := range []string{"pebble:p", "pebble:p2", "pebble:pm", "sqlite:sq.db", "folder:fs"} {
-		mustRun(t, "store", "import", "--judge", "roots", "--store", u, v)
+		must("store", "import", "--judge", "roots", "--store", u, v)
 	}
 	// Damage: a MANIFEST cut short, a SQLite page overwritten, a segment
 	// with a byte flipped.
-	ms, _ := filepath.Glob("pm/MANIFEST-*")
+	ms, _ := filepath.Glob(in("pm/MANIFEST-*"))
 	fi, err := os.Stat(ms[0])
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +49,7 @@ func TestErrorLines(t *testing.T) {
 	if err := os.Truncate(ms[0], fi.Size()/2); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile("sq.db", os.O_RDWR, 0)
+	f, err := os.OpenFile(in("sq.db"), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +57,8 @@ func TestErrorLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	mustRun(t, "backup", "--store", "pebble:p", "--to", "folder:synced")
-	segs := segmentFiles(t, "synced")
+	must("backup", "--store", "pebble:p", "--to", "folder:synced")
+	segs := segmentFiles(t, in("synced"))
 	data, err := os.ReadFile(segs[0])
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +68,7 @@ func TestErrorLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	seg := regexp.QuoteMeta("segments/"+filepath.Base(filepath.Dir(segs[0]))+"/"+filepath.Base(segs[0])) + ": segment/checksum: the checksum does not match the content [(]torn, partial or altered[)]; it held 30 versions by its trailer"
-	fsSegs := segmentFiles(t, "fs") // the folder store's only segment, bad too
+	fsSegs := segmentFiles(t, in("fs")) // the folder store's only segment, bad too
 	if data, err = os.ReadFile(fsSegs[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +76,9 @@ func TestErrorLines(t *testing.T) {
 	if err := os.WriteFile(fsSegs[0], data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fsSeg := regexp.QuoteMeta(strings.TrimPrefix(filepath.ToSlash(fsSegs[0]), "fs/")) + ": segment/checksum: .*; it held 30 versions by its trailer"
+	fsSeg := regexp.QuoteMeta(strings.TrimPrefix(filepath.ToSlash(fsSegs[0]), filepath.ToSlash(in("fs"))+"/")) + ": segment/checksum: .*; it held 30 versions by its trailer"
 	// Another device, with an index of its own, reads the folder store.
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache2"))
+	env = withEnv([]string{"XDG_CACHE_HOME=" + in("cache2")})
 
 	// S3: a server that answers (gofakes3), and a port nobody listens on.
 	fake := newFakeS3(t, nil)
@@ -77,12 +90,14 @@ func TestErrorLines(t *testing.T) {
 	l.Close()
 	down := "s3://bkt/p?region=us-east-1&path-style=true&endpoint=" + refused
 	// A store held open by another opener.
-	held, err := store.Open(context.Background(), "pebble:p", &store.Options{Judge: defaultJudge()})
+	held, err := store.Open(context.Background(), "pebble:"+in("p"), &store.Options{Judge: defaultJudge()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Close()
 
+	// Held by this process: minca, another process, names it.
+	locked := fmt.Sprintf(`store pebble:p: locked: open in process %d \([^)]+\)`, os.Getpid())
 	const manifest = `store pm: damaged: MANIFEST-\d+ is cut short: \d+ bytes, \d+ when the store was last opened or closed`
 	const sqliteDamage = `store sqlite:sq.db: damaged: database disk image is malformed \(11\)`
 	unreachable := `store s3://bkt/p: get minca-store.json: ` + regexp.QuoteMeta(refused) + ` unreachable after \d+ attempts in \S+: dial tcp \S+: connect: connection refused`
@@ -113,31 +128,29 @@ func TestErrorLines(t *testing.T) {
 		{[]string{"store", "stats", "--store", down, "--connect-timeout", "2s"}, exitUnreachable, unreachable},
 		{[]string{"backup", "--store", "pebble:p2", "--to", down, "--connect-timeout", "2s"}, exitUnreachable, "blob " + unreachable},
 
-		{[]string{"store", "import", "--judge", "roots", "--store", "pebble:p", v}, exitFailed, `store pebble:p: locked: open in another process \(or another Open in this one\)`},
-		{[]string{"store", "get", "--store", "pebble:p", "s", "k"}, exitFailed, `store pebble:p: locked: open in another process \(or another Open in this one\)`},
-		{[]string{"backup", "--store", "pebble:p", "--to", "folder:b"}, exitFailed, `store pebble:p: locked: open in another process \(or another Open in this one\)`},
+		{[]string{"store", "import", "--judge", "roots", "--store", "pebble:p", v}, exitFailed, locked},
+		{[]string{"store", "get", "--store", "pebble:p", "s", "k"}, exitFailed, locked},
+		{[]string{"backup", "--store", "pebble:p", "--to", "folder:b"}, exitFailed, locked},
 	} {
-		lineOK(t, c.args, c.code, c.line)
+		lineOK(t, dir, env, c.args, c.code, c.line)
 	}
 
 	// No credentials anywhere: found before any request is sent.
-	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
+	env = withEnv([]string{"XDG_CACHE_HOME=" + in("cache2")}, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
 	nocreds := `store s3://bkt/p: no AWS credentials: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE`
-	lineOK(t, []string{"store", "stats", "--store", fake.url("p")}, exitUsage, nocreds)
-	lineOK(t, []string{"restore", "--from", fake.url("p"), "--store", "r"}, exitUsage, "blob "+nocreds)
+	lineOK(t, dir, env, []string{"store", "stats", "--store", fake.url("p")}, exitUsage, nocreds)
+	lineOK(t, dir, env, []string{"restore", "--from", fake.url("p"), "--store", "r"}, exitUsage, "blob "+nocreds)
 }
 
-// lineOK runs minca and checks its exit code and the last line on stderr.
-func lineOK(t *testing.T, args []string, code int, line string) {
+// lineOK runs minca as a process in dir with env, and checks its exit
+// code and the last line on stderr.
+func lineOK(t *testing.T, dir string, env []string, args []string, code int, line string) {
 	t.Helper()
 	verb := args[0]
 	if verb == "store" {
 		verb += " " + args[1]
 	}
-	_, errs, got := minca(t, "", args...)
+	_, errs, got := mincaProcess(t, dir, env, "", args...)
 	lines := strings.Split(strings.TrimRight(errs, "\n"), "\n")
 	last := lines[len(lines)-1]
 	re := regexp.MustCompile("^" + regexp.QuoteMeta("minca "+verb+": ") + line + "$")

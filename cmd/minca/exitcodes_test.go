@@ -279,14 +279,16 @@ func TestFlagsAfterArguments(t *testing.T) {
 	}
 }
 
-// MINCA_STORE is --store's default; a --store given wins.
+// MINCA_STORE is --store's default; a --store given wins. (minca runs as
+// a process, with MINCA_STORE in its environment alone.)
 func TestMincaStoreEnv(t *testing.T) {
+	t.Parallel()
 	f := makeFixtures(t)
-	t.Setenv("MINCA_STORE", f.store)
-	if out, errs, code := minca(t, "", "store", "get", f.space, f.recordKey); code != 0 || !strings.Contains(out, f.recordKey) {
+	env := withEnv([]string{"MINCA_STORE=" + f.store})
+	if out, errs, code := mincaProcess(t, f.dir, env, "", "store", "get", f.space, f.recordKey); code != 0 || !strings.Contains(out, f.recordKey) {
 		t.Fatalf("store get with MINCA_STORE: %d %s", code, errs)
 	}
-	if out, _, code := minca(t, "", "store", "stats", "--store", "memory:"); code != 0 || !strings.Contains(out, `"versions":0`) {
+	if out, _, code := mincaProcess(t, f.dir, env, "", "store", "stats", "--store", "memory:"); code != 0 || !strings.Contains(out, `"versions":0`) {
 		t.Fatalf("--store did not win over MINCA_STORE: %d %s", code, out)
 	}
 }
@@ -294,6 +296,7 @@ func TestMincaStoreEnv(t *testing.T) {
 // --log-format json (or MINCA_LOG_FORMAT=json) makes every log line on
 // stderr a JSON object; text is the default.
 func TestLogFormat(t *testing.T) {
+	t.Parallel()
 	f := makeFixtures(t)
 	check := func(errs string, json bool) {
 		t.Helper()
@@ -321,13 +324,14 @@ func TestLogFormat(t *testing.T) {
 	check(errs, true)
 	_, errs, _ = minca(t, "", "--log-format=json", "store", "import", "--judge", "roots", "--store", "memory:", f.tampered)
 	check(errs, true)
-	t.Setenv("MINCA_LOG_FORMAT", "json")
-	_, errs, _ = minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed)
+	// MINCA_LOG_FORMAT=json, in minca's environment alone (a process).
+	env := withEnv([]string{"MINCA_LOG_FORMAT=json"})
+	_, errs, _ = mincaProcess(t, f.dir, env, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed)
 	check(errs, true)
-	_, errs, _ = minca(t, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed, "--log-format", "text")
+	_, errs, _ = mincaProcess(t, f.dir, env, "", "store", "import", "--judge", "roots", "--store", "memory:", f.signed, "--log-format", "text")
 	check(errs, false)
 	// An error is a JSON record too.
-	_, errs, code = minca(t, "", "store", "get", "--store", f.store, f.space, "nokey")
+	_, errs, code = mincaProcess(t, f.dir, env, "", "store", "get", "--store", f.store, f.space, "nokey")
 	if code != exitNotFound {
 		t.Fatal(code)
 	}

@@ -214,7 +214,7 @@ func TestInterruptibleContext(t *testing.T) {
 	}
 	select {
 	case <-ctx.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("SIGTERM did not cancel the context")
 	}
 	var in *interrupted
@@ -244,6 +244,7 @@ func countLines(t *testing.T, path string) int {
 // and stops when asked (SIGINT: exit 130); with the folder gone for longer
 // than --gone-grace it stops by itself, exit 3, naming the blob store.
 func TestMirrorWaitsForFolder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := "pebble:" + filepath.Join(dir, "a")
 	synced := filepath.Join(dir, "synced")

@@ -94,28 +94,29 @@ func checkStyle(t *testing.T, what, out string) {
 // store verbs (a second backup, which writes nothing, prints [] for its
 // segments) and the benchmarks, whose times carry their unit in the key.
 func TestOutputStyle(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache")}
 	store := "pebble:" + filepath.Join(dir, "a")
 	folder := "folder:" + filepath.Join(dir, "synced")
 	file := versionsFile(t, dir, "v.jsonl", 200, 5)
-	out, _, _ := minca(t, "", "store", "import", "--judge", "roots", "--store", store, file)
+	out, _, _ := d.minca("", "store", "import", "--judge", "roots", "--store", store, file)
 	checkStyle(t, "store import", out)
-	checkStyle(t, "store stats", mustRun(t, "store", "stats", "--store", store))
-	checkStyle(t, "backup", mustRun(t, "backup", "--store", store, "--to", folder))
-	out = mustRun(t, "backup", "--store", store, "--to", folder)
+	checkStyle(t, "store stats", d.mustRun("store", "stats", "--store", store))
+	checkStyle(t, "backup", d.mustRun("backup", "--store", store, "--to", folder))
+	out = d.mustRun("backup", "--store", store, "--to", folder)
 	checkStyle(t, "a backup with nothing new", out)
 	if !strings.Contains(out, `"segments":[]`) {
 		t.Errorf("an empty backup: %s", out)
 	}
-	checkStyle(t, "restore", mustRun(t, "restore", "--from", folder, "--store", "pebble:"+filepath.Join(dir, "b")))
-	out = mustRun(t, "compact", "--store", store, "--blobs", folder)
+	checkStyle(t, "restore", d.mustRun("restore", "--from", folder, "--store", "pebble:"+filepath.Join(dir, "b")))
+	out = d.mustRun("compact", "--store", store, "--blobs", folder)
 	checkStyle(t, "compact with one segment", out)
 	if !strings.Contains(out, `"rewrote":[]`) {
 		t.Errorf("compact of one segment: %s", out)
 	}
-	checkStyle(t, "mirror", mustRun(t, "mirror", "--once", "--store", store, "--to", folder))
-	out, _, _ = minca(t, `{"name":"x"}`, "collection", "check")
+	checkStyle(t, "mirror", d.mustRun("mirror", "--once", "--store", store, "--to", folder))
+	out, _, _ = d.minca(`{"name":"x"}`, "collection", "check")
 	checkStyle(t, "collection check", out)
 
 	// Every verb that goes through the node: camelCase, no nulls, and the
@@ -169,7 +170,7 @@ func TestOutputStyle(t *testing.T) {
 	nodeVerb("", "space", "remove", sp, bob, "--dir", a)
 	nodeVerb("", "space", "leave", sp, "--dir", b)
 
-	out = mustRun(t, "bench", "negentropy", "--n", "2000", "--diffs", "0.01,0.1", "--runs", "1")
+	out = d.mustRun("bench", "negentropy", "--n", "2000", "--diffs", "0.01,0.1", "--runs", "1")
 	checkStyle(t, "bench negentropy", out)
 	var neg struct {
 		Config map[string]any   `json:"config"`
@@ -191,13 +192,14 @@ func TestOutputStyle(t *testing.T) {
 // Long verbs log their progress when stderr is not a terminal: what they
 // have done, and a percentage and an ETA when the total is known.
 func TestProgressLines(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache")}
 	file := versionsFile(t, dir, "v.jsonl", 3500, 6) // four batches
 	run := func(args ...string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
-		s := &stdio{in: strings.NewReader(""), out: &out, err: &errb, logFormat: "json", progressEvery: time.Nanosecond}
+		s := &stdio{in: strings.NewReader(""), out: &out, err: &errb, logFormat: "json", progressEvery: time.Nanosecond, cacheDir: d.cache}
 		if code := run(context.Background(), args, s); code != 0 {
 			t.Fatalf("minca %v: exit %d\n%s", args, code, errb.String())
 		}
@@ -235,7 +237,7 @@ func TestProgressLines(t *testing.T) {
 	folder := "folder:" + filepath.Join(dir, "f")
 	// Small segments, so a backup writes several and a restore reads them.
 	for i := range 3 {
-		mustRun(t, "store", "import", "--judge", "roots", "--store", store, versionsFile(t, dir, fmt.Sprint("more", i), 200, uint64(10+i)))
+		d.mustRun("store", "import", "--judge", "roots", "--store", store, versionsFile(t, dir, fmt.Sprint("more", i), 200, uint64(10+i)))
 		if rs := records(run("backup", "--store", store, "--to", folder), "backup"); len(rs) == 0 || !strings.Contains(rs[0]["progress"].(string), "segments") {
 			t.Fatalf("backup: %v", rs)
 		}

@@ -36,6 +36,10 @@ type stdio struct {
 	// progressEvery is how often progress is logged when stderr is not a
 	// terminal; 0 means the default, 5 s. Tests shorten it.
 	progressEvery time.Duration
+	// cacheDir is where folder: and s3:// stores keep their local indexes
+	// (store.Options.CacheDir); empty means the default, the user's cache
+	// directory. Tests set it: each its own, as each device has its own.
+	cacheDir string
 	// damage is what the verb's stores were found to lack (bad segments
 	// of a folder: or s3:// store, Store.Damage): said at the end on
 	// stderr (before the verb's own error, if any), and the exit is 1

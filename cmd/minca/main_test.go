@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,9 +23,10 @@ import (
 const runAsMinca = "MINCA_TEST_RUN_AS_MINCA"
 
 // recordCalls, set to a directory for a process run as minca, makes it
-// record its arguments, what it printed on stdout and its exit code there
-// (call-*.args, .out, .code), for a test to check each JSON line a
-// documentation script printed against the shape documented for its verb.
+// record its arguments, what it printed on stdout and stderr and its exit
+// code there (call-*.args, .out, .err, .code), for a test to check each
+// JSON line a documentation script printed against the shape documented
+// for its verb, and to see a `minca serve` that stopped on its own.
 const recordCalls = "MINCA_TEST_RECORD_CALLS"
 
 func TestMain(m *testing.M) {
@@ -35,7 +39,81 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	waitingTestsAtOnce(4)
-	os.Exit(m.Run())
+	tmp, err := os.MkdirTemp("", "minca-test-env-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testEnvironment(tmp)
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+// testEnvironment sets the process environment every test here runs in,
+// once, before any runs: so no test sets it, and the tests that run minca
+// in process can run in parallel. It holds S3 credentials as a user would
+// give them, for the fake S3 servers on loopback (and no ~/.aws files or
+// instance metadata service); a cache directory under tmp, not the
+// user's, for the indexes of the folder: and s3:// stores of tests that
+// choose none (a device); and none of the caller's settings of minca's
+// defaults (MINCA_STORE, MINCA_DIR, MINCA_LISTEN, MINCA_LOG_FORMAT). A
+// test that checks one of those runs minca as a process with it set
+// (withEnv, mincaProcess).
+func testEnvironment(tmp string) {
+	for _, k := range []string{"MINCA_STORE", "MINCA_DIR", "MINCA_LISTEN", "MINCA_LOG_FORMAT"} {
+		os.Unsetenv(k)
+	}
+	none := filepath.Join(tmp, "none")
+	for k, v := range map[string]string{
+		"XDG_CACHE_HOME":              filepath.Join(tmp, "cache"),
+		"AWS_ACCESS_KEY_ID":           "test",
+		"AWS_SECRET_ACCESS_KEY":       "test",
+		"AWS_CONFIG_FILE":             none,
+		"AWS_SHARED_CREDENTIALS_FILE": none,
+		"AWS_EC2_METADATA_DISABLED":   "true",
+	} {
+		os.Setenv(k, v)
+	}
+}
+
+// withEnv is this process's environment with each KEY=VALUE of set in
+// place of KEY's own, and without the keys in unset: for minca run as a
+// process (mincaProcess).
+func withEnv(set []string, unset ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		k, _, _ := strings.Cut(e, "=")
+		if slices.Contains(unset, k) || slices.ContainsFunc(set, func(s string) bool { return strings.HasPrefix(s, k+"=") }) {
+			continue
+		}
+		env = append(env, e)
+	}
+	return append(env, set...)
+}
+
+// mincaProcess runs minca as a process in dir with the environment env
+// (nil: this process's) and stdin, and returns stdout, stderr and the exit
+// code: for the tests of what minca takes from its working directory and
+// environment, which the tests running it in process must not change.
+func mincaProcess(t *testing.T, dir string, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	path, _ := mincaCommand(t)
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	cmd.Env = append(env, runAsMinca+"=1")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("minca %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }
 
 // waitingTestsAtOnce lets n parallel tests run at once unless -parallel
@@ -64,8 +142,14 @@ func runRecorded(dir string) int {
 		fmt.Fprintln(os.Stderr, "recording the call:", err)
 		return exitFailed
 	}
+	ef, err := os.Create(base + ".err")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "recording the call:", err)
+		return exitFailed
+	}
+	defer ef.Close()
 	ctx, stop := interruptible(context.Background())
-	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: io.MultiWriter(os.Stdout, f), err: os.Stderr})
+	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: io.MultiWriter(os.Stdout, f), err: io.MultiWriter(os.Stderr, ef)})
 	stop()
 	_ = os.WriteFile(base+".code", []byte(strconv.Itoa(code)), 0o644)
 	return code

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -38,29 +37,10 @@ func versionsFile(t *testing.T, dir, name string, n int, seed uint64) string {
 	return p
 }
 
+// mustRun runs minca in process and fails the test unless it exits 0.
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
-	out, errs, code := minca(t, "", args...)
-	if code != 0 {
-		t.Fatalf("minca %s: exit %d\n%s", strings.Join(args, " "), code, errs)
-	}
-	return out
-}
-
-// exported is `store export` as a sorted set of lines.
-func exported(t *testing.T, store string) []string {
-	t.Helper()
-	lines := strings.Split(strings.TrimSpace(mustRun(t, "store", "export", "--store", store)), "\n")
-	sort.Strings(lines)
-	return lines
-}
-
-func sameExport(t *testing.T, a, b string) {
-	t.Helper()
-	x, y := exported(t, a), exported(t, b)
-	if strings.Join(x, "\n") != strings.Join(y, "\n") {
-		t.Fatalf("%s and %s hold different versions (%d and %d lines)", a, b, len(x), len(y))
-	}
+	return (&device{t: t}).mustRun(args...)
 }
 
 func field(t *testing.T, out, name string) float64 {
@@ -80,29 +60,30 @@ func field(t *testing.T, out, name string) float64 {
 
 // backup, restore, compact and mirror on stores made by earlier runs.
 func TestBackupRestoreCompactMirror(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache")}
 	a, b, c := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b"), "pebble:"+filepath.Join(dir, "c")
 	folder := "folder:" + filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v1.jsonl", 300, 1))
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v1.jsonl", 300, 1))
 
-	out := mustRun(t, "backup", "--store", a, "--to", folder)
+	out := d.mustRun("backup", "--store", a, "--to", folder)
 	if field(t, out, "versions") == 0 {
 		t.Fatalf("backup wrote nothing: %s", out)
 	}
-	if out := mustRun(t, "backup", "--store", a, "--to", folder); field(t, out, "versions") != 0 {
+	if out := d.mustRun("backup", "--store", a, "--to", folder); field(t, out, "versions") != 0 {
 		t.Fatalf("a second backup wrote again: %s", out)
 	}
-	out = mustRun(t, "restore", "--from", folder, "--store", b)
+	out = d.mustRun("restore", "--from", folder, "--store", b)
 	if field(t, out, "stored") == 0 {
 		t.Fatalf("restore stored nothing: %s", out)
 	}
-	sameExport(t, a, b)
+	d.sameExport(a, b)
 
 	// More versions, another segment, then compaction of the two.
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v2.jsonl", 200, 2))
-	mustRun(t, "backup", "--store", a, "--to", folder)
-	out = mustRun(t, "compact", "--store", a, "--blobs", folder)
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v2.jsonl", 200, 2))
+	d.mustRun("backup", "--store", a, "--to", folder)
+	out = d.mustRun("compact", "--store", a, "--blobs", folder)
 	if field(t, out, "rewrote") != 2 || field(t, out, "wrote") != 1 || field(t, out, "deleted") != 2 || field(t, out, "bytesFreed") == 0 {
 		t.Fatalf("compact: %s", out)
 	}
@@ -112,11 +93,11 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 	}
 
 	// A third store joins by mirroring once, and holds what a holds.
-	out = mustRun(t, "mirror", "--store", c, "--to", folder, "--once")
+	out = d.mustRun("mirror", "--store", c, "--to", folder, "--once")
 	if field(t, out, "stored") == 0 {
 		t.Fatalf("mirror: %s", out)
 	}
-	sameExport(t, a, c)
+	d.sameExport(a, c)
 
 	// Bad input: usage errors, not crashes.
 	for _, args := range [][]string{
@@ -124,11 +105,11 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 		{"backup", "--store", a},
 		{"compact", "--store", a, "--blobs", "folder:" + filepath.Join(dir, "nothing")},
 	} {
-		if _, _, code := minca(t, "", args...); code == 0 {
+		if _, _, code := d.minca("", args...); code == 0 {
 			t.Errorf("minca %v succeeded", args)
 		}
 	}
-	if _, _, code := minca(t, "", "mirror", "--help"); code != 0 {
+	if _, _, code := d.minca("", "mirror", "--help"); code != 0 {
 		t.Error("mirror --help")
 	}
 }
@@ -136,31 +117,32 @@ func TestBackupRestoreCompactMirror(t *testing.T) {
 // folder:PATH as a store: a local index under the cache directory, the
 // folder durable; a second device (another cache) sees the same versions.
 func TestFolderAsStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache1")}
 	folder := "folder:" + filepath.Join(dir, "synced")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v.jsonl", 120, 3))
-	first := exported(t, folder)
+	d.mustRun("store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v.jsonl", 120, 3))
+	first := d.exported(folder)
 	if len(first) < 100 {
 		t.Fatalf("folder store holds %d versions", len(first))
 	}
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache2")) // another device
-	if got := exported(t, folder); strings.Join(got, "\n") != strings.Join(first, "\n") {
+	d.cache = filepath.Join(dir, "cache2") // another device
+	if got := d.exported(folder); strings.Join(got, "\n") != strings.Join(first, "\n") {
 		t.Fatalf("the second device reads %d versions, the first %d", len(got), len(first))
 	}
 	p := "pebble:" + filepath.Join(dir, "p")
-	mustRun(t, "restore", "--from", folder, "--store", p)
-	sameExport(t, folder, p)
+	d.mustRun("restore", "--from", folder, "--store", p)
+	d.sameExport(folder, p)
 
 	// A restore into a folder store flushes to that folder: a third
 	// device, with an index of its own, reads it all there.
 	other := "folder:" + filepath.Join(dir, "other")
-	mustRun(t, "restore", "--from", folder, "--store", other)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache3"))
-	sameExport(t, folder, other)
+	d.mustRun("restore", "--from", folder, "--store", other)
+	d.cache = filepath.Join(dir, "cache3")
+	d.sameExport(folder, other)
 
 	// A store is not mirrored to its own blob store by a second mirror.
-	if _, errOut, code := minca(t, "", "mirror", "--store", folder, "--to", folder, "--once"); code != exitUsage || !strings.Contains(errOut, "own blob store") {
+	if _, errOut, code := d.minca("", "mirror", "--store", folder, "--to", folder, "--once"); code != exitUsage || !strings.Contains(errOut, "own blob store") {
 		t.Fatalf("mirror of a folder store to itself: exit %d %s", code, errOut)
 	}
 }
@@ -171,6 +153,7 @@ func TestFolderAsStore(t *testing.T) {
 // there (naming both); store import --adopt takes it and exports
 // everything there again.
 func TestFolderStoreEmptiedCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	synced := filepath.Join(dir, "synced")
 	folder := "folder:" + synced
@@ -185,9 +168,9 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 		}
 		return m.ID
 	}
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
-	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v1.jsonl", 40, 7))
-	held := exported(t, folder)
+	d := &device{t: t, cache: filepath.Join(dir, "cache1")}
+	d.mustRun("store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v1.jsonl", 40, 7))
+	held := d.exported(folder)
 	was := markerID()
 	es, _ := os.ReadDir(synced)
 	for _, e := range es {
@@ -196,7 +179,7 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 		}
 	}
 	v2 := versionsFile(t, dir, "v2.jsonl", 10, 8)
-	_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", folder, v2)
+	_, errs, code := d.minca("", "store", "import", "--judge", "roots", "--store", folder, v2)
 	if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, "refusing") || !strings.Contains(errs, "--adopt") {
 		t.Fatalf("import into an emptied folder store: exit %d, not naming the store it held and --adopt\n%s", code, errs)
 	}
@@ -204,26 +187,26 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 		t.Fatalf("a refused import wrote %v", es)
 	}
 
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache2")) // another device sets it up anew
-	mustRun(t, "store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v3.jsonl", 5, 9))
+	d.cache = filepath.Join(dir, "cache2") // another device sets it up anew
+	d.mustRun("store", "import", "--judge", "roots", "--store", folder, versionsFile(t, dir, "v3.jsonl", 5, 9))
 	now := markerID()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache1"))
+	d.cache = filepath.Join(dir, "cache1")
 	for _, args := range [][]string{
 		{"store", "import", "--judge", "roots", "--store", folder, v2},
 		{"store", "stats", "--store", folder},
 	} {
-		_, errs, code := minca(t, "", args...)
+		_, errs, code := d.minca("", args...)
 		if code != exitFailed || !strings.Contains(errs, was) || !strings.Contains(errs, now) {
 			t.Fatalf("%s on a folder store replaced by another: exit %d\n%s", args[1], code, errs)
 		}
 	}
-	mustRun(t, "store", "import", "--judge", "roots", "--adopt", "--store", folder, v2)
-	all := exported(t, folder)
+	d.mustRun("store", "import", "--judge", "roots", "--adopt", "--store", folder, v2)
+	all := d.exported(folder)
 	if len(all) <= len(held) {
 		t.Fatalf("after adopting: %d versions, held %d before", len(all), len(held))
 	}
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache3")) // a third device reads it all there
-	if got := exported(t, folder); strings.Join(got, "\n") != strings.Join(all, "\n") {
+	d.cache = filepath.Join(dir, "cache3") // a third device reads it all there
+	if got := d.exported(folder); strings.Join(got, "\n") != strings.Join(all, "\n") {
 		t.Fatalf("the third device reads %d versions, the first %d", len(got), len(all))
 	}
 }
@@ -231,19 +214,20 @@ func TestFolderStoreEmptiedCLI(t *testing.T) {
 // backup to S3 (gofakes3 on loopback) and restore from it, with credentials
 // from the environment as a user would give them.
 func TestBackupRestoreS3(t *testing.T) {
+	t.Parallel()
+	d := &device{t: t, cache: filepath.Join(t.TempDir(), "cache")}
 	dir := t.TempDir()
 	f := newFakeS3(t, nil)
 	url := f.url("backups/a")
 	a, b := "pebble:"+filepath.Join(dir, "a"), "pebble:"+filepath.Join(dir, "b")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
-	mustRun(t, "backup", "--store", a, "--to", url)
-	mustRun(t, "restore", "--from", url, "--store", b)
-	sameExport(t, a, b)
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 150, 4))
+	d.mustRun("backup", "--store", a, "--to", url)
+	d.mustRun("restore", "--from", url, "--store", b)
+	d.sameExport(a, b)
 }
 
-// fakeS3 is gofakes3 on loopback with bucket "bkt", and credentials in
-// the environment as a user would give them (no ~/.aws, no instance
-// metadata service).
+// fakeS3 is gofakes3 on loopback with bucket "bkt". The credentials are
+// in the environment as a user would give them (testS3Environment).
 type fakeS3 struct {
 	be  *s3mem.Backend
 	srv *httptest.Server
@@ -263,12 +247,6 @@ func newFakeS3(t *testing.T, wrap func(next http.Handler) http.Handler) *fakeS3 
 	}
 	f.srv = httptest.NewServer(h)
 	t.Cleanup(f.srv.Close)
-	none := filepath.Join(t.TempDir(), "none")
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_CONFIG_FILE", none)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", none)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	return f
 }
 
@@ -307,6 +285,7 @@ func (f *fakeS3) empty(t *testing.T, prefix string) {
 // (the defaults would take 30), says on stderr that it is retrying and
 // where, and exits 4, creating nothing.
 func TestS3TimeoutFlags(t *testing.T) {
+	t.Parallel()
 	quit := make(chan struct{})
 	f := newFakeS3(t, func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -318,10 +297,10 @@ func TestS3TimeoutFlags(t *testing.T) {
 	})
 	t.Cleanup(func() { close(quit) })
 	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	d := &device{t: t, cache: filepath.Join(dir, "cache")}
 	url := f.url("p")
 	a := "pebble:" + filepath.Join(dir, "a")
-	mustRun(t, "store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 5, 10))
+	d.mustRun("store", "import", "--judge", "roots", "--store", a, versionsFile(t, dir, "v.jsonl", 5, 10))
 	host := strings.TrimPrefix(f.srv.URL, "http://")
 	for _, args := range [][]string{
 		{"store", "stats", "--store", url},
@@ -340,7 +319,7 @@ func TestS3TimeoutFlags(t *testing.T) {
 		// line on stderr shows.
 		args = append(args, "--timeout", "200ms", "--connect-timeout", "5s")
 		start := time.Now()
-		_, errs, code := minca(t, "", args...)
+		_, errs, code := d.minca("", args...)
 		took := time.Since(start)
 		// Without the flags reaching the backend, each would take 30 s
 		// and more; with them, at most about five, more on a busy machine.
@@ -354,7 +333,7 @@ func TestS3TimeoutFlags(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "b")); err == nil {
 		t.Fatal("a restore from an unreachable bucket made its store")
 	}
-	if _, _, code := minca(t, "", "store", "stats", "--store", url, "--timeout", "-1s"); code != exitUsage {
+	if _, _, code := d.minca("", "store", "stats", "--store", url, "--timeout", "-1s"); code != exitUsage {
 		t.Fatalf("--timeout -1s: exit %d", code)
 	}
 }

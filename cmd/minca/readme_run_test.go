@@ -5,11 +5,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -225,9 +227,27 @@ func TestReadmeRunsInOrder(t *testing.T) {
 		"MINCA_LISTEN=127.0.0.1:0", recordCalls+"="+calls, "PERSON="+fifo, "READMETEST="+readmetest)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A `minca serve` that stops on its own (its port in use, a bad flag)
+	// would leave the script waiting for its first line until the limit:
+	// the script is ended at once instead, and the serve named.
+	watched := make(chan struct{})
+	var serveStopped string
+	go func() {
+		defer close(watched)
+		serveStopped = watchServes(ctx, calls, cancel)
+	}()
+	err = cmd.Wait()
+	cancel()
+	<-watched
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever a failed block left running
 	out := stdout.String()
+	if serveStopped != "" {
+		t.Fatalf("the README stopped at %s: %s\nstdout (end):\n%s\nstderr (end):\n%s",
+			lastMarker(out, marker), serveStopped, tail(out, 3000), tail(stderr.String(), 3000))
+	}
 	if err != nil {
 		serveLog, _ := os.ReadFile(filepath.Join(readmetest, "serve.log"))
 		t.Fatalf("the README stopped at %s: %v\nstdout (end):\n%s\nstderr (end):\n%s\nminca serve said:\n%s",
@@ -252,6 +272,48 @@ func TestReadmeRunsInOrder(t *testing.T) {
 	checkCalls(t, calls, "README.md")
 	if strings.Contains(stderr.String(), "level=ERROR") {
 		t.Errorf("errors on stderr:\n%s", stderr.String())
+	}
+}
+
+// watchServes looks at the calls a documentation script makes (recorded in
+// dir, recordCalls) until ctx ends, for a `minca serve` or `minca home`
+// (what a script starts in the background and waits on) that exited other
+// than by the signal that stops it (130, 143). At the first it calls stop
+// and returns what it said; else it returns "".
+func watchServes(ctx context.Context, dir string, stop func()) string {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	seen := map[string]bool{}
+	for {
+		codes, _ := filepath.Glob(filepath.Join(dir, "call-*.code"))
+		for _, c := range codes {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			base := strings.TrimSuffix(c, ".code")
+			var argv []string
+			if b, err := os.ReadFile(base + ".args"); err != nil || json.Unmarshal(b, &argv) != nil {
+				continue
+			}
+			if v := calledVerb(argv); v != "serve" && v != "home" {
+				continue
+			}
+			b, _ := os.ReadFile(c)
+			code, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if code == exitSIGINT || code == exitSIGTERM || slices.Contains(argv, "--help") {
+				continue
+			}
+			stop()
+			errs, _ := os.ReadFile(base + ".err")
+			return fmt.Sprintf("minca %s exited %d while the script ran; it said:\n%s",
+				strings.Join(argv, " "), code, tail(string(errs), 2000))
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-tick.C:
+		}
 	}
 }
 

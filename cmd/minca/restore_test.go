@@ -12,11 +12,11 @@ import (
 
 // statsOf is `store stats` of a store, without its change count (the
 // changes a store logged on the way, not what it holds).
-func statsOf(t *testing.T, store string) map[string]any {
-	t.Helper()
+func statsOf(d *device, store string) map[string]any {
+	d.t.Helper()
 	var st map[string]any
-	if err := json.Unmarshal([]byte(mustRun(t, "store", "stats", "--store", store)), &st); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(d.mustRun("store", "stats", "--store", store)), &st); err != nil {
+		d.t.Fatal(err)
 	}
 	delete(st, "changes")
 	return st
@@ -31,26 +31,25 @@ func statsOf(t *testing.T, store string) map[string]any {
 // node keeps the spaces again, reads every record, opens the private ones
 // and writes.
 func TestBackupRestoresWhole(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Chdir(dir)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
-	t.Setenv("MINCA_STORE", "")
+	d := &device{t: t, cache: filepath.Join(dir, "cache")}
 	a := filepath.Join(dir, "a")
-	mustRun(t, "init", "--dir", a)
-	pub := jsonField(t, mustRun(t, "space", "create", "Groceries", "--roles", `{"writer":[{"cmd":"/record"}]}`, "--dir", a), "id")
-	priv := jsonField(t, mustRun(t, "space", "create", "Diary", "--private", "--dir", a), "id")
+	d.mustRun("init", "--dir", a)
+	pub := jsonField(t, d.mustRun("space", "create", "Groceries", "--roles", `{"writer":[{"cmd":"/record"}]}`, "--dir", a), "id")
+	priv := jsonField(t, d.mustRun("space", "create", "Diary", "--private", "--dir", a), "id")
 	key := jsonField(t, runIn(t, `{"text":"Buy milk"}`, "put", pub, "app.todo", "--dir", a), "key")
 	runIn(t, `{"text":"Buy oat milk"}`, "put", pub, "app.todo", "--key", key, "--dir", a) // the first one a stub now
 	entry := jsonField(t, runIn(t, `{"text":"Dear diary"}`, "put", priv, "app.entry", "--dir", a), "key")
-	mustRun(t, "space", "invite", pub, "--role", "writer", "--dir", a)
-	carrier := strings.TrimSpace(mustRun(t, "keygen", "--out", filepath.Join(dir, "carrier.key")))
-	mustRun(t, "carrier", "add", carrier, "--name", "box", "--dir", a)
+	d.mustRun("space", "invite", pub, "--role", "writer", "--dir", a)
+	carrier := strings.TrimSpace(d.mustRun("keygen", "--out", filepath.Join(dir, "carrier.key")))
+	d.mustRun("carrier", "add", carrier, "--name", "box", "--dir", a)
 
 	backup := "folder:" + filepath.Join(dir, "backup")
-	mustRun(t, "backup", "--to", backup, "--dir", a)
+	d.mustRun("backup", "--to", backup, "--dir", a)
 	orig := "pebble:" + filepath.Join(a, "store")
-	want, wantStats := exported(t, orig), statsOf(t, orig)
-	if strings.Contains(strings.Join(exported(t, backup), "\n"), "Dear diary") {
+	want, wantStats := d.exported(orig), statsOf(d, orig)
+	if strings.Contains(strings.Join(d.exported(backup), "\n"), "Dear diary") {
 		t.Fatal("the backup holds a private body in the clear")
 	}
 
@@ -60,25 +59,25 @@ func TestBackupRestoresWhole(t *testing.T) {
 	// bucket.
 	s3 := newFakeS3(t, nil)
 	for _, u := range []string{"pebble:" + filepath.Join(dir, "r1"), "sqlite:" + filepath.Join(dir, "r2.db"), "folder:" + filepath.Join(dir, "r3"), s3.url("restored")} {
-		mustRun(t, "restore", "--from", backup, "--store", u)
-		if got := exported(t, u); !slices.Equal(got, want) {
+		d.mustRun("restore", "--from", backup, "--store", u)
+		if got := d.exported(u); !slices.Equal(got, want) {
 			t.Errorf("%s: store export differs from the node's:\n%s\nwant\n%s", u, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
-		if got := statsOf(t, u); !mapsEqual(got, wantStats) {
+		if got := statsOf(d, u); !mapsEqual(got, wantStats) {
 			t.Errorf("%s: store stats %v, want %v", u, got, wantStats)
 		}
-		if out, errs, code := minca(t, "", "store", "check", "--store", u); code != 0 {
+		if out, errs, code := d.minca("", "store", "check", "--store", u); code != 0 {
 			t.Errorf("%s: store check: exit %d\n%s%s", u, code, out, errs)
 		}
 		for _, sp := range []string{pub, priv} {
-			if jsonField(t, mustRun(t, "space", "show", "--store", u, sp), "id") != sp {
+			if jsonField(t, d.mustRun("space", "show", "--store", u, sp), "id") != sp {
 				t.Errorf("%s: space show %s", u, sp)
 			}
 		}
 		// The public space's state reads the same from the restored
 		// store as through the node it was backed up from.
 		for _, part := range []string{"show", "members", "roles", "definitions", "history"} {
-			if got, want := mustRun(t, "space", part, "--store", u, pub), mustRun(t, "space", part, pub, "--dir", a); got != want {
+			if got, want := d.mustRun("space", part, "--store", u, pub), d.mustRun("space", part, pub, "--dir", a); got != want {
 				t.Errorf("%s: space %s reads\n%s\nthrough the node\n%s", u, part, got, want)
 			}
 		}
@@ -89,15 +88,15 @@ func TestBackupRestoresWhole(t *testing.T) {
 		if out := runIn(t, signed, "store", "import", "--store", u); !strings.Contains(out, `"outcome":"stands"`) {
 			t.Errorf("%s: a new write after the restore: %s", u, out)
 		}
-		if out, errs, code := minca(t, "", "store", "check", "--store", u); code != 0 {
+		if out, errs, code := d.minca("", "store", "check", "--store", u); code != 0 {
 			t.Errorf("%s: store check after a new write: exit %d\n%s%s", u, code, out, errs)
 		}
 	}
 
 	// A new device of the account, restored from the backup.
 	b := filepath.Join(dir, "b")
-	mustRun(t, "init", "--dir", b, "--account-key", me)
-	mustRun(t, "restore", "--from", backup, "--dir", b)
+	d.mustRun("init", "--dir", b, "--account-key", me)
+	d.mustRun("restore", "--from", backup, "--dir", b)
 	if got, want := spaceIDs(t, b), spaceIDs(t, a); !slices.Equal(got, want) {
 		t.Errorf("the restored node keeps %v, the first %v", got, want)
 	}
@@ -105,24 +104,24 @@ func TestBackupRestoresWhole(t *testing.T) {
 	// first node's: each space's state, the account's carriers.
 	for _, sp := range []string{pub, priv} {
 		for _, part := range []string{"show", "members", "roles", "definitions", "history"} {
-			if got, want := mustRun(t, "space", part, sp, "--dir", b), mustRun(t, "space", part, sp, "--dir", a); got != want {
+			if got, want := d.mustRun("space", part, sp, "--dir", b), d.mustRun("space", part, sp, "--dir", a); got != want {
 				t.Errorf("space %s %s: the restored node reads\n%s\nthe first\n%s", part, sp, got, want)
 			}
 		}
 	}
-	if got, want := mustRun(t, "carrier", "list", "--dir", b), mustRun(t, "carrier", "list", "--dir", a); got != want {
+	if got, want := d.mustRun("carrier", "list", "--dir", b), d.mustRun("carrier", "list", "--dir", a); got != want {
 		t.Errorf("carrier list: the restored node reads\n%s\nthe first\n%s", got, want)
 	}
-	if out := mustRun(t, "get", pub, key, "--dir", b); !strings.Contains(out, "Buy oat milk") {
+	if out := d.mustRun("get", pub, key, "--dir", b); !strings.Contains(out, "Buy oat milk") {
 		t.Errorf("get after the restore: %s", out)
 	}
 	var got struct{ Opened struct{ Body map[string]any } }
-	if err := json.Unmarshal([]byte(mustRun(t, "get", priv, entry, "--dir", b)), &got); err != nil || got.Opened.Body["text"] != "Dear diary" {
+	if err := json.Unmarshal([]byte(d.mustRun("get", priv, entry, "--dir", b)), &got); err != nil || got.Opened.Body["text"] != "Dear diary" {
 		t.Errorf("the restored node does not open the private entry: %v %+v", err, got)
 	}
 	runIn(t, `{"text":"written after the restore"}`, "put", pub, "app.todo", "--dir", b)
 	runIn(t, `{"text":"and here"}`, "put", priv, "app.entry", "--dir", b)
-	if out, errs, code := minca(t, "", "store", "check", "--store", "pebble:"+filepath.Join(b, "store")); code != 0 {
+	if out, errs, code := d.minca("", "store", "check", "--store", "pebble:"+filepath.Join(b, "store")); code != 0 {
 		t.Errorf("the restored node's store: exit %d\n%s%s", code, out, errs)
 	}
 }

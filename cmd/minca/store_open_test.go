@@ -15,8 +15,12 @@ import (
 // A typo in a store path (issue 12, case 3): every verb that only reads a
 // store, or reads a blob store, says "no store at PATH" and exits 3, and
 // creates nothing.
+//
+// The stores are named relative to the working directory, as a person
+// names them: minca runs as a process there (mincaProcess), with a cache
+// directory of its own.
 func TestMissingStoreIsNotCreated(t *testing.T) {
-	t.Chdir(t.TempDir())
+	t.Parallel()
 	sp := "space"
 	for _, c := range []struct {
 		args []string
@@ -35,13 +39,14 @@ func TestMissingStoreIsNotCreated(t *testing.T) {
 		{[]string{"compact", "--store", "dbb", "--blobs", "folder:out"}, "no store at dbb"},
 	} {
 		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
-			t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
-			out, errOut, code := minca(t, "", c.args...)
+			t.Parallel()
+			dir := t.TempDir()
+			out, errOut, code := mincaProcess(t, dir, withEnv([]string{"XDG_CACHE_HOME=" + filepath.Join(t.TempDir(), "cache")}), "", c.args...)
 			if code != exitNotFound || out != "" || !strings.Contains(errOut, c.msg+"\n") {
 				t.Fatalf("minca %s: exit %d, stdout %q, stderr %q; want exit 3 and %q", strings.Join(c.args, " "), code, out, errOut, c.msg)
 			}
 			for _, p := range []string{"dbb", "out"} {
-				if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+				if _, err := os.Stat(filepath.Join(dir, p)); !errors.Is(err, fs.ErrNotExist) {
 					t.Fatalf("minca %s made %s", strings.Join(c.args, " "), p)
 				}
 			}

@@ -99,7 +99,7 @@ func durationFlag(d *time.Duration) func(string) error {
 // options are the store.Options of an open with these flags.
 func (sp *storeSpec) options(create, readOnly bool) *store.Options {
 	return &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt,
-		S3: sp.s3.options(), Waiting: store.PeersBounded(engine.WaitingLimits{}), Geneses: judge.MirrorGeneses}
+		S3: sp.s3.options(), Waiting: store.PeersBounded(engine.WaitingLimits{}), Geneses: judge.MirrorGeneses, CacheDir: sp.s.cacheDir}
 }
 
 // open opens the store (store.Open), with the node's judge. A missing

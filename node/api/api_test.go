@@ -289,7 +289,7 @@ func TestAPIOnAUnixSocketAndLoopbackOnly(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln, url) }()
 	c, err := api.Dial(context.Background(), f.n.Dir())
-	for i := 0; err != nil && i < 100; i++ {
+	for deadline := time.Now().Add(time.Minute); err != nil && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 		c, err = api.Dial(context.Background(), f.n.Dir())
 	}

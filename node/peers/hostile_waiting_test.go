@@ -41,12 +41,18 @@ func newPusher(t *testing.T, url, spaceID string) *pusher {
 	return p
 }
 
+// patient is how long a step of the test's own peers may take before the
+// test fails: a deadline against a hang, not a measure, so generous that a
+// loaded machine (a race build among other packages' tests) does not
+// cross it. The node's handshake timeout is as long, for the same reason.
+const patient = 2 * time.Minute
+
 // dial connects as a throwaway account, and opens a session.
 func (p *pusher) dial() {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patient)
 	defer cancel()
-	c, err := transport.Dial(ctx, p.url, &transport.Options{Self: transporttest.Session(p.t)})
+	c, err := transport.Dial(ctx, p.url, &transport.Options{Self: transporttest.Session(p.t), HandshakeTimeout: patient})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -70,7 +76,7 @@ func (p *pusher) open() {
 // (ok false, counted in ended).
 func (p *pusher) await(typ byte) ([]byte, bool) {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patient)
 	defer cancel()
 	for {
 		b, err := p.c.Recv(ctx)
@@ -142,7 +148,7 @@ func storeBytes(t *testing.T, dir string) (all, logs int64) {
 // stand once what they wait for arrives.
 func TestHostileWaitingFlood(t *testing.T) {
 	a := newNode(t, nil)
-	b := &wsNode{tnode: newNode(t, nil), addr: "127.0.0.1:0"}
+	b := &wsNode{tnode: newNode(t, &peers.Options{Transport: &transport.Options{HandshakeTimeout: patient}}), addr: "127.0.0.1:0"}
 	b.listen(t)
 	t.Cleanup(b.stop)
 	g := shared(t, a, b.tnode)

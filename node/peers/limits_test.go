@@ -196,7 +196,7 @@ func TestHostileLiveSessionsBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		for n := 0; n < 64; {
 			m, err := h.Recv(ctx)
 			if err != nil {
@@ -227,7 +227,7 @@ func TestHostileLiveSessionsBounded(t *testing.T) {
 	// Every one of them still hears what the node writes.
 	b.put(g.ID, "app.notes", 1)
 	for _, h := range hs[:2] {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		for {
 			m, err := h.Recv(ctx)
 			if err != nil {
@@ -320,7 +320,7 @@ func TestHostileSessionChurn(t *testing.T) {
 	h.Drain()
 	select {
 	case <-h.Conn.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("a NEG-OPEN on an open session was taken")
 	}
 	if code := transport.Code(h.Conn.Err()); code != peers.CodeMalformed {
@@ -464,7 +464,8 @@ func TestHostileRelayForwardFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Conn.Close()
-	time.Sleep(500 * time.Millisecond) // b has joined
+	// The flood starts once b is in the room with the flooder.
+	eventually(t, time.Minute, "b joins the relay's room", func() bool { return relay.Relay().Stats().Members >= 2 })
 	for i := range 400 {
 		if err := m.Forward(ctx, room, "", fmt.Sprintf("flood %d", i)); err != nil {
 			t.Fatal(err)
