@@ -27,4 +27,4 @@ import "C"
 // a block freed in one arena is reused only by that arena: at the end of a
 // 1,000,000-version import nine arenas held ~87 MB for the 60 MB Pebble
 // had in use, a share growing with the time the import ran; two arenas
-// held ~45 MB for 32 (bench/REPORT-engine.md).
+// held ~48 MB for 31 (bench/REPORT-engine.md).
