@@ -54,8 +54,17 @@ type MemoryResult struct {
 // MemoryFigure is one backend's figures in a [MemoryResult].
 type MemoryFigure struct {
 	PeakRSSMB float64 `json:"peakRssMB"`
-	Seconds   float64 `json:"seconds"`
-	PerSec    float64 `json:"versionsPerSecond"`
+	// RSSByQuarterMB is the largest resident memory seen in each quarter
+	// of the import's time (sampled every 100 ms): flat in the number of
+	// versions, the four are alike. PeakAnonMB and PeakFileMB split the
+	// largest sample: heaps (Go's, the C allocator's) and file-backed
+	// pages (the binary's code and read-only data, shared and
+	// reclaimable). Linux only; zero elsewhere.
+	RSSByQuarterMB [4]float64 `json:"rssByQuarterMB"`
+	PeakAnonMB     float64    `json:"peakAnonMB"`
+	PeakFileMB     float64    `json:"peakFileMB"`
+	Seconds        float64    `json:"seconds"`
+	PerSec         float64    `json:"versionsPerSecond"`
 	// CPUMicros is the import's CPU time (user and system) a version:
 	// on a loaded machine, steadier than its rate.
 	CPUMicros float64 `json:"cpuMicrosPerVersion"`
@@ -101,7 +110,8 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 	}
 	res.Versions, res.Rounds, res.Stores = n, cfg.Rounds, map[string]MemoryFigure{}
 	for _, kind := range cfg.Stores {
-		var peaks, secs, cpus, disk, logical []float64
+		var peaks, secs, cpus, disk, logical, anons, files []float64
+		var quarters [4][]float64
 		for r := range cfg.Rounds {
 			steps.next(fmt.Sprintf("%s: import %d of %d", kind, r+1, cfg.Rounds))
 			m, err := importChild(ctx, cfg.Minca, kind, filepath.Join(dir, fmt.Sprintf("%s-%d", kind, r)), corpus, n)
@@ -109,10 +119,18 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 				return res, err
 			}
 			peaks, secs, cpus = append(peaks, m.PeakRSSMB), append(secs, m.Seconds), append(cpus, m.CPUMicros)
+			anons, files = append(anons, m.PeakAnonMB), append(files, m.PeakFileMB)
+			for i, q := range m.RSSByQuarterMB {
+				quarters[i] = append(quarters[i], q)
+			}
 			disk, logical = append(disk, float64(m.DiskBytes)), append(logical, float64(m.LogicalBytes))
 		}
 		f := MemoryFigure{PeakRSSMB: median(peaks), Seconds: median(secs), CPUMicros: median(cpus), DiskBytes: int64(median(disk)), LogicalBytes: int64(median(logical))}
 		f.PerSec = float64(n) / f.Seconds
+		f.PeakAnonMB, f.PeakFileMB = median(anons), median(files)
+		for i := range quarters {
+			f.RSSByQuarterMB[i] = median(quarters[i])
+		}
 		if f.LogicalBytes > 0 {
 			f.DiskRatio = float64(f.DiskBytes) / float64(f.LogicalBytes)
 		}
@@ -138,17 +156,27 @@ func importChild(ctx context.Context, minca, kind, dir, corpus string, versions 
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return f, fmt.Errorf("bench: %s store import: %w", minca, err)
+	}
+	stop := make(chan struct{})
+	sampled := make(chan []rssSample, 1)
+	go func() { sampled <- sampleRSS(cmd.Process.Pid, 100*time.Millisecond, stop) }()
+	err := cmd.Wait()
+	f.Seconds = time.Since(start).Seconds()
+	close(stop)
+	samples := <-sampled
+	if err != nil {
 		return f, fmt.Errorf("bench: %s store import: %w: %s", minca, err, lastLine(stderr.Bytes()))
 	}
-	f.Seconds = time.Since(start).Seconds()
+	f.RSSByQuarterMB = rssQuarters(samples)
+	f.PeakAnonMB, f.PeakFileMB = rssPeakParts(samples)
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
 		return f, errors.New("bench: no rusage on this system")
 	}
 	f.PeakRSSMB = float64(ru.Maxrss) / 1024 // Linux reports KiB
 	f.CPUMicros = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3 / float64(versions)
-	var err error
 	if f.DiskBytes, err = dirBytes(dir); err != nil {
 		return f, err
 	}

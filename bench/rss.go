@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// rssSample is a child process's resident memory at one moment, from
+// /proc/PID/status (Linux): all of it, and its anonymous (heaps) and
+// file-backed (the binary's mapped code) parts, in KiB.
+type rssSample struct {
+	at               time.Duration
+	rss, anon, files int64
+}
+
+// sampleRSS reads pid's resident memory every interval until stop is
+// closed, and returns the samples; none where /proc is not there.
+func sampleRSS(pid int, interval time.Duration, stop <-chan struct{}) []rssSample {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	start := time.Now()
+	var out []rssSample
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if s, ok := readRSS(path); ok {
+			s.at = time.Since(start)
+			out = append(out, s)
+		}
+		select {
+		case <-stop:
+			return out
+		case <-t.C:
+		}
+	}
+}
+
+func readRSS(path string) (rssSample, bool) {
+	var s rssSample
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, false
+	}
+	found := 0
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		name, rest, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		var p *int64
+		switch string(name) {
+		case "VmRSS":
+			p = &s.rss
+		case "RssAnon":
+			p = &s.anon
+		case "RssFile":
+			p = &s.files
+		default:
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) == 0 {
+			continue
+		}
+		if n, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+			*p = n
+			found++
+		}
+	}
+	return s, found == 3
+}
+
+// rssQuarters is the largest resident memory in each quarter of the
+// samples' time span, in MiB: flat in the input's size, the four are
+// alike (a store that grows grows nothing in memory).
+func rssQuarters(samples []rssSample) [4]float64 {
+	var q [4]float64
+	if len(samples) == 0 {
+		return q
+	}
+	end := samples[len(samples)-1].at
+	for _, s := range samples {
+		i := 3
+		if end > 0 {
+			i = min(3, int(4*s.at/(end+1)))
+		}
+		q[i] = max(q[i], float64(s.rss)/1024)
+	}
+	return q
+}
+
+// rssPeakParts is the anonymous and file-backed parts, in MiB, of the
+// sample with the largest resident memory.
+func rssPeakParts(samples []rssSample) (anon, files float64) {
+	var peak rssSample
+	for _, s := range samples {
+		if s.rss > peak.rss {
+			peak = s
+		}
+	}
+	return float64(peak.anon) / 1024, float64(peak.files) / 1024
+}
