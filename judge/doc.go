@@ -24,6 +24,8 @@
 //     versions, which the full judge reads a space from.
 //   - [Recheck]: every stored version judged again against the replay, for
 //     store check.
+//   - judge/judgetest: the memory store under the full judge, holding one
+//     space, that its tests and others' stand on.
 //
 // # API
 //
