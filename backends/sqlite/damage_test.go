@@ -39,7 +39,7 @@ func TestDamagedPage(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			d := sqlitetest.NewDamaged(t)
-			d.Garble(t, d.LeafOf(t, d.Last))
+			d.Garble(t, d.LastLeaf(t))
 			kv, err := sqlite.Open(d.Path, m.opts)
 			if err != nil {
 				t.Fatal(err)
