@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -495,15 +494,9 @@ func (n *filesNode) stop() {
 
 // peakRSSMiB is a process's peak resident set (VmHWM), in MiB.
 func peakRSSMiB(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	v, err := procStatus(fmt.Sprintf("/proc/%d/status", pid), "VmHWM")
 	if err != nil {
 		return 0, fmt.Errorf("bench: peak RSS: %w", err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return float64(kb) / 1024, err
-		}
-	}
-	return 0, errors.New("bench: no VmHWM in /proc status")
+	return float64(v[0]) / 1024, nil
 }

@@ -429,17 +429,11 @@ func (t *target) stop() {
 
 // rss is the node's resident memory now, in bytes.
 func (t *target) rss() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", t.pid))
+	v, err := procStatus(fmt.Sprintf("/proc/%d/status", t.pid), "VmRSS")
 	if err != nil {
 		return 0
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	return v[0] << 10
 }
 
 // cpu is the CPU time, user and system, the node has used so far.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -38,38 +39,40 @@ func sampleRSS(pid int, interval time.Duration, stop <-chan struct{}) []rssSampl
 }
 
 func readRSS(path string) (rssSample, bool) {
-	var s rssSample
+	v, err := procStatus(path, "VmRSS", "RssAnon", "RssFile")
+	if err != nil {
+		return rssSample{}, false
+	}
+	return rssSample{rss: v[0], anon: v[1], files: v[2]}, true
+}
+
+// procStatus reads the named fields, in KiB, of a /proc/PID/status file
+// (Linux); an error when the file or any field is missing.
+func procStatus(path string, names ...string) ([]int64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return s, false
+		return nil, err
 	}
-	found := 0
+	out, found := make([]int64, len(names)), 0
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		name, rest, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			continue
 		}
-		var p *int64
-		switch string(name) {
-		case "VmRSS":
-			p = &s.rss
-		case "RssAnon":
-			p = &s.anon
-		case "RssFile":
-			p = &s.files
-		default:
-			continue
-		}
+		i := slices.Index(names, string(name))
 		f := bytes.Fields(rest)
-		if len(f) == 0 {
+		if i < 0 || len(f) == 0 {
 			continue
 		}
 		if n, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
-			*p = n
+			out[i] = n
 			found++
 		}
 	}
-	return s, found == 3
+	if found != len(names) {
+		return nil, fmt.Errorf("bench: %s lacks one of %v", path, names)
+	}
+	return out, nil
 }
 
 // rssQuarters is the largest resident memory in each quarter of the

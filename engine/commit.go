@@ -175,9 +175,8 @@ func (s *Store) write(t *tx) error {
 		}
 		s.spaces[sp] = true
 	}
-	if t.lacks && s.fileNamed != nil {
-		close(s.fileNamed)
-		s.fileNamed = nil
+	if t.lacks {
+		s.fileNamed.fire()
 	}
 	s.state.Unlock()
 	for _, r := range t.refused {

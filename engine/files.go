@@ -183,10 +183,7 @@ func (s *Store) recordFiles(group []*fileRecord) error {
 	}
 	s.state.Lock()
 	s.st = st
-	if s.fileKept != nil {
-		close(s.fileKept)
-		s.fileKept = nil
-	}
+	s.fileKept.fire()
 	s.state.Unlock()
 	return nil
 }
@@ -196,10 +193,7 @@ func (s *Store) recordFiles(group []*fileRecord) error {
 func (s *Store) FileKept() <-chan struct{} {
 	s.state.Lock()
 	defer s.state.Unlock()
-	if s.fileKept == nil {
-		s.fileKept = make(chan struct{})
-	}
-	return s.fileKept
+	return s.fileKept.wait()
 }
 
 // FileNamed returns a channel closed the next time a version stored names
@@ -207,10 +201,25 @@ func (s *Store) FileKept() <-chan struct{} {
 func (s *Store) FileNamed() <-chan struct{} {
 	s.state.Lock()
 	defer s.state.Unlock()
-	if s.fileNamed == nil {
-		s.fileNamed = make(chan struct{})
+	return s.fileNamed.wait()
+}
+
+// signal is a channel closed at the next event of one kind, made when
+// someone first waits; the store's state lock guards it.
+type signal struct{ c chan struct{} }
+
+func (g *signal) wait() <-chan struct{} {
+	if g.c == nil {
+		g.c = make(chan struct{})
 	}
-	return s.fileNamed
+	return g.c
+}
+
+func (g *signal) fire() {
+	if g.c != nil {
+		close(g.c)
+		g.c = nil
+	}
 }
 
 // writable fails on a store that refuses writes, before any file is

@@ -110,8 +110,8 @@ type Store struct {
 	// when a file is next recorded, fileNamed when a version next names a
 	// file not held (all guarded by state).
 	partials  map[canonical.ID]bool
-	fileKept  chan struct{}
-	fileNamed chan struct{}
+	fileKept  signal
+	fileNamed signal
 	// recording gathers files to record as held into one synced batch.
 	recording recordGroup
 	// filesUnindexed: the store is of an earlier layout, open read-only,
