@@ -74,7 +74,7 @@ type Peers struct {
 	// beforeFileWrite, in tests, is called before each write of a
 	// fetched file's bytes: it may wait, as a slow disk does.
 	beforeFileWrite func()
-	recheck   time.Duration              // how often a sending session asks MayRead again
+	recheck         time.Duration // how often a sending session asks MayRead again
 }
 
 // Totals counts what every session carried, those running included.
