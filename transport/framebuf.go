@@ -81,21 +81,22 @@ func readFrame(link Link, ctx context.Context, max int) (Frame, error) {
 	return Frame{b: b}, err
 }
 
-// pooledReader reads frames into pooled buffers, copying small ones out
-// so that their buffer is read into again. Each Link has its own; one
-// goroutine at a time reads.
-type pooledReader struct {
-	spare *frameBuf // a pooled buffer not handed out
+// readPooled reads one frame from r, which ends with the frame (io.EOF),
+// of at most max bytes, into a buffer of the pool, copying a small one
+// out so that the buffer goes back at once; a frame longer than max is
+// *Error frame/too-large, read no further than max+1 bytes. The buffer
+// is taken once the frame has begun, so an idle link holds none.
+func readPooled(r io.Reader, max int) (Frame, error) {
+	fb := framePool.Get().(*frameBuf)
+	f, err := readInto(fb, r, max)
+	if f.buf == nil {
+		framePool.Put(fb)
+	}
+	return f, err
 }
 
-// read reads one frame from r, which ends with the frame (io.EOF), of at
-// most max bytes; a longer one is *Error frame/too-large, read no
-// further than max+1 bytes.
-func (p *pooledReader) read(r io.Reader, max int) (Frame, error) {
-	if p.spare == nil {
-		p.spare = framePool.Get().(*frameBuf)
-	}
-	buf := p.spare[:min(len(p.spare), max+1)]
+func readInto(fb *frameBuf, r io.Reader, max int) (Frame, error) {
+	buf := fb[:min(len(fb), max+1)]
 	n, err := io.ReadFull(r, buf)
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
@@ -131,16 +132,8 @@ func (p *pooledReader) read(r io.Reader, max int) (Frame, error) {
 		}
 		return Frame{b: b.Bytes()}, nil
 	}
-	return p.keep(n), nil
-}
-
-// keep makes a Frame of the first n bytes of the spare buffer: handed
-// out when large, copied out when small.
-func (p *pooledReader) keep(n int) Frame {
 	if n < pooledFrom {
-		return Frame{b: bytes.Clone(p.spare[:n])}
+		return Frame{b: bytes.Clone(buf[:n])}, nil
 	}
-	f := Frame{b: p.spare[:n], buf: p.spare}
-	p.spare = nil
-	return f
+	return Frame{b: buf[:n], buf: fb}, nil
 }

@@ -22,7 +22,6 @@ var ErrUnreachable = errors.New("minca/transport: unreachable")
 // wsLink is a Link over a WebSocket: one binary message is one frame.
 type wsLink struct {
 	ws *websocket.Conn
-	pr pooledReader
 }
 
 // NewWebSocketLink is a [Link] over an open WebSocket, one binary message a
@@ -52,7 +51,7 @@ func (l *wsLink) readFrame(ctx context.Context, max int) (Frame, error) {
 	if typ != websocket.MessageBinary {
 		return Frame{}, errorf(CodeFrameMalformed, "a text WebSocket message: frames are binary messages")
 	}
-	f, err := l.pr.read(r, max)
+	f, err := readPooled(r, max)
 	if err != nil {
 		return Frame{}, wsErr(err)
 	}
