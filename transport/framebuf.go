@@ -82,22 +82,45 @@ func readFrame(link Link, ctx context.Context, max int) (Frame, error) {
 }
 
 // readPooled reads one frame from r, which ends with the frame (io.EOF),
-// of at most max bytes, into a buffer of the pool, copying a small one
-// out so that the buffer goes back at once; a frame longer than max is
-// *Error frame/too-large, read no further than max+1 bytes. The buffer
-// is taken once the frame has begun, so an idle link holds none.
+// of at most max bytes; a longer one is *Error frame/too-large, read no
+// further than max+1 bytes. The frame's first bytes are read into a
+// small buffer, and a frame that goes on past them into a buffer of the
+// frame pool, so that small frames, the most of them, never take a large
+// buffer; a frame of less than pooledFrom is then copied out at its size
+// and the buffers go back at once. Buffers are taken once the frame has
+// begun, so an idle link holds none.
 func readPooled(r io.Reader, max int) (Frame, error) {
+	sb := smallPool.Get().(*smallBuf)
+	defer smallPool.Put(sb)
+	head := sb[:min(len(sb), max+1)]
+	n, err := io.ReadFull(r, head)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return Frame{b: bytes.Clone(head[:n])}, nil
+	case err != nil:
+		return Frame{}, err
+	case n > max:
+		return Frame{}, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
+	}
 	fb := framePool.Get().(*frameBuf)
-	f, err := readInto(fb, r, max)
+	copy(fb[:], head)
+	f, err := readInto(fb, n, r, max)
 	if f.buf == nil {
 		framePool.Put(fb)
 	}
 	return f, err
 }
 
-func readInto(fb *frameBuf, r io.Reader, max int) (Frame, error) {
+// smallBuf is where a frame's first bytes are read.
+type smallBuf [16 << 10]byte
+
+var smallPool = sync.Pool{New: func() any { return new(smallBuf) }}
+
+// readInto reads the rest of a frame whose first n bytes are in fb.
+func readInto(fb *frameBuf, n int, r io.Reader, max int) (Frame, error) {
 	buf := fb[:min(len(fb), max+1)]
-	n, err := io.ReadFull(r, buf)
+	k, err := io.ReadFull(r, buf[n:])
+	n += k
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		// The frame ended within the buffer.

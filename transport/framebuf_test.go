@@ -17,7 +17,7 @@ func TestFramesHeldUntilReleased(t *testing.T) {
 	const max = 4 << 20
 	// Message sizes: small, around where frames start to be pooled, a
 	// whole pooled buffer, and larger than one.
-	sizes := []int{10, pooledFrom - 2, pooledFrom - 1, 300_000, DefaultFrame - 1, FrameBuffer - 1, FrameBuffer, 2 << 20}
+	sizes := []int{10, len(smallBuf{}) - 1, len(smallBuf{}), len(smallBuf{}) + 1, pooledFrom - 2, pooledFrom - 1, 300_000, DefaultFrame - 1, FrameBuffer - 1, FrameBuffer, 2 << 20}
 	msg := func(round, i int) []byte {
 		b := make([]byte, sizes[i])
 		r := rand.NewChaCha8([32]byte{byte(round), byte(i)})
