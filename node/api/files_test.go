@@ -90,6 +90,10 @@ func TestAPIFiles(t *testing.T) {
 			if st, b := f.do("GET", "/v1/spaces/"+g.ID+"/files/not-a-hash", f.token, nil); st != http.StatusBadRequest || code(b) != api.CodeBad {
 				t.Fatalf("a hash that is not one: %d %s", st, b)
 			}
+			req, _ = json.Marshal(map[string]any{"collection": "app.photo", "body": map[string]any{"t": 2}, "files": []map[string]any{{"hash": "not-a-hash", "size": 7}}})
+			if st, b := f.do("POST", "/v1/spaces/"+g.ID+"/records", f.token, req); st != http.StatusBadRequest || code(b) != api.CodeBad || !bytes.Contains(b, []byte(`"files"`)) {
+				t.Fatalf("a write naming a file by what is no hash: %d %s", st, b)
+			}
 			req, _ = json.Marshal(map[string]any{"collection": "app.photo", "body": map[string]any{"t": 2}, "files": []map[string]any{{"hash": missing, "size": 7}}})
 			if st, b := f.do("POST", "/v1/spaces/"+g.ID+"/records", f.token, req); st != http.StatusUnprocessableEntity || code(b) != node.CodeFileNotHeld {
 				t.Fatalf("a write naming a file never uploaded: %d %s", st, b)
