@@ -188,11 +188,11 @@ func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if e.skipped || seen[e.file] {
+			if e.skipped || seen[e.Hash] {
 				continue
 			}
 			if space == "" {
-				seen[e.file] = true
+				seen[e.Hash] = true
 			}
 			if e.Size == 0 {
 				if err := s.PutFile(ctx, e.Hash, nil); err != nil && !errors.Is(err, ErrFileMismatch) {
@@ -210,7 +210,6 @@ func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(
 type lackingFile struct {
 	NamedFile
 	key     []byte
-	file    canonical.ID
 	skipped bool // skip reported it: no version looked for
 }
 
@@ -235,18 +234,18 @@ func (s *Store) lacking(lo, hi []byte, skip func(canonical.ID) bool) ([]lackingF
 		}
 		fd, _ := keys.Digest(k, 1+keys.SpaceLen)
 		out = append(out, lackingFile{NamedFile: NamedFile{FileRef: FileRef{Hash: fd, Size: size}, Space: space},
-			key: bytes.Clone(k), file: fd})
+			key: bytes.Clone(k)})
 	}
 	if err := errors.Join(it.Err(), it.Close()); err != nil {
 		return nil, err
 	}
 	for i := range out {
-		if skip != nil && skip(out[i].file) {
+		if skip != nil && skip(out[i].Hash) {
 			out[i].skipped = true
 			continue
 		}
 		tag := keys.SpaceTag(out[i].Space)
-		p := append(append([]byte{keys.FileNamed}, out[i].file[:]...), tag[:]...)
+		p := append(append([]byte{keys.FileNamed}, out[i].Hash[:]...), tag[:]...)
 		it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
 		if err != nil {
 			return nil, err
