@@ -24,7 +24,7 @@ func TestWritebackStartsAsTheFileGrows(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 13)
 	}
-	name := canonical.IDOf(data).String()
+	name := canonical.IDOf(data)
 	ft, err := d.Partial(name)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestWritebackStartsAsTheFileGrows(t *testing.T) {
 	if err := tp.Keep(name); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(d.Root(), name)); err != nil || !bytes.Equal(b, data) {
+	if b, err := os.ReadFile(filepath.Join(d.Root(), name.String())); err != nil || !bytes.Equal(b, data) {
 		t.Fatalf("the file kept is not the bytes written (%v)", err)
 	}
 }
