@@ -84,14 +84,15 @@ var _ engine.KV = (*Store)(nil)
 // in the block cache.
 const memTables = 2
 
-// l0Compaction is how many bytes of flushed memtables L0 holds before
-// they are compacted into the level below: 8 sublevels of 16 MiB
-// memtables (Pebble's default is 4 sublevels). Nearly every batch's keys
-// spread over the whole key space (ids, digests), so each L0 compaction
-// rewrites much of the level below: waiting for more files rewrites it
-// half as often. It is counted in bytes, not files, so that smaller
-// memtables (less memory) compact no more often: with 8 MiB memtables
-// an import's CPU a version was 15% higher at 8 sublevels.
+// l0Compaction is the bytes of memtables that make L0CompactionThreshold:
+// 8 sublevels of 16 MiB memtables (Pebble's default is 4; it starts an L0
+// compaction once L0 is half the threshold deep). Nearly every batch's
+// keys spread over the whole key space (ids, digests), so each L0
+// compaction rewrites much of the level below: waiting for more files
+// rewrites it half as often. It is counted in bytes, not files, so that
+// smaller memtables (less memory) compact no more often: with 8 MiB
+// memtables and the threshold at 8, an import's CPU a version was 15%
+// higher.
 const l0Compaction = 128 << 20
 
 // l0Thresholds are the L0 sublevels that start a compaction (l0Compaction
