@@ -312,7 +312,7 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 		return c, err
 	}
 	defer receiver.stop()
-	if err := receiver.waitFile(ctx, sp, warm.Hash); err != nil {
+	if err := receiver.waitFile(ctx, sp, warm.Hash.String()); err != nil {
 		return c, fmt.Errorf("bench: the first file: %w", err)
 	}
 
@@ -345,7 +345,7 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 		return c, err
 	}
 	if err := parallel(4, c.Files, func(i int) error {
-		return receiver.waitFile(ctx, sp, refs[i].Hash)
+		return receiver.waitFile(ctx, sp, refs[i].Hash.String())
 	}); err != nil {
 		return c, fmt.Errorf("bench: sync: %w", err)
 	}
@@ -355,7 +355,7 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 	start = time.Now()
 	if err := parallel(4, c.Files, func(i int) error {
 		h := sha256.New()
-		n, err := receiver.client.Download(ctx, sp, refs[i].Hash, 0, h)
+		n, err := receiver.client.Download(ctx, sp, refs[i].Hash.String(), 0, h)
 		if err == nil && n != size {
 			err = fmt.Errorf("bench: read %d bytes of a file of %d", n, size)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/carrier"
 	"github.com/minca-go/minca/connect"
 	"github.com/minca-go/minca/identity"
@@ -91,7 +92,7 @@ func (s *scene) device() *node.Node {
 }
 
 // reads waits until n reads data as the file hash of space.
-func reads(t *testing.T, n *node.Node, spaceID, hash string, data []byte, who string) {
+func reads(t *testing.T, n *node.Node, spaceID string, hash canonical.ID, data []byte, who string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {

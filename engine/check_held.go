@@ -138,7 +138,7 @@ func (c *checker) checkValue(k, val []byte) (r heldValue) {
 		f.flags, r.bad = heldBad, err
 		return r
 	}
-	d, ok := keys.ParseExact(v.ID)
+	d, ok := v.Digest()
 	if ok {
 		f.d = d
 	} else {

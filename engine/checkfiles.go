@@ -30,8 +30,7 @@ func (c *checker) filesIndex(ctx context.Context) error {
 	held := map[canonical.ID]bool{}
 	var ferr error
 	err := c.s.namedFilesByScan(ctx, "", func(f NamedFile) bool {
-		fd, _ := keys.ParseExact(f.Hash)
-		vd, _ := keys.ParseExact(f.Version)
+		fd, vd := f.Hash, f.Version
 		tag := keys.SpaceTag(f.Space)
 		named[string(keys.FileNamedKey(fd, tag, vd))] = f
 		h, ok := held[fd]
@@ -99,7 +98,7 @@ func (c *checker) filesIndex(ctx context.Context) error {
 		return err
 	}
 	rest := slices.SortedFunc(maps.Values(lacks), func(a, b NamedFile) int {
-		return cmp.Or(cmp.Compare(a.Space, b.Space), cmp.Compare(a.Hash, b.Hash))
+		return cmp.Or(cmp.Compare(a.Space, b.Space), a.Hash.Compare(b.Hash))
 	})
 	for _, f := range rest {
 		c.add("files index: file %s, named by version %s in space %s and not held, is not listed missing", f.Hash, f.Version, f.Space)

@@ -27,7 +27,7 @@ func TestCheckFindsFilesIndexDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(d *record.Draft) {
-		d.Files = []record.File{{Hash: hd.String(), Size: int64(len(held))}, {Hash: ld.String(), Size: int64(len(lacking))}}
+		d.Files = []record.File{{Hash: hd, Size: int64(len(held))}, {Hash: ld, Size: int64(len(lacking))}}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestCheckFindsFilesIndexDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if err := s.PutFile(ctx, hd.String(), held); err != nil {
+			if err := s.PutFile(ctx, hd, held); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {

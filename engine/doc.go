@@ -86,12 +86,11 @@
 //	(*Store).SyncOrder(ctx, space string, from SyncKey) iter.Seq2[SyncItem, error]
 //	(*Store).Spaces(ctx) ([]string, error)
 //	(*Store).Line(ctx, space, author, collection string, n int64) ([]string, error)
-//	FilesOf(v *record.Version) []FileRef
 //	(*Store).LineProofs(ctx, space string) ([]*record.LineProof, error)
 //	(*Store).Waiting(yield func(v *record.Version, waits []string) bool) error
 //	(*Store).WaitingSources(n int) ([]WaitingSource, error)
 //	(*Store).Refused(peer string, id canonical.ID) bool
-//	(*Store).PutFile(ctx, hash string, data []byte) error; File; HasFile; FileInfo; Files; DeleteFile
+//	(*Store).PutFile(ctx, hash canonical.ID, data []byte) error; File; HasFile; FileInfo; Files; DeleteFile
 //	(*Store).CreateFile(ctx) (*FileWriter, error); OpenFile(ctx, hash) (FileReader, error) // streams
 //	(*Store).OpenPartial(ctx, FileRef) (*PartialFile, error)          // fetched in pieces, resumed
 //	(*Store).NamedFiles(ctx, space, yield); MissingFiles; TidyFiles(ctx, grace); VerifyFiles

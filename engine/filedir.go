@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/minca-go/minca/canonical"
 )
 
 // FileDir is where a store keeps its files' bytes (02 §3.1 files;
@@ -22,16 +24,16 @@ import (
 type FileDir interface {
 	// Create starts a new temporary file.
 	Create() (FileTemp, error)
-	// Partial opens the partial file of name to append to, made empty
+	// Partial opens the partial file of file to append to, made empty
 	// when there is none; its Size is the bytes it holds.
-	Partial(name string) (FileTemp, error)
-	// Open opens the kept file name: an error wrapping [ErrNotFound]
-	// when there is none.
-	Open(name string) (FileReader, error)
-	// Remove removes the kept file name; RemovePartial its partial file.
+	Partial(file canonical.ID) (FileTemp, error)
+	// Open opens the kept file: an error wrapping [ErrNotFound] when
+	// there is none.
+	Open(file canonical.ID) (FileReader, error)
+	// Remove removes the kept file; RemovePartial its partial file.
 	// Removing what is not there is not an error.
-	Remove(name string) error
-	RemovePartial(name string) error
+	Remove(file canonical.ID) error
+	RemovePartial(file canonical.ID) error
 	// List calls fn for every kept, partial and temporary file.
 	List(fn func(FileEntry) error) error
 	// RemoveTemp removes a temporary file List named.
@@ -50,10 +52,10 @@ type FileTemp interface {
 	Size() int64
 	// Sync makes what was written durable.
 	Sync() error
-	// Keep makes the file's bytes durable and moves it to the kept file
-	// name (replacing one there: the name says the content); the name is
+	// Keep makes the file's bytes durable and keeps them as the file
+	// named (replacing one there: the name says the content); the name is
 	// durable once the FileDir's SyncKept returns. The FileTemp is closed.
-	Keep(name string) error
+	Keep(file canonical.ID) error
 	// Close closes the file. A temporary file not kept is removed; a
 	// partial file keeps what was written.
 	Close() error
@@ -68,6 +70,9 @@ type FileReader interface {
 
 // FileEntry is one file a FileDir lists.
 type FileEntry struct {
+	// File is a kept or partial file's name, read from where the FileDir
+	// keeps it; Name is a temporary file's (for RemoveTemp).
+	File    canonical.ID
 	Name    string
 	Kind    FileKind
 	Size    int64
@@ -87,8 +92,8 @@ const (
 // memFiles is a FileDir in memory: the store of memory: and of tests.
 type memFiles struct {
 	mu      sync.Mutex
-	kept    map[string][]byte
-	partial map[string]*[]byte
+	kept    map[canonical.ID][]byte
+	partial map[canonical.ID]*[]byte
 	temps   map[string]*[]byte
 	next    int
 	now     func() time.Time
@@ -96,12 +101,13 @@ type memFiles struct {
 
 // NewMemoryFiles returns a FileDir that keeps files in memory.
 func NewMemoryFiles() FileDir {
-	return &memFiles{kept: map[string][]byte{}, partial: map[string]*[]byte{}, temps: map[string]*[]byte{}, now: time.Now}
+	return &memFiles{kept: map[canonical.ID][]byte{}, partial: map[canonical.ID]*[]byte{}, temps: map[string]*[]byte{}, now: time.Now}
 }
 
 type memTemp struct {
 	d       *memFiles
-	name    string // the partial's name, or the temp's
+	file    canonical.ID // a partial's
+	name    string       // a temp's
 	partial bool
 	b       *[]byte
 	closed  bool
@@ -117,38 +123,38 @@ func (d *memFiles) Create() (FileTemp, error) {
 	return &memTemp{d: d, name: name, b: b}, nil
 }
 
-func (d *memFiles) Partial(name string) (FileTemp, error) {
+func (d *memFiles) Partial(file canonical.ID) (FileTemp, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	b, ok := d.partial[name]
+	b, ok := d.partial[file]
 	if !ok {
 		b = new([]byte)
-		d.partial[name] = b
+		d.partial[file] = b
 	}
-	return &memTemp{d: d, name: name, partial: true, b: b}, nil
+	return &memTemp{d: d, file: file, partial: true, b: b}, nil
 }
 
-func (d *memFiles) Open(name string) (FileReader, error) {
+func (d *memFiles) Open(file canonical.ID) (FileReader, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	b, ok := d.kept[name]
+	b, ok := d.kept[file]
 	if !ok {
-		return nil, fmt.Errorf("%w: file %s", ErrNotFound, name)
+		return nil, fmt.Errorf("%w: file %s", ErrNotFound, file)
 	}
 	return memReader{bytes.NewReader(b)}, nil
 }
 
-func (d *memFiles) Remove(name string) error {
+func (d *memFiles) Remove(file canonical.ID) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.kept, name)
+	delete(d.kept, file)
 	return nil
 }
 
-func (d *memFiles) RemovePartial(name string) error {
+func (d *memFiles) RemovePartial(file canonical.ID) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.partial, name)
+	delete(d.partial, file)
 	return nil
 }
 
@@ -162,11 +168,11 @@ func (d *memFiles) RemoveTemp(name string) error {
 func (d *memFiles) List(fn func(FileEntry) error) error {
 	d.mu.Lock()
 	var es []FileEntry
-	for n, b := range d.kept {
-		es = append(es, FileEntry{Name: n, Kind: FileKept, Size: int64(len(b)), ModTime: d.now()})
+	for f, b := range d.kept {
+		es = append(es, FileEntry{File: f, Name: f.String(), Kind: FileKept, Size: int64(len(b)), ModTime: d.now()})
 	}
-	for n, b := range d.partial {
-		es = append(es, FileEntry{Name: n, Kind: FilePartial, Size: int64(len(*b)), ModTime: d.now()})
+	for f, b := range d.partial {
+		es = append(es, FileEntry{File: f, Name: f.String(), Kind: FilePartial, Size: int64(len(*b)), ModTime: d.now()})
 	}
 	for n, b := range d.temps {
 		es = append(es, FileEntry{Name: n, Kind: FileTempKind, Size: int64(len(*b)), ModTime: d.now()})
@@ -209,16 +215,16 @@ func (t *memTemp) Sync() error { return nil }
 
 func (d *memFiles) SyncKept() error { return nil }
 
-func (t *memTemp) Keep(name string) error {
+func (t *memTemp) Keep(file canonical.ID) error {
 	if t.closed {
 		return errTempClosed
 	}
 	t.closed = true
 	t.d.mu.Lock()
 	defer t.d.mu.Unlock()
-	t.d.kept[name] = *t.b
+	t.d.kept[file] = *t.b
 	if t.partial {
-		delete(t.d.partial, t.name)
+		delete(t.d.partial, t.file)
 	} else {
 		delete(t.d.temps, t.name)
 	}

@@ -20,7 +20,7 @@ import (
 type countingFiles struct {
 	engine.FileDir
 	mu       sync.Mutex
-	unsynced map[string]bool // kept, and no SyncKept since
+	unsynced map[canonical.ID]bool // kept, and no SyncKept since
 	syncs    atomic.Int64
 }
 
@@ -34,7 +34,7 @@ func (d *countingFiles) Create() (engine.FileTemp, error) {
 	return countingTemp{t, d}, err
 }
 
-func (t countingTemp) Keep(name string) error {
+func (t countingTemp) Keep(name canonical.ID) error {
 	err := t.FileTemp.Keep(name)
 	t.d.mu.Lock()
 	t.d.unsynced[name] = true
@@ -57,7 +57,7 @@ func (d *countingFiles) SyncKept() error {
 // before the sync that makes its name durable.
 func TestFilesKeptTogetherShareADirectorySync(t *testing.T) {
 	ctx := context.Background()
-	files := &countingFiles{FileDir: engine.NewMemoryFiles(), unsynced: map[string]bool{}}
+	files := &countingFiles{FileDir: engine.NewMemoryFiles(), unsynced: map[canonical.ID]bool{}}
 	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: files})
 	if err != nil {
 		t.Fatal(err)
@@ -69,12 +69,12 @@ func TestFilesKeptTogetherShareADirectorySync(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			data := fmt.Appendf(nil, "file %d", i)
-			if err := s.PutFile(ctx, canonical.IDOf(data).String(), data); err != nil {
+			if err := s.PutFile(ctx, canonical.IDOf(data), data); err != nil {
 				errs <- err
 				return
 			}
 			files.mu.Lock()
-			bad := files.unsynced[canonical.IDOf(data).String()]
+			bad := files.unsynced[canonical.IDOf(data)]
 			files.mu.Unlock()
 			if bad {
 				errs <- fmt.Errorf("file %d recorded held before its name was synced", i)
@@ -105,7 +105,7 @@ func TestFileNamedTellsOfAFileToFetch(t *testing.T) {
 	}
 	defer s.Close()
 	held, lacking := []byte("held"), []byte("not held")
-	if err := s.PutFile(ctx, canonical.IDOf(held).String(), held); err != nil {
+	if err := s.PutFile(ctx, canonical.IDOf(held), held); err != nil {
 		t.Fatal(err)
 	}
 	w, err := enginetest.NewWriter(enginetest.SpaceID("file named"))
@@ -114,7 +114,7 @@ func TestFileNamedTellsOfAFileToFetch(t *testing.T) {
 	}
 	naming := func(n float64, data []byte) *record.Version {
 		v, err := w.First("app.album", canonical.NewObject("n", n), func(d *record.Draft) {
-			d.Files = []record.File{{Hash: canonical.IDOf(data).String(), Size: int64(len(data))}}
+			d.Files = []record.File{{Hash: canonical.IDOf(data), Size: int64(len(data))}}
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestMissingFilesExceptPassesOver(t *testing.T) {
 	for i := range 5 {
 		data := fmt.Appendf(nil, "lacking %d", i)
 		ids = append(ids, canonical.IDOf(data))
-		refs = append(refs, record.File{Hash: canonical.IDOf(data).String(), Size: int64(len(data))})
+		refs = append(refs, record.File{Hash: canonical.IDOf(data), Size: int64(len(data))})
 	}
 	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(d *record.Draft) { d.Files = refs })
 	if err != nil {
@@ -169,9 +169,9 @@ func TestMissingFilesExceptPassesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	inHand := map[canonical.ID]bool{ids[1]: true, ids[3]: true}
-	got := map[string]bool{}
+	got := map[canonical.ID]bool{}
 	if err := s.MissingFilesExcept(ctx, sp, func(d canonical.ID) bool { return inHand[d] }, func(f engine.NamedFile) bool {
-		if f.Version != v.ID {
+		if f.Version.String() != v.ID {
 			t.Errorf("file %s named by %q", f.Hash, f.Version)
 		}
 		got[f.Hash] = true
@@ -180,8 +180,8 @@ func TestMissingFilesExceptPassesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, d := range ids {
-		if got[d.String()] == inHand[d] {
-			t.Errorf("file %d: listed %v, in hand %v", i, got[d.String()], inHand[d])
+		if got[d] == inHand[d] {
+			t.Errorf("file %d: listed %v, in hand %v", i, got[d], inHand[d])
 		}
 	}
 }

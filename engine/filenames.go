@@ -18,7 +18,7 @@ import (
 type NamedFile struct {
 	FileRef
 	Space   string
-	Version string // the id of a version naming it
+	Version canonical.ID // a version naming it
 }
 
 // filesMember is how a version's canonical JSON names files: a version
@@ -85,7 +85,7 @@ func (s *Store) namedPage(lo, hi []byte, space string) (page []NamedFile, next [
 		}
 		fd, _ := keys.Digest(k, 1)
 		vd, _ := keys.Digest(k, 1+32+keys.SpaceLen)
-		page = append(page, NamedFile{FileRef: FileRef{Hash: fd.String(), Size: size}, Space: sp, Version: vd.String()})
+		page = append(page, NamedFile{FileRef: FileRef{Hash: fd, Size: size}, Space: sp, Version: vd})
 		if len(page) == missingPage {
 			return page, append(bytes.Clone(k), 0), it.Err()
 		}
@@ -113,25 +113,16 @@ func (s *Store) namedFilesByScan(ctx context.Context, space string, yield func(N
 		if body == nil || !bytes.Contains(env, filesMember) {
 			continue
 		}
-		stub, _, err := stubBytes(env)
+		v, err := storedStub(env)
 		if err != nil {
 			return err
 		}
-		val, err := canonical.Parse(stub)
-		o, ok := val.(*canonical.Object)
-		if err != nil || !ok {
-			return Errorf(ErrCorrupt, "damaged: stored version envelope")
-		}
-		sp, _ := o.Get("space")
-		if sps, _ := sp.(string); space != "" && sps != space {
+		if space != "" && v.Space != space {
 			continue
 		}
-		files, _ := o.Get("files")
-		id, _ := o.Get("id")
-		sps, _ := sp.(string)
-		ids, _ := id.(string)
-		for _, f := range filesOf(files) {
-			if !yield(NamedFile{FileRef: f, Space: sps, Version: ids}) {
+		id, _ := v.Digest()
+		for _, f := range v.Files {
+			if !yield(NamedFile{FileRef: f, Space: v.Space, Version: id}) {
 				return nil
 			}
 		}
@@ -158,7 +149,7 @@ func (s *Store) TidyFiles(ctx context.Context, grace time.Duration) (TidyFilesRe
 		return res, err
 	}
 	before := s.now().Add(-grace)
-	named := map[string]bool{}
+	named := map[canonical.ID]bool{}
 	if err := s.NamedFiles(ctx, "", func(f NamedFile) bool { named[f.Hash] = true; return true }); err != nil {
 		return res, err
 	}
@@ -188,25 +179,24 @@ func (s *Store) TidyFiles(ctx context.Context, grace time.Duration) (TidyFilesRe
 			res.Removed++
 			return dir.RemoveTemp(e.Name)
 		case FilePartial:
-			if named[e.Name] {
+			if named[e.File] {
 				return nil
 			}
 			s.state.Lock()
-			d, _ := keys.ParseExact(e.Name)
-			busy := s.partials[d]
+			busy := s.partials[e.File]
 			s.state.Unlock()
 			if busy {
 				return nil
 			}
 			res.Removed++
-			return dir.RemovePartial(e.Name)
+			return dir.RemovePartial(e.File)
 		default:
-			held, err := s.HasFile(ctx, e.Name)
+			held, err := s.HasFile(ctx, e.File)
 			if err != nil || held {
 				return err
 			}
 			res.Removed++
-			return dir.Remove(e.Name)
+			return dir.Remove(e.File)
 		}
 	})
 	return res, err
@@ -239,7 +229,7 @@ func (s *Store) VerifyFiles(ctx context.Context) ([]string, error) {
 		switch {
 		case err != nil:
 			probs = append(probs, fmt.Sprintf("file %s: unreadable: %v", fi.Hash, err))
-		case canonical.ID(h.Sum(nil)).String() != fi.Hash:
+		case canonical.ID(h.Sum(nil)) != fi.Hash:
 			probs = append(probs, fmt.Sprintf("file %s: damaged: its %d bytes do not hash to its name", fi.Hash, fi.Size))
 		}
 	}
@@ -293,7 +283,7 @@ func (s *Store) moveOldFiles() error {
 			t.Close()
 			return err
 		}
-		if err := t.Keep(d.String()); err != nil {
+		if err := t.Keep(d); err != nil {
 			return err
 		}
 		if err := s.files().SyncKept(); err != nil {

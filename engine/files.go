@@ -22,33 +22,7 @@ type FileRef = record.File
 
 // MaxFileSize is the largest size a files entry may name: the largest
 // integer JSON carries exactly.
-const MaxFileSize = 1<<53 - 1
-
-// FilesOf returns the files a version names. Malformed entries are skipped:
-// files is never a reason to refuse a version (02 §3.1).
-func FilesOf(v *record.Version) []FileRef {
-	val, _ := v.Get("files")
-	return filesOf(val)
-}
-
-func filesOf(val any) []FileRef {
-	arr, _ := val.([]any)
-	var out []FileRef
-	for _, e := range arr {
-		o, ok := e.(*canonical.Object)
-		if !ok {
-			continue
-		}
-		h, _ := o.Get("hash")
-		sz, _ := o.Get("size")
-		hs, ok1 := h.(string)
-		n, ok2 := sz.(float64)
-		if _, ok3 := keys.ParseExact(hs); ok1 && ok2 && ok3 && n >= 0 && n <= MaxFileSize && n == float64(int64(n)) {
-			out = append(out, FileRef{Hash: hs, Size: int64(n)})
-		}
-	}
-	return out
-}
+const MaxFileSize = record.MaxSafeInteger
 
 // Errors of files, tested with errors.Is.
 var (
@@ -279,12 +253,11 @@ func (w *FileWriter) Keep(ctx context.Context) (FileRef, error) {
 		return FileRef{}, errTempClosed
 	}
 	w.done = true
-	d := canonical.ID(w.h.Sum(nil))
-	ref := FileRef{Hash: d.String(), Size: w.n}
+	ref := FileRef{Hash: canonical.ID(w.h.Sum(nil)), Size: w.n}
 	if err := w.t.Keep(ref.Hash); err != nil {
 		return FileRef{}, fmt.Errorf("minca/engine: keep file %s: %w", ref.Hash, err)
 	}
-	if err := w.s.recordFile(d, w.n); err != nil {
+	if err := w.s.recordFile(ref.Hash, w.n); err != nil {
 		return FileRef{}, err
 	}
 	return ref, nil
@@ -302,9 +275,8 @@ func (w *FileWriter) Close() error {
 // PutFile stores a file under its content id, which must be the id of data
 // (02 §2): content-addressed, so putting it twice is harmless. Durable when
 // it returns.
-func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
-	d, ok := keys.ParseExact(hash)
-	if !ok || canonical.IDOf(data) != d {
+func (s *Store) PutFile(ctx context.Context, hash canonical.ID, data []byte) error {
+	if canonical.IDOf(data) != hash {
 		return fmt.Errorf("%w: %s", ErrFileMismatch, hash)
 	}
 	w, err := s.CreateFile(ctx)
@@ -321,15 +293,11 @@ func (s *Store) PutFile(ctx context.Context, hash string, data []byte) error {
 
 // FileInfo returns a held file's size and when it was kept; ErrNotFound
 // when it is not held.
-func (s *Store) FileInfo(ctx context.Context, hash string) (FileInfo, error) {
+func (s *Store) FileInfo(ctx context.Context, hash canonical.ID) (FileInfo, error) {
 	if err := s.check(); err != nil {
 		return FileInfo{}, err
 	}
-	d, ok := keys.ParseExact(hash)
-	if !ok {
-		return FileInfo{}, fmt.Errorf("%w: file %q", ErrNotFound, hash)
-	}
-	b, err := s.kv.Get(keys.FileHeldKey(d))
+	b, err := s.kv.Get(keys.FileHeldKey(hash))
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -339,7 +307,7 @@ func (s *Store) FileInfo(ctx context.Context, hash string) (FileInfo, error) {
 
 // OpenFile opens a held file to read; ErrNotFound when it is not held. A
 // held file whose bytes are gone is ErrCorrupt. The caller closes it.
-func (s *Store) OpenFile(ctx context.Context, hash string) (FileReader, error) {
+func (s *Store) OpenFile(ctx context.Context, hash canonical.ID) (FileReader, error) {
 	fi, err := s.FileInfo(ctx, hash)
 	if err != nil {
 		return nil, err
@@ -360,7 +328,7 @@ func (s *Store) OpenFile(ctx context.Context, hash string) (FileReader, error) {
 
 // File returns a file's bytes whole; ErrNotFound when not held. For
 // small files: OpenFile streams.
-func (s *Store) File(ctx context.Context, hash string) ([]byte, error) {
+func (s *Store) File(ctx context.Context, hash canonical.ID) ([]byte, error) {
 	r, err := s.OpenFile(ctx, hash)
 	if err != nil {
 		return nil, err
@@ -377,7 +345,7 @@ func (s *Store) File(ctx context.Context, hash string) ([]byte, error) {
 }
 
 // HasFile reports whether a file is held.
-func (s *Store) HasFile(ctx context.Context, hash string) (bool, error) {
+func (s *Store) HasFile(ctx context.Context, hash canonical.ID) (bool, error) {
 	_, err := s.FileInfo(ctx, hash)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -407,7 +375,7 @@ func (s *Store) Files(ctx context.Context, yield func(FileInfo) bool) error {
 		if err != nil {
 			return err
 		}
-		if !yield(FileInfo{FileRef: FileRef{Hash: canonical.ID(k[1:]).String(), Size: size}, Kept: at}) {
+		if !yield(FileInfo{FileRef: FileRef{Hash: canonical.ID(k[1:]), Size: size}, Kept: at}) {
 			return nil
 		}
 	}
@@ -416,7 +384,7 @@ func (s *Store) Files(ctx context.Context, yield func(FileInfo) bool) error {
 
 // DeleteFile lets a held file go: it is no longer recorded, then its bytes
 // are removed. Not held is nothing to do.
-func (s *Store) DeleteFile(ctx context.Context, hash string) error {
+func (s *Store) DeleteFile(ctx context.Context, hash canonical.ID) error {
 	fi, err := s.FileInfo(ctx, hash)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -424,8 +392,7 @@ func (s *Store) DeleteFile(ctx context.Context, hash string) error {
 	if err != nil {
 		return err
 	}
-	d, _ := keys.ParseExact(hash)
-	if err := s.unrecordFile(d, fi.Size); err != nil {
+	if err := s.unrecordFile(hash, fi.Size); err != nil {
 		return err
 	}
 	return s.files().Remove(hash)

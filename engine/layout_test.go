@@ -41,7 +41,7 @@ func TestOldFilesMoved(t *testing.T) {
 	}
 	data := []byte("a file kept the old way")
 	d := canonical.IDOf(data)
-	if err := s.PutFile(ctx, d.String(), data); err != nil {
+	if err := s.PutFile(ctx, d, data); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -58,7 +58,7 @@ func TestOldFilesMoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got, err := s.File(ctx, d.String()); err != nil || string(got) != string(data) {
+	if got, err := s.File(ctx, d); err != nil || string(got) != string(data) {
 		t.Fatalf("the moved file: %q %v", got, err)
 	}
 	if _, err := kv.Get(append([]byte{'F'}, d[:]...)); !errors.Is(err, engine.ErrNotFound) {
@@ -86,7 +86,7 @@ func TestFilesIndexUpgraded(t *testing.T) {
 	naming := func(fs ...[]byte) enginetest.Opt {
 		return func(d *record.Draft) {
 			for _, f := range fs {
-				d.Files = append(d.Files, record.File{Hash: canonical.IDOf(f).String(), Size: int64(len(f))})
+				d.Files = append(d.Files, record.File{Hash: canonical.IDOf(f), Size: int64(len(f))})
 			}
 		}
 	}
@@ -95,12 +95,12 @@ func TestFilesIndexUpgraded(t *testing.T) {
 	if _, err := st.Admit(ctx, "peer", []*record.Version{a0, a1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutFile(ctx, canonical.IDOf(held).String(), held); err != nil {
+	if err := st.PutFile(ctx, canonical.IDOf(held), held); err != nil {
 		t.Fatal(err)
 	}
 	missing := func(s *engine.Store) []string {
 		var out []string
-		if err := s.MissingFiles(ctx, "", func(f engine.NamedFile) bool { out = append(out, f.Hash+" "+f.Version); return true }); err != nil {
+		if err := s.MissingFiles(ctx, "", func(f engine.NamedFile) bool { out = append(out, f.Hash.String()+" "+f.Version.String()); return true }); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -137,7 +137,7 @@ func TestFilesIndexUpgraded(t *testing.T) {
 	if state, _ := kv.Get([]byte("_state")); state[0] != 9 {
 		t.Fatalf("the upgraded store is in layout %d", state[0])
 	}
-	if err := up.PutFile(ctx, canonical.IDOf(lacking).String(), lacking); err != nil {
+	if err := up.PutFile(ctx, canonical.IDOf(lacking), lacking); err != nil {
 		t.Fatal(err)
 	}
 	if got := missing(up); len(got) != 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
+	"github.com/minca-go/minca/record"
 )
 
 // The files index: which files the versions held whole name ('n'), and
@@ -38,7 +39,7 @@ func (t *tx) nameFiles(d canonical.ID, space string, files []FileRef) error {
 	}
 	tag := keys.SpaceTag(space)
 	for _, f := range files {
-		fd, _ := keys.ParseExact(f.Hash) // filesOf keeps only exact ids
+		fd := f.Hash
 		val := fileNameValue(f.Size, space)
 		t.set(keys.FileNamedKey(fd, tag, d), val)
 		lk := keys.FileLacksKey(tag, fd)
@@ -63,7 +64,7 @@ func (t *tx) nameFiles(d canonical.ID, space string, files []FileRef) error {
 func (t *tx) unnameFiles(d canonical.ID, space string, files []FileRef) error {
 	tag := keys.SpaceTag(space)
 	for _, f := range files {
-		fd, _ := keys.ParseExact(f.Hash)
+		fd := f.Hash
 		t.del(keys.FileNamedKey(fd, tag, d))
 		p := append(append([]byte{keys.FileNamed}, fd[:]...), tag[:]...)
 		named := false
@@ -82,28 +83,31 @@ func (t *tx) unnameStored(d canonical.ID, env []byte) error {
 	if !bytes.Contains(env, filesMember) {
 		return nil
 	}
-	space, files, err := filesOfEnvelope(env)
+	v, err := storedStub(env)
 	if err != nil {
 		return err
 	}
-	return t.unnameFiles(d, space, files)
+	return t.unnameFiles(d, v.Space, v.Files)
 }
 
-// filesOfEnvelope reads the space and the files of a stored envelope.
-func filesOfEnvelope(env []byte) (space string, files []FileRef, err error) {
+// storedStub reads a stored envelope's version, as its stub: where its
+// space, id and files are read from the store's own bytes.
+func storedStub(env []byte) (*record.Version, error) {
 	stub, _, err := stubBytes(env)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	val, err := canonical.Parse(stub)
-	o, ok := val.(*canonical.Object)
-	if err != nil || !ok {
-		return "", nil, Errorf(ErrCorrupt, "damaged: stored version envelope")
+	if err != nil {
+		return nil, Errorf(ErrCorrupt, "damaged: stored version envelope: %v", err)
 	}
-	sp, _ := o.Get("space")
-	space, _ = sp.(string)
-	fs, _ := o.Get("files")
-	return space, filesOf(fs), nil
+	// Quoted: a retained version's stub is no refusal here (02 §4.6 #10
+	// is about versions travelling).
+	v, err := record.QuotedFromValue(val)
+	if err != nil {
+		return nil, Errorf(ErrCorrupt, "damaged: stored version envelope: %v", err)
+	}
+	return v, nil
 }
 
 // lacksFile changes, in b, which spaces lack file d: none once it is held
@@ -161,7 +165,7 @@ func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(
 	}
 	if s.filesUnindexed {
 		return s.missingByScan(ctx, space, func(f NamedFile) bool {
-			if d, ok := keys.ParseExact(f.Hash); ok && skip != nil && skip(d) {
+			if skip != nil && skip(f.Hash) {
 				return true
 			}
 			return yield(f)
@@ -184,11 +188,11 @@ func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if e.skipped || seen[e.file] {
+			if e.skipped || seen[e.Hash] {
 				continue
 			}
 			if space == "" {
-				seen[e.file] = true
+				seen[e.Hash] = true
 			}
 			if e.Size == 0 {
 				if err := s.PutFile(ctx, e.Hash, nil); err != nil && !errors.Is(err, ErrFileMismatch) {
@@ -206,7 +210,6 @@ func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(
 type lackingFile struct {
 	NamedFile
 	key     []byte
-	file    canonical.ID
 	skipped bool // skip reported it: no version looked for
 }
 
@@ -230,31 +233,31 @@ func (s *Store) lacking(lo, hi []byte, skip func(canonical.ID) bool) ([]lackingF
 			return nil, err
 		}
 		fd, _ := keys.Digest(k, 1+keys.SpaceLen)
-		out = append(out, lackingFile{NamedFile: NamedFile{FileRef: FileRef{Hash: fd.String(), Size: size}, Space: space},
-			key: bytes.Clone(k), file: fd})
+		out = append(out, lackingFile{NamedFile: NamedFile{FileRef: FileRef{Hash: fd, Size: size}, Space: space},
+			key: bytes.Clone(k)})
 	}
 	if err := errors.Join(it.Err(), it.Close()); err != nil {
 		return nil, err
 	}
 	for i := range out {
-		if skip != nil && skip(out[i].file) {
+		if skip != nil && skip(out[i].Hash) {
 			out[i].skipped = true
 			continue
 		}
 		tag := keys.SpaceTag(out[i].Space)
-		p := append(append([]byte{keys.FileNamed}, out[i].file[:]...), tag[:]...)
+		p := append(append([]byte{keys.FileNamed}, out[i].Hash[:]...), tag[:]...)
 		it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
 		if err != nil {
 			return nil, err
 		}
-		if it.Next() {
-			d, _ := keys.Digest(it.Key(), len(p))
-			out[i].Version = d.String()
+		found := it.Next()
+		if found {
+			out[i].Version, _ = keys.Digest(it.Key(), len(p))
 		}
 		if err := errors.Join(it.Err(), it.Close()); err != nil {
 			return nil, err
 		}
-		if out[i].Version == "" {
+		if !found {
 			return nil, Errorf(ErrCorrupt, "damaged: files index: file %s lacking in space %s, named by no version", out[i].Hash, out[i].Space)
 		}
 	}
@@ -264,7 +267,7 @@ func (s *Store) lacking(lo, hi []byte, skip func(canonical.ID) bool) ([]lackingF
 // missingByScan is MissingFiles by reading every version held whole: for
 // a store of an earlier layout open read-only, which has no files index.
 func (s *Store) missingByScan(ctx context.Context, space string, yield func(NamedFile) bool) error {
-	seen := map[string]bool{}
+	seen := map[canonical.ID]bool{}
 	var ferr error
 	err := s.namedFilesByScan(ctx, space, func(f NamedFile) bool {
 		if seen[f.Hash] {
@@ -295,8 +298,7 @@ func (s *Store) indexFiles(ctx context.Context, b Batch) error {
 	lacks := map[string][]byte{}
 	var ferr error
 	err := s.namedFilesByScan(ctx, "", func(f NamedFile) bool {
-		fd, _ := keys.ParseExact(f.Hash)
-		vd, _ := keys.ParseExact(f.Version)
+		fd, vd := f.Hash, f.Version
 		tag := keys.SpaceTag(f.Space)
 		val := fileNameValue(f.Size, f.Space)
 		if ferr = b.Set(keys.FileNamedKey(fd, tag, vd), val); ferr != nil {
@@ -304,7 +306,7 @@ func (s *Store) indexFiles(ctx context.Context, b Batch) error {
 		}
 		h, ok := held[fd]
 		if !ok {
-			if h, ferr = s.HasFile(ctx, f.Hash); ferr != nil {
+			if h, ferr = s.HasFile(ctx, fd); ferr != nil {
 				return false
 			}
 			held[fd] = h

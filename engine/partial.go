@@ -9,7 +9,6 @@ import (
 	"io"
 
 	"github.com/minca-go/minca/canonical"
-	"github.com/minca-go/minca/engine/internal/keys"
 )
 
 // PartialFile is a file being fetched in pieces, from a peer or a blob
@@ -37,9 +36,9 @@ var ErrFileTooLong = errors.New("minca/engine: bytes past the file's size")
 // them. ErrFileHeld when the file is held; ErrFileBusy while another
 // caller has it open. The caller closes it.
 func (s *Store) OpenPartial(ctx context.Context, ref FileRef) (*PartialFile, error) {
-	d, ok := keys.ParseExact(ref.Hash)
-	if !ok || ref.Size < 0 || ref.Size > MaxFileSize {
-		return nil, fmt.Errorf("%w: %q of %d bytes is not a file's name", ErrFileMismatch, ref.Hash, ref.Size)
+	d := ref.Hash
+	if ref.Size < 0 || ref.Size > MaxFileSize {
+		return nil, fmt.Errorf("%w: %s of %d bytes is not a file's name", ErrFileMismatch, ref.Hash, ref.Size)
 	}
 	if err := s.writable(); err != nil {
 		return nil, err

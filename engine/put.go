@@ -45,7 +45,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	t.setFresh(keys.IDKey(d), vseqValue(vseq))
 	t.setFresh(keys.VersionKey(vseq), versionValue(e.env, body))
 	if len(body) > 0 {
-		if err := t.nameFiles(d, v.Space, FilesOf(v)); err != nil {
+		if err := t.nameFiles(d, v.Space, v.Files); err != nil {
 			return None, err
 		}
 	}

@@ -376,7 +376,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 		return Errorf(ErrCorrupt, "damaged: version %s is not held", d)
 	}
 	t.set(keys.VersionKey(vseq), versionValue(env, body))
-	if err := t.nameFiles(d, v.Space, FilesOf(v)); err != nil {
+	if err := t.nameFiles(d, v.Space, v.Files); err != nil {
 		return err
 	}
 	if isFirst || h.top == d {

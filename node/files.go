@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/seal"
@@ -126,7 +127,7 @@ func (f *OpenedFile) Close() error { return f.r.Close() }
 // OpenFile opens a held file of the space to read; engine.ErrNotFound
 // when it is not held, an error wrapping ErrNoKey when the node holds no
 // key of the private space it is sealed in.
-func (n *Node) OpenFile(ctx context.Context, spaceID, hash string) (*OpenedFile, error) {
+func (n *Node) OpenFile(ctx context.Context, spaceID string, hash canonical.ID) (*OpenedFile, error) {
 	r, err := n.st.OpenFile(ctx, hash)
 	if err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func (n *Node) openSealedFile(ctx context.Context, spaceID string, r engine.File
 // File returns a file a version of the space names, whole, opened in a
 // private space (ErrNoKey without its key); engine.ErrNotFound when not
 // held. OpenFile reads it as a stream.
-func (n *Node) File(ctx context.Context, spaceID, hash string) ([]byte, error) {
+func (n *Node) File(ctx context.Context, spaceID string, hash canonical.ID) ([]byte, error) {
 	f, err := n.OpenFile(ctx, spaceID, hash)
 	if err != nil {
 		return nil, err
@@ -207,7 +208,7 @@ func (n *Node) RecordFiles(ctx context.Context, spaceID, key string) ([]RecordFi
 		return nil, err
 	}
 	out := []RecordFile{}
-	for _, f := range engine.FilesOf(v) {
+	for _, f := range v.Files {
 		held, err := n.st.HasFile(ctx, f.Hash)
 		if err != nil {
 			return nil, err
@@ -222,8 +223,8 @@ func (n *Node) RecordFiles(ctx context.Context, spaceID, key string) ([]RecordFi
 // for the node's peers to fetch. Bounded: the oldest ask is forgotten.
 type fileWants struct {
 	mu    sync.Mutex
-	order []string
-	by    map[string]engine.NamedFile
+	order []canonical.ID
+	by    map[canonical.ID]engine.NamedFile
 	ch    chan struct{}
 }
 
@@ -233,7 +234,7 @@ const maxFileWants = 1024
 // fetched from its peers, whatever its policy: a reader opened it. The
 // file must be named by a version of the space the node holds; false
 // when none does (there is nothing to fetch it by).
-func (n *Node) WantFile(ctx context.Context, spaceID, hash string) (bool, error) {
+func (n *Node) WantFile(ctx context.Context, spaceID string, hash canonical.ID) (bool, error) {
 	var found *engine.NamedFile
 	if err := n.st.NamedFiles(ctx, spaceID, func(f engine.NamedFile) bool {
 		if f.Hash == hash {
@@ -251,7 +252,7 @@ func (n *Node) WantFile(ctx context.Context, spaceID, hash string) (bool, error)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.by == nil {
-		w.by = map[string]engine.NamedFile{}
+		w.by = map[canonical.ID]engine.NamedFile{}
 	}
 	if _, ok := w.by[hash]; !ok {
 		if len(w.order) >= maxFileWants {
@@ -292,7 +293,7 @@ func (n *Node) FileWants(ctx context.Context) ([]engine.NamedFile, <-chan struct
 }
 
 // WaitFile waits until the file is held or ctx ends.
-func (n *Node) WaitFile(ctx context.Context, hash string) error {
+func (n *Node) WaitFile(ctx context.Context, hash canonical.ID) error {
 	for {
 		kept := n.st.FileKept()
 		held, err := n.st.HasFile(ctx, hash)
@@ -315,7 +316,7 @@ func (n *Node) checkFiles(ctx context.Context, files []FileRef) error {
 	for i, f := range files {
 		fi, err := n.st.FileInfo(ctx, f.Hash)
 		if errors.Is(err, engine.ErrNotFound) {
-			return writeErr(CodeFileNotHeld, fmt.Sprintf("files[%d]", i), "the node does not hold the file "+f.Hash+": upload it first (POST /v1/spaces/{space}/files), and name it by the hash and size the upload answered")
+			return writeErr(CodeFileNotHeld, fmt.Sprintf("files[%d]", i), "the node does not hold the file "+f.Hash.String()+": upload it first (POST /v1/spaces/{space}/files), and name it by the hash and size the upload answered")
 		}
 		if err != nil {
 			return err

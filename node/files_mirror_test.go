@@ -35,7 +35,7 @@ func TestFilesTravelThroughAFolder(t *testing.T) {
 			if err := a.Close(); err != nil { // the mirror exports all it holds
 				t.Fatal(err)
 			}
-			chunks, _ := filepath.Glob(filepath.Join(dir, "files", "*", f.Hash+".*"))
+			chunks, _ := filepath.Glob(filepath.Join(dir, "files", "*", f.Hash.String()+".*"))
 			if len(chunks) != 3 {
 				t.Fatalf("the folder holds %d chunks of the file, want 3", len(chunks))
 			}

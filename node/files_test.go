@@ -42,7 +42,7 @@ func TestFileUploadStreamsAndNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := canonical.IDOf(data).String(); f.Hash != want || f.Size != int64(len(data)) {
+	if want := canonical.IDOf(data); f.Hash != want || f.Size != int64(len(data)) {
 		t.Fatalf("the upload answered %+v, want %s of %d bytes", f, want, len(data))
 	}
 	o, err := tn.OpenFile(ctx, g.ID, f.Hash)
@@ -73,7 +73,7 @@ func TestPutRefusesFilesNotHeld(t *testing.T) {
 	ctx := context.Background()
 	tn := newNode(t, nil)
 	g := tn.space("photos", writerRoles)
-	missing := canonical.IDOf([]byte("never uploaded")).String()
+	missing := canonical.IDOf([]byte("never uploaded"))
 	_, err := tn.Put(ctx, g.ID, "app.photo", obj("t", 1), &node.PutOptions{Files: []node.FileRef{{Hash: missing, Size: 14}}})
 	if we := wantCode(t, err, node.CodeFileNotHeld); we.Field != "files[0]" {
 		t.Fatalf("the refusal names %q", we.Field)
@@ -108,7 +108,7 @@ func TestPrivateFileSealedInChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if canonical.IDOf(raw).String() != f.Hash || int64(len(raw)) != f.Size || f.Size <= int64(len(data)) {
+	if canonical.IDOf(raw) != f.Hash || int64(len(raw)) != f.Size || f.Size <= int64(len(data)) {
 		t.Fatalf("the name %+v is not the sealed file's (%d bytes)", f, len(raw))
 	}
 	if bytes.Contains(raw, []byte(marker)) {
@@ -140,7 +140,7 @@ func TestWaitFile(t *testing.T) {
 	tn := newNode(t, nil)
 	g := tn.space("photos", writerRoles)
 	data := []byte("arrives later")
-	hash := canonical.IDOf(data).String()
+	hash := canonical.IDOf(data)
 
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/node"
 )
 
@@ -14,7 +15,7 @@ import (
 // file kept within the grace stays.
 func TestNodeTidiesFiles(t *testing.T) {
 	ctx := context.Background()
-	held := func(n *testNode, hash string) bool {
+	held := func(n *testNode, hash canonical.ID) bool {
 		ok, err := n.Store().HasFile(ctx, hash)
 		if err != nil {
 			t.Fatal(err)

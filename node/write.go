@@ -302,7 +302,7 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*record
 		return nil, writeErr(CodeBadInput, "links", fmt.Sprintf("at most %d links a version (02 §5.1)", record.MaxLinks))
 	}
 	for i, f := range r.files {
-		if f.Hash == "" || f.Size < 0 || f.Size > record.MaxSafeInteger {
+		if f.Hash.IsZero() || f.Size < 0 || f.Size > record.MaxSafeInteger {
 			return nil, writeErr(CodeBadInput, fmt.Sprintf("files[%d]", i), "a file is {hash, size}: a content id and a size in bytes")
 		}
 	}

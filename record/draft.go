@@ -45,13 +45,6 @@ type Draft struct {
 	Tags  []string
 }
 
-// File names a file a version carries outside its body (02 §3.1 files):
-// its content id and its size in bytes.
-type File struct {
-	Hash string `json:"hash"`
-	Size int64  `json:"size"`
-}
-
 // LogAfter is the place after last in a writer's line (02 §4.10): one on
 // from last's, naming it; the line's first place when last is nil.
 func LogAfter(last *Version) Log {
@@ -100,7 +93,7 @@ func (d *Draft) Object() *canonical.Object {
 	if len(d.Files) > 0 {
 		fs := make([]any, len(d.Files))
 		for i, f := range d.Files {
-			fs[i] = canonical.NewObject("hash", f.Hash, "size", float64(f.Size))
+			fs[i] = f.value()
 		}
 		o.Set("files", fs)
 	}

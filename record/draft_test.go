@@ -68,7 +68,7 @@ func TestDraftMembers(t *testing.T) {
 	}
 	second, err := (&Draft{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, After: first, Log: LogAfter(first),
 		Seen: []string{first.ID}, Retain: true, Body: canonical.NewObject("t", "b"), Links: []Link{{Rel: "in", To: "list.x"}},
-		Files: []File{{Hash: first.BodyHash, Size: 3}}, Tags: []string{"t1"}}).Sign(k)
+		Files: []File{{Hash: canonical.IDOf([]byte("abc")), Size: 3}}, Tags: []string{"t1"}}).Sign(k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +78,9 @@ func TestDraftMembers(t *testing.T) {
 	}
 	if fs, ok := second.obj.Get("files"); !ok || len(fs.([]any)) != 1 {
 		t.Fatalf("files %v", fs)
+	}
+	if len(second.Files) != 1 || second.Files[0] != (File{Hash: canonical.IDOf([]byte("abc")), Size: 3}) {
+		t.Fatalf("files read back %+v", second.Files)
 	}
 	del, err := (&Draft{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, After: second, Log: LogAfter(second),
 		Deleted: true, Body: "ignored", Links: second.Links, Tags: second.Tags}).Sign(k)

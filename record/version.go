@@ -51,6 +51,10 @@ type Version struct {
 	HasTags bool
 	Tags    []string
 
+	// Files are the well-formed entries of files ([FilesOf]): nil when
+	// absent or when none is.
+	Files []File
+
 	Proof *canonical.Object // the note in proof, nil when absent
 
 	HasTo bool // to is present (loose versions only, §3.5)
@@ -205,6 +209,8 @@ func (v *Version) read() error {
 				return err
 			}
 			v.HasTags, v.Tags = true, t
+		case "files":
+			v.Files = FilesOf(m.Value)
 		case "proof":
 			p, ok := m.Value.(*canonical.Object)
 			if !ok {

@@ -121,9 +121,8 @@ func NewFileSealer(k *Key, space string, w io.Writer) *FileSealer {
 }
 
 func newFileSealer(k *Key, space string, w io.Writer, salt [fileSaltLen]byte) *FileSealer {
-	id, _ := canonical.ParseID(k.id) // k.id is always a content id
 	head := make([]byte, 0, FileHead)
-	head = append(head, id[:]...)
+	head = append(head, k.digest[:]...)
 	head = append(head, fileFormat)
 	head = append(head, salt[:]...)
 	s := &FileSealer{w: w, aead: fileAEAD(k, salt[:]), ad: FileBinding(space).ad(k.id),

@@ -40,8 +40,9 @@ var b64 = base64.RawURLEncoding
 // seals or opens under it. Safe for concurrent use. Its String never shows
 // the secret.
 type Key struct {
-	b  [KeyLen]byte
-	id string
+	b      [KeyLen]byte
+	digest canonical.ID // the keyId's
+	id     string       // its text
 
 	mu     sync.Mutex
 	sealer *subkey                   // the subkey this process seals under
@@ -78,7 +79,8 @@ func ParseKey(s string) (*Key, error) {
 }
 
 func newKey(b [KeyLen]byte) *Key {
-	return &Key{b: b, id: canonical.ID(derive(b[:], nil, infoKeyID)).String()}
+	d := canonical.ID(derive(b[:], nil, infoKeyID))
+	return &Key{b: b, digest: d, id: d.String()}
 }
 
 // ID is the key's keyId: "b" and base32 of HKDF-SHA-256(K, salt "", info

@@ -39,15 +39,6 @@ func (d *Dir) Root() string { return d.root }
 func (d *Dir) partialDir() string { return filepath.Join(d.root, "partial") }
 func (d *Dir) tmpDir() string     { return filepath.Join(d.root, "tmp") }
 
-// validName keeps names to content ids: a name never walks out of the
-// directory.
-func validName(name string) error {
-	if _, err := canonical.ParseID(name); err != nil {
-		return fmt.Errorf("minca/filedir: %q is not a file's content id", name)
-	}
-	return nil
-}
-
 type temp struct {
 	d       *Dir
 	f       *os.File
@@ -72,15 +63,12 @@ func (d *Dir) Create() (engine.FileTemp, error) {
 	return &temp{d: d, f: f, path: p}, nil
 }
 
-// Partial opens name's partial file to append to.
-func (d *Dir) Partial(name string) (engine.FileTemp, error) {
-	if err := validName(name); err != nil {
-		return nil, err
-	}
+// Partial opens file's partial file to append to.
+func (d *Dir) Partial(file canonical.ID) (engine.FileTemp, error) {
 	if err := os.MkdirAll(d.partialDir(), 0o700); err != nil {
 		return nil, err
 	}
-	p := filepath.Join(d.partialDir(), name)
+	p := filepath.Join(d.partialDir(), file.String())
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -107,11 +95,7 @@ func (t *temp) ReadAt(p []byte, off int64) (int, error) { return t.f.ReadAt(p, o
 func (t *temp) Size() int64                             { return t.size }
 func (t *temp) Sync() error                             { return t.f.Sync() }
 
-func (t *temp) Keep(name string) error {
-	if err := validName(name); err != nil {
-		t.Close()
-		return err
-	}
+func (t *temp) Keep(file canonical.ID) error {
 	if t.closed {
 		return os.ErrClosed
 	}
@@ -121,7 +105,7 @@ func (t *temp) Keep(name string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(t.path, filepath.Join(t.d.root, name))
+		err = os.Rename(t.path, filepath.Join(t.d.root, file.String()))
 	}
 	if err != nil && !t.partial {
 		os.Remove(t.path)
@@ -151,14 +135,11 @@ type reader struct {
 
 func (r reader) Size() int64 { return r.size }
 
-// Open opens the kept file name.
-func (d *Dir) Open(name string) (engine.FileReader, error) {
-	if err := validName(name); err != nil {
-		return nil, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
-	}
-	f, err := os.Open(filepath.Join(d.root, name))
+// Open opens the kept file.
+func (d *Dir) Open(file canonical.ID) (engine.FileReader, error) {
+	f, err := os.Open(filepath.Join(d.root, file.String()))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: file %s", engine.ErrNotFound, name)
+		return nil, fmt.Errorf("%w: file %s", engine.ErrNotFound, file)
 	}
 	if err != nil {
 		return nil, err
@@ -178,20 +159,14 @@ func remove(p string) error {
 	return nil
 }
 
-// Remove removes the kept file name.
-func (d *Dir) Remove(name string) error {
-	if err := validName(name); err != nil {
-		return err
-	}
-	return remove(filepath.Join(d.root, name))
+// Remove removes the kept file.
+func (d *Dir) Remove(file canonical.ID) error {
+	return remove(filepath.Join(d.root, file.String()))
 }
 
-// RemovePartial removes name's partial file.
-func (d *Dir) RemovePartial(name string) error {
-	if err := validName(name); err != nil {
-		return err
-	}
-	return remove(filepath.Join(d.partialDir(), name))
+// RemovePartial removes file's partial file.
+func (d *Dir) RemovePartial(file canonical.ID) error {
+	return remove(filepath.Join(d.partialDir(), file.String()))
 }
 
 // RemoveTemp removes a temporary file List named.
@@ -217,8 +192,17 @@ func (d *Dir) List(fn func(engine.FileEntry) error) error {
 			return err
 		}
 		for _, e := range es {
-			if e.IsDir() || (part.kind != engine.FileTempKind && validName(e.Name()) != nil) {
+			if e.IsDir() {
 				continue
+			}
+			// A kept or partial file's name is its content id, read
+			// here; a name that is none is not ours.
+			var file canonical.ID
+			if part.kind != engine.FileTempKind {
+				var ok bool
+				if file, ok = canonical.ParseExactID(e.Name()); !ok {
+					continue
+				}
 			}
 			fi, err := e.Info()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -227,7 +211,7 @@ func (d *Dir) List(fn func(engine.FileEntry) error) error {
 			if err != nil {
 				return err
 			}
-			if err := fn(engine.FileEntry{Name: e.Name(), Kind: part.kind, Size: fi.Size(), ModTime: fi.ModTime()}); err != nil {
+			if err := fn(engine.FileEntry{File: file, Name: e.Name(), Kind: part.kind, Size: fi.Size(), ModTime: fi.ModTime()}); err != nil {
 				return err
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 var ctx = context.Background()
 
 func ref(data []byte) engine.FileRef {
-	return engine.FileRef{Hash: canonical.IDOf(data).String(), Size: int64(len(data))}
+	return engine.FileRef{Hash: canonical.IDOf(data), Size: int64(len(data))}
 }
 
 // Files live in the directory, a partial survives the store closing, and
@@ -41,7 +42,7 @@ func TestDirKeepsFiles(t *testing.T) {
 	if err := s.PutFile(ctx, ref(data).Hash, data); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(root, ref(data).Hash)); err != nil || !bytes.Equal(b, data) {
+	if b, err := os.ReadFile(filepath.Join(root, ref(data).Hash.String())); err != nil || !bytes.Equal(b, data) {
 		t.Fatalf("the file on disk: %v", err)
 	}
 	big := bytes.Repeat([]byte("video"), 300_000)
@@ -73,9 +74,9 @@ func TestDirKeepsFiles(t *testing.T) {
 		t.Fatalf("%v %v", probs, err)
 	}
 	// A file damaged on disk is named by the check.
-	os.WriteFile(filepath.Join(root, ref(data).Hash), []byte("rot"), 0o600)
+	os.WriteFile(filepath.Join(root, ref(data).Hash.String()), []byte("rot"), 0o600)
 	probs, err := s.VerifyFiles(ctx)
-	if err != nil || len(probs) != 1 || !bytes.Contains([]byte(probs[0]), []byte(ref(data).Hash)) {
+	if err != nil || len(probs) != 1 || !bytes.Contains([]byte(probs[0]), []byte(ref(data).Hash.String())) {
 		t.Fatalf("damage not named: %v %v", probs, err)
 	}
 }
@@ -94,7 +95,7 @@ func TestDirTidiesLeftovers(t *testing.T) {
 	tmp, _ := d.Create()
 	tmp.Write([]byte("half an upload"))
 	stray := []byte("kept, never recorded")
-	os.WriteFile(filepath.Join(root, ref(stray).Hash), stray, 0o600)
+	os.WriteFile(filepath.Join(root, ref(stray).Hash.String()), stray, 0o600)
 	part, _ := d.Partial(ref([]byte("partial")).Hash)
 	part.Write([]byte("par"))
 	part.Close()
@@ -113,19 +114,31 @@ func TestDirTidiesLeftovers(t *testing.T) {
 	tmp.Close()
 }
 
-// Names are content ids: nothing walks out of the directory.
-func TestDirRefusesOtherNames(t *testing.T) {
-	d := filedir.Open(t.TempDir())
-	for _, n := range []string{"../x", "/etc/passwd", "", "bnotanid"} {
-		if _, err := d.Partial(n); err == nil {
-			t.Fatalf("partial %q", n)
+// A kept or partial file's name is its content id in its one text: the
+// directory's other names are listed as no file (nor removed by a tidy),
+// and a temporary file's name never walks out of the directory.
+func TestDirListsOnlyContentIDs(t *testing.T) {
+	root := t.TempDir()
+	d := filedir.Open(root)
+	id := ref([]byte("a file")).Hash
+	part, err := d.Partial(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part.Close()
+	for _, n := range []string{"bnotanid", strings.ToUpper(id.String()), id.String() + ".bak"} {
+		for _, dir := range []string{root, filepath.Join(root, "partial")} {
+			if err := os.WriteFile(filepath.Join(dir, n), []byte("not ours"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if _, err := d.Open(n); !errors.Is(err, engine.ErrNotFound) {
-			t.Fatalf("open %q: %v", n, err)
-		}
-		if err := d.Remove(n); err == nil {
-			t.Fatalf("remove %q", n)
-		}
+	}
+	var got []engine.FileEntry
+	if err := d.List(func(e engine.FileEntry) error { got = append(got, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].File != id || got[0].Kind != engine.FilePartial {
+		t.Fatalf("listed %+v, want only the partial of %s", got, id)
 	}
 	if err := d.RemoveTemp("../x"); err == nil {
 		t.Fatal("remove temp ../x")
@@ -161,7 +174,7 @@ func TestDirKeepsAFileWrittenInPieces(t *testing.T) {
 	if err := p.Keep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := os.ReadFile(filepath.Join(root, ref(big).Hash)); err != nil || !bytes.Equal(got, big) {
+	if got, err := os.ReadFile(filepath.Join(root, ref(big).Hash.String())); err != nil || !bytes.Equal(got, big) {
 		t.Fatalf("the file kept: %v", err)
 	}
 }

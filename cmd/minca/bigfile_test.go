@@ -147,7 +147,7 @@ func bigFilePeaks(t *testing.T, size int64) (alice, bob int64) {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		var n int64
 		for {
-			n, err = bc.Download(wctx, sp, f.Hash, time.Minute, h)
+			n, err = bc.Download(wctx, sp, f.Hash.String(), time.Minute, h)
 			if e := (*api.Error)(nil); errors.As(err, &e) && e.Code == api.CodeFileNotHeld && wctx.Err() == nil {
 				h.Reset()
 				continue

@@ -646,7 +646,7 @@ func (h *harness) testSyncOrder(t *testing.T) {
 func (h *harness) testFilesAndMeta(t *testing.T) {
 	s := h.store(t, nil)
 	data := []byte("a file named by a version")
-	hash := canonical.IDOf(data).String()
+	hash := canonical.IDOf(data)
 	if ok := must[bool](t)(s.HasFile(ctx, hash)); ok {
 		t.Fatal("has a file never put")
 	}

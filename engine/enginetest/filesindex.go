@@ -127,8 +127,8 @@ func missingAgrees(t *testing.T, s *engine.Store, spaces []string, when string) 
 		if !v.HasBody {
 			continue
 		}
-		seen := map[string]bool{}
-		for _, f := range engine.FilesOf(v) {
+		seen := map[canonical.ID]bool{}
+		for _, f := range v.Files {
 			if seen[f.Hash] {
 				continue // a version naming a file twice names it once
 			}
@@ -140,7 +140,7 @@ func missingAgrees(t *testing.T, s *engine.Store, spaces []string, when string) 
 				if lacking[v.Space] == nil {
 					lacking[v.Space] = map[string]bool{}
 				}
-				lacking[v.Space][f.Hash], lacking[""][f.Hash] = true, true
+				lacking[v.Space][f.Hash.String()], lacking[""][f.Hash.String()] = true, true
 			}
 		}
 	}
@@ -173,7 +173,7 @@ func missingAgrees(t *testing.T, s *engine.Store, spaces []string, when string) 
 			if !namers[fmt.Sprintf("%s %s %d %s", f.Space, f.Hash, f.Size, f.Version)] || sp != "" && f.Space != sp {
 				t.Errorf("%s: MissingFiles(%q) gives %s in %s as named by %s, which does not name it held whole", when, sp, f.Hash, f.Space, f.Version)
 			}
-			got = append(got, f.Hash)
+			got = append(got, f.Hash.String())
 			return true
 		}); err != nil {
 			t.Fatal(err)
@@ -191,7 +191,7 @@ func missingAgrees(t *testing.T, s *engine.Store, spaces []string, when string) 
 	empty := fileOf(nil).Hash
 	if held := must[bool](t)(s.HasFile(ctx, empty)); !held {
 		for _, l := range named[""] {
-			if strings.Contains(l, " "+empty+" ") {
+			if strings.Contains(l, " "+empty.String()+" ") {
 				t.Fatalf("%s: the empty file is named and was not made", when)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/minca-go/minca/backends/filedir"
 	"github.com/minca-go/minca/backends/folder"
 	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/engine/mirror"
@@ -254,7 +255,7 @@ func checkFiles(t *testing.T, s *engine.Store, b engine.Blobs, m *mirror.Mirror)
 	if _, err := m.TidyFiles(ctx); err != nil {
 		t.Fatal(err)
 	}
-	named := map[string]bool{}
+	named := map[canonical.ID]bool{}
 	if err := s.NamedFiles(ctx, "", func(f engine.NamedFile) bool { named[f.Hash] = true; return true }); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,8 @@ func checkFiles(t *testing.T, s *engine.Store, b engine.Blobs, m *mirror.Mirror)
 	}
 	for _, i := range infos {
 		parts := strings.Split(strings.TrimPrefix(i.Name, "files/"), "/")
-		if hash, _, _ := strings.Cut(parts[len(parts)-1], "."); !named[hash] {
+		hash, _, _ := strings.Cut(parts[len(parts)-1], ".")
+		if d, err := canonical.ParseID(hash); err != nil || !named[d] {
 			t.Fatalf("%s: a chunk of a file nothing names, past the grace", i.Name)
 		}
 	}

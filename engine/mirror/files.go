@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror/internal/segment"
 	"github.com/minca-go/minca/record"
@@ -40,7 +41,7 @@ func fileChunks(size int64) int64 { return (size + FileChunk - 1) / FileChunk }
 // whole that the store holds and this writer has not written yet, before
 // the segment holding them is published.
 func (m *Mirror) exportFiles(ctx context.Context, lines [][]byte) error {
-	done := map[string]bool{}
+	done := map[canonical.ID]bool{}
 	for _, l := range lines {
 		if !strings.Contains(string(l), `"files":`) {
 			continue
@@ -49,7 +50,7 @@ func (m *Mirror) exportFiles(ctx context.Context, lines [][]byte) error {
 		if err != nil || v.Body == nil {
 			continue // a stub names files its body no longer holds
 		}
-		for _, f := range engine.FilesOf(v) {
+		for _, f := range v.Files {
 			if done[f.Hash] || f.Size == 0 {
 				continue
 			}
@@ -76,17 +77,18 @@ func (m *Mirror) exportFile(ctx context.Context, f engine.FileRef) error {
 	if r.Size() != f.Size {
 		return nil
 	}
-	copies, err := m.listFileCopies(ctx, filesPrefix+m.w.ID+"/"+f.Hash+".")
+	hash := f.Hash.String() // as object names carry it
+	copies, err := m.listFileCopies(ctx, filesPrefix+m.w.ID+"/"+hash+".")
 	if err != nil {
 		return err
 	}
-	have := copies[f.Hash][m.w.ID]
+	have := copies[hash][m.w.ID]
 	buf := make([]byte, FileChunk)
 	for n := range fileChunks(f.Size) {
 		if have[n] {
 			continue
 		}
-		name := fileChunkName(m.w.ID, f.Hash, n)
+		name := fileChunkName(m.w.ID, hash, n)
 		off := n * FileChunk
 		k := min(FileChunk, f.Size-off)
 		if _, err := r.ReadAt(buf[:k], off); err != nil && !(errors.Is(err, io.EOF) && int64(len(buf[:k])) == k) {
@@ -122,7 +124,7 @@ func (m *Mirror) importFiles(ctx context.Context) error {
 	}
 	for _, f := range missing {
 		var writers []string
-		for w, c := range copies[f.Hash] {
+		for w, c := range copies[f.Hash.String()] {
 			if c.whole(f.Size) {
 				writers = append(writers, w)
 			}
@@ -165,7 +167,7 @@ func (m *Mirror) importFile(ctx context.Context, writer string, f engine.FileRef
 		defer p.Close()
 	}
 	for n := p.Offset() / FileChunk; n < fileChunks(f.Size); n++ {
-		b, err := m.b.Get(ctx, fileChunkName(writer, f.Hash, n))
+		b, err := m.b.Get(ctx, fileChunkName(writer, f.Hash.String(), n))
 		if err != nil {
 			return err
 		}

@@ -88,7 +88,7 @@ func (m *Mirror) filesPass(ctx context.Context) (FilesResult, error) {
 	seen := map[engine.FileRef]bool{}
 	var refs []engine.FileRef
 	if err := m.s.NamedFiles(ctx, "", func(f engine.NamedFile) bool {
-		named[f.Hash] = true
+		named[f.Hash.String()] = true // as object names carry it
 		if !seen[f.FileRef] {
 			seen[f.FileRef] = true
 			refs = append(refs, f.FileRef)
@@ -102,7 +102,7 @@ func (m *Mirror) filesPass(ctx context.Context) (FilesResult, error) {
 		return res, err
 	}
 	// Files the blob store lacks, or has part of ours: written now.
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Hash < refs[j].Hash })
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Hash.Compare(refs[j].Hash) < 0 })
 	for _, f := range refs {
 		if f.Size == 0 {
 			continue
@@ -114,11 +114,12 @@ func (m *Mirror) filesPass(ctx context.Context) (FilesResult, error) {
 		if err != nil {
 			return res, err
 		}
-		own := copies[f.Hash][m.w.ID]
+		hash := f.Hash.String()
+		own := copies[hash][m.w.ID]
 		if own.whole(f.Size) {
 			continue
 		}
-		if len(own) == 0 && m.wholeElsewhere(copies[f.Hash], f.Size) {
+		if len(own) == 0 && m.wholeElsewhere(copies[hash], f.Size) {
 			continue
 		}
 		if err := m.exportFile(ctx, f); err != nil {

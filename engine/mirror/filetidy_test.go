@@ -35,7 +35,7 @@ func newClock() *clock {
 func (c *clock) now() time.Time       { return time.UnixMilli(c.ms.Load()) }
 func (c *clock) pass(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 func fileRef(data []byte) engine.FileRef {
-	return engine.FileRef{Hash: canonical.IDOf(data).String(), Size: int64(len(data))}
+	return engine.FileRef{Hash: canonical.IDOf(data), Size: int64(len(data))}
 }
 
 // naming names files in a version (02 §3.1).
@@ -50,7 +50,8 @@ func fileBytes(n int, seed uint64) []byte {
 }
 
 // chunksOf lists the chunks of a file in the blob store, by writer.
-func chunksOf(t *testing.T, b engine.Blobs, hash string) map[string]int {
+func chunksOf(t *testing.T, b engine.Blobs, file canonical.ID) map[string]int {
+	hash := file.String()
 	t.Helper()
 	out := map[string]int{}
 	infos, err := b.List(ctx, "files/", "", 100000)
@@ -68,7 +69,7 @@ func chunksOf(t *testing.T, b engine.Blobs, hash string) map[string]int {
 
 // readsBack reports whether a new store reading the blob store ends
 // holding the file, with the bytes given.
-func readsBack(t *testing.T, b engine.Blobs, hash string, data []byte) bool {
+func readsBack(t *testing.T, b engine.Blobs, hash canonical.ID, data []byte) bool {
 	t.Helper()
 	s := newStore(t)
 	if _, err := newMirror(t, s, b, nil).Import(ctx); err != nil {

@@ -62,8 +62,9 @@ func (s *Server) putFile(w http.ResponseWriter, r *http.Request) error {
 // node's peers for it, and after waiting up to ?wait= for it to arrive.
 func (s *Server) getFile(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	sp, hash := r.PathValue("space"), r.PathValue("hash")
-	if _, err := canonical.ParseID(hash); err != nil {
+	sp := r.PathValue("space")
+	hash, err := canonical.ParseID(r.PathValue("hash"))
+	if err != nil {
 		return bad(CodeBad, "hash", "a file's hash is a content id (b and the base32 of its SHA-256): "+err.Error())
 	}
 	var wait time.Duration
@@ -92,7 +93,7 @@ func (s *Server) getFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
-		return bad(CodeFileNotHeld, "hash", "the node does not hold the file "+hash+" (yet): it asks its peers for it when a version of the space names it; ?wait=30s waits for it")
+		return bad(CodeFileNotHeld, "hash", "the node does not hold the file "+hash.String()+" (yet): it asks its peers for it when a version of the space names it; ?wait=30s waits for it")
 	case errors.Is(err, node.ErrNoKey):
 		return bad(CodeFileNoKey, "hash", err.Error())
 	case err != nil:
@@ -101,7 +102,7 @@ func (s *Server) getFile(w http.ResponseWriter, r *http.Request) error {
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("ETag", `"`+hash+`"`)
+	w.Header().Set("ETag", `"`+hash.String()+`"`)
 	w.Header().Set("Cache-Control", "private, immutable")
 	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(f, 0, f.Size()))
 	return nil

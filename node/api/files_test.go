@@ -35,7 +35,7 @@ func TestAPIFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if private == (ref.Hash == canonical.IDOf(data).String()) || (!private && ref.Size != int64(len(data))) {
+			if private == (ref.Hash == canonical.IDOf(data)) || (!private && ref.Size != int64(len(data))) {
 				t.Fatalf("the upload answered %+v", ref)
 			}
 			req, _ := json.Marshal(map[string]any{"collection": "app.photo", "body": map[string]any{"t": 1}, "files": []node.FileRef{ref}})
@@ -56,15 +56,15 @@ func TestAPIFiles(t *testing.T) {
 					Held bool
 				}
 			}
-			if json.Unmarshal(out, &listed); len(listed.Files) != 1 || listed.Files[0].Hash != ref.Hash || listed.Files[0].Size != ref.Size || !listed.Files[0].Held {
+			if json.Unmarshal(out, &listed); len(listed.Files) != 1 || listed.Files[0].Hash != ref.Hash.String() || listed.Files[0].Size != ref.Size || !listed.Files[0].Held {
 				t.Fatalf("the record's files: %s", out)
 			}
 
 			var got bytes.Buffer
-			if _, err := c.Download(ctx, g.ID, ref.Hash, 0, &got); err != nil || !bytes.Equal(got.Bytes(), data) {
+			if _, err := c.Download(ctx, g.ID, ref.Hash.String(), 0, &got); err != nil || !bytes.Equal(got.Bytes(), data) {
 				t.Fatalf("the file reads back %d bytes (%v), want %d", got.Len(), err, len(data))
 			}
-			r, _ := http.NewRequest("GET", f.srv.URL+"/v1/spaces/"+g.ID+"/files/"+ref.Hash, nil)
+			r, _ := http.NewRequest("GET", f.srv.URL+"/v1/spaces/"+g.ID+"/files/"+ref.Hash.String(), nil)
 			r.Header.Set("Authorization", "Bearer "+f.token)
 			r.Header.Set("Range", "bytes=70000-70099")
 			resp, err := http.DefaultClient.Do(r)
@@ -90,7 +90,11 @@ func TestAPIFiles(t *testing.T) {
 			if st, b := f.do("GET", "/v1/spaces/"+g.ID+"/files/not-a-hash", f.token, nil); st != http.StatusBadRequest || code(b) != api.CodeBad {
 				t.Fatalf("a hash that is not one: %d %s", st, b)
 			}
-			req, _ = json.Marshal(map[string]any{"collection": "app.photo", "body": map[string]any{"t": 2}, "files": []node.FileRef{{Hash: missing, Size: 7}}})
+			req, _ = json.Marshal(map[string]any{"collection": "app.photo", "body": map[string]any{"t": 2}, "files": []map[string]any{{"hash": "not-a-hash", "size": 7}}})
+			if st, b := f.do("POST", "/v1/spaces/"+g.ID+"/records", f.token, req); st != http.StatusBadRequest || code(b) != api.CodeBad || !bytes.Contains(b, []byte(`"files"`)) {
+				t.Fatalf("a write naming a file by what is no hash: %d %s", st, b)
+			}
+			req, _ = json.Marshal(map[string]any{"collection": "app.photo", "body": map[string]any{"t": 2}, "files": []map[string]any{{"hash": missing, "size": 7}}})
 			if st, b := f.do("POST", "/v1/spaces/"+g.ID+"/records", f.token, req); st != http.StatusUnprocessableEntity || code(b) != node.CodeFileNotHeld {
 				t.Fatalf("a write naming a file never uploaded: %d %s", st, b)
 			}

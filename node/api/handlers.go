@@ -267,7 +267,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 	if fv, ok := o.Get("files"); ok {
 		raw, _ := canonical.Marshal(fv)
 		if err := json.Unmarshal(raw, &po.Files); err != nil {
-			return bad(CodeBad, "files", "files is a list of {hash, size}")
+			return bad(CodeBad, "files", "files is a list of {hash, size}, hash a file's content id: "+err.Error())
 		}
 	}
 	body, _ := o.Get("body")

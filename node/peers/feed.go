@@ -113,14 +113,18 @@ func (fs *feeds) drop(f *feed) {
 func (f *feed) run() {
 	var dropped int64
 	for ev := range f.sub.Events() {
-		d, err := canonical.ParseID(ev.ID)
+		var d canonical.ID
+		ok := ev.Kind == engine.EventAdmitted && ev.Version != nil
+		if ok {
+			d, ok = ev.Version.Digest()
+		}
 		f.mu.Lock()
 		if n := f.sub.Dropped(); n != dropped {
 			dropped = n
 			f.lost = f.head + 1 // this one, and those before it, are not all here
 			f.gen++
 		}
-		if ev.Kind == engine.EventAdmitted && err == nil {
+		if ok {
 			if f.ring == nil {
 				f.ring = make([]canonical.ID, feedRing)
 			}

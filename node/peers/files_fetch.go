@@ -54,7 +54,7 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 	defer s.files.writers.Done()
 	// The partial file is opened here, beside the others, and the
 	// FILE-WANT sent from where it stopped.
-	p, err := s.c.host.Store().OpenPartial(s.ctx, engine.FileRef{Hash: x.file.String(), Size: x.size})
+	p, err := s.c.host.Store().OpenPartial(s.ctx, engine.FileRef{Hash: x.file, Size: x.size})
 	s.files.mu.Lock()
 	if err != nil || x.dropped {
 		// Held meanwhile, or fetched by another session.
@@ -286,14 +286,7 @@ func (s *session) canAsk() bool {
 // false when the connection runs as many transfers of its kind as it
 // may, or the session keeps as many files as it may.
 func (s *session) askFile(f engine.NamedFile) bool {
-	file, err := canonical.ParseID(f.Hash)
-	if err != nil {
-		return true
-	}
-	version, err := canonical.ParseID(f.Version)
-	if err != nil {
-		return true
-	}
+	file, version := f.Hash, f.Version
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()
 	if len(s.files.keeping) >= maxKeeping {

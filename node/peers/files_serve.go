@@ -115,14 +115,14 @@ func (s *session) mayServe(f *serveXfer) (engine.FileReader, bool) {
 	if err != nil || v.Space != s.space || !s.inScope(v.Collection) {
 		return nil, false
 	}
-	hash, named := f.file.String(), false
-	for _, ref := range engine.FilesOf(v) {
-		named = named || (ref.Hash == hash && ref.Size == f.size)
+	named := false
+	for _, ref := range v.Files {
+		named = named || (ref.Hash == f.file && ref.Size == f.size)
 	}
 	if !named {
 		return nil, false
 	}
-	r, err := st.OpenFile(s.ctx, hash)
+	r, err := st.OpenFile(s.ctx, f.file)
 	if err != nil {
 		return nil, false
 	}

@@ -45,7 +45,7 @@ func (n *tnode) attach(spaceID string, data []byte) (node.FileRef, string) {
 	return f, v.ID
 }
 
-func (n *tnode) holds(hash string) bool {
+func (n *tnode) holds(hash canonical.ID) bool {
 	held, err := n.Store().HasFile(context.Background(), hash)
 	return err == nil && held
 }
@@ -177,7 +177,7 @@ func TestHostileFileHolder(t *testing.T) {
 		h := newHostile(t, b, nil)
 		h.send(negOpen(t, 1, sp, nil))
 		file, _, size, off, credit := fileWant(t, h.until(tFileWant, 1))
-		if file.String() != f.Hash || size != uint64(f.Size) || off != 0 || credit != size {
+		if file != f.Hash || size != uint64(f.Size) || off != 0 || credit != size {
 			t.Fatalf("FILE-WANT %s size %d offset %d credit %d", file, size, off, credit)
 		}
 		wrong := bytes.Clone(data)
@@ -264,9 +264,8 @@ func TestFileWantOutsideTheSpace(t *testing.T) {
 	h := newHostile(t, n, nil)
 	h.send(negOpen(t, 1, pub.ID, nil))
 	want := func(f node.FileRef, v string) []byte {
-		file, _ := canonical.ParseID(f.Hash)
 		ver, _ := canonical.ParseID(v)
-		return wire(tFileWant, 1, file[:], ver[:], uv(int(f.Size)), uv(0), uv(1<<20))
+		return wire(tFileWant, 1, f.Hash[:], ver[:], uv(int(f.Size)), uv(0), uv(1<<20))
 	}
 	h.send(want(fPriv, vPriv))
 	stop := h.until(tFileStop, 1)
@@ -371,9 +370,8 @@ func TestFileTransfersBounded(t *testing.T) {
 	}
 	refs, vers := n.attachMany(sp.ID, datas)
 	want := func(i int, credit int) []byte {
-		file, _ := canonical.ParseID(refs[i].Hash)
 		ver, _ := canonical.ParseID(vers[i])
-		return wire(tFileWant, 1, file[:], ver[:], uv(int(refs[i].Size)), uv(0), uv(credit))
+		return wire(tFileWant, 1, refs[i].Hash[:], ver[:], uv(int(refs[i].Size)), uv(0), uv(credit))
 	}
 	t.Run("large", func(t *testing.T) {
 		h := newHostile(t, n, nil)
@@ -412,7 +410,7 @@ func TestFileServedWithinSmallCredit(t *testing.T) {
 	}
 	data := noise(2<<20+12345, 11)
 	f, v := n.attach(sp.ID, data)
-	file, _ := canonical.ParseID(f.Hash)
+	file := f.Hash
 	ver, _ := canonical.ParseID(v)
 	h := newHostile(t, n, nil)
 	h.send(negOpen(t, 1, sp.ID, nil))
