@@ -26,7 +26,7 @@ type Conn struct {
 	maxSend int
 	addr    string // the source address, as a Server counts it; "" otherwise
 
-	in   chan []byte   // data bodies from the reader; unbuffered
+	in   chan Frame    // data frames from the reader; unbuffered
 	wsem chan struct{} // the write lock, taken with a context
 	done chan struct{}
 	once sync.Once
@@ -46,7 +46,7 @@ type Conn struct {
 func newConn(link Link, o *resolved, peer Peer, maxSend int) *Conn {
 	c := &Conn{
 		link: link, o: o, peer: peer, maxSend: maxSend,
-		in:    make(chan []byte),
+		in:    make(chan Frame),
 		wsem:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
 		ended: make(chan struct{}),
@@ -169,13 +169,21 @@ func (c *Conn) writeLocked(ctx context.Context, f []byte) error {
 // caller's. When the connection has ended it returns the reason, an
 // *Error; a ctx that ends returns ctx.Err() and changes nothing.
 func (c *Conn) Recv(ctx context.Context) ([]byte, error) {
+	f, err := c.RecvFrame(ctx)
+	return f.Msg(), err
+}
+
+// RecvFrame is Recv for a receiver that gives large messages' buffers
+// back ([Frame.Release]) once it is done with them, and counts the
+// memory each holds ([Frame.Held]).
+func (c *Conn) RecvFrame(ctx context.Context) (Frame, error) {
 	select {
-	case m := <-c.in:
-		return m, nil
+	case f := <-c.in:
+		return f, nil
 	case <-c.done:
-		return nil, c.err
+		return Frame{}, c.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return Frame{}, ctx.Err()
 	}
 }
 
@@ -277,28 +285,31 @@ func (c *Conn) readLoop() {
 		t := c.o.clock.AfterFunc(c.o.IdleTimeout, func() {
 			c.end(errorf(CodeIdle, "no whole frame arrived within %v", c.o.IdleTimeout))
 		})
-		f, err := c.link.ReadFrame(context.Background(), c.o.MaxFrame)
+		f, err := readFrame(c.link, context.Background(), c.o.MaxFrame)
 		t.Stop()
 		if err != nil {
 			c.fail(err) // a no-op when the connection ended first
 			return
 		}
 		c.recvFrames.Add(1)
-		c.recvBytes.Add(int64(len(f)))
-		kind, err := checkKind(f)
+		c.recvBytes.Add(int64(len(f.b)))
+		kind, err := checkKind(f.b)
 		if err != nil {
+			f.Release()
 			c.end(err.(*Error))
 			return
 		}
 		if kind == kindData {
 			select {
-			case c.in <- f[1:]:
+			case c.in <- f:
 			case <-c.done:
+				f.Release()
 				return
 			}
 			continue
 		}
-		m, err := decodeControl(f[1:])
+		m, err := decodeControl(f.Msg())
+		f.Release()
 		if err != nil {
 			c.end(malformed(err).(*Error))
 			return
@@ -325,10 +336,12 @@ func (c *Conn) drain() {
 	}
 	defer c.linger.Stop()
 	for {
-		if _, err := c.link.ReadFrame(context.Background(), c.o.MaxFrame); err != nil {
+		f, err := readFrame(c.link, context.Background(), c.o.MaxFrame)
+		if err != nil {
 			c.link.Close()
 			return
 		}
+		f.Release()
 	}
 }
 

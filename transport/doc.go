@@ -58,5 +58,9 @@
 // the tests of code above this package.
 //
 // All exported functions and methods are safe for concurrent use unless
-// said otherwise. Slices returned by Recv are the caller's.
+// said otherwise. Slices returned by Recv are the caller's. A large frame
+// is read into a buffer of a shared pool: [Conn.RecvFrame] hands it over
+// as it is, and the receiver gives it back with [Frame.Release] once done,
+// so a stream of large messages is received with no copy and no
+// allocation each.
 package transport

@@ -54,23 +54,37 @@ func (l *streamLink) watch(ctx context.Context) (stop func() bool) {
 }
 
 func (l *streamLink) ReadFrame(ctx context.Context, max int) ([]byte, error) {
+	f, err := l.readFrame(ctx, max)
+	return f.b, err
+}
+
+// readFrame reads a frame whose length says it is a large one into a
+// pooled buffer (framebuf.go).
+func (l *streamLink) readFrame(ctx context.Context, max int) (Frame, error) {
 	stop := l.watch(ctx)
 	defer stop()
 	if _, err := io.ReadFull(l.rwc, l.hdr[:]); err != nil {
-		return nil, l.ioErr(ctx, err)
+		return Frame{}, l.ioErr(ctx, err)
 	}
 	n := binary.BigEndian.Uint32(l.hdr[:])
 	if n == 0 {
-		return nil, errorf(CodeFrameMalformed, "a frame of length 0: every frame has a kind byte")
+		return Frame{}, errorf(CodeFrameMalformed, "a frame of length 0: every frame has a kind byte")
 	}
 	if uint64(n) > uint64(max) {
-		return nil, errorf(CodeFrameTooLarge, "a frame of %d bytes; the limit is %d", n, max)
+		return Frame{}, errorf(CodeFrameTooLarge, "a frame of %d bytes; the limit is %d", n, max)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(l.rwc, buf); err != nil {
-		return nil, l.ioErr(ctx, err)
+	var f Frame
+	if n >= pooledFrom && n <= FrameBuffer {
+		f.buf = framePool.Get().(*frameBuf)
+		f.b = f.buf[:n]
+	} else {
+		f.b = make([]byte, n)
 	}
-	return buf, nil
+	if _, err := io.ReadFull(l.rwc, f.b); err != nil {
+		f.Release()
+		return Frame{}, l.ioErr(ctx, err)
+	}
+	return f, nil
 }
 
 func (l *streamLink) WriteFrame(ctx context.Context, frame []byte) error {

@@ -1,16 +1,13 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 
 	"github.com/coder/websocket"
 )
@@ -40,38 +37,26 @@ func newWSLink(ws *websocket.Conn, max int) *wsLink {
 }
 
 func (l *wsLink) ReadFrame(ctx context.Context, max int) ([]byte, error) {
-	typ, r, err := l.ws.Reader(ctx)
-	if err != nil {
-		return nil, wsErr(err)
-	}
-	if typ != websocket.MessageBinary {
-		return nil, errorf(CodeFrameMalformed, "a text WebSocket message: frames are binary messages")
-	}
-	// Read into a pooled buffer, then copy out at the frame's size: one
-	// copy, where growing a fresh buffer to a frame of 1 MiB copies and
-	// clears it many times over.
-	b := framePool.Get().(*bytes.Buffer)
-	defer func() {
-		if b.Cap() <= maxPooledFrame {
-			b.Reset()
-			framePool.Put(b)
-		}
-	}()
-	if _, err := b.ReadFrom(io.LimitReader(r, int64(max)+1)); err != nil {
-		return nil, wsErr(err)
-	}
-	if b.Len() > max {
-		return nil, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
-	}
-	return bytes.Clone(b.Bytes()), nil
+	f, err := l.readFrame(ctx, max)
+	return f.b, err
 }
 
-// framePool holds the buffers frames are read into; one larger than
-// maxPooledFrame is let go, so the pool holds at most a few frames of the
-// default limit whatever a peer sends.
-var framePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-const maxPooledFrame = 2 << 20
+// readFrame reads a message into a pooled buffer (framebuf.go): the
+// frame is received with the one copy out of the socket.
+func (l *wsLink) readFrame(ctx context.Context, max int) (Frame, error) {
+	typ, r, err := l.ws.Reader(ctx)
+	if err != nil {
+		return Frame{}, wsErr(err)
+	}
+	if typ != websocket.MessageBinary {
+		return Frame{}, errorf(CodeFrameMalformed, "a text WebSocket message: frames are binary messages")
+	}
+	f, err := readPooled(r, max)
+	if err != nil {
+		return Frame{}, wsErr(err)
+	}
+	return f, nil
+}
 
 func (l *wsLink) WriteFrame(ctx context.Context, f []byte) error {
 	return wsErr(l.ws.Write(ctx, websocket.MessageBinary, f))

@@ -46,7 +46,20 @@ type temp struct {
 	partial bool
 	size    int64
 	closed  bool
+	// flushed is where the disk writes were last started up to
+	// (writebackEvery); writeback starts them, startWriteback but for
+	// tests.
+	flushed   int64
+	writeback func(f *os.File, off, n int64)
 }
+
+// writebackEvery is how many bytes a file being written gathers before
+// the disk is asked to start writing them, without waiting: a file
+// arriving at network speed is then on disk as it arrives, and the sync
+// that keeps it waits for its last few MiB, not for all of it (a 256 MiB
+// file: 0.2 s less on a disk that writes 1 GB/s). The sync is still
+// what makes it durable.
+const writebackEvery = 8 << 20
 
 // Create starts a new temporary file.
 func (d *Dir) Create() (engine.FileTemp, error) {
@@ -60,7 +73,7 @@ func (d *Dir) Create() (engine.FileTemp, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &temp{d: d, f: f, path: p}, nil
+	return &temp{d: d, f: f, path: p, writeback: startWriteback}, nil
 }
 
 // Partial opens file's partial file to append to.
@@ -82,12 +95,17 @@ func (d *Dir) Partial(file canonical.ID) (engine.FileTemp, error) {
 		f.Close()
 		return nil, err
 	}
-	return &temp{d: d, f: f, path: p, partial: true, size: fi.Size()}, nil
+	// What a partial held was synced when it was closed.
+	return &temp{d: d, f: f, path: p, partial: true, size: fi.Size(), flushed: fi.Size(), writeback: startWriteback}, nil
 }
 
 func (t *temp) Write(p []byte) (int, error) {
 	n, err := t.f.Write(p)
 	t.size += int64(n)
+	if t.size-t.flushed >= writebackEvery {
+		t.writeback(t.f, t.flushed, t.size-t.flushed)
+		t.flushed = t.size
+	}
 	return n, err
 }
 

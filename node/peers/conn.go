@@ -167,10 +167,11 @@ func (c *conn) run() {
 		go c.openLoop()
 	}
 	for {
-		b, err := c.c.Recv(c.ctx)
+		fr, err := c.c.RecvFrame(c.ctx)
 		if err != nil {
 			return
 		}
+		b := fr.Msg()
 		if c.p.trace != nil {
 			c.p.trace(false, b)
 		}
@@ -179,9 +180,11 @@ func (c *conn) run() {
 			c.c.CloseWith(CodeMalformed, err.Error())
 			return
 		}
-		// What waits to be handled is bounded in bytes: past the bound
-		// nothing more is read, and the peer's sends wait on the link.
-		m.size = len(b)
+		// What waits to be handled is bounded in bytes, counting the
+		// memory each message holds (a large one, its whole read
+		// buffer): past the bound nothing more is read, and the peer's
+		// sends wait on the link.
+		m.size, m.frame = fr.Held(), fr
 		if c.in.take(c.ctx, m.size, 0) != nil {
 			return
 		}

@@ -1,6 +1,9 @@
 package peers
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // SetRecheck sets how often p's sending sessions ask again whether their
 // peer may read the space (5 s; 0: before every answer and push), so a
@@ -9,3 +12,25 @@ func SetRecheck(p *Peers, d time.Duration) { p.recheck = d }
 
 // IndexBuilds is how many sync-order indexes p's sessions have built.
 func IndexBuilds(p *Peers) int64 { return p.feeds.builds.Load() }
+
+// StallFileWrites makes p's file writers wait before each write of a
+// fetched file's bytes until resume is called: a disk that takes no
+// writes. Call it before p serves a connection.
+func StallFileWrites(p *Peers) (resume func()) {
+	ch := make(chan struct{})
+	p.beforeFileWrite = func() { <-ch }
+	return sync.OnceFunc(func() { close(ch) })
+}
+
+// RecvHeld is the bytes p's connections count in their RecvQueues:
+// messages received and not yet handled, file chunks not yet written.
+func RecvHeld(p *Peers) (n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.in.mu.Lock()
+		n += c.in.used
+		c.in.mu.Unlock()
+	}
+	return n
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/transport"
 )
 
 // File transfers between peers (docs/sync.md §7.7): a session asks its
@@ -161,11 +162,20 @@ type fetchXfer struct {
 	dropped    bool
 }
 
-// fileChunk is a FILE-DATA's bytes waiting to be written; they count in
-// the connection's RecvQueue (size) until they are.
+// fileChunk is a FILE-DATA's bytes waiting to be written, in the frame
+// they were received in; the frame counts in the connection's RecvQueue
+// (size) until they are written and it is released (done).
 type fileChunk struct {
-	data []byte
-	size int
+	data  []byte
+	size  int
+	frame transport.Frame
+}
+
+// done releases a chunk written or dropped, and gives its bytes back to
+// the connection's RecvQueue.
+func (c fileChunk) done(in *budget) {
+	c.frame.Release()
+	in.give(c.size)
 }
 
 func (f *sessionFiles) init() {

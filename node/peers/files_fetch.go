@@ -6,6 +6,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/transport"
 )
 
 // Fetching files from the peer (docs/sync.md §7.7).
@@ -22,6 +23,8 @@ func (s *session) fileData(m *message) *endError {
 	if x == nil {
 		if left, ok := s.files.stopping[f.file]; ok && left >= n {
 			s.files.stopping[f.file] = left - n
+			fileChunk{frame: m.frame, size: m.size}.done(s.c.in)
+			m.frame, m.size = transport.Frame{}, 0
 			return nil
 		}
 		return ended(CodeFileFlood, "FILE-DATA for a file not asked for")
@@ -37,8 +40,8 @@ func (s *session) fileData(m *message) *endError {
 	x.next += n
 	x.unreceived -= n
 	x.lastData = time.Now()
-	x.queue = append(x.queue, fileChunk{data: f.data, size: m.size})
-	m.size = 0
+	x.queue = append(x.queue, fileChunk{data: f.data, size: m.size, frame: m.frame})
+	m.frame, m.size = transport.Frame{}, 0
 	select {
 	case x.wake <- struct{}{}:
 	default:
@@ -90,8 +93,12 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 		x.queue[0] = fileChunk{}
 		x.queue = x.queue[1:]
 		s.files.mu.Unlock()
+		if w := s.c.p.beforeFileWrite; w != nil {
+			w()
+		}
 		_, err := x.p.Write(c.data)
-		s.c.in.give(c.size)
+		n := len(c.data)
+		c.done(s.c.in)
 		s.files.mu.Lock()
 		if err != nil {
 			s.c.p.log.Warn("writing a file from a peer", "file", x.file.String(), "err", err)
@@ -99,7 +106,7 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 				s.dropFetchLocked(x.file, x, codeFileCancel)
 			}
 			for _, c := range x.queue {
-				s.c.in.give(c.size)
+				c.done(s.c.in)
 			}
 			x.queue = nil
 			s.files.mu.Unlock()
@@ -110,8 +117,8 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 			s.files.mu.Unlock()
 			continue
 		}
-		written += int64(len(c.data))
-		x.toGrant += int64(len(c.data))
+		written += int64(n)
+		x.toGrant += int64(n)
 		if written < x.size {
 			grant := min(x.toGrant, x.size-x.next-x.unreceived)
 			if x.toGrant >= fileGrantStep && grant > 0 {

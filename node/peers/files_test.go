@@ -15,6 +15,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
+	"github.com/minca-go/minca/transport"
 )
 
 const (
@@ -442,4 +443,59 @@ func TestFileServedWithinSmallCredit(t *testing.T) {
 	if !bytes.Equal(got, data) {
 		t.Fatal("the bytes sent are not the file's")
 	}
+}
+
+// A file's chunks count in the connection's RecvQueue, at the memory each
+// holds (its whole receive buffer), until the writer has written them: a
+// holder sending into a node whose disk takes no writes fills the bound
+// and no more, its sends then wait on the link, and once the disk takes
+// them the file is kept and the bound is free again.
+func TestStalledFileWriterHoldsTheBound(t *testing.T) {
+	data := noise(6<<20, 12)
+	_, b, sp, f := victim(t, data)
+	resume := peers.StallFileWrites(b.peers)
+	defer resume()
+	h := newHostile(t, b, nil)
+	h.send(negOpen(t, 1, sp, nil))
+	file, _, _, _, credit := fileWant(t, h.until(tFileWant, 1))
+	if credit != uint64(len(data)) {
+		t.Fatalf("a credit of %d for a file of %d", credit, len(data))
+	}
+	// Chunks of a third of a buffer: counted by their bytes, the bound
+	// would take four times as many.
+	const chunk = 300_000
+	before := h.c.Stats().FramesSent
+	go func() {
+		for o := 0; o < len(data); o += chunk {
+			if h.send(fileData(1, file, o, data[o:min(o+chunk, len(data))])) != nil {
+				return
+			}
+		}
+	}()
+	// The writer holds the first chunk and two wait behind it: three
+	// buffers fit in the bound of 4 MiB, a fourth does not.
+	full := int64(3 * transport.FrameBuffer)
+	eventually(t, 10*time.Second, "b's RecvQueue fills", func() bool { return peers.RecvHeld(b.peers) == full })
+	// The holder's sends stop: nothing more is read.
+	sent := int64(-1)
+	eventually(t, 10*time.Second, "the holder's sends stop", func() bool {
+		was := sent
+		time.Sleep(200 * time.Millisecond)
+		sent = h.c.Stats().FramesSent - before
+		return sent == was
+	})
+	if held := peers.RecvHeld(b.peers); held != full {
+		t.Fatalf("b's RecvQueue counts %d bytes with its writer stalled; want %d, three chunks' buffers", held, full)
+	}
+	// Past the three counted: one decoded and waiting for room, one read
+	// by the transport, and what the link's 256 KiB buffer takes.
+	if sent > 3+2+2 {
+		t.Fatalf("the holder sent %d chunks into a node that writes none; at most %d", sent, 3+2+2)
+	}
+	if b.holds(f.Hash) {
+		t.Fatal("b holds the file with its writer stalled")
+	}
+	resume()
+	eventually(t, 20*time.Second, "b keeps the file once its disk takes writes", func() bool { return b.holds(f.Hash) })
+	eventually(t, 5*time.Second, "b's RecvQueue empties", func() bool { return peers.RecvHeld(b.peers) == 0 })
 }

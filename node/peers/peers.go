@@ -70,8 +70,11 @@ type Peers struct {
 	conns     map[*conn]struct{}
 	roomSpace map[string]string          // relay room → space
 	totals    Stats                      // of every session that ended
-	trace     func(out bool, msg []byte) // tests: every message, as it is sent (just before) or received
-	recheck   time.Duration              // how often a sending session asks MayRead again
+	trace     func(out bool, msg []byte) // tests: every message, as it is sent (just before) or received; msg is valid during the call
+	// beforeFileWrite, in tests, is called before each write of a
+	// fetched file's bytes: it may wait, as a slow disk does.
+	beforeFileWrite func()
+	recheck         time.Duration // how often a sending session asks MayRead again
 }
 
 // Totals counts what every session carried, those running included.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/transport"
 )
 
 // Message types of the sync session (docs/sync.md §7). Each data frame
@@ -67,6 +68,10 @@ type message struct {
 	sid  uint64
 	body []byte
 	size int // bytes of the connection's RecvQueue it holds until handled
+	// frame is the buffer body lies in; FILE-DATA's bytes are written
+	// from it and it is released then (files_fetch.go). Other messages'
+	// decoded parts may keep pointing into it: the collector frees it.
+	frame transport.Frame
 
 	// NEG-OPEN
 	open *openParams

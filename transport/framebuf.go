@@ -1,0 +1,162 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync"
+)
+
+// Frame is a data message as it was received ([Conn.RecvFrame]), in the
+// buffer it was read into. A large frame is read into a buffer of the
+// frame pool, and the receiver that is done with it gives the buffer back
+// ([Frame.Release]) to be read into again: a stream of file chunks is then
+// received with no copy out of the read buffer and no allocation per
+// chunk. A frame never released is left to the garbage collector.
+type Frame struct {
+	b   []byte    // the frame, kind byte first
+	buf *frameBuf // the pooled buffer b lies in; nil when b is its own
+}
+
+// Msg is the message: the frame's bytes past its kind byte. They are the
+// receiver's until it calls Release.
+func (f Frame) Msg() []byte {
+	if len(f.b) == 0 {
+		return nil
+	}
+	return f.b[1:]
+}
+
+// Held is the bytes of memory the frame holds until released: the whole
+// pooled buffer, whatever part of it the frame fills. A receiver bounding
+// what it holds in bytes counts this, not the message's length.
+func (f Frame) Held() int {
+	if f.buf != nil {
+		return len(f.buf)
+	}
+	return cap(f.b)
+}
+
+// Release gives the frame's buffer back to be read into again. Neither
+// the frame nor its message may be used after, and a frame is released
+// at most once.
+func (f Frame) Release() {
+	if f.buf != nil {
+		framePool.Put(f.buf)
+	}
+}
+
+// FrameBuffer is the size of the buffers large frames are read into,
+// what [Frame.Held] is for each of them: a frame of DefaultFrame bytes,
+// or a file chunk of 1 MiB and its head. A larger frame is read into a
+// buffer of its own.
+const FrameBuffer = DefaultFrame + 4<<10
+
+// pooledFrom is the least a frame is to be kept in a pooled buffer; a
+// smaller one is copied out at its size, and the buffer read into next.
+// A frame holds its buffer whole, so a frame kept pooled holds at most 4×
+// its bytes.
+const pooledFrom = FrameBuffer / 4
+
+type frameBuf [FrameBuffer]byte
+
+// framePool holds the buffers frames are read into: as many as were
+// received and not yet released at once, which a receiver that counts
+// Held bounds; the garbage collector empties it of those unused.
+var framePool = sync.Pool{New: func() any { return new(frameBuf) }}
+
+// frameReader is a Link that reads frames into the frame pool's buffers.
+type frameReader interface {
+	readFrame(ctx context.Context, max int) (Frame, error)
+}
+
+// readFrame reads a frame from link, into a pooled buffer when the link
+// can.
+func readFrame(link Link, ctx context.Context, max int) (Frame, error) {
+	if fr, ok := link.(frameReader); ok {
+		return fr.readFrame(ctx, max)
+	}
+	b, err := link.ReadFrame(ctx, max)
+	return Frame{b: b}, err
+}
+
+// readPooled reads one frame from r, which ends with the frame (io.EOF),
+// of at most max bytes; a longer one is *Error frame/too-large, read no
+// further than max+1 bytes. The frame's first bytes are read into a
+// small buffer, and a frame that goes on past them into a buffer of the
+// frame pool, so that small frames, the most of them, never take a large
+// buffer; a frame of less than pooledFrom is then copied out at its size
+// and the buffers go back at once. Buffers are taken once the frame has
+// begun, so an idle link holds none.
+func readPooled(r io.Reader, max int) (Frame, error) {
+	sb := smallPool.Get().(*smallBuf)
+	defer smallPool.Put(sb)
+	head := sb[:min(len(sb), max+1)]
+	n, err := io.ReadFull(r, head)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return Frame{b: bytes.Clone(head[:n])}, nil
+	case err != nil:
+		return Frame{}, err
+	case n > max:
+		return Frame{}, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
+	}
+	fb := framePool.Get().(*frameBuf)
+	copy(fb[:], head)
+	f, err := readInto(fb, n, r, max)
+	if f.buf == nil {
+		framePool.Put(fb)
+	}
+	return f, err
+}
+
+// smallBuf is where a frame's first bytes are read.
+type smallBuf [16 << 10]byte
+
+var smallPool = sync.Pool{New: func() any { return new(smallBuf) }}
+
+// readInto reads the rest of a frame whose first n bytes are in fb.
+func readInto(fb *frameBuf, n int, r io.Reader, max int) (Frame, error) {
+	buf := fb[:min(len(fb), max+1)]
+	k, err := io.ReadFull(r, buf[n:])
+	n += k
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		// The frame ended within the buffer.
+	case err != nil:
+		return Frame{}, err
+	case n > max:
+		return Frame{}, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
+	default:
+		// The buffer is full: the frame ends with it, or it is longer
+		// than the pool's buffers (a peer whose limit is past
+		// DefaultFrame) and is read on at its size.
+		var one [1]byte
+		k, err := r.Read(one[:])
+		for k == 0 && err == nil {
+			k, err = r.Read(one[:])
+		}
+		if k == 0 && errors.Is(err, io.EOF) {
+			break
+		}
+		if k == 0 {
+			return Frame{}, err
+		}
+		var b bytes.Buffer
+		b.Grow(n + n/2)
+		b.Write(buf[:n])
+		b.WriteByte(one[0])
+		if _, err := b.ReadFrom(io.LimitReader(r, int64(max-n))); err != nil {
+			return Frame{}, err
+		}
+		if b.Len() > max {
+			return Frame{}, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
+		}
+		return Frame{b: b.Bytes()}, nil
+	}
+	if n < pooledFrom {
+		return Frame{b: bytes.Clone(buf[:n])}, nil
+	}
+	return Frame{b: buf[:n], buf: fb}, nil
+}
