@@ -85,7 +85,7 @@ func openMirrored(ctx context.Context, l location, o Options) (*Store, error) {
 	// caller gets another on it that refuses writes.
 	ix.eng.Close()
 	ix.eng = nil
-	ro, err := engine.Open(readOnlyKV{KV: ix.kv, url: l.url}, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting, Files: ix.files()})
+	ro, err := engine.Open(readOnlyKV{KV: ix.kv, url: l.url}, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting, Files: ix.files(), CacheSize: o.Memory.Held})
 	if err != nil {
 		return nil, ix.error(err)
 	}
@@ -119,7 +119,7 @@ func (ix *index) files() engine.FileDir { return filedir.Open(filepath.Join(ix.d
 // cache, written even by a read-only open: what it holds beyond the blob
 // store is only what a Flush has not exported yet.
 func (ix *index) open() error {
-	kv, err := pebble.Open(ix.dir, &pebble.Options{Logger: ix.o.Logger})
+	kv, err := pebble.Open(ix.dir, ix.o.Memory.pebble(&pebble.Options{Logger: ix.o.Logger}))
 	if err != nil {
 		return ix.error(err)
 	}
@@ -128,7 +128,7 @@ func (ix *index) open() error {
 	if ix.o.ReadOnly {
 		ikv = keepOpen{kv}
 	}
-	if ix.eng, err = engine.Open(ikv, &engine.Options{Judge: ix.o.Judge, Indexer: ix.o.Indexer, Waiting: ix.o.Waiting, Files: ix.files()}); err != nil {
+	if ix.eng, err = engine.Open(ikv, &engine.Options{Judge: ix.o.Judge, Indexer: ix.o.Indexer, Waiting: ix.o.Waiting, Files: ix.files(), CacheSize: ix.o.Memory.Held}); err != nil {
 		return ix.error(err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
@@ -71,6 +72,33 @@ type Options struct {
 	// §9.5), in bytes and in time ([engine.WaitingLimits]). Default: the
 	// engine's defaults, every source bounded.
 	Waiting engine.WaitingLimits
+	// Memory bounds what the store keeps in memory, below the backend's
+	// and the engine's defaults where a field is set (store import's
+	// --memory). Default: the zero Memory, every default.
+	Memory Memory
+}
+
+// Memory is what a store keeps in memory besides the versions in flight:
+// a Pebble store's block cache and memtables (also the local index of a
+// folder: or s3:// store), and the versions the engine keeps for the
+// judge's chain checks. Each is bounded by its own size, none by the
+// store's. A zero field is the default.
+type Memory struct {
+	// BlockCache is a Pebble store's block cache in bytes
+	// (pebble.Options.CacheSize; default 32 MiB).
+	BlockCache int64
+	// MemTable is the size of one of a Pebble store's two memtables in
+	// bytes (pebble.Options.MemTableSize; default 16 MiB).
+	MemTable uint64
+	// Held is how many recently stored versions the engine keeps for the
+	// judge's chain checks (engine.Options.CacheSize; default 8,192).
+	Held int
+}
+
+// pebble is o with the Pebble store's memory set.
+func (m Memory) pebble(o *pebble.Options) *pebble.Options {
+	o.CacheSize, o.MemTableSize = m.BlockCache, m.MemTable
+	return o
 }
 
 // resolve clones o, fills the defaults and validates.

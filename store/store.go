@@ -76,7 +76,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if o.ReadOnly {
 		kv = readOnlyKV{KV: kv, url: url}
 	}
-	eng, err := engine.Open(kv, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting, Files: filesOf(l)})
+	eng, err := engine.Open(kv, &engine.Options{Judge: o.Judge, Indexer: o.Indexer, Waiting: o.Waiting, Files: filesOf(l), CacheSize: o.Memory.Held})
 	if err != nil {
 		kv.Close()
 		return nil, named("store", url, err)
@@ -117,7 +117,7 @@ func openLocal(l location, o Options) (engine.KV, error) {
 	var kv engine.KV
 	var err error
 	if l.scheme == schemePebble {
-		kv, err = pebble.Open(l.path, &pebble.Options{ReadOnly: o.ReadOnly, MustExist: !o.Create, Logger: o.Logger})
+		kv, err = pebble.Open(l.path, o.Memory.pebble(&pebble.Options{ReadOnly: o.ReadOnly, MustExist: !o.Create, Logger: o.Logger}))
 	} else {
 		kv, err = sqlite.Open(l.path, &sqlite.Options{ReadOnly: o.ReadOnly, MustExist: !o.Create})
 	}

@@ -33,9 +33,11 @@ stderr. Exit 0 when nothing was refused, 1 when a version was, 2 when no
 input line is JSON or the input cannot be read. Interrupted (SIGINT, exit
 130; SIGTERM, exit 143), it prints the line of every version committed,
 then "interrupted after N of M lines; run again to continue": importing
-again skips what is held. The Go heap is kept near 128 MiB whatever the
-input's size ($GOMEMLIMIT overrides).`)
+again skips what is held. Its memory is flat in the input's size: each part
+is bounded by --memory (docs/stores.md, Memory of store import).`)
 	sp := storeFlags(fs, true)
+	sp.mem = newImportMemory()
+	fs.Var(&memoryFlag{m: sp.mem}, "memory", memoryHelp())
 	from := fs.String("from", "import", "the source `NAME` in remembered refusals")
 	judgeFlag(fs, sp)
 	if done, err := parseFlags(fs, args); done {
@@ -63,7 +65,7 @@ input's size ($GOMEMLIMIT overrides).`)
 		return err
 	}
 	defer sto.Close()
-	defer limitHeap()()
+	defer sp.mem.limitHeap()()
 	log := s.logger()
 	imp := &importer{s: s, sp: sp, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}, held: -1}
 	if st, err := imp.st.Stats(ctx); err == nil {

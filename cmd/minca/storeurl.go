@@ -11,6 +11,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
 	"github.com/minca-go/minca/judge"
+	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/store"
 )
 
@@ -47,6 +48,9 @@ type storeSpec struct {
 	// judge is --judge ("full" or "roots"; "" for verbs without it, which
 	// admit with the roots judge).
 	judge string
+	// mem, when set, is what the store and its judge keep in memory
+	// (store import's --memory); nil is every default.
+	mem *importMemory
 }
 
 // storeFlags adds to a verb's flags --store (its default is
@@ -98,8 +102,22 @@ func durationFlag(d *time.Duration) func(string) error {
 
 // options are the store.Options of an open with these flags.
 func (sp *storeSpec) options(create, readOnly bool) *store.Options {
-	return &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt,
+	o := &store.Options{Judge: defaultJudge(), Logger: sp.s.logger(), Create: create, ReadOnly: readOnly, Adopt: sp.adopt,
 		S3: sp.s3.options(), Waiting: store.PeersBounded(engine.WaitingLimits{}), Geneses: judge.MirrorGeneses, CacheDir: sp.s.cacheDir}
+	if sp.mem != nil {
+		o.Memory = sp.mem.store
+		o.Judge = &judge.Judge{Notes: noteChecker(), Verifier: sp.verifier()}
+	}
+	return o
+}
+
+// verifier is the crypto gate of the store's judge: nil (the judge's own)
+// unless --memory says how many verdicts it keeps.
+func (sp *storeSpec) verifier() *record.Verifier {
+	if sp.mem == nil {
+		return nil
+	}
+	return &record.Verifier{Cache: &record.VerdictCache{Size: sp.mem.verdicts}}
 }
 
 // open opens the store (store.Open), with the node's judge. A missing
@@ -118,6 +136,9 @@ func (sp *storeSpec) open(ctx context.Context, a storeAccess) (*store.Store, err
 	var full *judge.PrivateJudge
 	if sp.judge == "full" {
 		full = judge.NewPrivateJudge(noteChecker(), nil) // a store holds no keys
+		if v := sp.verifier(); v != nil {
+			full.Base.Verifier = v
+		}
 		o.Judge = full
 		o.Geneses = func(e *engine.Store) mirror.Geneses {
 			full.Source = e

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Every part of --memory has a row in docs/stores.md's table with the
+// default the code has, and the default written is one the flag takes.
+func TestMemoryTableInDocs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "stores.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Memory of store import\n")
+	if !ok {
+		t.Fatal("docs/stores.md has no section \"Memory of store import\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, d := range memoryDefs() {
+		row := regexp.MustCompile("(?m)^\\| `--memory " + regexp.QuoteMeta(d.name) + "` \\| `" + regexp.QuoteMeta(d.def) + "` \\|")
+		if !row.MatchString(section) {
+			t.Errorf("docs/stores.md's memory table has no row for --memory %s with default %s (%s)", d.name, d.def, d.what)
+		}
+		if err := (&memoryFlag{m: &importMemory{}}).Set(d.name + "=" + d.def); err != nil {
+			t.Errorf("--memory %s=%s: %v", d.name, d.def, err)
+		}
+	}
+	rows := regexp.MustCompile("(?m)^\\| `--memory ([a-z-]+)`").FindAllStringSubmatch(section, -1)
+	if len(rows) != len(memoryDefs()) {
+		t.Errorf("docs/stores.md's memory table has %d rows, --memory %d parts", len(rows), len(memoryDefs()))
+	}
+}
+
+// The defaults are what the table says; --memory sets one part and leaves
+// the others; $GOMEMLIMIT stands unless go-heap is given.
+func TestImportMemoryDefaults(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	m := newImportMemory()
+	if m.goHeap <= 0 || m.store.BlockCache <= 0 || m.store.MemTable <= 0 || m.store.Held <= 0 || m.verdicts <= 0 {
+		t.Fatalf("a default is unset: %+v", m)
+	}
+	f := &memoryFlag{m: m}
+	want := *m
+	if err := f.Set("held=77"); err != nil {
+		t.Fatal(err)
+	}
+	want.store.Held = 77
+	if *m != want {
+		t.Fatalf("--memory held=77: %+v, want %+v", *m, want)
+	}
+	if err := f.Set("block-cache=3MiB"); err != nil || m.store.BlockCache != 3<<20 {
+		t.Fatalf("--memory block-cache=3MiB: %v, %d", err, m.store.BlockCache)
+	}
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	if m := newImportMemory(); m.goHeap != 0 {
+		t.Fatalf("with GOMEMLIMIT set the default go-heap is %d, want none (GOMEMLIMIT's)", m.goHeap)
+	}
+	m = newImportMemory()
+	if err := (&memoryFlag{m: m}).Set("go-heap=96MiB"); err != nil || m.goHeap != 96<<20 {
+		t.Fatalf("--memory go-heap=96MiB over GOMEMLIMIT: %v, %d", err, m.goHeap)
+	}
+}
+
+// A bad --memory is bad usage (exit 2), named.
+func TestImportMemoryBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	in := versionsFile(t, dir, "v.jsonl", 5, 1)
+	for _, c := range []struct{ arg, says string }{
+		{"held=0", "not a positive count"},
+		{"verdicts=x", "verdicts=x"},
+		{"block-cache=-1MiB", "not a positive size"},
+		{"memtable", "want NAME=VALUE"},
+		{"cache=1MiB", "go-heap, block-cache, memtable, held, verdicts"},
+	} {
+		_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "pebble:"+filepath.Join(dir, "st"), "--memory", c.arg, in)
+		if code != exitUsage || !strings.Contains(errs, c.says) {
+			t.Errorf("--memory %s: exit %d, want %d naming %q:\n%s", c.arg, code, exitUsage, c.says, errs)
+		}
+	}
+}
+
+// With every part at its smallest — one held version, one verdict, a
+// 1 MiB block cache, 256 KiB memtables, the Go heap held tight — an import
+// admits exactly what it does with the defaults: the bounds cost work
+// (chains read back from the store, memtables flushed often), never an
+// answer.
+func TestImportMemorySmallestSameOutcomes(t *testing.T) {
+	dir := t.TempDir()
+	in := versionsFile(t, dir, "v.jsonl", 3000, 7)
+	def := mustRun(t, "store", "import", "--judge", "roots", "--store", "pebble:"+filepath.Join(dir, "a"), in)
+	small := mustRun(t, "store", "import", "--judge", "roots", "--store", "pebble:"+filepath.Join(dir, "b"), in,
+		"--memory", "held=1", "--memory", "verdicts=1", "--memory", "block-cache=1MiB", "--memory", "memtable=256KiB", "--memory", "go-heap=16MiB")
+	if def != small {
+		t.Fatalf("the outcomes differ:\ndefaults:\n%s\nsmallest:\n%s", head(def), head(small))
+	}
+	if n := strings.Count(def, "\n"); n != 3000 {
+		t.Fatalf("%d outcome lines, want 3000", n)
+	}
+	if !strings.Contains(def, `"stub"`) || !strings.Contains(def, `"whole"`) {
+		t.Fatalf("the corpus made no edits (no stub): the chain checks were not exercised:\n%s", head(def))
+	}
+	a := (&device{t: t}).exported("pebble:" + filepath.Join(dir, "a"))
+	b := (&device{t: t}).exported("pebble:" + filepath.Join(dir, "b"))
+	if strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatal("the two stores export different versions")
+	}
+}
+
+func head(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "…"
+	}
+	return s
+}
