@@ -44,9 +44,10 @@ func (s *Store) Tables(ctx context.Context) ([]TableBytes, error) {
 		}
 		k, v := it.Key(), it.Value()
 		t := &heads
-		if !(k[0] == keys.History && keys.IsHead(k)) {
-			if len(out) == 0 || out[len(out)-1].Table[0] != k[0] {
-				out = append(out, TableBytes{Table: string(k[:1])})
+		if !(len(k) > 0 && k[0] == keys.History && keys.IsHead(k)) {
+			name := string(k[:min(len(k), 1)]) // a damaged store may hold an empty key
+			if len(out) == 0 || out[len(out)-1].Table != name {
+				out = append(out, TableBytes{Table: name})
 			}
 			t = &out[len(out)-1]
 		}
@@ -57,13 +58,12 @@ func (s *Store) Tables(ctx context.Context) ([]TableBytes, error) {
 	if err := errors.Join(it.Err(), it.Close()); err != nil {
 		return nil, err
 	}
-	if heads.Entries > 0 {
-		for i, t := range out {
-			if t.Table[0] == keys.History {
-				out = append(out[:i+1], append([]TableBytes{heads}, out[i+1:]...)...)
-				break
-			}
-		}
+	if heads.Entries == 0 {
+		return out, nil
 	}
-	return out, nil
+	i := 0 // after the history entries, where 'h' sorts
+	for i < len(out) && out[i].Table <= string(rune(keys.History)) {
+		i++
+	}
+	return append(out[:i], append([]TableBytes{heads}, out[i:]...)...), nil
 }
