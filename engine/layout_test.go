@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/minca-go/minca/backends/memory"
@@ -147,4 +148,18 @@ func TestFilesIndexUpgraded(t *testing.T) {
 		t.Fatalf("check: %v %v", probs, err)
 	}
 	up.Close()
+}
+
+// A store a later engine wrote is refused as such, not called damaged.
+func TestLaterLayoutRefused(t *testing.T) {
+	kv := memory.Open(nil)
+	b, _ := kv.NewBatch()
+	b.Set([]byte("_state"), []byte{11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	if err := b.Commit(engine.Sync); err != nil {
+		t.Fatal(err)
+	}
+	_, err := engine.Open(kv, nil)
+	if !errors.Is(err, engine.ErrLayout) || errors.Is(err, engine.ErrCorrupt) || !strings.Contains(err.Error(), "layout 11, written by a later minca") {
+		t.Fatalf("%v", err)
+	}
 }

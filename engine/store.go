@@ -200,6 +200,9 @@ func decodeCounters(b []byte) (counters, error) {
 		if l >= 1 && l < layout {
 			return c, fmt.Errorf("%w: layout %d, written by an earlier minca; this one reads layout %d", ErrLayout, l, layout)
 		}
+		if l > layout && l < 64 {
+			return c, fmt.Errorf("%w: layout %d, written by a later minca; this one reads layouts %d to %d", ErrLayout, l, upgradable, layout)
+		}
 		return c, Errorf(ErrCorrupt, "damaged: engine state has an unknown layout")
 	}
 	c.changeSeq = next()

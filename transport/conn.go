@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,6 +171,13 @@ func (c *Conn) writeLocked(ctx context.Context, f []byte) error {
 // *Error; a ctx that ends returns ctx.Err() and changes nothing.
 func (c *Conn) Recv(ctx context.Context) ([]byte, error) {
 	f, err := c.RecvFrame(ctx)
+	if f.buf != nil {
+		// Copied out at its size: a caller keeping it holds its bytes,
+		// not a whole pooled buffer.
+		m := bytes.Clone(f.Msg())
+		f.Release()
+		return m, err
+	}
 	return f.Msg(), err
 }
 

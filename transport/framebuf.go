@@ -102,6 +102,11 @@ func readPooled(r io.Reader, max int) (Frame, error) {
 	case n > max:
 		return Frame{}, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
 	}
+	if max < pooledFrom {
+		// A link whose frames are never large ones (a relay's) reads
+		// on at the frame's size.
+		return readRest(head, r, max)
+	}
 	fb := framePool.Get().(*frameBuf)
 	copy(fb[:], head)
 	f, err := readInto(fb, n, r, max)
@@ -143,20 +148,28 @@ func readInto(fb *frameBuf, n int, r io.Reader, max int) (Frame, error) {
 		if k == 0 {
 			return Frame{}, err
 		}
-		var b bytes.Buffer
-		b.Grow(n + n/2)
-		b.Write(buf[:n])
-		b.WriteByte(one[0])
-		if _, err := b.ReadFrom(io.LimitReader(r, int64(max-n))); err != nil {
-			return Frame{}, err
-		}
-		if b.Len() > max {
-			return Frame{}, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
-		}
-		return Frame{b: b.Bytes()}, nil
+		return readRest(append(buf[:n:n], one[0]), r, max)
 	}
 	if n < pooledFrom {
 		return Frame{b: bytes.Clone(buf[:n])}, nil
 	}
 	return Frame{b: buf[:n], buf: fb}, nil
+}
+
+// readRest reads the rest of a frame whose first bytes are head into a
+// buffer of its own, growing it, and hands it over at the frame's size.
+func readRest(head []byte, r io.Reader, max int) (Frame, error) {
+	var b bytes.Buffer
+	b.Grow(2 * len(head))
+	b.Write(head)
+	if _, err := b.ReadFrom(io.LimitReader(r, int64(max+1-len(head)))); err != nil {
+		return Frame{}, err
+	}
+	if b.Len() > max {
+		return Frame{}, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
+	}
+	if b.Cap() > b.Len()+b.Len()/8 {
+		return Frame{b: bytes.Clone(b.Bytes())}, nil
+	}
+	return Frame{b: b.Bytes()}, nil
 }

@@ -70,6 +70,14 @@ func TestFramesHeldUntilReleased(t *testing.T) {
 		a, b := newAccount(t), newAccount(t)
 		ca, cb := mustPair(t, &Options{Self: a.session(hourFromNow(), 0), MaxFrame: max}, &Options{Self: b.session(hourFromNow(), 0), MaxFrame: max})
 		check(t, ca, cb)
+		// Recv hands over a copy at the message's size: a caller keeping
+		// it does not keep a pooled buffer.
+		big := msg(9, 6) // 300,000 bytes
+		go ca.Send(context.Background(), big)
+		m, err := cb.Recv(context.Background())
+		if err != nil || !bytes.Equal(m, big) || cap(m) >= FrameBuffer {
+			t.Fatalf("Recv of %d bytes: %d bytes in %d (%v)", len(big), len(m), cap(m), err)
+		}
 	})
 	t.Run("websocket", func(t *testing.T) {
 		server, client := newAccount(t), newAccount(t)
