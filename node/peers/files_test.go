@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -355,32 +356,17 @@ func TestManySmallFilesTravel(t *testing.T) {
 // A peer asking for more transfers than a connection carries is refused
 // with sync/file-flood: a ninth large one, and past MaxSmallTransfers small
 // ones while it reads nothing of what they answer (the holder sends what
-// its send queue takes, and the rest wait unopened).
+// its send queue and the link take, and the rest wait unopened).
 func TestFileTransfersBounded(t *testing.T) {
-	n := newNode(t, &peers.Options{Limits: &peers.Limits{SendQueue: 64 << 10}})
-	sp, err := n.CreateSpace(context.Background(), "files", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var datas [][]byte
-	for i := range peers.MaxSmallTransfers + 64 {
-		datas = append(datas, noise(16<<10, int64(1000+i)))
-	}
-	for i := range peers.MaxFileTransfers + 1 {
-		datas = append(datas, noise(peers.SmallFile+1, int64(2000+i)))
-	}
-	refs, vers := n.attachMany(sp.ID, datas)
-	want := func(i int, credit int) []byte {
-		ver, _ := canonical.ParseID(vers[i])
-		return wire(tFileWant, 1, refs[i].Hash[:], ver[:], uv(int(refs[i].Size)), uv(0), uv(credit))
-	}
+	const sendQueue = 64 << 10
+	n := newNode(t, &peers.Options{Limits: &peers.Limits{SendQueue: sendQueue}})
+	sp, want := offerFiles(t, n)
 	t.Run("large", func(t *testing.T) {
 		h := newHostile(t, n, nil)
-		h.send(negOpen(t, 1, sp.ID, nil))
-		large := len(datas) - peers.MaxFileTransfers - 1
+		h.send(negOpen(t, 1, sp, nil))
 		for i := range peers.MaxFileTransfers + 1 {
 			// A byte of credit: each stays in flight.
-			h.send(want(large+i, 1))
+			h.send(want(smallAsks+i, 1))
 		}
 		if code, msg := h.negErr(1); code != peers.CodeFileFlood || !strings.Contains(msg, fmt.Sprint(peers.MaxFileTransfers)) {
 			t.Fatalf("a ninth large transfer: %s %s", code, msg)
@@ -388,16 +374,113 @@ func TestFileTransfersBounded(t *testing.T) {
 	})
 	t.Run("small", func(t *testing.T) {
 		h := newHostile(t, n, nil)
-		h.send(negOpen(t, 1, sp.ID, nil))
-		for i := range peers.MaxSmallTransfers + 64 {
-			if h.send(want(i, 16<<10)) != nil {
-				break
+		floodSmall(t, n, h, sp, want)
+		// Read now: the NEG-ERR comes behind what the node sent before
+		// it, and that is no more than its send queue, the link's buffer
+		// and the frame the peer's reader holds.
+		var served int
+		for {
+			b, err := h.c.Recv(context.Background())
+			if err != nil {
+				t.Fatalf("waiting for the NEG-ERR: %v", err)
 			}
+			if b[0] == tFileData {
+				served += len(b)
+				continue
+			}
+			if b[0] != tNegErr || b[1] != 1 {
+				continue
+			}
+			var e struct{ Code, Message string }
+			if err := json.Unmarshal(b[2:], &e); err != nil {
+				t.Fatal(err)
+			}
+			if e.Code != peers.CodeFileFlood || !strings.Contains(e.Message, fmt.Sprint(peers.MaxSmallTransfers)) {
+				t.Fatalf("small transfers past the bound: %s %s", e.Code, e.Message)
+			}
+			break
 		}
-		if code, msg := h.negErr(1); code != peers.CodeFileFlood || !strings.Contains(msg, fmt.Sprint(peers.MaxSmallTransfers)) {
-			t.Fatalf("small transfers past the bound: %s %s", code, msg)
+		const linkBuffer = 256 << 10 // the in-memory link's default
+		if most := sendQueue + linkBuffer + 2*(16<<10+64); served > most {
+			t.Fatalf("the node sent %d bytes of files to a peer reading nothing; at most %d fit where they wait", served, most)
+		}
+		t.Logf("%d bytes of the %d files asked were sent before the NEG-ERR", served, smallAsks)
+	})
+	t.Run("unread", func(t *testing.T) {
+		// A peer that never reads the NEG-ERR ending its session is not
+		// left connected: past SlowAfter its connection ends.
+		n := newNode(t, &peers.Options{Limits: &peers.Limits{SendQueue: sendQueue, SlowAfter: 3 * time.Second}})
+		sp, want := offerFiles(t, n)
+		h := newHostile(t, n, nil)
+		floodSmall(t, n, h, sp, want)
+		eventually(t, time.Minute, "the node to end the connection of a peer that does not read", func() bool {
+			conns, _ := sessionsOf(n, h.self.DID())
+			return conns == 0
+		})
+		var err error
+		for err == nil {
+			_, err = h.c.Recv(context.Background())
+		}
+		if c := transport.Code(err); c != peers.CodeSlow && c != transport.CodeBroken {
+			t.Fatalf("the connection ended with %v", err)
 		}
 	})
+}
+
+// smallAsks is how many small files offerFiles offers: more than a
+// connection may have in flight, and more besides than a node sends into
+// a send queue and link that nobody reads.
+const smallAsks = peers.MaxSmallTransfers + 64
+
+// offerFiles attaches smallAsks small files and then MaxFileTransfers+1
+// large ones to a new space of n, and returns the space and a FILE-WANT
+// for session 1 of the i'th of them.
+func offerFiles(t *testing.T, n *tnode) (space string, want func(i, credit int) []byte) {
+	t.Helper()
+	sp, err := n.CreateSpace(context.Background(), "files", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var datas [][]byte
+	for i := range smallAsks {
+		datas = append(datas, noise(16<<10, int64(1000+i)))
+	}
+	for i := range peers.MaxFileTransfers + 1 {
+		datas = append(datas, noise(peers.SmallFile+1, int64(2000+i)))
+	}
+	refs, vers := n.attachMany(sp.ID, datas)
+	return sp.ID, func(i, credit int) []byte {
+		ver, _ := canonical.ParseID(vers[i])
+		return wire(tFileWant, 1, refs[i].Hash[:], ver[:], uv(int(refs[i].Size)), uv(0), uv(credit))
+	}
+}
+
+// floodSmall opens session 1 and asks for every small file, reading
+// nothing, and returns once the node has ended the session. A peer
+// reading as the node answers would have each served as it comes, never
+// many in flight at once; one that does not read has the node serve what
+// its send queue and the link take, some 20 files, while the rest wait
+// unopened, in flight, until the 257th.
+func floodSmall(t *testing.T, n *tnode, h *hostile, sp string, want func(i, credit int) []byte) {
+	t.Helper()
+	h.send(negOpen(t, 1, sp, nil))
+	for i := range smallAsks {
+		// They fit in the link: the sends do not wait for the node.
+		if err := h.send(want(i, 16<<10)); err != nil {
+			t.Fatalf("ask %d: %v", i, err)
+		}
+	}
+	var ended string
+	eventually(t, time.Minute, "the node to end the session", func() bool {
+		_, ss := sessionsOf(n, h.self.DID())
+		if len(ss) == 1 {
+			ended = ss[0].Ended
+		}
+		return ended != ""
+	})
+	if ended != peers.CodeFileFlood {
+		t.Fatalf("the session ended with %s", ended)
+	}
 }
 
 // A holder sends within the credit however it comes: an asker granting

@@ -273,7 +273,13 @@ func (s *session) awaitCredit(m *message) *endError {
 	return nil
 }
 
-// finish ends the session once, telling the peer unless it told us.
+// finish ends the session once, telling the peer unless it told us. A
+// peer ended for what it did is told even behind what it has not read
+// (a flood of asks while not reading is what ends it): it has SlowAfter
+// to read, as for any answer, and past that its connection ends with
+// sync/slow, so a session never ends unsaid on a connection that goes
+// on. A session closed with the node or its connection is told for a
+// second at most.
 func (s *session) finish(e *endError) {
 	s.mu.Lock()
 	if s.end != nil {
@@ -284,9 +290,16 @@ func (s *session) finish(e *endError) {
 	s.phase = PhaseEnded
 	s.mu.Unlock()
 	if !e.remote && s.c.c.Err() == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		s.c.send(ctx, s, encodeNegErr(s.sid, e.code, e.msg))
+		wait := s.c.p.lim.SlowAfter
+		if e.code == CodeClosed {
+			wait = time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		err := s.c.send(ctx, s, encodeNegErr(s.sid, e.code, e.msg))
 		cancel()
+		if err != nil && e.code != CodeClosed && s.c.c.Err() == nil {
+			s.c.c.CloseWith(CodeSlow, fmt.Sprintf("the peer did not read, for %v, why its session ended (%s)", wait, e.code))
+		}
 	}
 	s.cancel()
 }
