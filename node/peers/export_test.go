@@ -34,3 +34,14 @@ func RecvHeld(p *Peers) (n int64) {
 	}
 	return n
 }
+
+// TraceSent calls f with every message p is about to send, on any
+// connection, before it waits to be written. Call it before p serves a
+// connection; f must not keep msg.
+func TraceSent(p *Peers, f func(msg []byte)) {
+	p.trace = func(out bool, msg []byte) {
+		if out {
+			f(msg)
+		}
+	}
+}

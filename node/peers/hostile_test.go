@@ -84,6 +84,7 @@ type hostile struct {
 	t    *testing.T
 	c    *transport.Conn
 	self transport.Self
+	link *transporttest.Control // the in-memory link between them
 }
 
 func newHostile(t *testing.T, honest *tnode, self transport.Self) *hostile {
@@ -91,9 +92,9 @@ func newHostile(t *testing.T, honest *tnode, self transport.Self) *hostile {
 	if self == nil {
 		self = transporttest.Session(t)
 	}
-	hc, hn, _ := transporttest.Pair(t, &transport.Options{Self: self}, honest.topt, nil)
+	hc, hn, link := transporttest.Pair(t, &transport.Options{Self: self}, honest.topt, nil)
 	go honest.peers.Serve(context.Background(), hn, false, "accept")
-	return &hostile{t: t, c: hc, self: self}
+	return &hostile{t: t, c: hc, self: self, link: link}
 }
 
 func (h *hostile) send(b []byte) error { return h.c.Send(context.Background(), b) }

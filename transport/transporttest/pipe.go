@@ -49,6 +49,19 @@ func (c *Control) Bytes() (aToB, bToA int64) {
 	return c.ab.readCount(), c.ba.readCount()
 }
 
+// Full reports, for each direction, whether its buffer is full: written
+// and not yet read up to Faults.Buffer, so a writer there waits for the
+// reader.
+func (c *Control) Full() (aToB, bToA bool) {
+	return c.ab.full(), c.ba.full()
+}
+
+func (h *half) full() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inFlight >= h.f.Buffer
+}
+
 // half is one direction of a pipe.
 type half struct {
 	f    Faults
