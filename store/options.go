@@ -88,12 +88,16 @@ type Memory struct {
 	// (pebble.Options.CacheSize; default 32 MiB).
 	BlockCache int64
 	// MemTable is the size of one of a Pebble store's two memtables in
-	// bytes (pebble.Options.MemTableSize; default 16 MiB).
+	// bytes, at least MinMemTable (pebble.Options.MemTableSize; default
+	// 16 MiB).
 	MemTable uint64
 	// Held is how many recently stored versions the engine keeps for the
 	// judge's chain checks (engine.Options.CacheSize; default 8,192).
 	Held int
 }
+
+// MinMemTable is the least Memory.MemTable.
+const MinMemTable = pebble.MinMemTable
 
 // pebble is o with the Pebble store's memory set.
 func (m Memory) pebble(o *pebble.Options) *pebble.Options {

@@ -26,7 +26,8 @@ type Options struct {
 	// in memory, besides the memtables. Default (0) 32 MiB; negative is
 	// an error.
 	CacheSize int64
-	// MemTableSize is the size of one memtable in bytes. Default 16 MiB.
+	// MemTableSize is the size of one memtable in bytes, at least
+	// MinMemTable. Default 16 MiB.
 	MemTableSize uint64
 	// Logger receives Pebble's errors; nil logs them with slog.Default.
 	// Pebble's informational messages are dropped.
@@ -44,6 +45,11 @@ type Options struct {
 	fs vfs.FS // the filesystem under Pebble (tests inject faults); nil is vfs.Default
 }
 
+// MinMemTable is the least MemTableSize: Pebble fails a store whose
+// memtable cannot hold its own arena's first node, and one this small
+// already flushes every few batches.
+const MinMemTable = 64 << 10
+
 func (o *Options) withDefaults() (Options, error) {
 	var out Options
 	if o != nil {
@@ -57,6 +63,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if out.MemTableSize == 0 {
 		out.MemTableSize = 16 << 20
+	}
+	if out.MemTableSize < MinMemTable {
+		return out, fmt.Errorf("pebble: MemTableSize %d is less than the least, %d", out.MemTableSize, MinMemTable)
 	}
 	if out.Logger == nil {
 		out.Logger = slog.Default()

@@ -1,7 +1,9 @@
 package pebble_test
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/minca-go/minca/backends/pebble"
@@ -32,4 +34,22 @@ func TestSuiteSmallMemory(t *testing.T) {
 		}
 		return s
 	}, enginetest.Reopen(func(path string) (engine.KV, error) { return pebble.Open(path, o) }))
+}
+
+// A memtable below the least is refused before anything is created: a
+// store opened with one is not reported damaged, and no directory is left.
+func TestMemTableBelowTheLeastRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	_, err := pebble.Open(dir, &pebble.Options{MemTableSize: pebble.MinMemTable - 1})
+	if err == nil || !strings.Contains(err.Error(), "less than the least") {
+		t.Fatalf("Open with a %d-byte memtable: %v, want MemTableSize refused", pebble.MinMemTable-1, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the refused open left %s: %v", dir, err)
+	}
+	s, err := pebble.Open(dir, &pebble.Options{MemTableSize: pebble.MinMemTable})
+	if err != nil {
+		t.Fatalf("Open with the least memtable: %v", err)
+	}
+	s.Close()
 }

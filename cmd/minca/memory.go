@@ -49,6 +49,9 @@ func memoryDefs() []memoryDef {
 		}},
 		{"memtable", "8MiB", "one of a Pebble store's two memtables (the one taking writes, the one being flushed)", func(m *importMemory, v string) error {
 			n, err := parseSize(v)
+			if err == nil && n < store.MinMemTable {
+				err = fmt.Errorf("%s is less than the least, 64KiB", v)
+			}
 			m.store.MemTable = uint64(n)
 			return err
 		}},

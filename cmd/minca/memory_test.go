@@ -75,6 +75,7 @@ func TestImportMemoryBadUsage(t *testing.T) {
 		{"verdicts=x", "verdicts=x"},
 		{"block-cache=-1MiB", "not a positive size"},
 		{"memtable", "want NAME=VALUE"},
+		{"memtable=1", "less than the least, 64KiB"},
 		{"cache=1MiB", "go-heap, block-cache, memtable, held, verdicts"},
 	} {
 		_, errs, code := minca(t, "", "store", "import", "--judge", "roots", "--store", "pebble:"+filepath.Join(dir, "st"), "--memory", c.arg, in)
