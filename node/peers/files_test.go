@@ -378,12 +378,17 @@ func TestFileTransfersBounded(t *testing.T) {
 		h := newHostile(t, n, nil)
 		h.send(negOpen(t, 1, sp, nil))
 		floodSmall(t, floods, h, want, 0)
+		// A peer slow to read still learns why its session ended: the
+		// NEG-ERR waits SlowAfter (30 s here) for it, not a second.
+		time.Sleep(2 * time.Second)
 		// Read now: the NEG-ERR comes behind what the node sent before
 		// it, and that is no more than its send queue, the link's buffer
 		// and the frame the peer's reader holds.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		var served int
 		for {
-			b, err := h.c.Recv(context.Background())
+			b, err := h.c.Recv(ctx)
 			if err != nil {
 				t.Fatalf("waiting for the NEG-ERR: %v", err)
 			}
@@ -427,7 +432,9 @@ func TestFileTransfersBounded(t *testing.T) {
 			return full
 		})
 		floodSmall(t, floods, h, want, 32)
-		eventually(t, time.Minute, "the node to end the connection of a peer that does not read", func() bool {
+		// Within SlowAfter and some, well before the transport's
+		// WriteTimeout (60 s) would end it for a frame it cannot write.
+		eventually(t, 30*time.Second, "the node to end the connection of a peer that does not read", func() bool {
 			conns, _ := sessionsOf(n, h.self.DID())
 			return conns == 0
 		})

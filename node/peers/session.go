@@ -295,10 +295,20 @@ func (s *session) finish(e *endError) {
 			wait = time.Second
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		slow := func() {
+			s.c.c.CloseWith(CodeSlow, fmt.Sprintf("the peer did not read, for %v, why its session ended (%s)", wait, e.code))
+		}
+		// The wait bounds the write too: a write under way is not cut
+		// short by ctx, and would otherwise wait the transport's
+		// WriteTimeout.
+		var closing *time.Timer
+		if e.code != CodeClosed {
+			closing = time.AfterFunc(wait, slow)
+		}
 		err := s.c.send(ctx, s, encodeNegErr(s.sid, e.code, e.msg))
 		cancel()
-		if err != nil && e.code != CodeClosed && s.c.c.Err() == nil {
-			s.c.c.CloseWith(CodeSlow, fmt.Sprintf("the peer did not read, for %v, why its session ended (%s)", wait, e.code))
+		if closing != nil && closing.Stop() && err != nil && s.c.c.Err() == nil {
+			slow()
 		}
 	}
 	s.cancel()
