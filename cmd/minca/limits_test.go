@@ -175,7 +175,7 @@ func TestLimitsTableInDocs(t *testing.T) {
 		}
 		// The default written is one the flag takes.
 		l := &nodeLimits{}
-		fl := &limitsFlag{l: l}
+		fl := limitsFlag(l)
 		if err := fl.Set(d.name + "=" + d.def); err != nil {
 			t.Errorf("--limit %s=%s: %v", d.name, d.def, err)
 		}

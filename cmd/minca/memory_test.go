@@ -20,18 +20,18 @@ func TestMemoryTableInDocs(t *testing.T) {
 		t.Fatal("docs/stores.md has no section \"Memory of store import\"")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
-	for _, d := range memoryDefs() {
+	for _, d := range memoryDefs(&importMemory{}) {
 		row := regexp.MustCompile("(?m)^\\| `--memory " + regexp.QuoteMeta(d.name) + "` \\| `" + regexp.QuoteMeta(d.def) + "` \\|")
 		if !row.MatchString(section) {
 			t.Errorf("docs/stores.md's memory table has no row for --memory %s with default %s (%s)", d.name, d.def, d.what)
 		}
-		if err := (&memoryFlag{m: &importMemory{}}).Set(d.name + "=" + d.def); err != nil {
+		if err := memoryFlag(&importMemory{}).Set(d.name + "=" + d.def); err != nil {
 			t.Errorf("--memory %s=%s: %v", d.name, d.def, err)
 		}
 	}
 	rows := regexp.MustCompile("(?m)^\\| `--memory ([a-z-]+)`").FindAllStringSubmatch(section, -1)
-	if len(rows) != len(memoryDefs()) {
-		t.Errorf("docs/stores.md's memory table has %d rows, --memory %d parts", len(rows), len(memoryDefs()))
+	if len(rows) != len(memoryDefs(&importMemory{})) {
+		t.Errorf("docs/stores.md's memory table has %d rows, --memory %d parts", len(rows), len(memoryDefs(&importMemory{})))
 	}
 }
 
@@ -43,7 +43,7 @@ func TestImportMemoryDefaults(t *testing.T) {
 	if m.goHeap <= 0 || m.store.BlockCache <= 0 || m.store.MemTable <= 0 || m.store.Held <= 0 || m.verdicts <= 0 {
 		t.Fatalf("a default is unset: %+v", m)
 	}
-	f := &memoryFlag{m: m}
+	f := memoryFlag(m)
 	want := *m
 	if err := f.Set("held=77"); err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestImportMemoryDefaults(t *testing.T) {
 		t.Fatalf("with GOMEMLIMIT set the default go-heap is %d, want none (GOMEMLIMIT's)", m.goHeap)
 	}
 	m = newImportMemory()
-	if err := (&memoryFlag{m: m}).Set("go-heap=96MiB"); err != nil || m.goHeap != 96<<20 {
+	if err := memoryFlag(m).Set("go-heap=96MiB"); err != nil || m.goHeap != 96<<20 {
 		t.Fatalf("--memory go-heap=96MiB over GOMEMLIMIT: %v, %d", err, m.goHeap)
 	}
 }

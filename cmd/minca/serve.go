@@ -30,7 +30,7 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	fs.Var(&mirrors, "mirror", "a blob store to mirror continuously, `BLOBURL` "+blobURLHelp+" (repeatable)")
 	ps := peerFlags(fs)
 	lim := &nodeLimits{}
-	fs.Var(&limitsFlag{l: lim}, "limit", "a bound on what peers and clients may cost the node, `NAME=VALUE` (repeatable; docs/sync.md, Limits)")
+	fs.Var(limitsFlag(lim), "limit", "a bound on what peers and clients may cost the node, `NAME=VALUE` (repeatable; docs/sync.md, Limits)")
 	var apiHosts listFlag
 	fs.Var(&apiHosts, "api-host", "a `HOST` name the API answers besides loopback ones, behind a proxy (repeatable)")
 	waiting := waitingFlags(fs)

@@ -37,7 +37,7 @@ again skips what is held. Its memory is flat in the input's size: each part
 is bounded by --memory (docs/stores.md, Memory of store import).`)
 	sp := storeFlags(fs, true)
 	sp.mem = newImportMemory()
-	fs.Var(&memoryFlag{m: sp.mem}, "memory", memoryHelp())
+	fs.Var(memoryFlag(sp.mem), "memory", memoryHelp())
 	from := fs.String("from", "import", "the source `NAME` in remembered refusals")
 	judgeFlag(fs, sp)
 	if done, err := parseFlags(fs, args); done {
