@@ -35,6 +35,30 @@ func (l *logBuffer) String() string {
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
+// waitFor waits up to ten seconds for every one of want on the log: a
+// line is written after the step it tells of, so a counter read by the
+// test can move before its line is there.
+func (l *logBuffer) waitFor(t *testing.T, why string, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, missing := l.String(), ""
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q not on the log:\n%s", why, missing, out)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Case 9 (issue 12): the folder vanishes for two seconds under a running
 // mirror (a sync service remounting). Run waits, says so, writes nothing
 // meanwhile, and carries on when it is back; it stops when asked, or —
@@ -88,10 +112,7 @@ func TestRunWaitsForFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameHeld(t, a.s, n.s, "after the folder came back")
-	out := logs.String()
-	if !strings.Contains(out, "waiting for it") || !strings.Contains(out, "the blob store is back") {
-		t.Fatalf("the wait was not said on the log:\n%s", out)
-	}
+	logs.waitFor(t, "the wait was not said", "waiting for it", "the blob store is back")
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run asked to stop: %v", err)
@@ -139,7 +160,5 @@ func TestRunGoesOnPastBadSegment(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(logs.String(), seg) {
-		t.Fatalf("the bad segment is not named on the log:\n%s", logs.String())
-	}
+	logs.waitFor(t, "the bad segment is not named", seg)
 }
