@@ -85,13 +85,16 @@ func mac(a, b, c, d uint64) (lo, hi uint64) {
 }
 
 // feMul sets z = x·y·2^-256 mod p: word-by-word Montgomery multiplication,
-// using that −p^-1 ≡ 1 mod 2^64 and the shape of p's limbs (p0 + m·p0 is
-// m·2^64, p2 is zero).
+// using that −p^-1 ≡ 1 mod 2^64 and the shape of p's limbs (no
+// multiplication by them: see below; p2 is zero).
 func feMul(z, x, y *fe) {
 	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
-	var t0, t1, t2, t3, t4, t5, c, m, yi uint64
+	var t0, t1, t2, t3, t4, t5, c, m, ml, b, yi uint64
 	// Each round adds x·y[i], then m·p with m = t0, which zeroes the low
-	// limb, and drops it.
+	// limb, and drops it. p's limbs make m·p shifts and subtractions:
+	// m·p0 + m (the low limb) is m·2^64, so limb 1 takes m·p1 + m =
+	// m·2^32; and m·p3 = m·2^64 − m·2^32 + m, whose low limb is
+	// m − (m<<32) and high limb m − (m>>32) less that borrow.
 	// y[0]
 	yi = y[0]
 	t0, c = mac(t0, x0, yi, 0)
@@ -100,10 +103,11 @@ func feMul(z, x, y *fe) {
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
 	m = t0
-	t0, c = mac(t1, m, p1, m)
-	t1, c = bits.Add64(t2, c, 0)
-	t2, c = mac(t3, m, p3, c)
-	t3, c = bits.Add64(t4, c, 0)
+	ml, b = bits.Sub64(m, m<<32, 0)
+	t0, c = bits.Add64(t1, m<<32, 0)
+	t1, c = bits.Add64(t2, m>>32, c)
+	t2, c = bits.Add64(t3, ml, c)
+	t3, c = bits.Add64(t4, m-m>>32-b, c)
 	t4 = t5 + c
 	// y[1]
 	yi = y[1]
@@ -113,10 +117,11 @@ func feMul(z, x, y *fe) {
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
 	m = t0
-	t0, c = mac(t1, m, p1, m)
-	t1, c = bits.Add64(t2, c, 0)
-	t2, c = mac(t3, m, p3, c)
-	t3, c = bits.Add64(t4, c, 0)
+	ml, b = bits.Sub64(m, m<<32, 0)
+	t0, c = bits.Add64(t1, m<<32, 0)
+	t1, c = bits.Add64(t2, m>>32, c)
+	t2, c = bits.Add64(t3, ml, c)
+	t3, c = bits.Add64(t4, m-m>>32-b, c)
 	t4 = t5 + c
 	// y[2]
 	yi = y[2]
@@ -126,10 +131,11 @@ func feMul(z, x, y *fe) {
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
 	m = t0
-	t0, c = mac(t1, m, p1, m)
-	t1, c = bits.Add64(t2, c, 0)
-	t2, c = mac(t3, m, p3, c)
-	t3, c = bits.Add64(t4, c, 0)
+	ml, b = bits.Sub64(m, m<<32, 0)
+	t0, c = bits.Add64(t1, m<<32, 0)
+	t1, c = bits.Add64(t2, m>>32, c)
+	t2, c = bits.Add64(t3, ml, c)
+	t3, c = bits.Add64(t4, m-m>>32-b, c)
 	t4 = t5 + c
 	// y[3]
 	yi = y[3]
@@ -139,10 +145,11 @@ func feMul(z, x, y *fe) {
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
 	m = t0
-	t0, c = mac(t1, m, p1, m)
-	t1, c = bits.Add64(t2, c, 0)
-	t2, c = mac(t3, m, p3, c)
-	t3, c = bits.Add64(t4, c, 0)
+	ml, b = bits.Sub64(m, m<<32, 0)
+	t0, c = bits.Add64(t1, m<<32, 0)
+	t1, c = bits.Add64(t2, m>>32, c)
+	t2, c = bits.Add64(t3, ml, c)
+	t3, c = bits.Add64(t4, m-m>>32-b, c)
 	t4 = t5 + c
 	reduceOnce(z, t0, t1, t2, t3, t4)
 }
