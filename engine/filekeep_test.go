@@ -3,7 +3,6 @@ package engine_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -245,94 +244,5 @@ func TestMissingFilesAfterGoesOn(t *testing.T) {
 	mid[31]++
 	if got := list(mid); len(got) != len(all)-301 || got[0] != all[301] {
 		t.Errorf("after a digest not listed: %d files, want %d", len(got), len(all)-301)
-	}
-}
-
-// WriteThen hashes what it wrote in order, on a goroutine of its own,
-// using each caller's buffer only until it calls its done: a caller
-// scribbling over a buffer once told it is done with it still gets the
-// file kept, in chunks of every size, mixed with Write, and across a
-// Close and a resume; and a file whose bytes differ is not held.
-func TestWriteThenHashesBeforeDone(t *testing.T) {
-	ctx := context.Background()
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	data := make([]byte, 5<<20+12345)
-	for i := range data {
-		data[i] = byte(i * 7 / 5)
-	}
-	ref := engine.FileRef{Hash: canonical.IDOf(data), Size: int64(len(data))}
-	var outstanding atomic.Int64
-	// write sends src[from:to] in chunks of the sizes given, round and
-	// round, each in a buffer of its own that is ruined once done.
-	write := func(p *engine.PartialFile, src []byte, from, to int, sizes ...int) {
-		for i, at := 0, from; at < to; i++ {
-			n := min(sizes[i%len(sizes)], to-at)
-			buf := bytes.Clone(src[at : at+n])
-			if i%5 == 4 {
-				if _, err := p.Write(buf); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				outstanding.Add(1)
-				if _, err := p.WriteThen(buf, func() {
-					for j := range buf {
-						buf[j] = 0xff
-					}
-					outstanding.Add(-1)
-				}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			at += n
-		}
-	}
-	p, err := s.OpenPartial(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(p, data, 0, 2<<20+777, 1<<20, 300_000, 4096, 70_000)
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := outstanding.Load(); n != 0 {
-		t.Fatalf("%d chunks not done when Close returned", n)
-	}
-	if p, err = s.OpenPartial(ctx, ref); err != nil {
-		t.Fatal(err)
-	}
-	if p.Offset() != 2<<20+777 {
-		t.Fatalf("resumes at %d", p.Offset())
-	}
-	write(p, data, int(p.Offset()), len(data), 1<<20+4096, 65536, 100)
-	if err := p.Keep(ctx); err != nil {
-		t.Fatalf("Keep: %v", err)
-	}
-	if n := outstanding.Load(); n != 0 {
-		t.Fatalf("%d chunks not done when Keep returned", n)
-	}
-	if got, err := s.File(ctx, ref.Hash); err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("the file kept differs (%v)", err)
-	}
-
-	// Another file, one byte of it changed on the way in a chunk hashed
-	// aside: not held.
-	other := bytes.Clone(data)
-	other[0]++
-	oref := engine.FileRef{Hash: canonical.IDOf(other), Size: int64(len(other))}
-	sent := bytes.Clone(other)
-	sent[3<<20] ^= 1
-	if p, err = s.OpenPartial(ctx, oref); err != nil {
-		t.Fatal(err)
-	}
-	write(p, sent, 0, len(sent), 1<<20)
-	if err := p.Keep(ctx); !errors.Is(err, engine.ErrFileMismatch) {
-		t.Fatalf("wrong bytes: %v", err)
-	}
-	if held, _ := s.HasFile(ctx, oref.Hash); held {
-		t.Fatal("a file of wrong bytes is held")
 	}
 }

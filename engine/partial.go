@@ -26,16 +26,6 @@ type PartialFile struct {
 	// broken: a Write fell short after its bytes were hashed; the file
 	// is not kept, and the next OpenPartial hashes what was written.
 	broken bool
-	// hashing takes the bytes WriteThen wrote to the hasher goroutine,
-	// which closes hashed once it has hashed them all; nil when none runs.
-	hashing chan hashJob
-	hashed  chan struct{}
-}
-
-// hashJob is bytes written to hash, and what to call once they are.
-type hashJob struct {
-	b    []byte
-	done func()
 }
 
 // ErrFileTooLong: bytes past the size the file is named with.
@@ -129,7 +119,6 @@ func (p *PartialFile) Offset() int64 { return p.n }
 // Write appends the file's next bytes. Bytes past its size are
 // ErrFileTooLong, and none of them is written.
 func (p *PartialFile) Write(b []byte) (int, error) {
-	p.waitHashed()
 	if p.done || p.broken {
 		return 0, errTempClosed
 	}
@@ -165,67 +154,6 @@ func (p *PartialFile) Write(b []byte) (int, error) {
 // hashAsideFrom is the least a Write hashes beside writing it.
 const hashAsideFrom = 64 << 10
 
-// WriteThen is Write for a caller that hands b over until it is hashed:
-// b is written, then hashed by a goroutine of the file's own, in the
-// order written, while the caller goes on to write the next bytes; done
-// is called once b is no longer used (also when it is not written). So
-// the hash of one chunk and the write of the next take the time of the
-// longer, not of both, and the writes wait for the hash only when they
-// run ahead of it by hashQueue chunks.
-func (p *PartialFile) WriteThen(b []byte, done func()) (int, error) {
-	if p.done || p.broken {
-		done()
-		return 0, errTempClosed
-	}
-	if int64(len(b)) > p.ref.Size-p.n {
-		done()
-		return 0, fmt.Errorf("%w: %d bytes at %d of a file of %d", ErrFileTooLong, len(b), p.n, p.ref.Size)
-	}
-	if len(b) < hashAsideFrom && p.hashing == nil {
-		n, err := p.Write(b)
-		done()
-		return n, err
-	}
-	if p.hashing == nil {
-		p.hashing, p.hashed = make(chan hashJob, hashQueue), make(chan struct{})
-		go func(jobs <-chan hashJob, hashed chan<- struct{}) {
-			defer close(hashed)
-			for j := range jobs {
-				p.h.Write(j.b)
-				j.done()
-			}
-		}(p.hashing, p.hashed)
-	}
-	// Written first, then hashed: done may let b be reused.
-	n, err := p.t.Write(b)
-	p.n += int64(n)
-	p.hashing <- hashJob{b: b[:n], done: done}
-	if n < len(b) {
-		// What was written is hashed, but the file is not kept: nothing
-		// more is written.
-		p.broken = true
-		if err == nil {
-			err = io.ErrShortWrite
-		}
-	}
-	return n, err
-}
-
-// hashQueue is how many chunks WriteThen's writes may run ahead of their
-// hashing.
-const hashQueue = 4
-
-// waitHashed waits until what WriteThen wrote is hashed, and ends the
-// hasher goroutine.
-func (p *PartialFile) waitHashed() {
-	if p.hashing == nil {
-		return
-	}
-	close(p.hashing)
-	<-p.hashed
-	p.hashing, p.hashed = nil, nil
-}
-
 // Sync makes the bytes written so far durable.
 func (p *PartialFile) Sync() error { return p.t.Sync() }
 
@@ -237,7 +165,6 @@ func (p *PartialFile) Keep(ctx context.Context) error {
 	if p.done {
 		return errTempClosed
 	}
-	p.waitHashed()
 	p.done = true
 	defer p.release()
 	if p.broken {
@@ -259,7 +186,6 @@ func (p *PartialFile) Keep(ctx context.Context) error {
 
 // Discard deletes the partial file: its bytes are not to be trusted.
 func (p *PartialFile) Discard() error {
-	p.waitHashed()
 	if p.done {
 		return nil
 	}
@@ -272,7 +198,6 @@ func (p *PartialFile) Discard() error {
 // Close stops writing, keeping the bytes written (synced) for the next
 // OpenPartial. After Keep or Discard it does nothing.
 func (p *PartialFile) Close() error {
-	p.waitHashed()
 	if p.done {
 		return nil
 	}

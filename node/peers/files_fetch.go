@@ -97,11 +97,9 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 		if w := s.c.p.beforeFileWrite; w != nil {
 			w()
 		}
-		// The chunk's frame stays held, and counted, until it is hashed:
-		// the next is written meanwhile.
-		in := s.c.in
-		_, err := x.p.WriteThen(c.data, func() { c.done(in) })
+		_, err := x.p.Write(c.data)
 		n := len(c.data)
+		c.done(s.c.in)
 		s.files.mu.Lock()
 		if err != nil {
 			s.c.p.log.Warn("writing a file from a peer", "file", x.file.String(), "err", err)
