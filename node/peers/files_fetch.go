@@ -72,6 +72,14 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 		return
 	}
 	off := p.Offset()
+	if off == x.size {
+		// Whole already: its last bytes came as a transfer ended, before
+		// it was kept. Checked and kept now; a FILE-WANT must ask for at
+		// least a byte.
+		x.p, x.next = p, off
+		s.keepWhole(x)
+		return
+	}
 	credit := min(int64(fileWindow), x.size-off)
 	x.p, x.next, x.unreceived, x.sole, x.lastData = p, off, credit, off == 0, time.Now()
 	s.post(encodeFileWant(s.sid, x.file, version, x.size, off, credit))
@@ -130,20 +138,26 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 			s.files.mu.Unlock()
 			continue
 		}
-		delete(s.files.fetching, x.file)
-		s.c.files.mu.Lock()
-		s.c.files.fetching[b2i(x.small)]--
-		s.c.files.mu.Unlock()
-		s.files.keeping[x.file] = struct{}{}
-		s.files.mu.Unlock()
-		s.files.free()
-		s.keepFile(x)
-		s.files.mu.Lock()
-		delete(s.files.keeping, x.file)
-		s.files.mu.Unlock()
-		s.files.free()
+		s.keepWhole(x)
 		return
 	}
+}
+
+// keepWhole frees a transfer whose file is whole, and checks and keeps
+// the file. s.files.mu is held, and let go.
+func (s *session) keepWhole(x *fetchXfer) {
+	delete(s.files.fetching, x.file)
+	s.c.files.mu.Lock()
+	s.c.files.fetching[b2i(x.small)]--
+	s.c.files.mu.Unlock()
+	s.files.keeping[x.file] = struct{}{}
+	s.files.mu.Unlock()
+	s.files.free()
+	s.keepFile(x)
+	s.files.mu.Lock()
+	delete(s.files.keeping, x.file)
+	s.files.mu.Unlock()
+	s.files.free()
 }
 
 // keepFile checks a whole file and keeps it; a file failing its hash

@@ -606,3 +606,43 @@ func TestStalledFileWriterHoldsTheBound(t *testing.T) {
 	eventually(t, 20*time.Second, "b keeps the file once its disk takes writes", func() bool { return b.holds(f.Hash) })
 	eventually(t, 5*time.Second, "b's RecvQueue empties", func() bool { return peers.RecvHeld(b.peers) == 0 })
 }
+
+// A partial file already whole (its last bytes came as a transfer ended,
+// before it was kept) is checked and kept when next looked for, not asked
+// for from its length: a FILE-WANT must ask for a byte at least, and the
+// holder ends the connection over one that does not.
+func TestWholePartialIsKeptNotAsked(t *testing.T) {
+	a, b := newNode(t, nil), newNode(t, nil)
+	g := shared(t, a, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	small, _ := a.attach(g.ID, noise(3000, 41))
+	large, _ := a.attach(g.ID, noise(3<<20+5, 42))
+	for _, f := range []node.FileRef{small, large} {
+		stored, err := a.Store().File(ctx, f.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := b.Store().OpenPartial(ctx, engine.FileRef{Hash: f.Hash, Size: int64(len(stored))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Write(stored); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ca, cb, _ := pair(t, a, b, nil)
+	go b.peers.Serve(ctx, cb, false, "accept")
+	go a.peers.Serve(ctx, ca, true, "dial")
+	eventually(t, 20*time.Second, "b keeps the files it had whole", func() bool { return b.holds(small.Hash) && b.holds(large.Hash) })
+	select {
+	case <-cb.Done():
+		t.Fatalf("the connection ended: %v", cb.Err())
+	case <-ca.Done():
+		t.Fatalf("the connection ended: %v", ca.Err())
+	default:
+	}
+}
