@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"math"
 	"slices"
 
 	"github.com/minca-go/minca/canonical"
@@ -60,9 +58,6 @@ func (s *Store) VersionsJSON(ctx context.Context, ids []canonical.ID, found func
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(hs) == 0 {
-		return nil
-	}
 	slices.SortFunc(hs, func(a, b held) int { return cmp.Compare(a.vseq, b.vseq) })
 	vKeys := make([][]byte, 0, len(hs))
 	start := make([]int, 0, len(hs)) // the first of hs each value key is for
@@ -75,7 +70,7 @@ func (s *Store) VersionsJSON(ctx context.Context, ids []canonical.ID, found func
 	}
 	raws := make([][]byte, len(ids))
 	var rerr error
-	err = s.getSorted(vKeys, hs[0].vseq, hs[len(hs)-1].vseq, func(j int, val []byte) {
+	err = s.kv.GetMany(vKeys, func(j int, val []byte) {
 		env, body, err := splitVersion(val)
 		var raw []byte
 		if err == nil {
@@ -113,35 +108,3 @@ func (s *Store) VersionsJSON(ctx context.Context, ids []canonical.ID, found func
 	}
 	return nil
 }
-
-// getSorted is [KV.GetMany] of version keys (ascending, no repeats) whose
-// vseqs run from lo to hi. When they are dense in that span — a peer's
-// WANT lists versions in sync order, which is mostly the order they were
-// stored in — one iteration over the span reads them, passing the
-// values not asked for, instead of a seek a key through every level of
-// the store.
-func (s *Store) getSorted(vKeys [][]byte, lo, hi uint64, found func(j int, val []byte)) error {
-	if hi == math.MaxUint64 || hi-lo+1 > 2*uint64(len(vKeys)) || len(vKeys) < denseRead {
-		return s.kv.GetMany(vKeys, found)
-	}
-	it, err := s.kv.NewIter(keys.VersionKey(lo), keys.VersionKey(hi+1))
-	if err != nil {
-		return err
-	}
-	j := 0
-	for j < len(vKeys) && it.Next() {
-		k := it.Key()
-		for j < len(vKeys) && bytes.Compare(vKeys[j], k) < 0 {
-			j++ // not held
-		}
-		if j < len(vKeys) && bytes.Equal(vKeys[j], k) {
-			found(j, it.Value())
-			j++
-		}
-	}
-	return cmp.Or(it.Err(), it.Close())
-}
-
-// denseRead is the fewest version keys [Store.getSorted] reads by
-// iterating: below it the seeks cost little.
-const denseRead = 16
