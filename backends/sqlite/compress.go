@@ -24,6 +24,7 @@ const (
 	compressMax = 1 << 20
 	trainBytes  = 256 << 10
 	dictMax     = 4 << 10 // larger dictionaries compressed envelopes no better, and cost more a value
+	sampleMax   = 16 << 10
 	zFrame      = 1
 )
 
@@ -113,7 +114,7 @@ func (c *codec) pack(value []byte) row {
 		return row{v: value}
 	}
 	if c.enc == nil {
-		if c.train && c.sampled < c.trainAt {
+		if c.train && c.sampled < c.trainAt && len(value) <= sampleMax {
 			c.samples = append(c.samples, append([]byte(nil), value...))
 			c.sampled += len(value)
 		}
@@ -145,11 +146,9 @@ type trained struct {
 // a dictionary (too few alike) compresses with none.
 func (c *codec) trainDict() (*trained, error) {
 	t := &trained{id: len(c.dicts) + 1}
-	d, err := dict.BuildZstdDict(c.samples, dict.Options{MaxDictSize: dictMax, HashBytes: 6, ZstdDictID: uint32(t.id), ZstdLevel: zstd.SpeedFastest})
-	if err != nil {
-		d = nil
-	}
+	d := buildDict(c.samples, t.id)
 	t.d = d
+	var err error
 	if d == nil {
 		t.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(false))
 	} else {
@@ -169,6 +168,23 @@ func (c *codec) trainDict() (*trained, error) {
 	t.old = c.dec.Swap(t.dec)
 	c.enc = t.enc
 	return t, nil
+}
+
+// buildDict is a dictionary trained on samples, or nil when they train
+// none. The builder's failures, a panic among them (it has panicked on
+// few samples of very different sizes), are a store without a dictionary,
+// not a failed commit.
+func buildDict(samples [][]byte, id int) (d []byte) {
+	defer func() {
+		if recover() != nil {
+			d = nil
+		}
+	}()
+	d, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: dictMax, HashBytes: 6, ZstdDictID: uint32(id), ZstdLevel: zstd.SpeedFastest})
+	if err != nil {
+		return nil
+	}
+	return d
 }
 
 // settle makes t the store's once the transaction writing its dictionary
