@@ -42,8 +42,8 @@ type Options struct {
 	// Default false (Open creates the store).
 	MustExist bool
 	// TrainBytes is how many bytes of values a store without a
-	// compression dictionary samples before it trains one (compress.go).
-	// Default (0) 256 KiB; negative is an error.
+	// compression table samples before it makes one (compress.go).
+	// Default (0) and most 120 KiB; negative is an error.
 	TrainBytes int
 }
 
@@ -288,7 +288,7 @@ func (s *Store) open(o Options) error {
 
 // tables makes the store's tables, or brings those of a store written
 // before values were compressed up to them (the z column added: NULL,
-// each value as it is), and loads the codec. A store opened read-only is
+// each value as it is), and loads the compression tables. A store opened read-only is
 // read as it is: it returns what reads the z column, "NULL" when there is
 // none.
 func (s *Store) tables(o Options) (z string, err error) {
@@ -480,7 +480,6 @@ func (s *Store) Close() error {
 		}
 	}
 	errs = append(errs, s.own.Close(), s.db.Close(), s.lock.Unlock())
-	s.codec.close()
 	return s.wrap(errors.Join(errs...))
 }
 
@@ -571,30 +570,27 @@ func (b *batch) commit() error {
 			sets = append(sets, w.k, r.v, r.z)
 		}
 	}
-	var t *trained
-	if c.dictReady() {
-		var err error
-		if t, err = c.trainDict(); err != nil {
-			return err
-		}
+	var m *made
+	if c.tableReady() {
+		m = c.makeTable()
 	}
-	err := b.write(t, sets, dels)
-	if t != nil {
-		c.settle(t, err == nil)
+	err := b.write(m, sets, dels)
+	if m != nil {
+		c.settle(m, err == nil)
 	}
 	return err
 }
 
-// write makes the batch's rows, and keeps the dictionary t made (if not
-// nil), in one transaction.
-func (b *batch) write(t *trained, sets, dels []any) error {
+// write makes the batch's rows, and keeps the table m made (if not nil),
+// in one transaction.
+func (b *batch) write(m *made, sets, dels []any) error {
 	tx, err := b.s.own.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if t != nil && t.d != nil {
-		if _, err := tx.Exec(`INSERT INTO zdict (id, d) VALUES (?, ?)`, t.id, t.d); err != nil {
+	if m != nil {
+		if _, err := tx.Exec(`INSERT INTO zdict (id, d) VALUES (?, ?)`, m.id, m.d); err != nil {
 			return err
 		}
 	}
