@@ -20,6 +20,7 @@ type Verifier struct {
 
 	once sync.Once
 	own  *identity.Resolver
+	bufs sync.Pool // of *[]byte, Verify's buffers
 }
 
 func (vf *Verifier) resolver() *identity.Resolver {
@@ -37,10 +38,22 @@ func (vf *Verifier) resolver() *identity.Resolver {
 // verdict of steps 2–3 cached under (id, signature) is applied only after
 // them (§3.2). A stub verifies without its body.
 func (vf *Verifier) Verify(v *Version) error {
-	// One buffer for the body's canonical form, then the signed part's
-	// (canonical's writer is recursive, so a buffer handed to it is on the
-	// heap anyway).
-	buf := make([]byte, 0, 1024)
+	// One buffer for the body's canonical form, then the signed part's,
+	// reused across verifications: canonical's writer is recursive, so a
+	// buffer handed to it is on the heap anyway, and a version a
+	// verification is a kilobyte of garbage at import rates.
+	bp, _ := vf.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+		*bp = make([]byte, 0, 1024)
+	}
+	buf := (*bp)[:0]
+	defer func() {
+		if cap(buf) <= maxPooledBuf {
+			*bp = buf[:0]
+			vf.bufs.Put(bp)
+		}
+	}()
 	if v.HasBody && !v.Deleted {
 		var err error
 		if buf, err = checkBody(buf, v); err != nil {
@@ -51,6 +64,7 @@ func (vf *Verifier) Verify(v *Version) error {
 	if err != nil {
 		return refuse(CodeID, "id", "the signed part has no canonical form: "+err.Error())
 	}
+	buf = payload
 	digest := sha256.Sum256(payload)
 	if d, ok := v.Digest(); !ok || d != digest {
 		return refuse(CodeID, "id", "id is not the content id of the signed part (02 §3.3 step 1)")
@@ -74,6 +88,10 @@ func (vf *Verifier) Verify(v *Version) error {
 	}
 	return nil
 }
+
+// maxPooledBuf: a buffer of Verify's that grew past it (for a large body)
+// is left to the collector rather than kept.
+const maxPooledBuf = 64 << 10
 
 // checkBody is 02 §4.6 #9 and §3.3 step 4. It writes the body's canonical
 // form in buf and returns buf, grown if it had to.

@@ -85,13 +85,16 @@ func mac(a, b, c, d uint64) (lo, hi uint64) {
 }
 
 // feMul sets z = x·y·2^-256 mod p: word-by-word Montgomery multiplication,
-// using that −p^-1 ≡ 1 mod 2^64 and the shape of p's limbs (p0 + m·p0 is
-// m·2^64, p2 is zero).
+// using that −p^-1 ≡ 1 mod 2^64 and the shape of p's limbs (no
+// multiplication by them: see below; p2 is zero).
 func feMul(z, x, y *fe) {
 	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
-	var t0, t1, t2, t3, t4, t5, c, m, yi uint64
+	var t0, t1, t2, t3, t4, t5, c, m, ml, b, yi uint64
 	// Each round adds x·y[i], then m·p with m = t0, which zeroes the low
-	// limb, and drops it.
+	// limb, and drops it. p's limbs make m·p shifts and subtractions:
+	// m·p0 + m (the low limb) is m·2^64, so limb 1 takes m·p1 + m =
+	// m·2^32; and m·p3 = m·2^64 − m·2^32 + m, whose low limb is
+	// m − (m<<32) and high limb m − (m>>32) less that borrow.
 	// y[0]
 	yi = y[0]
 	t0, c = mac(t0, x0, yi, 0)
@@ -100,10 +103,11 @@ func feMul(z, x, y *fe) {
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
 	m = t0
-	t0, c = mac(t1, m, p1, m)
-	t1, c = bits.Add64(t2, c, 0)
-	t2, c = mac(t3, m, p3, c)
-	t3, c = bits.Add64(t4, c, 0)
+	ml, b = bits.Sub64(m, m<<32, 0)
+	t0, c = bits.Add64(t1, m<<32, 0)
+	t1, c = bits.Add64(t2, m>>32, c)
+	t2, c = bits.Add64(t3, ml, c)
+	t3, c = bits.Add64(t4, m-m>>32-b, c)
 	t4 = t5 + c
 	// y[1]
 	yi = y[1]
@@ -113,10 +117,11 @@ func feMul(z, x, y *fe) {
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
 	m = t0
-	t0, c = mac(t1, m, p1, m)
-	t1, c = bits.Add64(t2, c, 0)
-	t2, c = mac(t3, m, p3, c)
-	t3, c = bits.Add64(t4, c, 0)
+	ml, b = bits.Sub64(m, m<<32, 0)
+	t0, c = bits.Add64(t1, m<<32, 0)
+	t1, c = bits.Add64(t2, m>>32, c)
+	t2, c = bits.Add64(t3, ml, c)
+	t3, c = bits.Add64(t4, m-m>>32-b, c)
 	t4 = t5 + c
 	// y[2]
 	yi = y[2]
@@ -126,10 +131,11 @@ func feMul(z, x, y *fe) {
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
 	m = t0
-	t0, c = mac(t1, m, p1, m)
-	t1, c = bits.Add64(t2, c, 0)
-	t2, c = mac(t3, m, p3, c)
-	t3, c = bits.Add64(t4, c, 0)
+	ml, b = bits.Sub64(m, m<<32, 0)
+	t0, c = bits.Add64(t1, m<<32, 0)
+	t1, c = bits.Add64(t2, m>>32, c)
+	t2, c = bits.Add64(t3, ml, c)
+	t3, c = bits.Add64(t4, m-m>>32-b, c)
 	t4 = t5 + c
 	// y[3]
 	yi = y[3]
@@ -139,16 +145,70 @@ func feMul(z, x, y *fe) {
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
 	m = t0
-	t0, c = mac(t1, m, p1, m)
-	t1, c = bits.Add64(t2, c, 0)
-	t2, c = mac(t3, m, p3, c)
-	t3, c = bits.Add64(t4, c, 0)
+	ml, b = bits.Sub64(m, m<<32, 0)
+	t0, c = bits.Add64(t1, m<<32, 0)
+	t1, c = bits.Add64(t2, m>>32, c)
+	t2, c = bits.Add64(t3, ml, c)
+	t3, c = bits.Add64(t4, m-m>>32-b, c)
 	t4 = t5 + c
 	reduceOnce(z, t0, t1, t2, t3, t4)
 }
 
-// feSqr sets z = x²·2^-256 mod p.
-func feSqr(z, x *fe) { feMul(z, x, x) }
+// feSqr sets z = x²·2^-256 mod p: the product's six cross terms once,
+// doubled, and the four squares (ten multiplications where feMul makes
+// sixteen), then four rounds of the Montgomery reduction of feMul on its
+// low half and the high half added.
+func feSqr(z, x *fe) {
+	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
+	var r1, r2, r3, r4, r5, r6, r7, c, hi uint64
+	// The cross terms xi·xj, i < j, at limb i+j.
+	r2, r1 = bits.Mul64(x0, x1)
+	r2, r3 = mac(r2, x0, x2, 0)
+	r3, r4 = mac(r3, x0, x3, 0)
+	r3, c = mac(r3, x1, x2, 0)
+	r4, c = mac(r4, x1, x3, c)
+	r5 = c
+	r5, r6 = mac(r5, x2, x3, 0)
+	// Doubled.
+	r7 = r6 >> 63
+	r6 = r6<<1 | r5>>63
+	r5 = r5<<1 | r4>>63
+	r4 = r4<<1 | r3>>63
+	r3 = r3<<1 | r2>>63
+	r2 = r2<<1 | r1>>63
+	r1 <<= 1
+	// The squares xi² at limb 2i.
+	var r0 uint64
+	hi, r0 = bits.Mul64(x0, x0)
+	r1, c = bits.Add64(r1, hi, 0)
+	hi, lo := bits.Mul64(x1, x1)
+	r2, c = bits.Add64(r2, lo, c)
+	r3, c = bits.Add64(r3, hi, c)
+	hi, lo = bits.Mul64(x2, x2)
+	r4, c = bits.Add64(r4, lo, c)
+	r5, c = bits.Add64(r5, hi, c)
+	hi, lo = bits.Mul64(x3, x3)
+	r6, c = bits.Add64(r6, lo, c)
+	r7, _ = bits.Add64(r7, hi, c)
+	// Reduce r0..r3 (t4 is the carry above the four limbs kept).
+	t0, t1, t2, t3, t4 := r0, r1, r2, r3, uint64(0)
+	var m, ml, b uint64
+	for range 4 {
+		m = t0
+		ml, b = bits.Sub64(m, m<<32, 0)
+		t0, c = bits.Add64(t1, m<<32, 0)
+		t1, c = bits.Add64(t2, m>>32, c)
+		t2, c = bits.Add64(t3, ml, c)
+		t3, c = bits.Add64(t4, m-m>>32-b, c)
+		t4 = c
+	}
+	// Add the high half: below 2p (x² < p², so the high half is below p).
+	t0, c = bits.Add64(t0, r4, 0)
+	t1, c = bits.Add64(t1, r5, c)
+	t2, c = bits.Add64(t2, r6, c)
+	t3, c = bits.Add64(t3, r7, c)
+	reduceOnce(z, t0, t1, t2, t3, t4+c)
+}
 
 // reduceOnce sets z to t4:t3:t2:t1:t0 (below 2p) minus p if that is not
 // negative.

@@ -16,6 +16,10 @@ type table struct {
 // recoded in signed digits (the recoding may carry one bit out of the top).
 func windows(w uint) int { return (256 + int(w)) / int(w) }
 
+// windowsMax is the most windows either table has: windows(min(keyWindow,
+// genWindow)).
+const windowsMax = (256 + min(keyWindow, genWindow)) / min(keyWindow, genWindow)
+
 // newTable builds the table of p, which is not the point at infinity.
 func newTable(p *affine, w uint) *table {
 	t := &table{w: w, half: 1 << (w - 1)}
