@@ -27,8 +27,7 @@ import (
 const (
 	compressMin = 128
 	compressMax = 128 << 10 // huff0 codes at most 256 KiB at once
-	trainBytes  = 128 << 10
-	trainMax    = 120 << 10 // what one huff0 block takes, to make the table from
+	trainBytes  = 120 << 10 // and makes its table from one such block
 )
 
 // codec codes and decodes the store's values. enc and the training
@@ -50,7 +49,7 @@ type codec struct {
 // load reads the store's tables (none in a store written before values
 // were compressed), for reading, and the latest for writing.
 func (c *codec) load(db *sql.DB, hasTables, writable bool, trainAt int) error {
-	c.trainAt = min(trainAt, trainMax)
+	c.trainAt = min(trainAt, trainBytes)
 	tables := map[int64]*huff0.Decoder{}
 	var last []byte
 	if hasTables {
