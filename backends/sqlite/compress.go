@@ -103,9 +103,10 @@ type row struct {
 	z any
 }
 
-// pack is how value is written. Values are sampled for the table until
-// the store has one.
-func (c *codec) pack(value []byte) row {
+// pack is how value is written, a coded value appended to arena (which
+// has the room: a coded value is shorter than the value). Values are
+// sampled for the table until the store has one.
+func (c *codec) pack(value []byte, arena *[]byte) row {
 	if len(value) < compressMin || len(value) > compressMax {
 		return row{v: value}
 	}
@@ -119,8 +120,9 @@ func (c *codec) pack(value []byte) row {
 	if err != nil || !reused || len(out)+binary.MaxVarintLen32 >= len(value)-len(value)/16 {
 		return row{v: value} // incompressible, or not smaller enough to be worth a decode
 	}
-	v := binary.AppendUvarint(make([]byte, 0, len(out)+3), uint64(len(value)))
-	return row{v: append(v, out...), z: c.encID}
+	start := len(*arena)
+	*arena = append(binary.AppendUvarint(*arena, uint64(len(value))), out...)
+	return row{v: (*arena)[start:len(*arena):len(*arena)], z: c.encID}
 }
 
 // tableReady reports whether enough values were sampled to make the

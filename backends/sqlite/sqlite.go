@@ -559,6 +559,11 @@ func (b *batch) commit() error {
 	defer b.s.ownMu.Unlock()
 	c := &b.s.codec
 	var sets, dels []any
+	room := 0
+	for _, w := range ws {
+		room += len(w.v)
+	}
+	arena := make([]byte, 0, room) // the coded values, one allocation
 	for i, w := range ws {
 		if i+1 < len(ws) && bytes.Equal(ws[i+1].k, w.k) {
 			continue // a later write of the same key wins
@@ -566,7 +571,7 @@ func (b *batch) commit() error {
 		if w.del {
 			dels = append(dels, w.k)
 		} else {
-			r := c.pack(w.v)
+			r := c.pack(w.v, &arena)
 			sets = append(sets, w.k, r.v, r.z)
 		}
 	}
