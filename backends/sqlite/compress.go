@@ -103,9 +103,9 @@ type row struct {
 	z any
 }
 
-// pack is how value is written, a coded value appended to arena (which
-// has the room: a coded value is shorter than the value). Values are
-// sampled for the table until the store has one.
+// pack is how value is written, a coded value appended to arena (a
+// value coded earlier keeps its bytes when arena grows: it grows into
+// new room). Values are sampled for the table until the store has one.
 func (c *codec) pack(value []byte, arena *[]byte) row {
 	if len(value) < compressMin || len(value) > compressMax {
 		return row{v: value}

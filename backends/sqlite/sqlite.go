@@ -86,6 +86,7 @@ type Store struct {
 	get, it, itOpen  *sql.Stmt
 	getN, setN, delN *sql.Stmt // chunkRows keys or rows at once
 	codec            codec
+	arena            []byte // the room of a batch's coded values, kept for the next (under ownMu)
 	lock             *localstore.Lock
 	path             string // as given: the database file, or a directory of the earlier layout
 	file             string // the database file
@@ -559,11 +560,7 @@ func (b *batch) commit() error {
 	defer b.s.ownMu.Unlock()
 	c := &b.s.codec
 	var sets, dels []any
-	room := 0
-	for _, w := range ws {
-		room += len(w.v)
-	}
-	arena := make([]byte, 0, room) // the coded values, one allocation
+	arena := b.s.arena[:0] // the coded values: SQLite copies what it is given
 	for i, w := range ws {
 		if i+1 < len(ws) && bytes.Equal(ws[i+1].k, w.k) {
 			continue // a later write of the same key wins
@@ -583,8 +580,15 @@ func (b *batch) commit() error {
 	if m != nil {
 		c.settle(m, err == nil)
 	}
+	if cap(arena) <= maxArena {
+		b.s.arena = arena
+	}
 	return err
 }
+
+// maxArena is the most a store keeps of the room its last batch's coded
+// values took, for the next.
+const maxArena = 4 << 20
 
 // write makes the batch's rows, and keeps the table m made (if not nil),
 // in one transaction.
