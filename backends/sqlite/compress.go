@@ -28,6 +28,10 @@ const (
 	compressMin = 128
 	compressMax = 128 << 10 // huff0 codes at most 256 KiB at once
 	trainBytes  = 120 << 10 // and makes its table from one such block
+	// sampleMax is the most of one value sampled: a few large values
+	// (a batch's change log, a body of random bytes) would otherwise make
+	// the table theirs, not the many small ones'.
+	sampleMax = 1 << 10
 )
 
 // codec codes and decodes the store's values. enc and the training
@@ -112,7 +116,7 @@ func (c *codec) pack(value []byte, arena *[]byte) row {
 	}
 	if c.enc == nil {
 		if c.train && len(c.samples) < c.trainAt {
-			c.samples = append(c.samples, value[:min(len(value), c.trainAt-len(c.samples))]...)
+			c.samples = append(c.samples, value[:min(len(value), sampleMax, c.trainAt-len(c.samples))]...)
 		}
 		return row{v: value}
 	}
