@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -183,5 +184,65 @@ func TestMissingFilesExceptPassesOver(t *testing.T) {
 		if got[d] == inHand[d] {
 			t.Errorf("file %d: listed %v, in hand %v", i, got[d], inHand[d])
 		}
+	}
+}
+
+// MissingFilesAfter goes on past the file it is given, in the digests'
+// order, and from the first with the zero ID.
+func TestMissingFilesAfterGoesOn(t *testing.T) {
+	ctx := context.Background()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sp := enginetest.SpaceID("missing after")
+	w, err := enginetest.NewWriter(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []record.File
+	for i := range 600 { // past one page of the index
+		data := fmt.Appendf(nil, "lacking %d", i)
+		refs = append(refs, record.File{Hash: canonical.IDOf(data), Size: int64(len(data))})
+	}
+	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(d *record.Draft) { d.Files = refs })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(after canonical.ID) []canonical.ID {
+		var got []canonical.ID
+		if err := s.MissingFilesAfter(ctx, sp, after, nil, func(f engine.NamedFile) bool {
+			got = append(got, f.Hash)
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	all := list(canonical.ID{})
+	if len(all) != len(refs) {
+		t.Fatalf("from the first: %d files of %d", len(all), len(refs))
+	}
+	for i := 1; i < len(all); i++ {
+		if bytes.Compare(all[i-1][:], all[i][:]) >= 0 {
+			t.Fatalf("files %d and %d out of the digests' order", i-1, i)
+		}
+	}
+	for _, at := range []int{0, 299, 300, 598, 599} {
+		got := list(all[at])
+		if len(got) != len(all)-at-1 || (len(got) > 0 && got[0] != all[at+1]) {
+			t.Errorf("after file %d: %d files, want the %d after it", at, len(got), len(all)-at-1)
+		}
+	}
+	// A file not in the index: the look goes on past where it would be.
+	var mid canonical.ID
+	copy(mid[:], all[300][:])
+	mid[31]++
+	if got := list(mid); len(got) != len(all)-301 || got[0] != all[301] {
+		t.Errorf("after a digest not listed: %d files, want %d", len(got), len(all)-301)
 	}
 }

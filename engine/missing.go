@@ -160,6 +160,16 @@ func (s *Store) MissingFiles(ctx context.Context, space string, yield func(Named
 // version naming each, the files skip reports (nil: none): a caller
 // fetching many files passes over those it has in hand at no cost.
 func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(canonical.ID) bool, yield func(NamedFile) bool) error {
+	return s.MissingFilesAfter(ctx, space, canonical.ID{}, skip, yield)
+}
+
+// MissingFilesAfter is MissingFilesExcept going on past file after, in
+// the order of the files' digests (the zero ID: from the first): a caller
+// looking again and again for a few missing files of many starts where
+// its last look stopped, not at files it has in hand. after applies to
+// one space; with space "", or in a store whose files index is still
+// being built, the look starts at the first.
+func (s *Store) MissingFilesAfter(ctx context.Context, space string, after canonical.ID, skip func(canonical.ID) bool, yield func(NamedFile) bool) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -177,6 +187,9 @@ func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(
 		lo = append(lo, tag[:]...)
 	}
 	hi := keys.PrefixEnd(lo)
+	if space != "" && after != (canonical.ID{}) {
+		lo = append(keys.FileLacksKey(keys.SpaceTag(space), after), 0)
+	}
 	seen := map[canonical.ID]bool{} // space "": a file lacking in two spaces comes once
 	for {
 		page, err := s.lacking(lo, hi, skip)
@@ -200,6 +213,13 @@ func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(
 				}
 				continue
 			}
+			// The version is looked for only now: a caller taking a few
+			// files of many costs a look for each of those few.
+			if found, err := s.naming(&e); err != nil {
+				return err
+			} else if !found {
+				continue
+			}
 			if !yield(e.NamedFile) {
 				return nil
 			}
@@ -213,8 +233,8 @@ type lackingFile struct {
 	skipped bool // skip reported it: no version looked for
 }
 
-// lacking reads up to missingPage 'N' entries in [lo, hi), each with a
-// version naming the file unless skip reports it.
+// lacking reads up to missingPage 'N' entries in [lo, hi), marking those
+// skip reports.
 func (s *Store) lacking(lo, hi []byte, skip func(canonical.ID) bool) ([]lackingFile, error) {
 	it, err := s.kv.NewIter(lo, hi)
 	if err != nil {
@@ -240,28 +260,34 @@ func (s *Store) lacking(lo, hi []byte, skip func(canonical.ID) bool) ([]lackingF
 		return nil, err
 	}
 	for i := range out {
-		if skip != nil && skip(out[i].Hash) {
-			out[i].skipped = true
-			continue
-		}
-		tag := keys.SpaceTag(out[i].Space)
-		p := append(append([]byte{keys.FileNamed}, out[i].Hash[:]...), tag[:]...)
-		it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
-		if err != nil {
-			return nil, err
-		}
-		found := it.Next()
-		if found {
-			out[i].Version, _ = keys.Digest(it.Key(), len(p))
-		}
-		if err := errors.Join(it.Err(), it.Close()); err != nil {
-			return nil, err
-		}
-		if !found {
-			return nil, Errorf(ErrCorrupt, "damaged: files index: file %s lacking in space %s, named by no version", out[i].Hash, out[i].Space)
-		}
+		out[i].skipped = skip != nil && skip(out[i].Hash)
 	}
 	return out, nil
+}
+
+// naming finds a version naming a lacking file, as the files index says;
+// false when the file is no longer lacking there (held, or no version
+// held whole names it now: the index moved since its page was read).
+func (s *Store) naming(e *lackingFile) (bool, error) {
+	tag := keys.SpaceTag(e.Space)
+	p := append(append([]byte{keys.FileNamed}, e.Hash[:]...), tag[:]...)
+	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	if err != nil {
+		return false, err
+	}
+	found := it.Next()
+	if found {
+		e.Version, _ = keys.Digest(it.Key(), len(p))
+	}
+	if err := errors.Join(it.Err(), it.Close()); err != nil || found {
+		return found, err
+	}
+	if _, err := s.kv.Get(e.key); errors.Is(err, ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return false, Errorf(ErrCorrupt, "damaged: files index: file %s lacking in space %s, named by no version", e.Hash, e.Space)
 }
 
 // missingByScan is MissingFiles by reading every version held whole: for

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
@@ -22,11 +23,18 @@ import (
 // checks it on every core (sign), decides it through the judge and
 // commits it, each stage while the one before works on the next batch,
 // and the answers wait for its synced commit (answer). Many writers
-// waiting share one fsync of the places and one of the store.
+// waiting share one fsync of the places and one of the store: at most
+// two batches are under way, and the next gathers the writers the last
+// one answered (gather), so 64 writers make batches of about 32, not
+// four of 16 each paying a batch's fixed cost.
 type writer struct {
 	n     *Node
 	q     chan *writeReq
 	admit *engine.Pipeline[*staged]
+	// slots holds a token for each batch built and not yet answered: at
+	// most inFlight.
+	slots chan struct{}
+	wait  time.Duration // gatherWait
 
 	mu     sync.RWMutex // guards closed against sends on a closed q
 	closed bool
@@ -42,7 +50,7 @@ type writer struct {
 
 func startWriter(n *Node) *writer {
 	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{}),
-		pend: map[string]*record.Version{}, byID: map[canonical.ID]*record.Version{}}
+		slots: make(chan struct{}, inFlight), wait: gatherWait, pend: map[string]*record.Version{}, byID: map[canonical.ID]*record.Version{}}
 	w.admit = engine.NewPipeline(n.ctx, n.st, "local", engine.Stages[*staged]{
 		Versions: w.sign,
 		Decided:  func(st *staged) { close(st.decided) },
@@ -87,35 +95,22 @@ func (w *writer) run() {
 	defer close(w.done)
 	defer w.admit.Close() // every batch built is answered
 	var held *writeReq
+	last := 1
 	for {
 		r := held
-		held = nil
 		if r == nil {
 			var ok bool
 			if r, ok = <-w.q; !ok {
 				return
 			}
 		}
-		batch := []*writeReq{r}
-		// An access change is written alone: the next write's seen names it.
-	fill:
-		for !r.access && len(batch) < w.n.o.MaxBatch {
-			select {
-			case x, ok := <-w.q:
-				if !ok {
-					break fill
-				}
-				if x.access {
-					held = x
-					break fill
-				}
-				batch = append(batch, x)
-			default:
-				break fill
-			}
-		}
+		w.slots <- struct{}{} // the writes answered meanwhile come back to the queue
+		var batch []*writeReq
+		batch, held = w.gather(r, last)
+		last = len(batch)
 		st := w.build(batch)
 		if st == nil {
+			<-w.slots
 			continue
 		}
 		// The pipeline never stops (answer returns nil) and is closed
@@ -129,6 +124,63 @@ func (w *writer) run() {
 		}
 	}
 }
+
+// gather makes a batch that starts with r: the writes queued, and, while
+// fewer than want are, those that come within w.wait. want is how
+// many the batch before took: its writers, answered, are likely writing
+// again, and one batch of them all shares one pass through the stages
+// (two fsyncs, a commit, a look-ahead in the store) that a batch of the
+// first few to come back would pay again for the rest. An access change
+// is written alone (the next write's seen names it): one queued behind
+// the batch is returned as held, to start the next.
+func (w *writer) gather(r *writeReq, want int) (batch []*writeReq, held *writeReq) {
+	batch = []*writeReq{r}
+	if r.access {
+		return batch, nil
+	}
+	var wait <-chan time.Time
+	for len(batch) < w.n.o.MaxBatch {
+		var x *writeReq
+		var ok bool
+		select {
+		case x, ok = <-w.q:
+		default:
+			if len(batch) >= want {
+				return batch, nil
+			}
+			if wait == nil {
+				t := time.NewTimer(w.wait)
+				defer t.Stop()
+				wait = t.C
+			}
+			select {
+			case x, ok = <-w.q:
+			case <-wait:
+				return batch, nil
+			}
+		}
+		if !ok {
+			return batch, nil
+		}
+		if x.access {
+			return batch, x
+		}
+		batch = append(batch, x)
+	}
+	return batch, nil
+}
+
+// inFlight is how many batches the writer has built and not yet
+// answered: one committing (waiting on its fsync) while the next is
+// signed and decided. More would share the writers among more, smaller
+// batches, each paying a batch's fixed cost again; the store's pipeline
+// would take up to three.
+const inFlight = 2
+
+// gatherWait is how long a batch waits for the writers of the batch
+// before to come back: long enough for a goroutine answered to make its
+// next write on a busy machine, short against a batch's fsyncs.
+const gatherWait = time.Millisecond
 
 // staged is a batch whose places are appended, to sync, sign and store.
 type staged struct {
@@ -235,6 +287,7 @@ func (w *writer) sign(_ context.Context, st *staged) ([]*record.Version, error) 
 // answer answers each write of a batch once it is committed and synced,
 // or failed.
 func (w *writer) answer(st *staged, r engine.Result) error {
+	defer func() { <-w.slots }()
 	w.release(st.ps)
 	for k, i := range st.idx {
 		req := st.batch[i]

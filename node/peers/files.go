@@ -120,7 +120,7 @@ type sessionFiles struct {
 	mu       sync.Mutex
 	serving  map[canonical.ID]*serveXfer
 	small    []*serveXfer // small transfers waiting to be served, in order
-	smallRun bool         // a goroutine serves them
+	smallRun int          // goroutines serving them, at most smallServers
 	fetching map[canonical.ID]*fetchXfer
 	stopping map[canonical.ID]int64     // transfers this end stopped: bytes that may still come
 	lacked   map[canonical.ID]time.Time // files the peer lacked, or stalled on, and when
@@ -191,10 +191,6 @@ func (f *sessionFiles) init() {
 // next are asked for while they are (the holder's part of a transfer
 // ends with its last byte), and their syncs are shared.
 const maxKeeping = MaxSmallTransfers
-
-// maxLook is how many missing files a session looks at each time: enough
-// to fill every slot past those in flight and being kept.
-const maxLook = MaxSmallTransfers + maxKeeping + 4*MaxFileTransfers
 
 func (f *sessionFiles) free() {
 	select {

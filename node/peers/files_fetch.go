@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"bytes"
 	"errors"
 	"time"
 
@@ -201,7 +202,8 @@ func (s *session) fetchFiles() {
 	defer tick.Stop()
 	var lastVersions int64 = -1
 	var lastScan time.Time
-	kept := false // a file arrived: the next in line is asked for at once
+	var after canonical.ID // where the last look stopped: the next goes on from there
+	kept := false          // a file arrived: the next in line is asked for at once
 	for {
 		arrived, named := st.FileKept(), st.FileNamed()
 		var wants []engine.NamedFile
@@ -227,27 +229,38 @@ func (s *session) fetchFiles() {
 			}
 		}
 		var missing []engine.NamedFile
-		if scan && s.canAsk() {
+		room := s.room()
+		scanned := scan && room > 0
+		if scanned {
 			lastVersions, lastScan, kept = stats.Versions, time.Now(), false
-			pol := s.c.p.o.Files
-			if err := st.MissingFilesExcept(s.ctx, s.space, s.inHand, func(f engine.NamedFile) bool {
-				if pol.fetches(f.Size) {
-					missing = append(missing, f)
-				}
-				return len(missing) < maxLook
-			}); err != nil {
+			var err error
+			if missing, err = s.lookMissing(after, room); err != nil {
 				return
 			}
 		}
+		listed := len(missing)
 		for _, f := range wants {
 			if f.Space == s.space {
 				missing = append(missing, f)
 			}
 		}
-		for _, f := range missing {
-			if !s.askFile(f) {
+		// The next look goes on past the last file asked for, unless one
+		// before it waits for a slot of its kind.
+		advance := true
+		for i, f := range missing {
+			done, more := s.askFile(f)
+			if !more {
 				break
 			}
+			advance = advance && done
+			if advance && i < listed {
+				after = f.Hash
+			}
+		}
+		if scanned && listed < room {
+			// The look went round to where it started: the next starts
+			// at the first, where a file let go meanwhile may be.
+			after = canonical.ID{}
 		}
 		select {
 		case <-s.ctx.Done():
@@ -264,6 +277,35 @@ func (s *session) fetchFiles() {
 	}
 }
 
+// lookMissing lists up to most missing files the policy fetches, from
+// past after to the last, then from the first up to after: the files
+// asked for before after are in hand, or were passed over at the last
+// look, so each look reads past a few, not all of them.
+func (s *session) lookMissing(after canonical.ID, most int) ([]engine.NamedFile, error) {
+	st := s.c.host.Store()
+	pol := s.c.p.o.Files
+	var missing []engine.NamedFile
+	err := st.MissingFilesAfter(s.ctx, s.space, after, s.inHand, func(f engine.NamedFile) bool {
+		if pol.fetches(f.Size) {
+			missing = append(missing, f)
+		}
+		return len(missing) < most
+	})
+	if err != nil || len(missing) == most || after == (canonical.ID{}) {
+		return missing, err
+	}
+	err = st.MissingFilesAfter(s.ctx, s.space, canonical.ID{}, s.inHand, func(f engine.NamedFile) bool {
+		if bytes.Compare(f.Hash[:], after[:]) > 0 {
+			return false
+		}
+		if pol.fetches(f.Size) {
+			missing = append(missing, f)
+		}
+		return len(missing) < most
+	})
+	return missing, err
+}
+
 // inHand reports whether a file is not to be asked for now: in flight,
 // being kept, lacked of late, or stopped and not yet answered. Missing
 // files are looked for past these, at the cost of reading their index
@@ -276,37 +318,41 @@ func (s *session) inHand(file canonical.ID) bool {
 	return keeping || stopping || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter
 }
 
-// canAsk reports whether a transfer could start now: a slot of either
-// kind is free on the connection and the session keeps fewer files than
-// it may. Looking for missing files while none could is work for nothing.
-func (s *session) canAsk() bool {
+// room is how many transfers could start now: the slots of either kind
+// free on the connection, at most as many as the session may start
+// keeping. Looking for more missing files than that is work for
+// nothing: each costs a look for a version naming it.
+func (s *session) room() int {
 	s.files.mu.Lock()
 	keeping := len(s.files.keeping)
 	s.files.mu.Unlock()
 	cf := &s.c.files
 	cf.mu.Lock()
-	defer cf.mu.Unlock()
-	return keeping < maxKeeping && (cf.fetching[0] < MaxFileTransfers || cf.fetching[1] < MaxSmallTransfers)
+	free := MaxFileTransfers - cf.fetching[0] + MaxSmallTransfers - cf.fetching[1]
+	cf.mu.Unlock()
+	return max(0, min(free, maxKeeping-keeping))
 }
 
-// askFile starts a transfer of f unless it is in flight or lacked here;
-// false when the connection runs as many transfers of its kind as it
-// may, or the session keeps as many files as it may.
-func (s *session) askFile(f engine.NamedFile) bool {
+// askFile starts a transfer of f unless it is in flight or lacked here
+// (done either way); not done when the connection runs as many transfers
+// of its kind as it may, and more false when no other could start either:
+// the connection runs as many of both kinds, or the session keeps as many
+// files as it may.
+func (s *session) askFile(f engine.NamedFile) (done, more bool) {
 	file, version := f.Hash, f.Version
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()
 	if len(s.files.keeping) >= maxKeeping {
-		return false
+		return false, false
 	}
 	// A file being kept is still listed missing until it is recorded, and
 	// one failing its hash is marked lacked only then: asked again
 	// meanwhile, it would be asked of the peer that sent the wrong bytes.
 	if _, ok := s.files.keeping[file]; ok || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter {
-		return true
+		return true, true
 	}
 	if _, ok := s.files.stopping[file]; ok {
-		return true
+		return true, true
 	}
 	// Small: a file of at most SmallFile bytes, its credit the rest of it.
 	small := f.Size <= SmallFile
@@ -316,7 +362,7 @@ func (s *session) askFile(f engine.NamedFile) bool {
 	if cf.fetching[b2i(small)] >= most[b2i(small)] {
 		other := cf.fetching[b2i(!small)] < most[b2i(!small)]
 		cf.mu.Unlock()
-		return other
+		return false, other
 	}
 	cf.fetching[b2i(small)]++
 	cf.mu.Unlock()
@@ -324,7 +370,7 @@ func (s *session) askFile(f engine.NamedFile) bool {
 	s.files.fetching[file] = x
 	s.files.writers.Add(1)
 	go s.writeFile(x, version)
-	return true
+	return true, true
 }
 
 // stopStalled stops the transfers that received nothing for

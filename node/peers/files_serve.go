@@ -14,7 +14,8 @@ import (
 // of this session's space and scope names it with that size, and the
 // store holds it. Otherwise FILE-STOP file/not-held, the same for every
 // reason. A small transfer waits its turn in the session's queue, the
-// file unopened, and is served by one goroutine with the others.
+// file unopened, and is served by one of at most smallServers goroutines
+// with the others.
 func (s *session) fileWant(f *fileMsg) *endError {
 	s.files.mu.Lock()
 	if s.files.serving[f.file] != nil {
@@ -41,8 +42,10 @@ func (s *session) fileWant(f *fileMsg) *endError {
 	s.files.serving[f.file] = x
 	if small {
 		s.files.small = append(s.files.small, x)
-		run := !s.files.smallRun
-		s.files.smallRun = true
+		run := s.files.smallRun < smallServers
+		if run {
+			s.files.smallRun++
+		}
 		s.files.mu.Unlock()
 		if run {
 			go s.serveSmall()
@@ -59,6 +62,13 @@ func (s *session) fileWant(f *fileMsg) *endError {
 	return nil
 }
 
+// smallServers is how many goroutines of a session serve its small
+// transfers at once, each taking the next in the order asked: each file
+// costs the holder a version to read and a file to open, and one at a
+// time would keep the asker's slots waiting on them. Each holds at most
+// one small file's chunk (SmallFile bytes) and one open file.
+const smallServers = 8
+
 // serveSmall serves the session's small transfers in order until none
 // waits.
 func (s *session) serveSmall() {
@@ -67,7 +77,8 @@ func (s *session) serveSmall() {
 		if s.ctx.Err() != nil {
 			// The session ended: what waits is never served.
 			left := s.files.small
-			s.files.small, s.files.smallRun = nil, false
+			s.files.small = nil
+			s.files.smallRun--
 			s.files.mu.Unlock()
 			for _, x := range left {
 				s.endServe(x)
@@ -75,7 +86,7 @@ func (s *session) serveSmall() {
 			return
 		}
 		if len(s.files.small) == 0 {
-			s.files.smallRun = false
+			s.files.smallRun--
 			s.files.mu.Unlock()
 			return
 		}
@@ -241,6 +252,15 @@ func startReadAhead(r io.ReaderAt, off, size, chunk int64) *readAhead {
 		bufs = 1
 	}
 	a := &readAhead{full: make(chan aheadChunk, bufs), free: make(chan []byte, bufs), quit: make(chan struct{}), exited: make(chan struct{})}
+	if bufs == 1 {
+		// One chunk: nothing to overlap, read here.
+		buf := make([]byte, aheadRoom+int(size-off))
+		_, err := r.ReadAt(buf[aheadRoom:], off)
+		a.full <- aheadChunk{buf: buf, n: int(size - off), err: err}
+		a.free = nil
+		close(a.exited)
+		return a
+	}
 	for range bufs {
 		a.free <- make([]byte, aheadRoom+int(min(chunk, size-off)))
 	}
@@ -280,7 +300,11 @@ func (a *readAhead) next(ctx context.Context) (aheadChunk, bool) {
 }
 
 // done gives a chunk's buffer back to be read into.
-func (a *readAhead) done(c aheadChunk) { a.free <- c.buf }
+func (a *readAhead) done(c aheadChunk) {
+	if a.free != nil {
+		a.free <- c.buf
+	}
+}
 
 // stop ends the reading and waits for it: the file may be closed then.
 func (a *readAhead) stop() {
