@@ -52,8 +52,11 @@ type FilesResult struct {
 	// connection; a bare copy of a file of Bytes, synced; `minca store
 	// import` of versions, in bytes of JSON lines a second.
 	LoopbackTCP MBps `json:"loopbackTcpMBps"`
-	FileCopy    MBps `json:"fileCopyMBps"`
-	StoreImport MBps `json:"storeImportMBps"`
+	// LoopbackTCPCPU is the CPU time both ends of that connection used,
+	// in seconds a GB (10^9 bytes): what the bound costs the 2 cores.
+	LoopbackTCPCPU float64 `json:"loopbackTcpCpuSecPerGB"`
+	FileCopy       MBps    `json:"fileCopyMBps"`
+	StoreImport    MBps    `json:"storeImportMBps"`
 	// Cases, one per file size.
 	Cases []FilesCase `json:"cases"`
 }
@@ -81,6 +84,13 @@ type FilesCase struct {
 	UploadOverCopy   float64 `json:"uploadOverCopy"`
 	ReadOverCopy     float64 `json:"readOverCopy"`
 	UploadOverImport float64 `json:"uploadOverImport"`
+	// CPU time, user and system, each node used during the sync, in
+	// seconds a GB (10^9 bytes), and both together over loopback TCP's:
+	// what the sync costs per byte, which a loaded machine changes far
+	// less than its rate.
+	SenderSyncCPU   float64 `json:"senderSyncCpuSecPerGB"`
+	ReceiverSyncCPU float64 `json:"receiverSyncCpuSecPerGB"`
+	SyncCPUOverTCP  float64 `json:"syncCpuOverTcp"`
 	// Peak RSS of each node process (VmHWM), MiB: flat in the file size.
 	SenderPeakMiB   float64 `json:"senderPeakRssMiB"`
 	ReceiverPeakMiB float64 `json:"receiverPeakRssMiB"`
@@ -133,15 +143,17 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (FilesResult, error) {
 	if err != nil {
 		return res, err
 	}
-	var tcp, cp, imp []float64
+	var tcp, tcpCPU, cp, imp []float64
 	per := make([][]FilesCase, len(cfg.Sizes))
 	for r := range cfg.Rounds {
 		steps.next(fmt.Sprintf("round %d: loopback TCP", r+1))
+		cpu0 := processCPU()
 		v, err := loopbackTCP(cfg.Bytes)
 		if err != nil {
 			return res, err
 		}
 		tcp = append(tcp, v)
+		tcpCPU = append(tcpCPU, (processCPU()-cpu0).Seconds()/(float64(cfg.Bytes)/1e9))
 		steps.next(fmt.Sprintf("round %d: file copy", r+1))
 		if v, err = copyFile(src, filepath.Join(dir, "copy")); err != nil {
 			return res, err
@@ -163,6 +175,7 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (FilesResult, error) {
 		}
 	}
 	res.LoopbackTCP, res.FileCopy, res.StoreImport = median(tcp), median(cp), median(imp)
+	res.LoopbackTCPCPU = median(tcpCPU)
 	for i, cs := range per {
 		pick := func(f func(FilesCase) float64) float64 {
 			var xs []float64
@@ -175,9 +188,14 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (FilesResult, error) {
 			UploadMBps:      pick(func(c FilesCase) float64 { return c.UploadMBps }),
 			SyncMBps:        pick(func(c FilesCase) float64 { return c.SyncMBps }),
 			ReadMBps:        pick(func(c FilesCase) float64 { return c.ReadMBps }),
+			SenderSyncCPU:   pick(func(c FilesCase) float64 { return c.SenderSyncCPU }),
+			ReceiverSyncCPU: pick(func(c FilesCase) float64 { return c.ReceiverSyncCPU }),
 			SenderPeakMiB:   pick(func(c FilesCase) float64 { return c.SenderPeakMiB }),
 			ReceiverPeakMiB: pick(func(c FilesCase) float64 { return c.ReceiverPeakMiB })}
 		c.SyncOverTCP = c.SyncMBps / res.LoopbackTCP
+		if res.LoopbackTCPCPU > 0 {
+			c.SyncCPUOverTCP = (c.SenderSyncCPU + c.ReceiverSyncCPU) / res.LoopbackTCPCPU
+		}
 		c.SyncOverCopy = c.SyncMBps / res.FileCopy
 		c.UploadOverCopy = c.UploadMBps / res.FileCopy
 		c.ReadOverCopy = c.ReadMBps / res.FileCopy
@@ -335,6 +353,14 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 
 	// Sync: the writes naming the files, 64 a version, until the
 	// receiver holds every one.
+	sendCPU, err := childCPU(sender.cmd.Process.Pid)
+	if err != nil {
+		return c, err
+	}
+	recvCPU, err := childCPU(receiver.cmd.Process.Pid)
+	if err != nil {
+		return c, err
+	}
 	start = time.Now()
 	const perVersion = 64
 	if err := parallel(4, (c.Files+perVersion-1)/perVersion, func(i int) error {
@@ -350,6 +376,17 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 		return c, fmt.Errorf("bench: sync: %w", err)
 	}
 	c.SyncMBps = float64(total) / time.Since(start).Seconds() / 1e6
+	for _, n := range []struct {
+		node *filesNode
+		from time.Duration
+		to   *float64
+	}{{sender, sendCPU, &c.SenderSyncCPU}, {receiver, recvCPU, &c.ReceiverSyncCPU}} {
+		used, err := childCPU(n.node.cmd.Process.Pid)
+		if err != nil {
+			return c, err
+		}
+		*n.to = (used - n.from).Seconds() / (float64(total) / 1e9)
+	}
 
 	// Read: every file from the receiver, hashed against the source.
 	start = time.Now()

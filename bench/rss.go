@@ -105,3 +105,29 @@ func rssPeakParts(samples []rssSample) (anon, files float64) {
 	}
 	return float64(peak.anon) / 1024, float64(peak.files) / 1024
 }
+
+// childCPU is the CPU time, user and system, process pid has used, from
+// /proc/PID/stat (Linux; in the kernel's ticks, 100 a second); an error
+// where it can't be read.
+func childCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields past the command's name, which ends with the last ')':
+	// state is the first of them, utime and stime the 12th and 13th.
+	i := bytes.LastIndexByte(b, ')')
+	f := bytes.Fields(b[i+1:])
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("bench: /proc/%d/stat: %q", pid, b)
+	}
+	var ticks int64
+	for _, x := range f[11:13] {
+		n, err := strconv.ParseInt(string(x), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bench: /proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100), nil
+}

@@ -26,6 +26,7 @@ func TestBenchFiles(t *testing.T) {
 		LoopbackTCP float64 `json:"loopbackTcpMBps"`
 		FileCopy    float64 `json:"fileCopyMBps"`
 		StoreImport float64 `json:"storeImportMBps"`
+		TCPCPU      float64 `json:"loopbackTcpCpuSecPerGB"`
 		Cases       []struct {
 			Size                  int64
 			Files                 int
@@ -33,16 +34,21 @@ func TestBenchFiles(t *testing.T) {
 			ReadMBps, SyncOverTcp float64
 			SenderPeakRssMiB      float64
 			ReceiverPeakRssMiB    float64
+			// CPU time in ticks of 10 ms: a node may use less than one
+			// moving a MiB.
+			SenderSyncCPU   *float64 `json:"senderSyncCpuSecPerGB"`
+			ReceiverSyncCPU *float64 `json:"receiverSyncCpuSecPerGB"`
 		}
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("bench files: %v\n%s", err, out)
 	}
-	if r.LoopbackTCP <= 0 || r.FileCopy <= 0 || r.StoreImport <= 0 || len(r.Cases) != 2 {
+	if r.LoopbackTCP <= 0 || r.TCPCPU <= 0 || r.FileCopy <= 0 || r.StoreImport <= 0 || len(r.Cases) != 2 {
 		t.Fatalf("bench files: %s", out)
 	}
 	for _, c := range r.Cases {
-		if c.Files*int(c.Size) != 1<<20 || c.UploadMBps <= 0 || c.SyncMBps <= 0 || c.ReadMBps <= 0 || c.SyncOverTcp <= 0 || c.SenderPeakRssMiB <= 0 || c.ReceiverPeakRssMiB <= 0 {
+		if c.Files*int(c.Size) != 1<<20 || c.UploadMBps <= 0 || c.SyncMBps <= 0 || c.ReadMBps <= 0 || c.SyncOverTcp <= 0 || c.SenderPeakRssMiB <= 0 || c.ReceiverPeakRssMiB <= 0 ||
+			c.SenderSyncCPU == nil || *c.SenderSyncCPU < 0 || c.ReceiverSyncCPU == nil || *c.ReceiverSyncCPU < 0 {
 			t.Fatalf("bench files case: %+v", c)
 		}
 	}
