@@ -1,5 +1,8 @@
 package engine
 
+// Layout is the key layout this engine writes.
+const Layout = layout
+
 // Layout6State turns the engine's counters as this layout keeps them into
 // those of layout 6, for the test of the upgrade.
 func Layout6State(b []byte) ([]byte, error) {

@@ -135,7 +135,7 @@ func TestFilesIndexUpgraded(t *testing.T) {
 	if got := missing(up); !slices.Equal(got, before) {
 		t.Fatalf("after the upgrade, lacking %v, want %v", got, before)
 	}
-	if state, _ := kv.Get([]byte("_state")); state[0] != 9 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout {
 		t.Fatalf("the upgraded store is in layout %d", state[0])
 	}
 	if err := up.PutFile(ctx, canonical.IDOf(lacking), lacking); err != nil {
@@ -148,6 +148,57 @@ func TestFilesIndexUpgraded(t *testing.T) {
 		t.Fatalf("check: %v %v", probs, err)
 	}
 	up.Close()
+}
+
+// A store of layout 9 (every value kept as the engine wrote it) is read
+// as it is, checks clean, and is in this layout once written to.
+func TestLayout9Read(t *testing.T) {
+	ctx := context.Background()
+	kv := keepKV{memory.Open(nil)}
+	st, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := enginetest.NewWriter(enginetest.SpaceID("nine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v0, _ := w.First("app.note", canonical.NewObject("n", 0.0))
+	v1, _ := w.Next(v0, canonical.NewObject("n", 1.0))
+	if _, err := st.Admit(ctx, "peer", []*record.Version{v0}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	state, err := kv.Get([]byte("_state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := kv.NewBatch()
+	b.Set([]byte("_state"), append([]byte{9}, state[1:]...))
+	if err := b.Commit(engine.Sync); err != nil {
+		t.Fatal(err)
+	}
+	st, err = engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if probs, err := st.Check(ctx, nil); err != nil || len(probs) > 0 {
+		t.Fatalf("check: %v %v", probs, err)
+	}
+	id, err := canonical.ParseID(v0.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Version(ctx, id); err != nil {
+		t.Fatalf("the version layout 9 held: %v", err)
+	}
+	if _, err := st.Admit(ctx, "peer", []*record.Version{v1}); err != nil {
+		t.Fatal(err)
+	}
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 10 {
+		t.Fatalf("written to, the store is in layout %d", state[0])
+	}
 }
 
 // A store a later engine wrote is refused as such, not called damaged.

@@ -153,8 +153,11 @@ const stateName = "state"
 // ('Q'); 7 kept no files index ('n', 'N'). 6 and 7 are brought up to this
 // layout when opened (upgrade.go); 8 kept change log entries without what
 // each batch left (Change.Facts), and they are read as they are, as are
-// those of 6 and 7, while the next batch writes the store in this layout.
-const layout = 9
+// those of 6 and 7, while the next batch writes the store in this layout;
+// 9 is this layout with every value kept as the engine wrote it, read as
+// it is: 10 lets a backend keep values compressed (backends/sqlite does),
+// which an engine reading 9 would take for damage.
+const layout = 10
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.

@@ -12,8 +12,9 @@ import (
 	"github.com/minca-go/minca/engine"
 )
 
-// A closed store keeps one write-ahead log, not the spent ones Pebble
-// holds for reuse, and reads back everything written before the close.
+// A closed store keeps one write-ahead log, empty, not the spent ones
+// Pebble holds for reuse, and reads back everything written before the
+// close, opened again after.
 func TestCloseLeavesOneLog(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	opts := &pebble.Options{MemTableSize: 1 << 20}
@@ -43,10 +44,27 @@ func TestCloseLeavesOneLog(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if logs := logFiles(t, dir); len(logs) != 1 {
+	logs := logFiles(t, dir)
+	if len(logs) != 1 {
 		t.Fatalf("after close, logs %v; want one", logs)
 	}
-	s, err = pebble.Open(dir, &pebble.Options{ReadOnly: true})
+	if st, err := os.Stat(filepath.Join(dir, logs[0])); err != nil || st.Size() != 0 {
+		t.Fatalf("the log left after close: %v %v; want it empty (it holds no record)", st.Size(), err)
+	}
+	readAll(t, dir, n, value)
+	// Written to again and closed: the log Pebble opened (from the
+	// empty file or a new one) replays as it should.
+	s, err = pebble.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	readAll(t, dir, n, value)
+}
+
+func readAll(t *testing.T, dir string, n int, value []byte) {
+	t.Helper()
+	s, err := pebble.Open(dir, &pebble.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,8 @@
 // Package sqlite is an [engine.KV] on SQLite (modernc.org/sqlite, pure Go):
-// one table of (key, value) blobs, WITHOUT ROWID, in one database file.
+// one table of (key, value) blobs, WITHOUT ROWID, in one database file,
+// values of 128 bytes to 128 KiB Huffman-coded with a table of codes the
+// store makes from its first values (compress.go; docs/stores.md, How a
+// backend keeps values).
 // A store's path names that file, so `sqlite3 PATH` opens it; beside it
 // are its lock (PATH.lock, gofrs/flock: a second opener gets
 // [engine.ErrLocked] naming the path) and, while it is open, SQLite's

@@ -10,9 +10,9 @@ func (s *Store) NewReverseIter(lower, upper []byte) (engine.Iterator, error) {
 	if lower == nil {
 		lower = []byte{}
 	}
-	q, args := `SELECT k, v FROM kv WHERE k >= ? AND k < ? ORDER BY k DESC`, []any{lower, upper}
+	q, args := s.kvRead+` WHERE k >= ? AND k < ? ORDER BY k DESC`, []any{lower, upper}
 	if upper == nil {
-		q, args = `SELECT k, v FROM kv WHERE k >= ? ORDER BY k DESC`, []any{lower}
+		q, args = s.kvRead+` WHERE k >= ? ORDER BY k DESC`, []any{lower}
 	}
 	rows, err := s.db.Query(q, args...)
 	if err != nil {

@@ -41,6 +41,10 @@ type Options struct {
 	// returns an error wrapping engine.ErrNoStore naming the path.
 	// Default false (Open creates the store).
 	MustExist bool
+	// TrainBytes is how many bytes of values a store without a
+	// compression table samples before it makes one (compress.go).
+	// Default (0) and most 120 KiB; negative is an error.
+	TrainBytes int
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -48,8 +52,11 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		out = *o
 	}
-	if out.CacheKiB < 0 || out.BusyTimeoutMillis < 0 {
-		return out, fmt.Errorf("sqlite: CacheKiB %d or BusyTimeoutMillis %d is negative", out.CacheKiB, out.BusyTimeoutMillis)
+	if out.CacheKiB < 0 || out.BusyTimeoutMillis < 0 || out.TrainBytes < 0 {
+		return out, fmt.Errorf("sqlite: CacheKiB %d, BusyTimeoutMillis %d or TrainBytes %d is negative", out.CacheKiB, out.BusyTimeoutMillis, out.TrainBytes)
+	}
+	if out.TrainBytes == 0 {
+		out.TrainBytes = trainBytes
 	}
 	if out.CacheKiB == 0 {
 		out.CacheKiB = 64 << 10
@@ -78,10 +85,13 @@ type Store struct {
 	ownMu            sync.Mutex
 	get, it, itOpen  *sql.Stmt
 	getN, setN, delN *sql.Stmt // chunkRows keys or rows at once
+	codec            codec
+	arena            []byte // the room of a batch's coded values, kept for the next (under ownMu)
 	lock             *localstore.Lock
 	path             string // as given: the database file, or a directory of the earlier layout
 	file             string // the database file
 	readOnly         bool
+	kvRead           string // SELECT k, v, z FROM kv (NULL for z in a store without the column, read-only)
 }
 
 // chunkRows is how many rows one statement writes (or keys one reads):
@@ -244,26 +254,27 @@ func (s *Store) open(o Options) error {
 	if err != nil {
 		return s.wrap(err)
 	}
-	if !o.ReadOnly {
-		// WAL mode is kept in the database file: set once, every
-		// connection has it.
-		if _, err := db.Exec(`PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`); err != nil {
-			db.Close()
-			return s.wrap(err)
-		}
-	}
 	s.db = db
+	z, err := s.tables(o)
+	if err != nil {
+		db.Close()
+		return s.wrap(err)
+	}
+	s.kvRead = `SELECT k, v, ` + z + ` FROM kv`
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string
 	}{
-		{&s.get, `SELECT v FROM kv WHERE k = ?`},
-		{&s.it, `SELECT k, v FROM kv WHERE k >= ? AND k < ? ORDER BY k`},
-		{&s.itOpen, `SELECT k, v FROM kv WHERE k >= ? ORDER BY k`},
-		{&s.getN, `SELECT k, v FROM kv WHERE k IN (` + placeholders(chunkRows, "?") + `) ORDER BY k`},
+		{&s.get, `SELECT v, ` + z + ` FROM kv WHERE k = ?`},
+		{&s.it, s.kvRead + ` WHERE k >= ? AND k < ? ORDER BY k`},
+		{&s.itOpen, s.kvRead + ` WHERE k >= ? ORDER BY k`},
+		{&s.getN, s.kvRead + ` WHERE k IN (` + placeholders(chunkRows, "?") + `) ORDER BY k`},
 		{&s.setN, insertRows(chunkRows)},
 		{&s.delN, deleteKeys(chunkRows)},
 	} {
+		if o.ReadOnly && (p.st == &s.setN || p.st == &s.delN) {
+			continue // a store before the z column has none to write
+		}
 		if *p.st, err = db.Prepare(p.sql); err != nil {
 			db.Close()
 			return s.wrap(err)
@@ -276,6 +287,40 @@ func (s *Store) open(o Options) error {
 	return nil
 }
 
+// tables makes the store's tables, or brings those of a store written
+// before values were compressed up to them (the z column added: NULL,
+// each value as it is), and loads the compression tables. A store opened read-only is
+// read as it is: it returns what reads the z column, "NULL" when there is
+// none.
+func (s *Store) tables(o Options) (z string, err error) {
+	if !o.ReadOnly {
+		// WAL mode is kept in the database file: set once, every
+		// connection has it.
+		if _, err := s.db.Exec(`PRAGMA journal_mode=WAL;
+			CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID;
+			CREATE TABLE IF NOT EXISTS zdict (id INTEGER PRIMARY KEY, d BLOB NOT NULL)`); err != nil {
+			return "", err
+		}
+	}
+	var hasZ, hasDicts int
+	if err := s.db.QueryRow(`SELECT
+		(SELECT count(*) FROM pragma_table_info('kv') WHERE name = 'z'),
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'zdict')`).Scan(&hasZ, &hasDicts); err != nil {
+		return "", err
+	}
+	if hasZ == 0 && !o.ReadOnly {
+		if _, err := s.db.Exec(`ALTER TABLE kv ADD COLUMN z INTEGER`); err != nil {
+			return "", err
+		}
+		hasZ = 1
+	}
+	z = "z"
+	if hasZ == 0 {
+		z = "NULL"
+	}
+	return z, s.codec.load(s.db, hasDicts > 0, !o.ReadOnly, o.TrainBytes)
+}
+
 // Path is the store's database file.
 func (s *Store) Path() string { return s.file }
 
@@ -285,6 +330,9 @@ func (s *Store) Path() string { return s.file }
 func (s *Store) wrap(err error) error {
 	if err == nil || errors.Is(err, engine.ErrNoStore) || errors.Is(err, engine.ErrNotFound) {
 		return err
+	}
+	if errors.Is(err, errDamagedValue) {
+		return localstore.Corrupt("sqlite", s.path, s.inFile(err.Error()))
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
@@ -299,25 +347,36 @@ func (s *Store) wrap(err error) error {
 	return localstore.Wrap("sqlite", s.path, err)
 }
 
-func get(st *sql.Stmt, key []byte) ([]byte, error) {
+// Get returns a copy of the value at key.
+func (s *Store) Get(key []byte) ([]byte, error) {
+	v, err := s.getOne(key)
+	return v, s.wrap(err)
+}
+
+func (s *Store) getOne(key []byte) ([]byte, error) {
 	var v []byte
-	err := st.QueryRow(key).Scan(&v)
+	var z sql.NullInt64
+	err := s.get.QueryRow(key).Scan(&v, &z)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: key %x", engine.ErrNotFound, key)
 	}
 	if err != nil {
 		return nil, err
 	}
+	return s.value(key, v, z, nil)
+}
+
+// value is the value a row holds (never nil), decompressed into buf's
+// room when it was compressed.
+func (s *Store) value(key, v []byte, z sql.NullInt64, buf []byte) ([]byte, error) {
+	v, err := s.codec.unpack(v, z, buf)
+	if err != nil {
+		return nil, fmt.Errorf("key %x: %w", key, err)
+	}
 	if v == nil {
 		v = []byte{}
 	}
 	return v, nil
-}
-
-// Get returns a copy of the value at key.
-func (s *Store) Get(key []byte) ([]byte, error) {
-	v, err := get(s.get, key)
-	return v, s.wrap(err)
 }
 
 // GetMany reads keys (ascending) chunkRows at a time, in one read
@@ -339,6 +398,7 @@ func (s *Store) getMany(keys [][]byte, found func(i int, value []byte)) error {
 	defer tx.Rollback()
 	st := tx.Stmt(s.getN)
 	args := make([]any, chunkRows)
+	var buf []byte
 	for lo := 0; lo < len(keys); lo += chunkRows {
 		chunk := keys[lo:min(lo+chunkRows, len(keys))]
 		for i := range args {
@@ -351,7 +411,8 @@ func (s *Store) getMany(keys [][]byte, found func(i int, value []byte)) error {
 		i := 0
 		for rows.Next() {
 			var k, v []byte
-			if err := rows.Scan(&k, &v); err != nil {
+			var z sql.NullInt64
+			if err := rows.Scan(&k, &v, &z); err != nil {
 				rows.Close()
 				return err
 			}
@@ -359,8 +420,12 @@ func (s *Store) getMany(keys [][]byte, found func(i int, value []byte)) error {
 				i++
 			}
 			if i < len(chunk) && bytes.Equal(chunk[i], k) {
-				if v == nil {
-					v = []byte{}
+				if v, err = s.value(k, v, z, buf); err != nil {
+					rows.Close()
+					return err
+				}
+				if z.Valid {
+					buf = v
 				}
 				found(lo+i, v)
 			}
@@ -411,17 +476,21 @@ func (s *Store) NewBatch() (engine.Batch, error) {
 func (s *Store) Close() error {
 	var errs []error
 	for _, st := range []*sql.Stmt{s.get, s.it, s.itOpen, s.getN, s.setN, s.delN} {
-		errs = append(errs, st.Close())
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
 	}
 	errs = append(errs, s.own.Close(), s.db.Close(), s.lock.Unlock())
 	return s.wrap(errors.Join(errs...))
 }
 
 type iter struct {
-	s    *Store
-	rows *sql.Rows
-	k, v []byte
-	err  error
+	s         *Store
+	rows      *sql.Rows
+	k, v, raw []byte
+	buf       []byte // what compressed values are decompressed into
+	z         sql.NullInt64
+	err       error
 }
 
 func (i *iter) Next() bool {
@@ -429,11 +498,20 @@ func (i *iter) Next() bool {
 		i.err = i.rows.Err()
 		return false
 	}
-	i.k, i.v = i.k[:0], i.v[:0]
-	if err := i.rows.Scan(&i.k, &i.v); err != nil {
+	i.k, i.raw = i.k[:0], i.raw[:0]
+	if err := i.rows.Scan(&i.k, &i.raw, &i.z); err != nil {
 		i.err = err
 		return false
 	}
+	v, err := i.s.value(i.k, i.raw, i.z, i.buf)
+	if err != nil {
+		i.err = err
+		return false
+	}
+	if i.z.Valid {
+		i.buf = v
+	}
+	i.v = v
 	return true
 }
 func (i *iter) Key() []byte   { return i.k }
@@ -478,7 +556,11 @@ func (b *batch) commit() error {
 	b.done = true
 	ws := b.ws
 	slices.SortStableFunc(ws, func(x, y kvWrite) int { return bytes.Compare(x.k, y.k) })
-	var sets, dels [][]byte
+	b.s.ownMu.Lock()
+	defer b.s.ownMu.Unlock()
+	c := &b.s.codec
+	var sets, dels []any
+	arena := b.s.arena[:0] // the coded values: SQLite copies what it is given
 	for i, w := range ws {
 		if i+1 < len(ws) && bytes.Equal(ws[i+1].k, w.k) {
 			continue // a later write of the same key wins
@@ -486,17 +568,42 @@ func (b *batch) commit() error {
 		if w.del {
 			dels = append(dels, w.k)
 		} else {
-			sets = append(sets, w.k, w.v)
+			r := c.pack(w.v, &arena)
+			sets = append(sets, w.k, r.v, r.z)
 		}
 	}
-	b.s.ownMu.Lock()
-	defer b.s.ownMu.Unlock()
+	var m *made
+	if c.tableReady() {
+		m = c.makeTable()
+	}
+	err := b.write(m, sets, dels)
+	if m != nil {
+		c.settle(m, err == nil)
+	}
+	if cap(arena) <= maxArena {
+		b.s.arena = arena
+	}
+	return err
+}
+
+// maxArena is the most a store keeps of the room its last batch's coded
+// values took, for the next.
+const maxArena = 4 << 20
+
+// write makes the batch's rows, and keeps the table m made (if not nil),
+// in one transaction.
+func (b *batch) write(m *made, sets, dels []any) error {
 	tx, err := b.s.own.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := execChunks(tx, b.s.setN, insertRows, sets, 2); err != nil {
+	if m != nil {
+		if _, err := tx.Exec(`INSERT INTO zdict (id, d) VALUES (?, ?)`, m.id, m.d); err != nil {
+			return err
+		}
+	}
+	if err := execChunks(tx, b.s.setN, insertRows, sets, 3); err != nil {
 		return err
 	}
 	if err := execChunks(tx, b.s.delN, deleteKeys, dels, 1); err != nil {
@@ -507,16 +614,11 @@ func (b *batch) commit() error {
 
 // execChunks runs the chunkRows-row statement over vals, per rows of
 // width values, and one statement of as many rows over what is left.
-func execChunks(tx *sql.Tx, many *sql.Stmt, rest func(rows int) string, vals [][]byte, width int) error {
-	args := make([]any, 0, chunkRows*width)
+func execChunks(tx *sql.Tx, many *sql.Stmt, rest func(rows int) string, vals []any, width int) error {
 	if len(vals) >= chunkRows*width {
 		st := tx.Stmt(many)
 		for len(vals) >= chunkRows*width {
-			args = args[:0]
-			for _, v := range vals[:chunkRows*width] {
-				args = append(args, v)
-			}
-			if _, err := st.Exec(args...); err != nil {
+			if _, err := st.Exec(vals[:chunkRows*width]...); err != nil {
 				return err
 			}
 			vals = vals[chunkRows*width:]
@@ -525,16 +627,12 @@ func execChunks(tx *sql.Tx, many *sql.Stmt, rest func(rows int) string, vals [][
 	if len(vals) == 0 {
 		return nil
 	}
-	args = args[:0]
-	for _, v := range vals {
-		args = append(args, v)
-	}
-	_, err := tx.Exec(rest(len(vals)/width), args...)
+	_, err := tx.Exec(rest(len(vals)/width), vals...)
 	return err
 }
 
 func insertRows(n int) string {
-	return `INSERT OR REPLACE INTO kv (k, v) VALUES ` + placeholders(n, "(?, ?)")
+	return `INSERT OR REPLACE INTO kv (k, v, z) VALUES ` + placeholders(n, "(?, ?, ?)")
 }
 
 func deleteKeys(n int) string { return `DELETE FROM kv WHERE k IN (` + placeholders(n, "?") + `)` }
