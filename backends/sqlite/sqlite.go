@@ -273,7 +273,7 @@ func (s *Store) open(o Options) error {
 		{&s.delN, deleteKeys(chunkRows)},
 	} {
 		if o.ReadOnly && (p.st == &s.setN || p.st == &s.delN) {
-			continue // a store before the z column has none to write
+			continue // nothing is written (and a store before the z column has none to write)
 		}
 		if *p.st, err = db.Prepare(p.sql); err != nil {
 			db.Close()
@@ -288,10 +288,10 @@ func (s *Store) open(o Options) error {
 }
 
 // tables makes the store's tables, or brings those of a store written
-// before values were compressed up to them (the z column added: NULL,
-// each value as it is), and loads the compression tables. A store opened read-only is
-// read as it is: it returns what reads the z column, "NULL" when there is
-// none.
+// before values were coded up to them (the z column added: NULL, each
+// value as it is), and loads the tables of codes. A store opened
+// read-only is read as it is. It returns what reads the z column: "z",
+// or "NULL" when there is none.
 func (s *Store) tables(o Options) (z string, err error) {
 	if !o.ReadOnly {
 		// WAL mode is kept in the database file: set once, every
