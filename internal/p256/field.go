@@ -89,12 +89,8 @@ func mac(a, b, c, d uint64) (lo, hi uint64) {
 // multiplication by them: see below; p2 is zero).
 func feMul(z, x, y *fe) {
 	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
-	var t0, t1, t2, t3, t4, t5, c, m, ml, b, yi uint64
-	// Each round adds x·y[i], then m·p with m = t0, which zeroes the low
-	// limb, and drops it. p's limbs make m·p shifts and subtractions:
-	// m·p0 + m (the low limb) is m·2^64, so limb 1 takes m·p1 + m =
-	// m·2^32; and m·p3 = m·2^64 − m·2^32 + m, whose low limb is
-	// m − (m<<32) and high limb m − (m>>32) less that borrow.
+	var t0, t1, t2, t3, t4, t5, c, yi uint64
+	// Each round adds x·y[i], then reduces by one limb (montStep).
 	// y[0]
 	yi = y[0]
 	t0, c = mac(t0, x0, yi, 0)
@@ -102,12 +98,7 @@ func feMul(z, x, y *fe) {
 	t2, c = mac(t2, x2, yi, c)
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
-	m = t0
-	ml, b = bits.Sub64(m, m<<32, 0)
-	t0, c = bits.Add64(t1, m<<32, 0)
-	t1, c = bits.Add64(t2, m>>32, c)
-	t2, c = bits.Add64(t3, ml, c)
-	t3, c = bits.Add64(t4, m-m>>32-b, c)
+	t0, t1, t2, t3, c = montStep(t0, t1, t2, t3, t4)
 	t4 = t5 + c
 	// y[1]
 	yi = y[1]
@@ -116,12 +107,7 @@ func feMul(z, x, y *fe) {
 	t2, c = mac(t2, x2, yi, c)
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
-	m = t0
-	ml, b = bits.Sub64(m, m<<32, 0)
-	t0, c = bits.Add64(t1, m<<32, 0)
-	t1, c = bits.Add64(t2, m>>32, c)
-	t2, c = bits.Add64(t3, ml, c)
-	t3, c = bits.Add64(t4, m-m>>32-b, c)
+	t0, t1, t2, t3, c = montStep(t0, t1, t2, t3, t4)
 	t4 = t5 + c
 	// y[2]
 	yi = y[2]
@@ -130,12 +116,7 @@ func feMul(z, x, y *fe) {
 	t2, c = mac(t2, x2, yi, c)
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
-	m = t0
-	ml, b = bits.Sub64(m, m<<32, 0)
-	t0, c = bits.Add64(t1, m<<32, 0)
-	t1, c = bits.Add64(t2, m>>32, c)
-	t2, c = bits.Add64(t3, ml, c)
-	t3, c = bits.Add64(t4, m-m>>32-b, c)
+	t0, t1, t2, t3, c = montStep(t0, t1, t2, t3, t4)
 	t4 = t5 + c
 	// y[3]
 	yi = y[3]
@@ -144,14 +125,27 @@ func feMul(z, x, y *fe) {
 	t2, c = mac(t2, x2, yi, c)
 	t3, c = mac(t3, x3, yi, c)
 	t4, t5 = bits.Add64(t4, c, 0)
-	m = t0
-	ml, b = bits.Sub64(m, m<<32, 0)
-	t0, c = bits.Add64(t1, m<<32, 0)
-	t1, c = bits.Add64(t2, m>>32, c)
-	t2, c = bits.Add64(t3, ml, c)
-	t3, c = bits.Add64(t4, m-m>>32-b, c)
+	t0, t1, t2, t3, c = montStep(t0, t1, t2, t3, t4)
 	t4 = t5 + c
 	reduceOnce(z, t0, t1, t2, t3, t4)
+}
+
+// montStep is one round of the Montgomery reduction: it adds m·p with
+// m = t0, which zeroes the low limb, and drops that limb, returning the
+// four limbs above and the carry out of the top. p's limbs make m·p
+// shifts and subtractions: m·p0 + m (the low limb) is m·2^64, so limb 1
+// takes m·p1 + m = m·2^32; p2 is zero; and m·p3 = m·2^64 − m·2^32 + m,
+// whose low limb is m − (m<<32) and high limb m − (m>>32) less that
+// borrow.
+func montStep(t0, t1, t2, t3, t4 uint64) (r0, r1, r2, r3, carry uint64) {
+	m := t0
+	ml, b := bits.Sub64(m, m<<32, 0)
+	var c uint64
+	r0, c = bits.Add64(t1, m<<32, 0)
+	r1, c = bits.Add64(t2, m>>32, c)
+	r2, c = bits.Add64(t3, ml, c)
+	r3, c = bits.Add64(t4, m-m>>32-b, c)
+	return r0, r1, r2, r3, c
 }
 
 // feSqr sets z = x²·2^-256 mod p: the product's six cross terms once,
@@ -192,15 +186,8 @@ func feSqr(z, x *fe) {
 	r7, _ = bits.Add64(r7, hi, c)
 	// Reduce r0..r3 (t4 is the carry above the four limbs kept).
 	t0, t1, t2, t3, t4 := r0, r1, r2, r3, uint64(0)
-	var m, ml, b uint64
 	for range 4 {
-		m = t0
-		ml, b = bits.Sub64(m, m<<32, 0)
-		t0, c = bits.Add64(t1, m<<32, 0)
-		t1, c = bits.Add64(t2, m>>32, c)
-		t2, c = bits.Add64(t3, ml, c)
-		t3, c = bits.Add64(t4, m-m>>32-b, c)
-		t4 = c
+		t0, t1, t2, t3, t4 = montStep(t0, t1, t2, t3, t4)
 	}
 	// Add the high half: below 2p (x² < p², so the high half is below p).
 	t0, c = bits.Add64(t0, r4, 0)
