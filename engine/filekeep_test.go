@@ -145,29 +145,10 @@ func TestFileNamedTellsOfAFileToFetch(t *testing.T) {
 // lists the rest with a version naming them.
 func TestMissingFilesExceptPassesOver(t *testing.T) {
 	ctx := context.Background()
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sp := enginetest.SpaceID("missing except")
-	w, err := enginetest.NewWriter(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var refs []record.File
+	s, sp, v, refs := storeLacking(t, "missing except", 5)
 	var ids []canonical.ID
-	for i := range 5 {
-		data := fmt.Appendf(nil, "lacking %d", i)
-		ids = append(ids, canonical.IDOf(data))
-		refs = append(refs, record.File{Hash: canonical.IDOf(data), Size: int64(len(data))})
-	}
-	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(d *record.Draft) { d.Files = refs })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
-		t.Fatal(err)
+	for _, f := range refs {
+		ids = append(ids, f.Hash)
 	}
 	inHand := map[canonical.ID]bool{ids[1]: true, ids[3]: true}
 	got := map[canonical.ID]bool{}
@@ -191,28 +172,7 @@ func TestMissingFilesExceptPassesOver(t *testing.T) {
 // order, and from the first with the zero ID.
 func TestMissingFilesAfterGoesOn(t *testing.T) {
 	ctx := context.Background()
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	sp := enginetest.SpaceID("missing after")
-	w, err := enginetest.NewWriter(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var refs []record.File
-	for i := range 600 { // past one page of the index
-		data := fmt.Appendf(nil, "lacking %d", i)
-		refs = append(refs, record.File{Hash: canonical.IDOf(data), Size: int64(len(data))})
-	}
-	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(d *record.Draft) { d.Files = refs })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
-		t.Fatal(err)
-	}
+	s, sp, _, refs := storeLacking(t, "missing after", 600) // past one page of the index
 	list := func(after canonical.ID) []canonical.ID {
 		var got []canonical.ID
 		if err := s.MissingFilesAfter(ctx, sp, after, nil, func(f engine.NamedFile) bool {
@@ -245,4 +205,33 @@ func TestMissingFilesAfterGoesOn(t *testing.T) {
 	if got := list(mid); len(got) != len(all)-301 || got[0] != all[301] {
 		t.Errorf("after a digest not listed: %d files, want %d", len(got), len(all)-301)
 	}
+}
+
+// storeLacking is a store (closed when the test ends) holding, in a space
+// of its own named by name, one version naming n files it does not hold.
+func storeLacking(t *testing.T, name string, n int) (*engine.Store, string, *record.Version, []record.File) {
+	t.Helper()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sp := enginetest.SpaceID(name)
+	w, err := enginetest.NewWriter(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []record.File
+	for i := range n {
+		data := fmt.Appendf(nil, "lacking %d", i)
+		refs = append(refs, record.File{Hash: canonical.IDOf(data), Size: int64(len(data))})
+	}
+	v, err := w.First("app.album", canonical.NewObject("n", 1.0), func(d *record.Draft) { d.Files = refs })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Admit(context.Background(), "p", []*record.Version{v}); err != nil {
+		t.Fatal(err)
+	}
+	return s, sp, v, refs
 }
