@@ -151,7 +151,12 @@ func runRecorded(dir string) int {
 	ctx, stop := interruptible(context.Background())
 	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: io.MultiWriter(os.Stdout, f), err: io.MultiWriter(os.Stderr, ef)})
 	stop()
-	_ = os.WriteFile(base+".code", []byte(strconv.Itoa(code)), 0o644)
+	// Written whole under another name, then renamed: a watcher that globs
+	// for call-*.code (watchServes) must never read the file empty, which
+	// it would take for exit 0.
+	if os.WriteFile(base+".code-new", []byte(strconv.Itoa(code)), 0o644) == nil {
+		_ = os.Rename(base+".code-new", base+".code")
+	}
 	return code
 }
 

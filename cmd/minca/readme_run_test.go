@@ -300,7 +300,11 @@ func watchServes(ctx context.Context, dir string, stop func()) string {
 				continue
 			}
 			b, _ := os.ReadFile(c)
-			code, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				delete(seen, c) // not a whole code (yet): read it again
+				continue
+			}
 			if code == exitSIGINT || code == exitSIGTERM || slices.Contains(argv, "--help") {
 				continue
 			}
