@@ -235,3 +235,40 @@ func storeLacking(t *testing.T, name string, n int) (*engine.Store, string, *rec
 	}
 	return s, sp, v, refs
 }
+
+// NamingFile finds, by the file's entries of the files index alone, the
+// version NamedFiles lists naming it, in its space only.
+func TestNamingFileFindsTheNamingVersion(t *testing.T) {
+	ctx := context.Background()
+	s, sp, _, refs := storeLacking(t, "naming file", 600) // past one page of the index
+	listed := map[canonical.ID]engine.NamedFile{}
+	if err := s.NamedFiles(ctx, sp, func(f engine.NamedFile) bool {
+		listed[f.Hash] = f
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != len(refs) {
+		t.Fatalf("NamedFiles listed %d files of %d", len(listed), len(refs))
+	}
+	for i, ref := range refs {
+		got, ok, err := s.NamingFile(ctx, sp, ref.Hash)
+		if err != nil || !ok || got != listed[ref.Hash] {
+			t.Fatalf("file %d: %+v %v %v, want %+v", i, got, ok, err, listed[ref.Hash])
+		}
+	}
+	// Held, it is still named.
+	if err := s.PutFile(ctx, refs[7].Hash, []byte("lacking 7")); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.NamingFile(ctx, sp, refs[7].Hash); err != nil || !ok || got != listed[refs[7].Hash] {
+		t.Errorf("a held file: %+v %v %v", got, ok, err)
+	}
+	other := enginetest.SpaceID("another space")
+	if _, ok, err := s.NamingFile(ctx, other, refs[0].Hash); err != nil || ok {
+		t.Errorf("in a space naming none of them: %v %v", ok, err)
+	}
+	if _, ok, err := s.NamingFile(ctx, sp, canonical.IDOf([]byte("named by nothing"))); err != nil || ok {
+		t.Errorf("a file no version names: %v %v", ok, err)
+	}
+}

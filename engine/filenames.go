@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,48 @@ func (s *Store) NamedFiles(ctx context.Context, space string, yield func(NamedFi
 	}
 }
 
+// NamingFile finds a version held whole in space that names the file
+// hash, as NamedFiles would list it: false when none does. It reads the
+// files index's entries of that file alone, so asking for one file costs
+// the same in a store naming a million as in one naming ten.
+func (s *Store) NamingFile(ctx context.Context, space string, hash canonical.ID) (NamedFile, bool, error) {
+	if err := s.check(); err != nil {
+		return NamedFile{}, false, err
+	}
+	if s.filesUnindexed {
+		var found NamedFile
+		ok := false
+		err := s.namedFilesByScan(ctx, space, func(f NamedFile) bool {
+			found, ok = f, f.Hash == hash
+			return !ok
+		})
+		return found, ok, err
+	}
+	tag := keys.SpaceTag(space)
+	p := append(append([]byte{keys.FileNamed}, hash[:]...), tag[:]...)
+	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	if err != nil {
+		return NamedFile{}, false, err
+	}
+	defer it.Close()
+	for it.Next() {
+		k := it.Key()
+		if len(k) != 1+32+keys.SpaceLen+32 {
+			return NamedFile{}, false, Errorf(ErrCorrupt, "damaged: files index key")
+		}
+		size, sp, err := decodeFileName(it.Value())
+		if err != nil {
+			return NamedFile{}, false, err
+		}
+		if sp != space {
+			continue // another space whose tag is the same
+		}
+		vd, _ := keys.Digest(k, len(p))
+		return NamedFile{FileRef: FileRef{Hash: hash, Size: size}, Space: sp, Version: vd}, true, nil
+	}
+	return NamedFile{}, false, it.Err()
+}
+
 // namedPage reads 'n' entries in [lo, hi) up to missingPage of them in
 // space ("": every space); next is where the following page starts, nil
 // at the end.
@@ -106,7 +149,14 @@ func (s *Store) namedFilesByScan(ctx context.Context, space string, yield func(N
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		env, body, err := splitVersion(it.Value())
+		k := it.Key()
+		if len(k) != 9 {
+			return Errorf(ErrCorrupt, "damaged: version value key %x", k)
+		}
+		env, body, err := readValue(s.kv, binary.BigEndian.Uint64(k[1:]), it.Value())
+		if errors.Is(err, errAstray) {
+			continue // names no file; Check names the damage
+		}
 		if err != nil {
 			return err
 		}

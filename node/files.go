@@ -235,18 +235,9 @@ const maxFileWants = 1024
 // file must be named by a version of the space the node holds; false
 // when none does (there is nothing to fetch it by).
 func (n *Node) WantFile(ctx context.Context, spaceID string, hash canonical.ID) (bool, error) {
-	var found *engine.NamedFile
-	if err := n.st.NamedFiles(ctx, spaceID, func(f engine.NamedFile) bool {
-		if f.Hash == hash {
-			found = &f
-			return false
-		}
-		return true
-	}); err != nil {
+	found, ok, err := n.st.NamingFile(ctx, spaceID, hash)
+	if err != nil || !ok {
 		return false, err
-	}
-	if found == nil {
-		return false, nil
 	}
 	w := &n.wants
 	w.mu.Lock()
@@ -260,7 +251,7 @@ func (n *Node) WantFile(ctx context.Context, spaceID string, hash canonical.ID) 
 			w.order = w.order[1:]
 		}
 		w.order = append(w.order, hash)
-		w.by[hash] = *found
+		w.by[hash] = found
 	}
 	if w.ch != nil {
 		close(w.ch)
