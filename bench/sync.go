@@ -57,6 +57,12 @@ type SyncResult struct {
 	ImportSeconds float64 `json:"importSeconds"`
 	SyncSeconds   float64 `json:"syncSeconds"`
 	SyncRatio     float64 `json:"syncOverImport"`
+	// The same in CPU seconds of the process (both nodes' when syncing),
+	// medians: on a machine others load, what the work cost rather than
+	// how long it waited for a core.
+	ImportCPUSeconds float64 `json:"importCPUSeconds"`
+	SyncCPUSeconds   float64 `json:"syncCPUSeconds"`
+	SyncCPURatio     float64 `json:"syncOverImportCPU"`
 	// Two stores of Big versions each, 1% different: the bytes on the
 	// wire both ways against negentropy's own bytes plus the missing
 	// versions' bytes (goal ≤ 1.1), and how long it took.
@@ -202,16 +208,16 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 		return res, err
 	}
 	defer stop()
-	var imps, syncs, ratios []float64
+	var imps, syncs, ratios, impCPUs, syncCPUs, cpuRatios []float64
 	for r := range cfg.Rounds {
 		steps.next(fmt.Sprintf("round %d of %d: import", r+1, cfg.Rounds))
 		st, err := openBenchStore(filepath.Join(dir, fmt.Sprintf("import-%d", r)), &judge.Judge{})
 		if err != nil {
 			return res, err
 		}
-		start := time.Now()
+		start, cpu := time.Now(), cpuSeconds()
 		err = importAll(ctx, st, lines, 1000, len(lines))
-		imp := time.Since(start).Seconds()
+		imp, impCPU := time.Since(start).Seconds(), cpuSeconds()-cpu
 		st.Close()
 		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("import-%d", r)))
 		if err != nil {
@@ -222,9 +228,9 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 		if err != nil {
 			return res, err
 		}
-		start = time.Now()
+		start, cpu = time.Now(), cpuSeconds()
 		sum, err := syncOnce(ctx, syncHost{st, []string{sp}}, url)
-		sy := time.Since(start).Seconds()
+		sy, syCPU := time.Since(start).Seconds(), cpuSeconds()-cpu
 		st.Close()
 		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("sync-%d", r)))
 		if err != nil {
@@ -234,8 +240,10 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 			return res, fmt.Errorf("bench: sync received %d of %d versions", sum.Received, len(lines))
 		}
 		imps, syncs, ratios = append(imps, imp), append(syncs, sy), append(ratios, sy/imp)
+		impCPUs, syncCPUs, cpuRatios = append(impCPUs, impCPU), append(syncCPUs, syCPU), append(cpuRatios, syCPU/impCPU)
 	}
 	res.ImportSeconds, res.SyncSeconds, res.SyncRatio = median(imps), median(syncs), median(ratios)
+	res.ImportCPUSeconds, res.SyncCPUSeconds, res.SyncCPURatio = median(impCPUs), median(syncCPUs), median(cpuRatios)
 
 	steps.next("two stores 1% different")
 	if err := diffCase(ctx, dir, cfg, &res); err != nil {

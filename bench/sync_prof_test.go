@@ -20,18 +20,7 @@ import (
 func BenchmarkSyncInto(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	path, err := corpusIn(ctx, dir, "", CorpusConfig{Versions: b.N, Spaces: 1, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	lines, err := readLines(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sp, err := spaceOf(lines[0])
-	if err != nil {
-		b.Fatal(err)
-	}
+	lines, sp := syncCorpus(b, dir)
 	src, err := openBenchStore(filepath.Join(dir, "source"), &judge.Judge{})
 	if err != nil {
 		b.Fatal(err)
@@ -55,22 +44,70 @@ func BenchmarkSyncInto(b *testing.B) {
 	}
 	defer st.Close()
 	b.ResetTimer()
-	if f := os.Getenv("MINCA_BENCH_PROFILE"); f != "" {
-		out, err := os.Create(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer out.Close()
-		if err := pprof.StartCPUProfile(out); err != nil {
-			b.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer profileCPU(b)()
 	sum, err := syncOnce(ctx, syncHost{st, []string{sp}}, url)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if sum.Received != int64(len(lines)) {
 		b.Fatalf("received %d of %d versions", sum.Received, len(lines))
+	}
+}
+
+// BenchmarkSyncImport is BenchmarkSyncInto's bound, as `minca bench sync`
+// takes it: the same corpus imported into an empty store (batches of
+// 1,000, pipelined), profiled the same way (MINCA_BENCH_PROFILE=FILE).
+func BenchmarkSyncImport(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	lines, _ := syncCorpus(b, dir)
+	st, err := openBenchStore(filepath.Join(dir, "import"), &judge.Judge{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	b.ResetTimer()
+	defer profileCPU(b)()
+	if err := importAll(ctx, st, lines, 1000, len(lines)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// syncCorpus makes the sync benchmark's corpus of b.N versions in one
+// space: its lines and the space.
+func syncCorpus(b *testing.B, dir string) ([][]byte, string) {
+	path, err := corpusIn(context.Background(), dir, "", CorpusConfig{Versions: b.N, Spaces: 1, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines, err := readLines(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sp, err := spaceOf(lines[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lines, sp
+}
+
+// profileCPU starts a CPU profile into the file MINCA_BENCH_PROFILE names,
+// when it names one, and returns what stops it.
+func profileCPU(b *testing.B) func() {
+	f := os.Getenv("MINCA_BENCH_PROFILE")
+	if f == "" {
+		return func() {}
+	}
+	out, err := os.Create(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		out.Close()
 	}
 }

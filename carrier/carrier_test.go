@@ -19,6 +19,7 @@ import (
 	"github.com/minca-go/minca/engine/enginetest"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/klauspost/compress/zstd"
@@ -333,20 +334,37 @@ func mustGenesis(t testing.TB, acc *identity.PrivateKey, name string) *space.Gen
 }
 
 // readable is what bytes hold as a reader of the store sees them: the
-// bytes themselves and, when they hold a zstd frame (a mirror's segments
-// are compressed, engine/mirror), what it decompresses to.
+// bytes themselves; for each zstd frame they hold (a mirror's segments are
+// compressed, engine/mirror), what it decompresses to; and for a Pebble
+// table, its keys and values (its blocks are compressed one by one, so a
+// text held once in it need not appear in its bytes).
 func readable(b []byte) []byte {
-	i := bytes.Index(b, []byte{0x28, 0xb5, 0x2f, 0xfd})
-	if i < 0 {
-		return b
+	out := append([]byte{}, b...)
+	if r, err := sstable.NewMemReader(b, sstable.ReaderOptions{}); err == nil {
+		it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
+		if err == nil {
+			for kv := it.First(); kv != nil; kv = it.Next() {
+				v, _, _ := kv.Value(nil)
+				out = append(append(out, kv.K.UserKey...), v...)
+			}
+			it.Close()
+		}
+		r.Close()
 	}
-	d, err := zstd.NewReader(bytes.NewReader(b[i:]))
-	if err != nil {
-		return b
+	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
+	for rest := b; ; {
+		i := bytes.Index(rest, magic)
+		if i < 0 {
+			return out
+		}
+		rest = rest[i:]
+		if d, err := zstd.NewReader(bytes.NewReader(rest)); err == nil {
+			frame, _ := io.ReadAll(d) // up to where the frame's segment trailer starts
+			d.Close()
+			out = append(out, frame...)
+		}
+		rest = rest[len(magic):]
 	}
-	defer d.Close()
-	out, _ := io.ReadAll(d) // up to where the segment's trailer starts
-	return append(append([]byte{}, b...), out...)
 }
 
 // grep reports whether any file under dir holds marker, read as

@@ -564,7 +564,7 @@ func (s *Store) readHeld(vseq uint64) (*record.Version, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, body, err := splitVersion(vb)
+	env, body, err := readValue(s.kv, vseq, vb)
 	if err != nil {
 		return nil, err
 	}

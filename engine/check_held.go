@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"hash/maphash"
@@ -128,7 +129,7 @@ func (c *checker) checkValue(k, val []byte) (r heldValue) {
 	}
 	f := &r.f
 	f.vseq = binary.BigEndian.Uint64(k[1:])
-	env, body, err := splitVersion(val)
+	env, body, err := readValue(c.s.kv, f.vseq, val)
 	if err != nil {
 		f.flags, r.bad = heldBad, err
 		return r
@@ -136,6 +137,10 @@ func (c *checker) checkValue(k, val []byte) (r heldValue) {
 	v, err := decodeHeld(env, body)
 	if err != nil {
 		f.flags, r.bad = heldBad, err
+		return r
+	}
+	if rec, marked := markedRec(val); marked && v.HasSpace && !bytes.Equal(rec, keys.Rec(v.Space, v.Key)) {
+		f.flags, r.bad = heldBad, Errorf(ErrCorrupt, "damaged: version value %d: it names a record that is not its own", f.vseq)
 		return r
 	}
 	d, ok := v.Digest()

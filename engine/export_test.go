@@ -1,5 +1,13 @@
 package engine
 
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/minca-go/minca/engine/internal/keys"
+)
+
 // Layout is the key layout this engine writes.
 const Layout = layout
 
@@ -26,4 +34,47 @@ func uvarintLen(x uint64) int {
 		n++
 	}
 	return n
+}
+
+// Layout10 turns kv into a store as layout 10 kept it — the value of each
+// record's first standing version in 'v' as well as in the record's head —
+// for the test that such a store reads, checks and grows as before.
+func Layout10(kv KV) error {
+	b, err := kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	it, err := kv.NewIter([]byte{keys.Version}, []byte{keys.Version + 1})
+	if err != nil {
+		return err
+	}
+	for it.Next() {
+		rec, marked := markedRec(it.Value())
+		if !marked {
+			continue
+		}
+		hb, err := kv.Get(keys.HeadKey(rec))
+		if err != nil {
+			return err
+		}
+		env, body, ok, err := fromHead(hb, binary.BigEndian.Uint64(it.Key()[1:]))
+		if err != nil || !ok {
+			return fmt.Errorf("value %x: %v", it.Key(), err)
+		}
+		if err := b.Set(bytes.Clone(it.Key()), versionValue(env, body)); err != nil {
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	state, err := kv.Get([]byte("_state"))
+	if err != nil {
+		return err
+	}
+	if err := b.Set([]byte("_state"), append([]byte{10}, state[1:]...)); err != nil {
+		return err
+	}
+	return b.Commit(Sync)
 }

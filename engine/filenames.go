@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -148,7 +149,14 @@ func (s *Store) namedFilesByScan(ctx context.Context, space string, yield func(N
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		env, body, err := splitVersion(it.Value())
+		k := it.Key()
+		if len(k) != 9 {
+			return Errorf(ErrCorrupt, "damaged: version value key %x", k)
+		}
+		env, body, err := readValue(s.kv, binary.BigEndian.Uint64(k[1:]), it.Value())
+		if errors.Is(err, errAstray) {
+			continue // names no file; Check names the damage
+		}
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,11 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 		body = e.body
 	}
 	t.setFresh(keys.IDKey(d), vseqValue(vseq))
-	t.setFresh(keys.VersionKey(vseq), versionValue(e.env, body))
+	if isFirst {
+		t.setFresh(keys.VersionKey(vseq), markerValue(rec)) // the head holds it
+	} else {
+		t.setFresh(keys.VersionKey(vseq), versionValue(e.env, body))
+	}
 	if len(body) > 0 {
 		if err := t.nameFiles(d, v.Space, v.Files); err != nil {
 			return None, err
@@ -62,6 +66,9 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 		t.set(keys.HeadKey(rec), nh.encode())
 	}
 	if hasHead {
+		if isFirst {
+			t.giveBack(oh)
+		}
 		if oh.top != nh.top && !(nh.hasFirst && oh.top == nh.first) {
 			var env []byte // the head has the first's envelope, not the top's
 			if oh.hasFirst && oh.first == oh.top {
@@ -114,15 +121,13 @@ func (t *tx) demote(d canonical.ID, vseq uint64, hold holding, env []byte) error
 		return nil
 	}
 	if env == nil {
-		vb, ok, err := t.get(keys.VersionKey(vseq))
-		if err != nil {
+		var ok bool
+		var err error
+		if env, _, ok, err = t.valueAt(vseq); err != nil {
 			return err
 		}
 		if !ok {
 			return Errorf(ErrCorrupt, "damaged: version %s has no value at %d", d, vseq)
-		}
-		if env, _, err = splitVersion(vb); err != nil {
-			return err
 		}
 	}
 	t.set(keys.VersionKey(vseq), versionValue(env, nil))

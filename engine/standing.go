@@ -64,6 +64,12 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 		return false, err
 	}
 	if !nh.equal(oh) {
+		if !(oh.hasFirst && nh.hasFirst && oh.first == nh.first) {
+			t.giveBack(oh)
+			if nh.hasFirst {
+				t.set(keys.VersionKey(nh.firstV), markerValue(rec)) // the head holds it
+			}
+		}
 		if oh.hasFirst && oh.first != nh.top && !(nh.hasFirst && oh.first == nh.first) {
 			if err := t.demote(oh.first, oh.firstV, oh.firstH, oh.firstEnv); err != nil {
 				return false, err

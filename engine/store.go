@@ -154,10 +154,13 @@ const stateName = "state"
 // layout when opened (upgrade.go); 8 kept change log entries without what
 // each batch left (Change.Facts), and they are read as they are, as are
 // those of 6 and 7, while the next batch writes the store in this layout;
-// 9 is this layout with every value kept as the engine wrote it, read as
+// 9 is layout 10 with every value kept as the engine wrote it, read as
 // it is: 10 lets a backend keep values compressed (backends/sqlite does),
-// which an engine reading 9 would take for damage.
-const layout = 10
+// which an engine reading 9 would take for damage; 10 and before kept the
+// value of a record's first standing version both in 'v' and in its head,
+// and such values are read as they are until the record next changes
+// (since 11 the head is its only home, current_home.go).
+const layout = 11
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.
@@ -371,7 +374,7 @@ func readVersion(r Reader, d canonical.ID) (uint64, []byte, []byte, error) {
 	if err != nil {
 		return 0, nil, nil, Errorf(ErrCorrupt, "damaged: version %s has no value at %d: %v", d, vseq, err)
 	}
-	env, body, err := splitVersion(vb)
+	env, body, err := readValue(r, vseq, vb)
 	return vseq, env, body, err
 }
 

@@ -113,15 +113,14 @@ func (t *tx) version(d canonical.ID) (vseq uint64, env, body []byte, ok bool, er
 	if vseq, err = decodeVseq(sb); err != nil {
 		return 0, nil, nil, false, err
 	}
-	vb, ok, err := t.get(keys.VersionKey(vseq))
+	env, body, ok, err = t.valueAt(vseq)
 	if err != nil {
 		return 0, nil, nil, false, err
 	}
 	if !ok {
 		return 0, nil, nil, false, Errorf(ErrCorrupt, "damaged: version %s has no value at %d", d, vseq)
 	}
-	env, body, err = splitVersion(vb)
-	return vseq, env, body, err == nil, err
+	return vseq, env, body, true, nil
 }
 
 func (t *tx) histEntry(v *record.Version) (histEntry, error) {
@@ -375,7 +374,11 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	if !ok {
 		return Errorf(ErrCorrupt, "damaged: version %s is not held", d)
 	}
-	t.set(keys.VersionKey(vseq), versionValue(env, body))
+	if isFirst {
+		t.set(keys.VersionKey(vseq), markerValue(rec)) // the head holds it
+	} else {
+		t.set(keys.VersionKey(vseq), versionValue(env, body))
+	}
 	if err := t.nameFiles(d, v.Space, v.Files); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"slices"
@@ -69,23 +70,74 @@ func (s *Store) VersionsJSON(ctx context.Context, ids []canonical.ID, found func
 		start = append(start, j)
 	}
 	raws := make([][]byte, len(ids))
-	var rerr error
-	err = s.kv.GetMany(vKeys, func(j int, val []byte) {
-		env, body, err := splitVersion(val)
-		var raw []byte
-		if err == nil {
-			raw, err = joinWhole(env, body)
-		}
+	put := func(j int, env, body []byte) error {
+		raw, err := joinWhole(env, body)
 		if err != nil {
-			rerr = cmp.Or(rerr, err)
-			return
+			return err
 		}
 		for k := start[j]; k < len(hs) && hs[k].vseq == hs[start[j]].vseq; k++ {
 			raws[hs[k].i] = raw
 		}
+		return nil
+	}
+	var rerr error
+	type marked struct {
+		j  int
+		vb []byte
+	}
+	var heads []marked // values a record's head holds, read after GetMany's pass
+	err = s.kv.GetMany(vKeys, func(j int, val []byte) {
+		if _, ok := markedRec(val); ok {
+			heads = append(heads, marked{j, bytes.Clone(val)})
+			return
+		}
+		env, body, err := splitVersion(val)
+		if err == nil {
+			err = put(j, env, body)
+		}
+		rerr = cmp.Or(rerr, err)
 	})
 	if err = cmp.Or(err, rerr); err != nil {
 		return err
+	}
+	if len(heads) > 0 {
+		// GetMany takes keys in order, once each; a record named twice
+		// (damage) is left to the reads below.
+		slices.SortFunc(heads, func(a, b marked) int { return bytes.Compare(a.vb, b.vb) })
+		hKeys := make([][]byte, 0, len(heads))
+		at := make([]int, 0, len(heads))
+		for i, m := range heads {
+			if i == 0 || !bytes.Equal(heads[i-1].vb, m.vb) {
+				rec, _ := markedRec(m.vb)
+				hKeys, at = append(hKeys, keys.HeadKey(rec)), append(at, i)
+			}
+		}
+		err = s.kv.GetMany(hKeys, func(i int, hb []byte) {
+			m := &heads[at[i]]
+			env, body, ok, err := fromHead(hb, hs[start[m.j]].vseq)
+			if ok {
+				err = put(m.j, env, body)
+				m.vb = nil
+			}
+			rerr = cmp.Or(rerr, err)
+		})
+		if err = cmp.Or(err, rerr); err != nil {
+			return err
+		}
+		for _, m := range heads {
+			if m.vb == nil {
+				continue
+			}
+			// The head moved on since the value was read (or is not
+			// there): read both again.
+			env, body, err := readValue(s.kv, hs[start[m.j]].vseq, m.vb)
+			if err == nil {
+				err = put(m.j, env, body)
+			}
+			if err != nil {
+				return err
+			}
+		}
 	}
 	for _, h := range hs {
 		if raws[h.i] == nil {

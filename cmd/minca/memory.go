@@ -28,17 +28,17 @@ type importMemory struct {
 // memoryDefs lists m's parts in the order docs/stores.md's table does.
 func memoryDefs(m *importMemory) []setting {
 	return []setting{
-		{"go-heap", "80MiB", "the soft limit on the Go heap: the versions in the pipeline, the caches below and the collector's room", sizeValue(&m.goHeap)},
-		{"block-cache", "16MiB", "a Pebble store's block cache (sstable blocks, filters and indexes)", sizeValue(&m.store.BlockCache)},
-		{"memtable", "8MiB", "one of a Pebble store's two memtables (the one taking writes, the one being flushed)", func(v string) error {
+		{"go-heap", "76MiB", "the soft limit on the Go heap: the versions in the pipeline, the caches below and the collector's room", sizeValue(&m.goHeap)},
+		{"block-cache", "12MiB", "a Pebble store's block cache (sstable blocks, filters and indexes)", sizeValue(&m.store.BlockCache)},
+		{"memtable", "7MiB", "one of a Pebble store's two memtables (the one taking writes, the one being flushed)", func(v string) error {
 			err := sizeValue(&m.store.MemTable)(v)
 			if err == nil && m.store.MemTable < store.MinMemTable {
 				err = fmt.Errorf("%s is less than the least, 64KiB", v)
 			}
 			return err
 		}},
-		{"held", "2048", "recently stored versions kept for the judge's chain checks (an edit's previous version)", countValue(&m.store.Held)},
-		{"verdicts", "16384", "passing signature verdicts remembered (02 §3.2) for versions held aside and checked again", countValue(&m.verdicts)},
+		{"held", "1024", "recently stored versions kept for the judge's chain checks (an edit's previous version)", countValue(&m.store.Held)},
+		{"verdicts", "8192", "passing signature verdicts remembered (02 §3.2) for versions held aside and checked again", countValue(&m.verdicts)},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/transport"
 )
 
 // received admits a VERSIONS message: an answer to our WANT, or a push.
@@ -37,7 +38,7 @@ func (s *session) received(m *message) *endError {
 	s.wake()
 	// Not the session's context: a batch read whole is admitted though the
 	// session ends while it waits for its turn (newAdmit).
-	if err := s.admit.Add(context.WithoutCancel(s.ctx), &admission{flag: m.flag, raws: m.versions, size: m.size}); err != nil {
+	if err := s.admit.Add(context.WithoutCancel(s.ctx), &admission{flag: m.flag, raws: m.versions, frame: m.frame, size: m.size}); err != nil {
 		return s.admitErr(err)
 	}
 	m.size = 0 // the pipeline gives it back once the batch is decided (newAdmit)
@@ -48,7 +49,8 @@ func (s *session) received(m *message) *endError {
 type admission struct {
 	flag  byte
 	raws  [][]byte
-	size  int // the message's bytes of the connection's RecvQueue
+	frame transport.Frame // the buffer raws lie in, released once they are decoded
+	size  int             // the message's bytes of the connection's RecvQueue
 	a     admitted
 	vs    []*record.Version
 	sizes []int // each version's bytes as it travelled
@@ -119,7 +121,12 @@ func (s *session) decode(ctx context.Context, ad *admission) ([]*record.Version,
 		}
 		ad.vs, ad.sizes = append(ad.vs, v), append(ad.sizes, len(raw))
 	}
+	// Nothing decoded points into the frame (record.Decode copies what
+	// it keeps): its buffer is read into again, while the message's
+	// bytes still count in RecvQueue until the batch is decided.
 	ad.raws = nil
+	ad.frame.Release()
+	ad.frame = transport.Frame{}
 	return ad.vs, nil
 }
 

@@ -134,6 +134,7 @@ func (s *session) answer(j *wantJob) error {
 	}
 	defer func() { s.c.out.give(room) }()
 	vb := newVersionsBuilder(s.sid, s.c.c.MaxMessage())
+	defer vb.release()
 	sent := 0
 	// The versions asked are read answerRead at a time, each group in
 	// one sorted pass over the store, not two point reads each.
@@ -144,7 +145,8 @@ func (s *session) answer(j *wantJob) error {
 				return err
 			}
 			if !vb.fits(len(raw)) {
-				err := s.c.send(s.ctx, s, vb.take(versAnswer))
+				err := s.c.sendFrame(s.ctx, s, vb.frame(versAnswer))
+				vb.reset()
 				s.c.out.give(room)
 				room = 0
 				if err != nil {
@@ -163,7 +165,7 @@ func (s *session) answer(j *wantJob) error {
 		}
 	}
 	s.count(sent)
-	return s.c.send(s.ctx, s, vb.take(versLast))
+	return s.c.sendFrame(s.ctx, s, vb.frame(versLast))
 }
 
 // answerRead is how many versions an answer reads from the store at once:
@@ -179,6 +181,7 @@ func (s *session) push(ids []canonical.ID) error {
 	}
 	defer s.c.out.give(room)
 	vb := newVersionsBuilder(s.sid, s.c.c.MaxMessage())
+	defer vb.release()
 	sent := 0
 	for _, d := range ids {
 		raw, ok, err := s.kept(d, false)
@@ -209,7 +212,7 @@ func (s *session) push(ids []canonical.ID) error {
 		s.wake()
 		return nil
 	}
-	return s.c.send(s.ctx, s, vb.take(versPush))
+	return s.c.sendFrame(s.ctx, s, vb.frame(versPush))
 }
 
 func indexOf(ids []canonical.ID, d canonical.ID) int {

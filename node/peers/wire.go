@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/minca-go/minca/canonical"
@@ -69,8 +70,9 @@ type message struct {
 	body []byte
 	size int // bytes of the connection's RecvQueue it holds until handled
 	// frame is the buffer body lies in; FILE-DATA's bytes are written
-	// from it and it is released then (files_fetch.go). Other messages'
-	// decoded parts may keep pointing into it: the collector frees it.
+	// from it and it is released then (files_fetch.go), VERSIONS' once
+	// they are decoded (receive.go). Other messages' decoded parts may
+	// keep pointing into it: the collector frees it.
 	frame transport.Frame
 
 	// NEG-OPEN
@@ -312,14 +314,33 @@ func encodeAdmitted(sid uint64, a admitted) []byte {
 }
 
 // versionsBuilder packs versions into VERSIONS messages of at most max
-// bytes and MaxBatch versions.
+// bytes and MaxBatch versions. It builds a message one byte into its
+// buffer, so that it is sent as it is built (frame, conn.sendFrame), with
+// no copy; a message that grows past smallVersions moves once into a
+// buffer of sendBuffers, used again for the builder's next message and
+// given back by release.
 type versionsBuilder struct {
-	sid  uint64
-	max  int
-	buf  []byte
-	n    int
-	flag int // index of the flag byte
+	sid    uint64
+	max    int
+	buf    []byte // the frame: its kind byte, then the message
+	pooled *[]byte
+	n      int
+	flag   int // index of the flag byte
 }
+
+// smallVersions is how large a message grows in a buffer of its own
+// before it moves into a pooled one: a push of a few versions, the most
+// of them on a live session, does not take a whole frame's buffer.
+const smallVersions = 64 << 10
+
+// sendBuffers holds the buffers large VERSIONS are built in, of a default
+// frame each: an answer streaming a store's versions to a peer builds
+// all its messages in one, and the collector empties the pool of those
+// unused.
+var sendBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, transport.FrameBuffer)
+	return &b
+}}
 
 func newVersionsBuilder(sid uint64, max int) *versionsBuilder {
 	vb := &versionsBuilder{sid: sid, max: max}
@@ -327,8 +348,10 @@ func newVersionsBuilder(sid uint64, max int) *versionsBuilder {
 	return vb
 }
 
+// reset starts a new message in the builder's buffer.
 func (vb *versionsBuilder) reset() {
-	vb.buf = header(msgVersions, vb.sid, 0)
+	vb.buf = append(vb.buf[:0], 0, msgVersions)
+	vb.buf = binary.AppendUvarint(vb.buf, vb.sid)
 	vb.flag = len(vb.buf)
 	vb.buf = append(vb.buf, versAnswer)
 	vb.n = 0
@@ -336,24 +359,48 @@ func (vb *versionsBuilder) reset() {
 
 // fits reports whether one more version of l bytes fits.
 func (vb *versionsBuilder) fits(l int) bool {
-	return vb.n < MaxBatch && len(vb.buf)+binary.MaxVarintLen64+l <= vb.max
+	return vb.n < MaxBatch && len(vb.buf)-1+binary.MaxVarintLen64+l <= vb.max
 }
 
 // alone reports whether a version of l bytes fits in an empty message.
 func (vb *versionsBuilder) alone(l int) bool {
-	return vb.flag+1+binary.MaxVarintLen64+l <= vb.max
+	return vb.flag+binary.MaxVarintLen64+l <= vb.max
 }
 
 func (vb *versionsBuilder) add(v []byte) {
+	need := len(vb.buf) + binary.MaxVarintLen64 + len(v)
+	if need > cap(vb.buf) && vb.pooled == nil && need > smallVersions && vb.max < transport.FrameBuffer {
+		// Within the frame's bound (fits), the pooled buffer never grows.
+		p := sendBuffers.Get().(*[]byte)
+		vb.pooled, vb.buf = p, append((*p)[:0], vb.buf...)
+	}
 	vb.buf = binary.AppendUvarint(vb.buf, uint64(len(v)))
 	vb.buf = append(vb.buf, v...)
 	vb.n++
 }
 
-// take returns the message with flag and starts a new one.
-func (vb *versionsBuilder) take(flag byte) []byte {
+// frame returns the message with flag as a frame, its kind byte first,
+// for conn.sendFrame; once sent, reset starts the next one in its place.
+func (vb *versionsBuilder) frame(flag byte) []byte {
 	vb.buf[vb.flag] = flag
-	out := vb.buf
+	return vb.buf
+}
+
+// take returns the message with flag and starts a new one in a new
+// buffer.
+func (vb *versionsBuilder) take(flag byte) []byte {
+	out := vb.frame(flag)[1:]
+	vb.buf, vb.pooled = nil, nil
 	vb.reset()
 	return out
+}
+
+// release gives the builder's pooled buffer back; the builder is not
+// used after.
+func (vb *versionsBuilder) release() {
+	if vb.pooled != nil {
+		*vb.pooled = vb.buf[:0]
+		sendBuffers.Put(vb.pooled)
+	}
+	vb.buf, vb.pooled = nil, nil
 }

@@ -5,7 +5,8 @@
 //
 //	'e' digest                         → vseq (8 bytes): the version is held, its value is at 'v' vseq
 //	'v' vseq                           → the version as held: its envelope value, then its body
-//	                                     (canonical JSON) when it is whole; in order of arrival
+//	                                     (canonical JSON) when it is whole; in order of arrival.
+//	                                     The first standing version's is 0 ‖ rec: its head holds it
 //	'h' rec                            → the record's head: top and first standing, how each is held,
 //	                                     and the first standing version's envelope and body
 //	'h' rec order                      → a held version's standing and flags in its record (02 §4.3 order)
