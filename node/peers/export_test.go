@@ -45,3 +45,11 @@ func TraceSent(p *Peers, f func(msg []byte)) {
 		}
 	}
 }
+
+// SetFileTimes sets how long p's sessions wait on a transfer that
+// receives nothing before stopping it (30 s), and before asking a peer
+// again for a file it lacked or stalled on (30 s).
+func SetFileTimes(p *Peers, stall, retry time.Duration) {
+	p.fileStall.Store(int64(stall))
+	p.fileRetry.Store(int64(retry))
+}

@@ -24,6 +24,13 @@ func (s *session) fileData(m *message) *endError {
 	if x == nil {
 		if left, ok := s.files.stopping[f.file]; ok && left >= n {
 			s.files.stopping[f.file] = left - n
+			if left == n {
+				// Every byte granted came: the holder's part ended with
+				// its last, and it drops the stop unanswered (FILE-STOP
+				// for no transfer). Remembered, the file would never be
+				// asked of this peer again.
+				delete(s.files.stopping, f.file)
+			}
 			fileChunk{frame: m.frame, size: m.size}.done(s.c.in)
 			m.frame, m.size = transport.Frame{}, 0
 			return nil
@@ -329,7 +336,7 @@ func (s *session) inHand(file canonical.ID) bool {
 	defer s.files.mu.Unlock()
 	_, keeping := s.files.keeping[file]
 	_, stopping := s.files.stopping[file]
-	return keeping || stopping || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter
+	return keeping || stopping || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < time.Duration(s.c.p.fileRetry.Load())
 }
 
 // room is how many transfers could start now: the slots of either kind
@@ -362,7 +369,7 @@ func (s *session) askFile(f engine.NamedFile) (done, more bool) {
 	// A file being kept is still listed missing until it is recorded, and
 	// one failing its hash is marked lacked only then: asked again
 	// meanwhile, it would be asked of the peer that sent the wrong bytes.
-	if _, ok := s.files.keeping[file]; ok || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < fileRetryAfter {
+	if _, ok := s.files.keeping[file]; ok || s.files.fetching[file] != nil || time.Since(s.files.lacked[file]) < time.Duration(s.c.p.fileRetry.Load()) {
 		return true, true
 	}
 	if _, ok := s.files.stopping[file]; ok {
@@ -393,7 +400,7 @@ func (s *session) stopStalled() {
 	s.files.mu.Lock()
 	defer s.files.mu.Unlock()
 	for file, x := range s.files.fetching {
-		if x.unreceived > 0 && time.Since(x.lastData) > fileStallAfter {
+		if x.unreceived > 0 && time.Since(x.lastData) > time.Duration(s.c.p.fileStall.Load()) {
 			s.dropFetchLocked(file, x, codeFileStalled)
 			s.files.lacked[file] = time.Now()
 		}

@@ -646,3 +646,35 @@ func TestWholePartialIsKeptNotAsked(t *testing.T) {
 	default:
 	}
 }
+
+// A transfer the asker stopped as stalled, whose holder then sent every
+// byte granted and let the stop go unanswered (its part had ended: a
+// FILE-STOP for no transfer), is asked for again once the retry wait
+// passes: the stop is not remembered past the transfer's last byte.
+func TestStoppedTransferIsAskedAgain(t *testing.T) {
+	data := noise(300<<10+3, 5)
+	_, b, sp, f := victim(t, data)
+	peers.SetFileTimes(b.peers, 200*time.Millisecond, 300*time.Millisecond)
+	h := newHostile(t, b, nil)
+	h.send(negOpen(t, 1, sp, nil))
+	file, _, size, off, credit := fileWant(t, h.until(tFileWant, 1))
+	if file != f.Hash || off != 0 || credit != size {
+		t.Fatalf("FILE-WANT %s offset %d credit %d of %d", file, off, credit, size)
+	}
+	// Nothing sent: b stops the transfer as stalled.
+	stop := h.until(tFileStop, 1)
+	if !bytes.Contains(stop, []byte("file/stalled")) {
+		t.Fatalf("b's FILE-STOP: %q", stop)
+	}
+	// Then every byte granted comes, and the stop is never answered.
+	for o := 0; o < len(data); o += 64 << 10 {
+		h.send(fileData(1, file, o, data[o:min(o+64<<10, len(data))]))
+	}
+	again, _, _, off, _ := fileWant(t, h.until(tFileWant, 1))
+	if again != f.Hash || off != 0 {
+		t.Fatalf("asked again for %s from %d", again, off)
+	}
+	if b.holds(f.Hash) {
+		t.Fatal("b kept bytes of a transfer it had stopped")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minca-go/minca/transport"
@@ -75,6 +76,9 @@ type Peers struct {
 	// fetched file's bytes: it may wait, as a slow disk does.
 	beforeFileWrite func()
 	recheck         time.Duration // how often a sending session asks MayRead again
+	// fileStall and fileRetry are fileStallAfter and fileRetryAfter but
+	// in tests (nanoseconds), set while sessions run.
+	fileStall, fileRetry atomic.Int64
 }
 
 // Totals counts what every session carried, those running included.
@@ -147,8 +151,11 @@ func New(host Host, o *Options) (*Peers, error) {
 			topt.Revoked = revocations{hs: hs.histories(), spaces: host.Spaces}
 		}
 	}
-	return &Peers{host: host, o: oo, lim: lim, guard: newGuard(lim), topt: &topt, log: oo.Logger, recheck: recheckEvery,
-		dials: map[string]*dialState{}, conns: map[*conn]struct{}{}, roomSpace: map[string]string{}}, nil
+	p := &Peers{host: host, o: oo, lim: lim, guard: newGuard(lim), topt: &topt, log: oo.Logger, recheck: recheckEvery,
+		dials: map[string]*dialState{}, conns: map[*conn]struct{}{}, roomSpace: map[string]string{}}
+	p.fileStall.Store(int64(fileStallAfter))
+	p.fileRetry.Store(int64(fileRetryAfter))
+	return p, nil
 }
 
 func (h nodeHost) histories() Histories { return h.n.Judge() }
