@@ -30,11 +30,6 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 		}
 		return s
 	}
-	admit := func(s *engine.Store, vs []*record.Version) {
-		if _, err := s.Admit(ctx, "peer", vs); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// reads is what a store answers for every version: each record's
 	// current version, and each version by id.
 	reads := func(s *engine.Store) map[string]string {
@@ -78,7 +73,7 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 
 	kv := keepKV{memory.Open(nil)}
 	s := open(kv)
-	admit(s, vs[:half])
+	admitAll(t, s, vs[:half]...)
 	before, small := reads(s), valueBytes(s)
 	s.Close()
 	if err := engine.Layout10(kv); err != nil {
@@ -95,7 +90,7 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 		t.Fatal("a layout 10 store reads otherwise")
 	}
 	clean(s, "layout 10")
-	admit(s, vs[half:])
+	admitAll(t, s, vs[half:]...)
 	clean(s, "grown")
 	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout {
 		t.Fatalf("a layout 10 store written to is in layout %d", state[0])
@@ -103,7 +98,7 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 
 	fresh := open(keepKV{memory.Open(nil)})
 	defer fresh.Close()
-	admit(fresh, vs)
+	admitAll(t, fresh, vs...)
 	if got, want := reads(s), reads(fresh); !maps.Equal(got, want) {
 		t.Fatal("the grown layout 10 store reads otherwise than a new one")
 	}
