@@ -136,42 +136,41 @@ func (s *session) answer(j *wantJob) error {
 	vb := newVersionsBuilder(s.sid, s.c.c.MaxMessage())
 	defer vb.release()
 	sent := 0
-	// The versions asked are read answerRead at a time, each group in
-	// one sorted pass over the store, not two point reads each.
-	for from := 0; from < len(j.ids); from += answerRead {
-		err := s.c.host.Store().VersionsJSON(s.ctx, j.ids[from:min(from+answerRead, len(j.ids))], func(_ int, raw []byte) error {
-			raw, ok, err := s.sendable(raw, j.flag == wantBodies)
-			if err != nil || !ok || !vb.alone(len(raw)) {
-				return err
-			}
-			if !vb.fits(len(raw)) {
-				err := s.c.sendFrame(s.ctx, s, vb.frame(versAnswer))
-				vb.reset()
-				s.c.out.give(room)
-				room = 0
-				if err != nil {
-					return err
-				}
-				if room, err = s.frameRoom(); err != nil {
-					return err
-				}
-			}
-			vb.add(raw)
-			sent++
-			return nil
-		})
-		if err != nil {
+	// The versions asked are looked up in one sorted pass and read in
+	// the order the store keeps them, answerBytes at a time: for a peer
+	// catching up, near-sequential reads rather than a point read each.
+	err = s.c.host.Store().VersionsStored(s.ctx, j.ids, answerBytes, func(_ int, raw []byte) error {
+		raw, ok, err := s.sendable(raw, j.flag == wantBodies)
+		if err != nil || !ok || !vb.alone(len(raw)) {
 			return err
 		}
+		if !vb.fits(len(raw)) {
+			err := s.c.sendFrame(s.ctx, s, vb.frame(versAnswer))
+			vb.reset()
+			s.c.out.give(room)
+			room = 0
+			if err != nil {
+				return err
+			}
+			if room, err = s.frameRoom(); err != nil {
+				return err
+			}
+		}
+		vb.add(raw)
+		sent++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	s.count(sent)
 	return s.c.sendFrame(s.ctx, s, vb.frame(versLast))
 }
 
-// answerRead is how many versions an answer reads from the store at once:
-// enough to share a read's fixed cost, few enough that what is held read
-// and not yet sent stays small.
-const answerRead = 32
+// answerBytes bounds the versions an answer holds read from the store
+// and not yet sent (past one version): enough to share a read's fixed
+// cost, small next to the connection's SendQueue.
+const answerBytes = 256 << 10
 
 // push sends held versions unasked; the peer answers with ADMITTED.
 func (s *session) push(ids []canonical.ID) error {
