@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
 )
 
@@ -77,4 +78,19 @@ func Layout10(kv KV) error {
 		return err
 	}
 	return b.Commit(Sync)
+}
+
+// HeldCache is how many versions the cache of recently stored ones holds, and
+// their bytes as stored.
+func HeldCache(s *Store) (n int, bytes int64) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	return s.cache.held()
+}
+
+// IsHeldCached reports whether the cache of recently stored versions
+// holds d.
+func IsHeldCached(s *Store, d canonical.ID) bool {
+	_, ok := s.cached(d)
+	return ok
 }
