@@ -7,12 +7,11 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// DefaultCacheBytes is Options.CacheBytes's default: 4 MiB of versions
-// as stored, 8,192 versions of 512 bytes. Decoded, a version weighs
-// about six times its stored bytes when it names many files (its file
-// entries parsed), so the cache holds at most some 25 MB whatever the
-// versions are like.
-const DefaultCacheBytes = 4 << 20
+// DefaultCacheBytes is Options.CacheBytes's default: 1 MiB of versions
+// as stored, some 2,000 of 500 bytes. Decoded, a version weighs about
+// six times its stored bytes when it names many files (its file entries
+// parsed), so the cache holds some 6 MB whatever the versions are like.
+const DefaultCacheBytes = 1 << 20
 
 // heldCache keeps recently stored versions for the judge's chain checks
 // (an edit's prev is usually the version stored just before it). Two
