@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/minca-go/minca/backends/pebble"
 )
 
 var errorsIs = errors.Is
@@ -75,6 +77,14 @@ type MemoryFigure struct {
 	DiskBytes    int64   `json:"diskBytes"`
 	LogicalBytes int64   `json:"logicalBytes"`
 	DiskRatio    float64 `json:"diskRatio"`
+	// SettledBytes is the size of a Pebble store once this build has
+	// flushed it and compacted its whole key space (every level's
+	// files rewritten into the bottom ones); SettledRatio is it over
+	// LogicalBytes. DiskBytes is the store as the import left it, which
+	// is what a user finds; a store settles toward SettledBytes as later
+	// writes compact it. Zero for SQLite, which keeps no levels.
+	SettledBytes int64   `json:"settledBytes,omitempty"`
+	SettledRatio float64 `json:"settledRatio,omitempty"`
 }
 
 // RunMemory imports a corpus with the minca binary into each backend and
@@ -110,7 +120,7 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 	}
 	res.Versions, res.Rounds, res.Stores = n, cfg.Rounds, map[string]MemoryFigure{}
 	for _, kind := range cfg.Stores {
-		var peaks, secs, cpus, disk, logical, anons, files []float64
+		var peaks, secs, cpus, disk, logical, settled, anons, files []float64
 		var quarters [4][]float64
 		for r := range cfg.Rounds {
 			steps.next(fmt.Sprintf("%s: import %d of %d", kind, r+1, cfg.Rounds))
@@ -124,6 +134,7 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 				quarters[i] = append(quarters[i], q)
 			}
 			disk, logical = append(disk, float64(m.DiskBytes)), append(logical, float64(m.LogicalBytes))
+			settled = append(settled, float64(m.SettledBytes))
 		}
 		f := MemoryFigure{PeakRSSMB: median(peaks), Seconds: median(secs), CPUMicros: median(cpus), DiskBytes: int64(median(disk)), LogicalBytes: int64(median(logical))}
 		f.PerSec = float64(n) / f.Seconds
@@ -131,8 +142,10 @@ func RunMemory(ctx context.Context, cfg MemoryConfig) (MemoryResult, error) {
 		for i := range quarters {
 			f.RSSByQuarterMB[i] = median(quarters[i])
 		}
+		f.SettledBytes = int64(median(settled))
 		if f.LogicalBytes > 0 {
 			f.DiskRatio = float64(f.DiskBytes) / float64(f.LogicalBytes)
+			f.SettledRatio = float64(f.SettledBytes) / float64(f.LogicalBytes)
 		}
 		res.Stores[kind] = f
 	}
@@ -189,7 +202,26 @@ func importChild(ctx context.Context, minca, kind, dir, corpus string, versions 
 		return f, fmt.Errorf("bench: store stats: %w", err)
 	}
 	f.LogicalBytes = st.EnvelopeBytes + st.BodyBytes
+	if kind == "pebble" {
+		if f.SettledBytes, err = settledBytes(ctx, dir); err != nil {
+			return f, err
+		}
+	}
 	return f, nil
+}
+
+// settledBytes flushes and compacts the Pebble store in dir and returns
+// the size of its files after.
+func settledBytes(ctx context.Context, dir string) (int64, error) {
+	kv, err := pebble.Open(dir, &pebble.Options{MustExist: true})
+	if err != nil {
+		return 0, fmt.Errorf("bench: settle the store: %w", err)
+	}
+	err = kv.Compact(ctx)
+	if err = errors.Join(err, kv.Close()); err != nil {
+		return 0, fmt.Errorf("bench: settle the store: %w", err)
+	}
+	return dirBytes(dir)
 }
 
 // dirBytes is the size of every regular file under dir.

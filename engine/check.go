@@ -454,14 +454,20 @@ func (c *checker) lines(ctx context.Context) error {
 func (c *checker) roots(ctx context.Context) error {
 	tags := map[uint32][keys.SpaceLen]byte{}
 	return c.scan(ctx, keys.Root, func(k, _ []byte) error {
-		if len(k) != 1+keys.SpaceLen+32+32 {
-			c.add("root index key %x: bad length", k)
+		vseq, d, byVseq, ok := keys.RootEntry(k)
+		if !ok {
+			c.add("root index key %x: neither a version value's place nor an id", k)
 			return nil
 		}
 		c.rootEntries++
-		d, _ := keys.Digest(k, len(k)-32)
-		f := c.named(d)
-		if f == nil {
+		var f *heldFact
+		if byVseq {
+			if f = c.at(vseq); f == nil || !f.is(heldNamed) {
+				c.add("root index entry at %d: no version: %v", vseq, fmt.Errorf("%w: version value %d", ErrNotFound, vseq))
+				return nil
+			}
+			d = f.d
+		} else if f = c.named(d); f == nil {
 			c.add("root index entry %s: no version: %v", d, fmt.Errorf("%w: version %s", ErrNotFound, d))
 			return nil
 		}

@@ -134,6 +134,25 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			b.Delete(firstKey(kv, keys.Root))
 			return []string{"root index: "}
 		}},
+		{"root index entry of no version value", func(kv engine.KV, b engine.Batch) []string {
+			b.Set(keys.RootKey(v(28).Space, v(28).Author, 1<<40), nil)
+			return []string{fmt.Sprintf("root index entry at %d: no version", uint64(1<<40))}
+		}},
+		{"root index entry of no id, as layouts before 12 kept it", func(kv engine.KV, b engine.Batch) []string {
+			d, ok := keys.ParseExact(v(29).ID)
+			if !ok {
+				return []string{"cannot read the id"}
+			}
+			d[5] ^= 1
+			b.Set(keys.RootDigestKey(v(29).Space, v(29).Author, d), nil)
+			return []string{fmt.Sprintf("root index entry %s: no version", d)}
+		}},
+		{"root index key damaged", func(kv engine.KV, b engine.Batch) []string {
+			k := firstKey(kv, keys.Root)
+			b.Delete(k)
+			b.Set(append(k[:keys.RootPrefixLen:keys.RootPrefixLen], 0xff, 0xff), nil)
+			return []string{"root index key ", ": neither a version value's place nor an id"}
+		}},
 		{"history entry of no version", func(kv engine.KV, b engine.Batch) []string {
 			// Another digest, one bit apart: an id no version has. (A
 			// letter of the text replaced could be the multibase prefix or

@@ -69,11 +69,62 @@ func Layout10(kv KV) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
+	if err := b.Commit(Sync); err != nil {
+		return err
+	}
+	return Layout11(kv, 10)
+}
+
+// Layout11 turns kv into a store as layout 11 kept it (each entry of the
+// index by root naming its version by digest, not by vseq), and marks it
+// as layout `as` (11, or 10 after Layout10's change).
+func Layout11(kv KV, as byte) error {
+	b, err := kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	it, err := kv.NewIter([]byte{keys.Root}, []byte{keys.Root + 1})
+	if err != nil {
+		return err
+	}
+	for it.Next() {
+		k := bytes.Clone(it.Key())
+		vseq, _, byVseq, ok := keys.RootEntry(k)
+		if !ok {
+			return fmt.Errorf("root index key %x", k)
+		}
+		if !byVseq {
+			continue
+		}
+		vb, err := kv.Get(keys.VersionKey(vseq))
+		if err != nil {
+			return err
+		}
+		env, _, err := readValue(kv, vseq, vb)
+		if err != nil {
+			return err
+		}
+		v, err := decodeHeld(env, nil)
+		if err != nil {
+			return err
+		}
+		d, _ := keys.ParseExact(v.ID)
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+		if err := b.Set(append(k[:keys.RootPrefixLen:keys.RootPrefixLen], d[:]...), nil); err != nil {
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
 	state, err := kv.Get([]byte("_state"))
 	if err != nil {
 		return err
 	}
-	if err := b.Set([]byte("_state"), append([]byte{10}, state[1:]...)); err != nil {
+	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
 		return err
 	}
 	return b.Commit(Sync)

@@ -87,7 +87,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	if err := t.index(d, v); err != nil {
 		return None, err
 	}
-	t.indexRoot(d, v, root)
+	t.indexRoot(vseq, v, root)
 	t.stored[d] = v
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: verdict, Version: v})
 	at := len(t.events) - 1

@@ -51,12 +51,20 @@ type Lister interface {
 
 var _ Lister = (*tx)(nil)
 
-// ByRoot implements Lister.
+// ByRoot implements Lister. An entry names its version by vseq, or (a
+// store of a layout before 12) by digest; a vseq is read back to its id,
+// which costs a read a version, but only re-judging asks.
 func (t *tx) ByRoot(space, root string, fn func(id canonical.ID) bool) error {
 	p := keys.RootPrefix(space, root)
 	var ds []canonical.ID
+	var vseqs []uint64
 	err := t.scan(p, keys.PrefixEnd(p), func(k, _ []byte) bool {
-		if d, ok := keys.Digest(k, len(k)-32); ok {
+		vseq, d, byVseq, ok := keys.RootEntry(k)
+		switch {
+		case !ok: // damage check names
+		case byVseq:
+			vseqs = append(vseqs, vseq)
+		default:
 			ds = append(ds, d)
 		}
 		return true
@@ -64,12 +72,40 @@ func (t *tx) ByRoot(space, root string, fn func(id canonical.ID) bool) error {
 	if err != nil {
 		return err
 	}
+	for _, vseq := range vseqs {
+		d, err := t.idAt(vseq)
+		if err != nil {
+			return err
+		}
+		ds = append(ds, d)
+	}
 	for _, d := range ds {
 		if !fn(d) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// idAt is the id of the version whose value is at vseq, as this batch
+// sees it.
+func (t *tx) idAt(vseq uint64) (canonical.ID, error) {
+	env, _, ok, err := t.valueAt(vseq)
+	if err != nil {
+		return canonical.ID{}, err
+	}
+	if !ok {
+		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: a root index entry names version value %d, which is not there", vseq)
+	}
+	v, err := decodeHeld(env, nil)
+	if err != nil {
+		return canonical.ID{}, err
+	}
+	d, ok := keys.ParseExact(v.ID)
+	if !ok {
+		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: version value %d: id %q", vseq, v.ID)
+	}
+	return d, nil
 }
 
 // HeldAsIs implements Lister.
@@ -82,9 +118,10 @@ func (t *tx) HeldAsIs(d canonical.ID) (*record.Version, bool, error) {
 	return v, err == nil, err
 }
 
-// indexRoot files a stored version under the root it was admitted with.
-func (t *tx) indexRoot(d canonical.ID, v *record.Version, root string) {
-	t.setFresh(keys.RootKey(v.Space, root, d), []byte{})
+// indexRoot files a stored version, its value at vseq, under the root it
+// was admitted with.
+func (t *tx) indexRoot(vseq uint64, v *record.Version, root string) {
+	t.setFresh(keys.RootKey(v.Space, root, vseq), []byte{})
 }
 
 // restand asks a Restander judge what v's storing changes, and changes it.

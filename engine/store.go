@@ -159,8 +159,10 @@ const stateName = "state"
 // which an engine reading 9 would take for damage; 10 and before kept the
 // value of a record's first standing version both in 'v' and in its head,
 // and such values are read as they are until the record next changes
-// (since 11 the head is its only home, current_home.go).
-const layout = 11
+// (since 11 the head is its only home, current_home.go); 11 and before
+// named each version in the index by root ('a') by its digest, and such
+// entries are read as they are beside those that name it by vseq.
+const layout = 12
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.

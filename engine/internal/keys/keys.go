@@ -15,8 +15,9 @@
 //	'l' space line n                   → digests held at that place of a writer's line (02 §4.10)
 //	'L' awaited                        → digests of versions whose log.prev names it, not held
 //	'x' space digestA digestB          → kind: line proofs found
-//	'a' space root digest              → nothing: held versions by the root they were admitted
-//	                                     with (the judge's Checked.Root), for a judge's re-judging
+//	'a' space root vseq                → nothing: held versions by the root they were admitted
+//	                                     with (the judge's Checked.Root), for a judge's re-judging;
+//	                                     vseq a uvarint (layouts before 12: the version's digest)
 //	'g' seq                            → runs of (source, (digest, kind)…): one batch's changes,
 //	                                     seq the last's
 //	'w' digest                         → a waiting version and what it waits for
@@ -239,15 +240,46 @@ func ProofKey(space string, a, b canonical.ID) []byte {
 func RootPrefix(space, root string) []byte {
 	t := SpaceTag(space)
 	r := sha256.Sum256([]byte("minca/engine/root|" + root))
-	k := make([]byte, 0, 1+SpaceLen+32+32)
+	k := make([]byte, 0, RootPrefixLen+32)
 	k = append(k, Root)
 	k = append(k, t[:]...)
 	return append(k, r[:]...)
 }
 
-// RootKey is 'a' space root digest.
-func RootKey(space, root string, d canonical.ID) []byte {
+// RootPrefixLen is the length of a RootPrefix.
+const RootPrefixLen = 1 + SpaceLen + 32
+
+// RootKey is 'a' space root vseq, vseq a uvarint: the version is named by
+// where its value is, not by its 32-byte digest, as nothing that reads
+// the entry needs the digest before the value.
+func RootKey(space, root string, vseq uint64) []byte {
+	return binary.AppendUvarint(RootPrefix(space, root), vseq)
+}
+
+// RootDigestKey is 'a' space root digest, an entry as stores of layouts
+// before 12 keep it.
+func RootDigestKey(space, root string, d canonical.ID) []byte {
 	return append(RootPrefix(space, root), d[:]...)
+}
+
+// RootEntry reads the version an 'a' key names: its vseq (byVseq true),
+// or, in a key as layouts before 12 wrote it, its digest. ok is false on
+// a key of neither form. The two never read alike: a uvarint is at most
+// 10 bytes, a digest 32.
+func RootEntry(k []byte) (vseq uint64, d canonical.ID, byVseq, ok bool) {
+	if len(k) < RootPrefixLen {
+		return 0, d, false, false
+	}
+	rest := k[RootPrefixLen:]
+	if len(rest) == 32 {
+		copy(d[:], rest)
+		return 0, d, false, true
+	}
+	vseq, n := binary.Uvarint(rest)
+	if n <= 0 || n != len(rest) || binary.PutUvarint(make([]byte, binary.MaxVarintLen64), vseq) != n {
+		return 0, d, false, false // not one uvarint, or not its shortest form
+	}
+	return vseq, d, true, true
 }
 
 // ProofPrefix is 'x' space.

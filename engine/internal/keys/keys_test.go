@@ -45,3 +45,32 @@ func BenchmarkParseExact(b *testing.B) {
 		ParseExact(id)
 	}
 }
+
+// An index-by-root key reads back as the version it names, in either form,
+// and a key of neither form is no entry.
+func TestRootEntry(t *testing.T) {
+	var d canonical.ID
+	d[0], d[31] = 7, 9
+	for _, vseq := range []uint64{0, 1, 127, 128, 1 << 20, 1<<64 - 1} {
+		got, _, byVseq, ok := RootEntry(RootKey("s", "did:key:z", vseq))
+		if !ok || !byVseq || got != vseq {
+			t.Fatalf("vseq %d read as %d %v %v", vseq, got, byVseq, ok)
+		}
+	}
+	_, got, byVseq, ok := RootEntry(RootDigestKey("s", "did:key:z", d))
+	if !ok || byVseq || got != d {
+		t.Fatalf("digest read as %x %v %v", got, byVseq, ok)
+	}
+	p := RootPrefix("s", "did:key:z")
+	for _, bad := range [][]byte{
+		p,                                     // nothing after the prefix
+		append(p[:len(p):len(p)], 0x80, 0x00), // 0, not in its shortest form
+		append(p[:len(p):len(p)], 0x05, 0x05), // a uvarint and a byte more
+		append(p[:len(p):len(p)], make([]byte, 31)...),
+		p[:len(p)-1],
+	} {
+		if _, _, _, ok := RootEntry(bad); ok {
+			t.Fatalf("key %x read as an entry", bad)
+		}
+	}
+}
