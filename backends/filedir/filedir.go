@@ -51,6 +51,10 @@ type temp struct {
 	// tests.
 	flushed   int64
 	writeback func(f *os.File, off, n int64)
+	// A partial file's pages are dropped from the cache a span behind
+	// the writes started (dropBehind, but for tests), up to dropped.
+	dropped int64
+	drop    func(f *os.File, off, n int64)
 }
 
 // writebackEvery is how many bytes a file being written gathers before
@@ -59,6 +63,11 @@ type temp struct {
 // that keeps it waits for its last few MiB, not for all of it (a 256 MiB
 // file: 0.2 s less on a disk that writes 1 GB/s). The sync is still
 // what makes it durable.
+//
+// A partial file (one arriving from a peer, docs/sync.md §7.7) then has
+// the span started before waited for and dropped from the page cache
+// (dropBehind), so it holds at most two spans of cache however large it
+// grows, and its next writes reuse the pages just dropped.
 const writebackEvery = 8 << 20
 
 // Create starts a new temporary file.
@@ -96,7 +105,7 @@ func (d *Dir) Partial(file canonical.ID) (engine.FileTemp, error) {
 		return nil, err
 	}
 	// What a partial held was synced when it was closed.
-	return &temp{d: d, f: f, path: p, partial: true, size: fi.Size(), flushed: fi.Size(), writeback: startWriteback}, nil
+	return &temp{d: d, f: f, path: p, partial: true, size: fi.Size(), flushed: fi.Size(), writeback: startWriteback, dropped: fi.Size(), drop: dropBehind}, nil
 }
 
 func (t *temp) Write(p []byte) (int, error) {
@@ -104,6 +113,10 @@ func (t *temp) Write(p []byte) (int, error) {
 	t.size += int64(n)
 	if t.size-t.flushed >= writebackEvery {
 		t.writeback(t.f, t.flushed, t.size-t.flushed)
+		if t.drop != nil && t.flushed > t.dropped {
+			t.drop(t.f, t.dropped, t.flushed-t.dropped)
+			t.dropped = t.flushed
+		}
 		t.flushed = t.size
 	}
 	return n, err

@@ -79,3 +79,62 @@ func TestWritebackStartsAsTheFileGrows(t *testing.T) {
 		t.Fatalf("the file kept is not the bytes written (%v)", err)
 	}
 }
+
+// A partial file's pages are dropped a span behind the writes started:
+// each dropped span is one started before, in order, each byte once, and
+// never the span just started; a temporary file (an upload) drops none.
+func TestPartialDropsBehindTheWriteback(t *testing.T) {
+	d := Open(t.TempDir())
+	type span struct{ off, n int64 }
+	var started, dropped []span
+	data := make([]byte, 5*writebackEvery+writebackEvery/2)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	name := canonical.IDOf(data)
+	ft, err := d.Partial(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := ft.(*temp)
+	tp.writeback = func(f *os.File, off, n int64) {
+		started = append(started, span{off, n})
+		startWriteback(f, off, n)
+	}
+	tp.drop = func(f *os.File, off, n int64) {
+		if len(started) == 0 || off+n > started[len(started)-1].off {
+			t.Errorf("dropped %d bytes from %d while the writes started were %v: only spans before the last may be dropped", n, off, started)
+		}
+		dropped = append(dropped, span{off, n})
+		dropBehind(f, off, n)
+	}
+	for off := 0; off < len(data); off += 1 << 20 {
+		if _, err := tp.Write(data[off:min(len(data), off+1<<20)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(dropped) != len(started)-1 {
+		t.Fatalf("writes started %v, pages dropped %v: every span but the last is dropped", started, dropped)
+	}
+	for i, s := range dropped {
+		if s != started[i] {
+			t.Fatalf("span %d dropped is %v; the one started was %v", i, s, started[i])
+		}
+	}
+	if err := tp.Keep(name); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(d.Root(), name.String())); err != nil || !bytes.Equal(b, data) {
+		t.Fatalf("the file kept is not the bytes written (%v)", err)
+	}
+
+	ft, err = d.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := ft.(*temp)
+	if up.drop != nil {
+		t.Fatal("a temporary file (an upload) drops its pages: only a partial file does")
+	}
+	up.Close()
+}
