@@ -11,16 +11,15 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minca-go/minca/node"
-	"github.com/minca-go/minca/node/api"
 )
 
 // FilesConfig configures [RunFiles].
@@ -41,6 +40,13 @@ type FilesConfig struct {
 	ImportVersions int
 	// Progress, if set, is told as each step starts.
 	Progress Progress
+	// Log, if set, is told of a step that has made no progress for
+	// StallAfter (default a minute), with the end of each node's stderr.
+	// The nodes' stderr is kept in DIR/logs whatever happens (with Dir
+	// empty, the temporary directory is removed but for its logs when
+	// the run fails), and a failure's error names it and shows its end.
+	Log        io.Writer
+	StallAfter time.Duration
 }
 
 // FilesResult is what [RunFiles] measured, medians of the rounds; rates
@@ -109,23 +115,28 @@ func (c *FilesConfig) fill() {
 	if c.ImportVersions <= 0 {
 		c.ImportVersions = 20_000
 	}
+	if c.StallAfter <= 0 {
+		c.StallAfter = time.Minute
+	}
 }
 
 // RunFiles measures files end to end between two node processes (docs/sync.md
 // §7.7), against loopback TCP, a bare file copy and `minca store import`.
-func RunFiles(ctx context.Context, cfg FilesConfig) (FilesResult, error) {
+func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error) {
 	cfg.fill()
-	res := FilesResult{Bytes: cfg.Bytes, Rounds: cfg.Rounds}
+	res = FilesResult{Bytes: cfg.Bytes, Rounds: cfg.Rounds}
 	dir := cfg.Dir
 	if dir == "" {
-		d, err := os.MkdirTemp("", "minca-bench-files-")
-		if err != nil {
-			return res, err
+		d, merr := os.MkdirTemp("", "minca-bench-files-")
+		if merr != nil {
+			return res, merr
 		}
-		defer os.RemoveAll(d)
+		// err is the run's result: its logs stay when it failed.
+		defer func() { removeButLogs(d, err != nil) }()
 		dir = d
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	logs := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return res, err
 	}
 	steps := newSteps(cfg.Progress, 1+cfg.Rounds*(3+len(cfg.Sizes)))
@@ -167,7 +178,8 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (FilesResult, error) {
 		imp = append(imp, float64(ci.Size())/m.Seconds/1e6)
 		for i, size := range cfg.Sizes {
 			steps.next(fmt.Sprintf("round %d: files of %d bytes", r+1, size))
-			c, err := filesCase(ctx, cfg.Minca, filepath.Join(dir, "nodes"), src, cfg.Bytes, size)
+			c, err := filesCase(ctx, caseRun{minca: cfg.Minca, dir: filepath.Join(dir, "nodes"), src: src, total: cfg.Bytes,
+				stderr: filepath.Join(logs, fmt.Sprintf("round%d-%d", r+1, size)), log: cfg.Log, stallAfter: cfg.StallAfter}, size)
 			if err != nil {
 				return res, err
 			}
@@ -203,6 +215,21 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (FilesResult, error) {
 		res.Cases = append(res.Cases, c)
 	}
 	return res, nil
+}
+
+// removeButLogs removes the temporary directory dir, or when keepLogs
+// all of it but its logs (the nodes' stderr, which a failure named).
+func removeButLogs(dir string, keepLogs bool) {
+	if !keepLogs {
+		os.RemoveAll(dir)
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != "logs" {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // writeRandom writes n random bytes to path.
@@ -284,9 +311,43 @@ func copyFile(src, dst string) (float64, error) {
 	return float64(n) / time.Since(start).Seconds() / 1e6, nil
 }
 
+// caseRun is what one case needs besides its size.
+type caseRun struct {
+	minca, dir, src string
+	total           int64
+	// stderr is the prefix of the nodes' stderr files
+	// (PREFIX-sender.stderr, PREFIX-receiver.stderr), kept after the case.
+	stderr string
+	// log, when set, is told of a step that makes no progress for
+	// stallAfter, with the end of each node's stderr.
+	log        io.Writer
+	stallAfter time.Duration
+}
+
+// step runs a step of n items, f counting in done those done, watched
+// for a stall; its error comes with each node's state and the end of its
+// stderr.
+func (r caseRun) step(name string, n int, f func(done *atomic.Int64) error, nodes ...*filesNode) error {
+	var done atomic.Int64
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watchStall(r.log, name, r.stallAfter, &done, n, stop, nodes...)
+	}()
+	err := f(&done)
+	close(stop)
+	<-watched
+	if err != nil {
+		return failed(fmt.Errorf("bench: %s: %w", name, err), nodes...)
+	}
+	return nil
+}
+
 // filesCase runs one file size: two fresh nodes, the upload to the first,
 // the sync to the second, the read back from it.
-func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (FilesCase, error) {
+func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
+	minca, dir, total := r.minca, r.dir, r.total
 	c := FilesCase{Size: size, Files: int(total / size)}
 	if c.Files == 0 {
 		return c, fmt.Errorf("bench: files of %d bytes: --bytes %d holds none", size, total)
@@ -310,7 +371,7 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 	if _, err = runMinca(ctx, minca, "space", "join", jsonString(out, "invite"), "--dir", bd); err != nil {
 		return c, err
 	}
-	sender, err := startNode(ctx, minca, ad, "--peer-listen", "127.0.0.1:0")
+	sender, err := startNode(ctx, minca, "sender", ad, r.stderr+"-sender.stderr", "--peer-listen", "127.0.0.1:0")
 	if err != nil {
 		return c, err
 	}
@@ -323,30 +384,35 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 		_, err = sender.client.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.files", "body": map[string]any{"warm": true}, "files": []node.FileRef{warm}})
 	}
 	if err != nil {
-		return c, err
+		return c, failed(fmt.Errorf("bench: the first file: %w", err), sender)
 	}
-	receiver, err := startNode(ctx, minca, bd, "--peer", sender.peers)
+	receiver, err := startNode(ctx, minca, "receiver", bd, r.stderr+"-receiver.stderr", "--peer", sender.peers)
 	if err != nil {
-		return c, err
+		return c, failed(err, sender)
 	}
 	defer receiver.stop()
-	if err := receiver.waitFile(ctx, sp, warm.Hash.String()); err != nil {
-		return c, fmt.Errorf("bench: the first file: %w", err)
+	if err := r.step("the first file", 1, func(done *atomic.Int64) error {
+		return receiver.waitFile(ctx, sp, warm.Hash.String())
+	}, sender, receiver); err != nil {
+		return c, err
 	}
 
 	// Upload: every file, four at a time; no version names them yet.
-	in, err := os.Open(src)
+	in, err := os.Open(r.src)
 	if err != nil {
 		return c, err
 	}
 	defer in.Close()
 	refs := make([]node.FileRef, c.Files)
 	start := time.Now()
-	if err := parallel(4, c.Files, func(i int) error {
-		f, err := sender.client.Upload(ctx, sp, io.NewSectionReader(in, int64(i)*size, size))
-		refs[i] = f
-		return err
-	}); err != nil {
+	if err := r.step("upload", c.Files, func(done *atomic.Int64) error {
+		return parallel(4, c.Files, func(i int) error {
+			f, err := sender.client.Upload(ctx, sp, io.NewSectionReader(in, int64(i)*size, size))
+			refs[i] = f
+			done.Add(1)
+			return err
+		})
+	}, sender); err != nil {
 		return c, err
 	}
 	c.UploadMBps = float64(total) / time.Since(start).Seconds() / 1e6
@@ -363,17 +429,25 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 	}
 	start = time.Now()
 	const perVersion = 64
-	if err := parallel(4, (c.Files+perVersion-1)/perVersion, func(i int) error {
-		names := refs[i*perVersion : min(len(refs), (i+1)*perVersion)]
-		_, err := sender.client.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.files", "body": map[string]any{"n": i}, "files": names})
-		return err
-	}); err != nil {
+	versions := (c.Files + perVersion - 1) / perVersion
+	if err := r.step("the writes naming the files", versions, func(done *atomic.Int64) error {
+		return parallel(4, versions, func(i int) error {
+			names := refs[i*perVersion : min(len(refs), (i+1)*perVersion)]
+			_, err := sender.client.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.files", "body": map[string]any{"n": i}, "files": names})
+			done.Add(1)
+			return err
+		})
+	}, sender, receiver); err != nil {
 		return c, err
 	}
-	if err := parallel(4, c.Files, func(i int) error {
-		return receiver.waitFile(ctx, sp, refs[i].Hash.String())
-	}); err != nil {
-		return c, fmt.Errorf("bench: sync: %w", err)
+	if err := r.step("sync", c.Files, func(done *atomic.Int64) error {
+		return parallel(4, c.Files, func(i int) error {
+			err := receiver.waitFile(ctx, sp, refs[i].Hash.String())
+			done.Add(1)
+			return err
+		})
+	}, sender, receiver); err != nil {
+		return c, err
 	}
 	c.SyncMBps = float64(total) / time.Since(start).Seconds() / 1e6
 	for _, n := range []struct {
@@ -390,15 +464,18 @@ func filesCase(ctx context.Context, minca, dir, src string, total, size int64) (
 
 	// Read: every file from the receiver, hashed against the source.
 	start = time.Now()
-	if err := parallel(4, c.Files, func(i int) error {
-		h := sha256.New()
-		n, err := receiver.client.Download(ctx, sp, refs[i].Hash.String(), 0, h)
-		if err == nil && n != size {
-			err = fmt.Errorf("bench: read %d bytes of a file of %d", n, size)
-		}
-		return err
-	}); err != nil {
-		return c, fmt.Errorf("bench: read: %w", err)
+	if err := r.step("read", c.Files, func(done *atomic.Int64) error {
+		return parallel(4, c.Files, func(i int) error {
+			h := sha256.New()
+			n, err := receiver.client.Download(ctx, sp, refs[i].Hash.String(), 0, h)
+			if err == nil && n != size {
+				err = fmt.Errorf("bench: read %d bytes of a file of %d", n, size)
+			}
+			done.Add(1)
+			return err
+		})
+	}, receiver); err != nil {
+		return c, err
 	}
 	c.ReadMBps = float64(total) / time.Since(start).Seconds() / 1e6
 	if c.SenderPeakMiB, err = peakRSSMiB(sender.cmd.Process.Pid); err != nil {
@@ -462,71 +539,6 @@ func jsonString(out, name string) string {
 	json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &m)
 	s, _ := m[name].(string)
 	return s
-}
-
-// filesNode is a `minca serve` child process.
-type filesNode struct {
-	cmd        *exec.Cmd
-	client     *api.Client
-	url, token string
-	peers      string
-}
-
-// waitFile waits until the node holds a file (HEAD …/files/{hash}?wait=).
-func (n *filesNode) waitFile(ctx context.Context, sp, hash string) error {
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodHead, n.url+"/v1/spaces/"+sp+"/files/"+hash+"?wait=5m", nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Authorization", "Bearer "+n.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		switch resp.StatusCode {
-		case http.StatusOK:
-			return nil
-		case http.StatusNotFound:
-			continue
-		default:
-			return fmt.Errorf("bench: HEAD of file %s: %s", hash, resp.Status)
-		}
-	}
-}
-
-func startNode(ctx context.Context, minca, dir string, args ...string) (*filesNode, error) {
-	cmd := exec.CommandContext(ctx, minca, append([]string{"serve", "--dir", dir, "--listen", "127.0.0.1:0"}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	var ready struct{ URL, Peers string }
-	if err == nil {
-		err = json.Unmarshal([]byte(line), &ready)
-	}
-	if err != nil || ready.URL == "" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, fmt.Errorf("bench: minca serve printed %q: %v", line, err)
-	}
-	tok, err := api.Token(dir)
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, err
-	}
-	return &filesNode{cmd: cmd, client: api.NewClient(ready.URL, tok), url: ready.URL, token: tok, peers: ready.Peers}, nil
-}
-
-func (n *filesNode) stop() {
-	n.cmd.Process.Kill()
-	n.cmd.Wait()
 }
 
 // peakRSSMiB is a process's peak resident set (VmHWM), in MiB.

@@ -7,13 +7,24 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
+// DefaultCacheBytes is Options.CacheBytes's default: 1 MiB of versions
+// as stored, some 2,000 of 500 bytes. Decoded, a version weighs about
+// six times its stored bytes when it names many files (its file entries
+// parsed), so the cache holds some 6 MB whatever the versions are like.
+const DefaultCacheBytes = 1 << 20
+
 // heldCache keeps recently stored versions for the judge's chain checks
 // (an edit's prev is usually the version stored just before it). Two
-// generations: when the current one fills it becomes the previous one.
-// Guarded by Store.mu; filled only from committed batches.
+// generations: when the current one fills, in number or in bytes, it
+// becomes the previous one, so it holds at most size versions and bytes
+// of them (each weighed by its bytes as stored) plus the one version
+// that alone may weigh more than half. Guarded by Store.mu; filled only
+// from committed batches.
 type heldCache struct {
-	size      int
-	cur, prev map[canonical.ID]*record.Version
+	size                int
+	bytes               int64
+	cur, prev           map[canonical.ID]*record.Version
+	curBytes, prevBytes int64
 }
 
 func (c *heldCache) get(d canonical.ID) (*record.Version, bool) {
@@ -24,12 +35,19 @@ func (c *heldCache) get(d canonical.ID) (*record.Version, bool) {
 	return v, ok
 }
 
-func (c *heldCache) put(d canonical.ID, v *record.Version) {
-	if c.cur == nil || len(c.cur) >= (c.size+1)/2 {
-		c.prev = c.cur
-		c.cur = make(map[canonical.ID]*record.Version, 256)
+// put keeps v, stored as weight bytes.
+func (c *heldCache) put(d canonical.ID, v *record.Version, weight int) {
+	if c.cur == nil || len(c.cur) >= (c.size+1)/2 || (len(c.cur) > 0 && c.curBytes+int64(weight) > c.bytes/2) {
+		c.prev, c.prevBytes = c.cur, c.curBytes
+		c.cur, c.curBytes = make(map[canonical.ID]*record.Version, 256), 0
 	}
 	c.cur[d] = v
+	c.curBytes += int64(weight)
+}
+
+// held is how many versions the cache holds and their bytes as stored.
+func (c *heldCache) held() (n int, bytes int64) {
+	return len(c.cur) + len(c.prev), c.curBytes + c.prevBytes
 }
 
 // refusalSet remembers refusals as (peer, id) only, never by id alone

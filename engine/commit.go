@@ -166,7 +166,7 @@ func (s *Store) write(t *tx) error {
 	s.st = t.st
 	s.st.stats.Changes = int64(s.st.changeSeq)
 	for d, v := range t.stored {
-		s.cache.put(d, v)
+		s.cache.put(d, v, t.weight[d])
 	}
 	s.publishSources(t)
 	for sp := range t.spaces {

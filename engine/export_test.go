@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
 )
 
@@ -128,4 +129,19 @@ func Layout11(kv KV, as byte) error {
 		return err
 	}
 	return b.Commit(Sync)
+}
+
+// HeldCache is how many versions the cache of recently stored ones holds, and
+// their bytes as stored.
+func HeldCache(s *Store) (n int, bytes int64) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	return s.cache.held()
+}
+
+// IsHeldCached reports whether the cache of recently stored versions
+// holds d.
+func IsHeldCached(s *Store, d canonical.ID) bool {
+	_, ok := s.cached(d)
+	return ok
 }

@@ -88,7 +88,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 		return None, err
 	}
 	t.indexRoot(vseq, v, root)
-	t.stored[d] = v
+	t.stored[d], t.weight[d] = v, len(e.env)+len(e.body)
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: verdict, Version: v})
 	at := len(t.events) - 1
 	if err := t.noteCurrent(v.Space, v.Key, oh, nh, v); err != nil {

@@ -31,6 +31,7 @@ func (s *Store) SetStanding(ctx context.Context, d canonical.ID, to Verdict) err
 		return err
 	}
 	delete(t.stored, d)
+	delete(t.weight, d)
 	return s.commit(t)
 }
 

@@ -43,6 +43,12 @@ type Options struct {
 	// CacheSize is how many recently stored envelopes admission keeps in
 	// memory for the judge's chain checks. Default 8,192.
 	CacheSize int
+	// CacheBytes bounds the same envelopes by their bytes as stored
+	// (envelope and body), whatever their number: a version naming many
+	// files (02 §3.1) or with a large body costs several times those
+	// bytes decoded, and 8,192 of them would hold hundreds of MB.
+	// Default DefaultCacheBytes.
+	CacheBytes int64
 	// Indexer, when set, keeps indexes of records' readable current
 	// versions in the same batches (indexer.go). Default none.
 	Indexer Indexer
@@ -71,6 +77,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.CacheSize <= 0 {
 		out.CacheSize = 8192
+	}
+	if out.CacheBytes <= 0 {
+		out.CacheBytes = DefaultCacheBytes
 	}
 	if out.Files == nil {
 		out.Files = NewMemoryFiles()
@@ -246,7 +255,7 @@ func decodeCounters(b []byte) (counters, error) {
 // Open opens the engine on kv, which it owns from then on (Close closes it).
 func Open(kv KV, opts *Options) (*Store, error) {
 	s := &Store{kv: kv, opts: opts.withDefaults()}
-	s.cache.size = s.opts.CacheSize
+	s.cache.size, s.cache.bytes = s.opts.CacheSize, s.opts.CacheBytes
 	s.refusals.size = s.opts.MaxRefusals
 	b, err := kv.Get(keys.InternalKey(stateName))
 	switch {

@@ -30,6 +30,9 @@ type tx struct {
 	verdicts map[canonical.ID]Verdict
 	outs     []Outcome // Admit's outcomes, nil for other writes
 	stored   map[canonical.ID]*record.Version
+	// weight is each stored version's bytes as encoded (envelope and
+	// body): what it weighs in the cache of held versions once committed.
+	weight map[canonical.ID]int
 	// pending maps a waiting version to the inputs it came from, so a
 	// version re-judged in the same batch reports its final outcome.
 	pending map[canonical.ID][]int
@@ -57,10 +60,14 @@ type tx struct {
 
 // begin starts a batch of about n versions; Store.mu is held. It builds on
 // the batch still committing, if there is one, once the one before that
-// has committed.
+// has committed. Its writes and events are sized for n new versions (a
+// version, its id, order and line entries, history entry and head, and
+// its index entries: about ten keys), so that a batch does not grow them
+// again and again as it is decided.
 func (s *Store) begin(j Judge, n int) *tx {
-	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 6*n), ahead: make(map[string]ahead, 3*n),
-		stored: make(map[canonical.ID]*record.Version, n), pending: make(map[canonical.ID][]int),
+	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 12*n), ahead: make(map[string]ahead, 3*n),
+		events: make([]Event, 0, n),
+		stored: make(map[canonical.ID]*record.Version, n), weight: make(map[canonical.ID]int, n), pending: make(map[canonical.ID][]int),
 		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli()}
 	if prev := s.inflight; prev != nil {
 		if pp := prev.prev; pp != nil {
@@ -400,7 +407,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 	t.st.stats.Whole++
 	t.final[d] = Whole
 	t.st.stats.BodyBytes += int64(len(body))
-	t.stored[d] = v
+	t.stored[d], t.weight[d] = v, len(env)+len(body)
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: e.verdict, Version: v})
 	t.events[len(t.events)-1].Seq = t.change(d, BodyAdded, from, rec, e.verdict, len(t.events)-1)
 	return nil

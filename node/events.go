@@ -118,13 +118,19 @@ type events struct {
 	done chan struct{}
 }
 
+// pumpBuffer is how many engine events the pump's subscription holds
+// untaken. It is made whole (some 260 bytes an event, 2 MB here), so it
+// costs the same on an idle node; the pump takes up to maxTake at once,
+// and what a burst past it drops is read from the change log.
+const pumpBuffer = 1 << 13
+
 func openEvents(n *Node) (*events, error) {
 	e := &events{n: n, wake: make(chan struct{}), done: make(chan struct{})}
 	var err error
 	if e.journal, err = openJournal(n.o.Dir, n.o.EventJournalBytes, n.o.EventJournalAge, n.o.Now); err != nil {
 		return nil, err
 	}
-	e.sub = n.st.Subscribe("", 1<<16)
+	e.sub = n.st.Subscribe("", pumpBuffer)
 	st, err := n.st.Stats(context.Background())
 	if err != nil {
 		return nil, err

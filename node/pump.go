@@ -17,10 +17,15 @@ import (
 // change log, and the engine tells of each batch it commits.
 func (e *events) pump() {
 	defer close(e.done)
+	// evs is kept from one run to the next: a run of a busy store's
+	// events is as long as a batch, and grown afresh each time it was a
+	// kilobyte of garbage a write.
+	var evs []engine.Event
 	for {
 		ev, ok := <-e.sub.Events()
 		// Everything queued is taken at once.
-		evs := []engine.Event{ev}
+		clear(evs) // no version is kept alive by a run taken already
+		evs = append(evs[:0], ev)
 		for ok && len(evs) < maxTake {
 			select {
 			case ev, ok = <-e.sub.Events():

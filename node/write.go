@@ -263,9 +263,14 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*record
 	}
 	key := r.key
 	if !r.access && !r.sys && !r.del {
-		oneKey := collection.PublicOneKey(at.g.ID)
-		if at.g.Private() && ring != nil {
-			oneKey, _ = ring.OneKey() // held whenever sealer is
+		// The space's oneKey (an HKDF) is derived only for the rules that
+		// use it: most writes have none.
+		var oneKey collection.OneKey
+		if at.in.Def != nil && at.in.Def.Rules.HasOnePer() {
+			oneKey = collection.PublicOneKey(at.g.ID)
+			if at.g.Private() && ring != nil {
+				oneKey, _ = ring.OneKey() // held whenever sealer is
+			}
 		}
 		if key, err = keyFor(coll, r.key, root, at.in, oneKey, collection.Content{Body: r.body, Links: r.links}); err != nil {
 			return nil, err

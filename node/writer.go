@@ -18,8 +18,9 @@ import (
 // one key in one space are made one at a time"). It takes the writes
 // waiting and, on its own goroutine, derives each version, takes its log
 // place under the places' lock, previews it with the judge, and appends
-// the places to their log (build); then the store's admission pipeline
-// (engine.Pipeline) syncs the places, and only then signs the batch and
+// the places to their log (build), starting their sync at once; then the
+// store's admission pipeline (engine.Pipeline), once the places are
+// synced and only then, signs the batch and
 // checks it on every core (sign), decides it through the judge and
 // commits it, each stage while the one before works on the next batch,
 // and the answers wait for its synced commit (answer). Many writers
@@ -188,8 +189,13 @@ type staged struct {
 	ps      []*record.Presigned
 	idx     []int
 	decided chan struct{}
-	// sync writes the batch's places down: before it is signed.
-	sync func() error
+	// sync writes the batch's places down: before it is signed. It is
+	// started as soon as the batch is built, and synced tells how it
+	// went: the fsync runs while the batch waits for the one before to
+	// leave the checking stage, not after, so the cores are not left idle
+	// behind it.
+	sync   func() error
+	synced chan error
 	// vs is the batch signed.
 	vs []*record.Version
 }
@@ -265,14 +271,16 @@ func (w *writer) build(batch []*writeReq) *staged {
 	if len(st.ps) == 0 {
 		return nil
 	}
+	st.synced = make(chan error, 1)
+	go func() { st.synced <- st.sync() }()
 	return st
 }
 
-// sign syncs a staged batch's places, then signs it on every core — the
-// pipeline's checking stage, while the writer builds the next batch and
-// the one before is decided.
+// sign waits for a staged batch's places to be synced, then signs it on
+// every core — the pipeline's checking stage, while the writer builds the
+// next batch and the one before is decided.
 func (w *writer) sign(_ context.Context, st *staged) ([]*record.Version, error) {
-	if err := st.sync(); err != nil { // the places are written down before anything is signed
+	if err := <-st.synced; err != nil { // the places are written down before anything is signed
 		return nil, err
 	}
 	vs, err := signAll(st.ps)

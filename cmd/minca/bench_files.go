@@ -10,7 +10,7 @@ import (
 )
 
 func runBenchFiles(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "bench files", "bench files [--bytes N] [--sizes 4096,1048576,268435456] [--rounds R] [--import-versions N] [--dir DIR] [--minca PATH]\n\nMeasures files end to end (docs/sync.md §7.7) between two `minca serve`\nchild processes: N bytes in files of each size uploaded to one through its\nAPI, synced to the other over loopback WebSocket, and read back from it;\nagainst loopback TCP, a bare file copy and `minca store import`, measured in\nthe same run, and each node's peak RSS and CPU time during the sync\n(seconds a GB, against the CPU time of loopback TCP). Prints medians as JSON.")
+	fs := newFlags(s, "bench files", "bench files [--bytes N] [--sizes 4096,1048576,268435456] [--rounds R] [--import-versions N] [--dir DIR] [--minca PATH]\n\nMeasures files end to end (docs/sync.md §7.7) between two `minca serve`\nchild processes: N bytes in files of each size uploaded to one through its\nAPI, synced to the other over loopback WebSocket, and read back from it;\nagainst loopback TCP, a bare file copy and `minca store import`, measured in\nthe same run, and each node's peak RSS and CPU time during the sync\n(seconds a GB, against the CPU time of loopback TCP). Prints medians as JSON.\nEach node's stderr is kept in DIR/logs; a failure names it and shows its\nend, and a step with no progress for a minute shows it on stderr.")
 	total := fs.Int64("bytes", 1<<30, "`N` bytes of files in each case")
 	sizes := fs.String("sizes", "4096,1048576,268435456", "file `SIZES` in bytes, comma-separated, one case each")
 	rounds := fs.Int("rounds", 3, "`N` rounds to take the median of")
@@ -39,7 +39,7 @@ func runBenchFiles(ctx context.Context, s *stdio, args []string) error {
 		}
 	}
 	p, done := benchProgress(s, "bench files")
-	r, err := bench.RunFiles(ctx, bench.FilesConfig{Minca: self, Dir: *dir, Bytes: *total, Sizes: ss, Rounds: *rounds, ImportVersions: *imports, Progress: p})
+	r, err := bench.RunFiles(ctx, bench.FilesConfig{Minca: self, Dir: *dir, Bytes: *total, Sizes: ss, Rounds: *rounds, ImportVersions: *imports, Progress: p, Log: s.err})
 	done()
 	if err != nil {
 		return failed(err)

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +54,47 @@ func TestBenchFiles(t *testing.T) {
 			c.SenderSyncCPU == nil || *c.SenderSyncCPU < 0 || c.ReceiverSyncCPU == nil || *c.ReceiverSyncCPU < 0 {
 			t.Fatalf("bench files case: %+v", c)
 		}
+	}
+}
+
+// A node that dies during bench files: the error names its stderr file,
+// says it exited, and shows the end of what it wrote there.
+func TestBenchFilesShowsADeadNodesStderr(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs node processes")
+	}
+	self, _ := mincaCommand(t)
+	dir := t.TempDir()
+	// The receiver says where it listens, writes to stderr and exits;
+	// every other verb is this build's.
+	const marker = "the receiver gives up: marker 26"
+	script := "#!/bin/sh\n" +
+		"if [ \"$1\" = serve ]; then case \"$*\" in *receiver*)\n" +
+		"  echo '{\"url\":\"http://127.0.0.1:1\"}'; echo 'a line before' >&2; echo '" + marker + "' >&2; exit 3;; esac; fi\n" +
+		runAsMinca + "=1 exec '" + self + "' \"$@\"\n"
+	wrapper := filepath.Join(dir, "minca")
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "bench")
+	path, env := mincaCommand(t)
+	cmd := exec.Command(path, "bench", "files", "--minca", wrapper, "--bytes", "65536", "--sizes", "65536", "--rounds", "1", "--import-versions", "100", "--dir", work)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err == nil {
+		t.Fatalf("bench files with a receiver that dies succeeded: %s", out)
+	}
+	log := filepath.Join(work, "logs", "round1-65536-receiver.stderr")
+	for _, want := range []string{marker, "a line before", log, "the receiver node, exited (exit status 3)"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	kept, err := os.ReadFile(log)
+	if err != nil || !strings.Contains(string(kept), marker) {
+		t.Errorf("the receiver's stderr file: %q %v", kept, err)
 	}
 }
