@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/node"
 )
 
@@ -403,6 +404,19 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 		return c, err
 	}
 	defer in.Close()
+	// Each file's hash from the source, before the clock starts: what is
+	// read back at the end must be these bytes, not only as many.
+	want := make([]canonical.ID, c.Files)
+	if err := parallel(2, c.Files, func(i int) error {
+		h := sha256.New()
+		if _, err := io.Copy(h, io.NewSectionReader(in, int64(i)*size, size)); err != nil {
+			return err
+		}
+		want[i] = canonical.ID(h.Sum(nil))
+		return nil
+	}); err != nil {
+		return c, fmt.Errorf("bench: hash the source: %w", err)
+	}
 	refs := make([]node.FileRef, c.Files)
 	start := time.Now()
 	if err := r.step("upload", c.Files, func(done *atomic.Int64) error {
@@ -470,6 +484,9 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 			n, err := receiver.client.Download(ctx, sp, refs[i].Hash.String(), 0, h)
 			if err == nil && n != size {
 				err = fmt.Errorf("bench: read %d bytes of a file of %d", n, size)
+			}
+			if got := canonical.ID(h.Sum(nil)); err == nil && got != want[i] {
+				err = fmt.Errorf("bench: file %d read back as %s, not the source's %s", i, got, want[i])
 			}
 			done.Add(1)
 			return err

@@ -191,7 +191,7 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 	if err != nil {
 		return res, err
 	}
-	src, err := openBenchStore(filepath.Join(dir, "source"), &judge.Judge{})
+	src, err := freshBenchStore(filepath.Join(dir, "source"), &judge.Judge{})
 	if err != nil {
 		return res, err
 	}
@@ -211,7 +211,7 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 	var imps, syncs, ratios, impCPUs, syncCPUs, cpuRatios []float64
 	for r := range cfg.Rounds {
 		steps.next(fmt.Sprintf("round %d of %d: import", r+1, cfg.Rounds))
-		st, err := openBenchStore(filepath.Join(dir, fmt.Sprintf("import-%d", r)), &judge.Judge{})
+		st, err := freshBenchStore(filepath.Join(dir, fmt.Sprintf("import-%d", r)), &judge.Judge{})
 		if err != nil {
 			return res, err
 		}
@@ -224,7 +224,7 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 			return res, err
 		}
 		steps.next(fmt.Sprintf("round %d of %d: sync", r+1, cfg.Rounds))
-		st, err = openBenchStore(filepath.Join(dir, fmt.Sprintf("sync-%d", r)), &judge.Judge{})
+		st, err = freshBenchStore(filepath.Join(dir, fmt.Sprintf("sync-%d", r)), &judge.Judge{})
 		if err != nil {
 			return res, err
 		}
@@ -301,12 +301,12 @@ func diffCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult) 
 	if err != nil {
 		return err
 	}
-	a, err := openBenchStore(filepath.Join(dir, "diff-a"), &judge.Judge{})
+	a, err := freshBenchStore(filepath.Join(dir, "diff-a"), &judge.Judge{})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	b, err := openBenchStore(filepath.Join(dir, "diff-b"), &judge.Judge{})
+	b, err := freshBenchStore(filepath.Join(dir, "diff-b"), &judge.Judge{})
 	if err != nil {
 		return err
 	}
@@ -369,12 +369,12 @@ func liveCase(ctx context.Context, dir string, cfg SyncConfig, webrtc bool) (p50
 	if err != nil {
 		return 0, 0, err
 	}
-	a, err := openBenchStore(filepath.Join(dir, "live-a-"+tag), &judge.Judge{})
+	a, err := freshBenchStore(filepath.Join(dir, "live-a-"+tag), &judge.Judge{})
 	if err != nil {
 		return 0, 0, err
 	}
 	defer a.Close()
-	b, err := openBenchStore(filepath.Join(dir, "live-b-"+tag), &judge.Judge{})
+	b, err := freshBenchStore(filepath.Join(dir, "live-b-"+tag), &judge.Judge{})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -648,4 +648,14 @@ func symmetricDifference(ctx context.Context, a, b *engine.Store, sp string) (by
 		}
 	}
 	return bytes, n, nil
+}
+
+// freshBenchStore opens an empty store at path, removing what an earlier
+// run into the same --dir left there: every figure is of a store this run
+// filled, and a second run into one directory measures as the first did.
+func freshBenchStore(path string, j engine.Judge) (*engine.Store, error) {
+	if err := os.RemoveAll(path); err != nil {
+		return nil, fmt.Errorf("bench: clear %s: %w", path, err)
+	}
+	return openBenchStore(path, j)
 }
