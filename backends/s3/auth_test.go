@@ -3,7 +3,6 @@ package s3
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,12 +43,9 @@ func TestMissingCredentials(t *testing.T) {
 				t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 			} else {
 				t.Setenv("AWS_EC2_METADATA_DISABLED", "false")
-				l, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				l.Close()
-				t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://"+l.Addr().String())
+				// Port 1, where nothing listens: a port freed by closing
+				// a listener may be the fake server's started next.
+				t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1")
 			}
 			f, ep := fakeS3(t)
 			var logs logBuffer

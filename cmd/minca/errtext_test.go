@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,14 +79,12 @@ func TestErrorLines(t *testing.T) {
 	// Another device, with an index of its own, reads the folder store.
 	env = withEnv([]string{"XDG_CACHE_HOME=" + in("cache2")})
 
-	// S3: a server that answers (gofakes3), and a port nobody listens on.
+	// S3: a server that answers (gofakes3), and a port nobody listens on:
+	// port 1, privileged, where no test server can be; a port freed by
+	// closing a listener can be taken by the next test's server before
+	// it is dialled.
 	fake := newFakeS3(t, nil)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + l.Addr().String()
-	l.Close()
+	refused := "http://127.0.0.1:1"
 	down := "s3://bkt/p?region=us-east-1&path-style=true&endpoint=" + refused
 	// A store held open by another opener.
 	held, err := store.Open(context.Background(), "pebble:"+in("p"), &store.Options{Judge: defaultJudge()})
