@@ -89,10 +89,16 @@ type hostile struct {
 
 func newHostile(t *testing.T, honest *tnode, self transport.Self) *hostile {
 	t.Helper()
+	return newHostileOver(t, honest, self, nil)
+}
+
+// newHostileOver is newHostile over a link with faults f.
+func newHostileOver(t *testing.T, honest *tnode, self transport.Self, f *transporttest.Faults) *hostile {
+	t.Helper()
 	if self == nil {
 		self = transporttest.Session(t)
 	}
-	hc, hn, link := transporttest.Pair(t, &transport.Options{Self: self}, honest.topt, nil)
+	hc, hn, link := transporttest.Pair(t, &transport.Options{Self: self}, honest.topt, f)
 	go honest.peers.Serve(context.Background(), hn, false, "accept")
 	return &hostile{t: t, c: hc, self: self, link: link}
 }
@@ -337,7 +343,12 @@ func TestHostileProtocolAbuse(t *testing.T) {
 		h.until(tNegMsg, 2)
 	})
 	t.Run("endless wants", func(t *testing.T) {
-		h := newHostile(t, b, nil)
+		// A link that holds 16 bytes in flight, like a socket's full
+		// buffers: once the peer stops reading, the node's answers stop
+		// going out, so its WANTs queue up whatever the speed of the
+		// answers (a WANT of ids not held is answered in microseconds,
+		// faster than the next arrives).
+		h := newHostileOver(t, b, nil, &transporttest.Faults{Buffer: 16})
 		h.send(negOpen(t, 1, g.ID, nil))
 		h.until(tNegMsg, 1)
 		ids := make([]byte, 32*1024)
