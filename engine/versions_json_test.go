@@ -18,24 +18,7 @@ import (
 // skipped.
 func TestVersionsJSONAsVersionJSON(t *testing.T) {
 	ctx := context.Background()
-	vs := enginetest.CorpusVersions(t, enginetest.SpaceID("many"), enginetest.CorpusOptions{Versions: 300, Seed: 3})
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Admit(ctx, "p", vs[:250]); err != nil {
-		t.Fatal(err)
-	}
-	var ids []canonical.ID
-	for i := len(vs) - 1; i >= 0; i -= 3 { // held and not, newest first
-		d, err := canonical.ParseID(vs[i].ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, d)
-	}
-	ids = append(ids, ids[5], ids[40], ids[1])
+	s, ids := askedStore(t, "many", enginetest.CorpusOptions{Versions: 300, Seed: 3}, 250, 3, 5, 40, 1)
 	var want []int
 	stubs := 0
 	for i, d := range ids {
@@ -51,7 +34,7 @@ func TestVersionsJSONAsVersionJSON(t *testing.T) {
 		t.Fatalf("the ids asked: %d held of %d, %d stubs; want some of each", len(want), len(ids), stubs)
 	}
 	var got []int
-	err = s.VersionsJSON(ctx, ids, func(i int, raw []byte) error {
+	err := s.VersionsJSON(ctx, ids, func(i int, raw []byte) error {
 		one, err := s.VersionJSON(ctx, ids[i])
 		if err != nil || !bytes.Equal(one, raw) {
 			t.Errorf("id %d: %s, VersionJSON says %s (%v)", i, raw, one, err)
@@ -70,4 +53,33 @@ func TestVersionsJSONAsVersionJSON(t *testing.T) {
 			t.Fatalf("answered %v, want %v", got, want)
 		}
 	}
+}
+
+// askedStore is a memory store holding the first held of a corpus's
+// versions, and the ids a peer might ask of it: every step-th version,
+// newest first (held and not), then those at the places repeat names
+// again.
+func askedStore(t *testing.T, space string, corpus enginetest.CorpusOptions, held, step int, repeat ...int) (*engine.Store, []canonical.ID) {
+	t.Helper()
+	vs := enginetest.CorpusVersions(t, enginetest.SpaceID(space), corpus)
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Admit(context.Background(), "p", vs[:held]); err != nil {
+		t.Fatal(err)
+	}
+	var ids []canonical.ID
+	for i := len(vs) - 1; i >= 0; i -= step {
+		d, err := canonical.ParseID(vs[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d)
+	}
+	for _, r := range repeat {
+		ids = append(ids, ids[r])
+	}
+	return s, ids
 }

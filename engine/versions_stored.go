@@ -10,8 +10,9 @@ import (
 	"github.com/minca-go/minca/engine/internal/keys"
 )
 
-// VersionsStored is [Store.VersionsJSON] for a peer's WANT (02 §9): it
-// calls found with each held one's index in ids and its canonical JSON
+// VersionsStored is [Store.VersionJSON] for many versions at once, as a
+// peer's WANT asks (02 §9; [Store.VersionsJSON] is the same in the order
+// asked): it calls found with each held one's index in ids and its canonical JSON
 // (a repeat again), in the order the store keeps the versions ('v',
 // arrival order) rather than the order asked; what is not held is
 // skipped. It looks all of ids up in one sorted pass over the id entries,

@@ -6,11 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/minca-go/minca/backends/memory"
-	"github.com/minca-go/minca/canonical"
-	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
-	"github.com/minca-go/minca/judge"
 )
 
 // VersionsStored answers exactly what VersionJSON answers for each id
@@ -18,24 +14,7 @@ import (
 // again, what is not held skipped), each once, whatever its budget.
 func TestVersionsStoredAsVersionJSON(t *testing.T) {
 	ctx := context.Background()
-	vs := enginetest.CorpusVersions(t, enginetest.SpaceID("stored"), enginetest.CorpusOptions{Versions: 600, Seed: 5})
-	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: &judge.Judge{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Admit(ctx, "p", vs[:500]); err != nil {
-		t.Fatal(err)
-	}
-	var ids []canonical.ID
-	for i := len(vs) - 1; i >= 0; i -= 2 { // held and not, newest first
-		d, err := canonical.ParseID(vs[i].ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, d)
-	}
-	ids = append(ids, ids[5], ids[40], ids[1], ids[5])
+	s, ids := askedStore(t, "stored", enginetest.CorpusOptions{Versions: 600, Seed: 5}, 500, 2, 5, 40, 1, 5)
 	var want []int
 	for i, d := range ids {
 		if _, err := s.VersionJSON(ctx, d); err == nil {
