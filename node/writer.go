@@ -189,12 +189,11 @@ type staged struct {
 	ps      []*record.Presigned
 	idx     []int
 	decided chan struct{}
-	// sync writes the batch's places down: before it is signed. It is
-	// started as soon as the batch is built, and synced tells how it
-	// went: the fsync runs while the batch waits for the one before to
-	// leave the checking stage, not after, so the cores are not left idle
-	// behind it.
-	sync   func() error
+	// synced tells how the sync of the batch's places went: they are
+	// written down before it is signed. The sync starts as soon as the
+	// batch is built: the fsync runs while the batch waits for the one
+	// before to leave the checking stage, not after, so the cores are not
+	// left idle behind it.
 	synced chan error
 	// vs is the batch signed.
 	vs []*record.Version
@@ -219,7 +218,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 	}
 	root := signer.Root()
 	st := &staged{batch: batch, decided: make(chan struct{})}
-	st.sync, err = w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
+	syncPlaces, err := w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
 			draft, err := w.prepare(ctx, r, root)
 			if err != nil {
@@ -272,7 +271,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 		return nil
 	}
 	st.synced = make(chan error, 1)
-	go func() { st.synced <- st.sync() }()
+	go func() { st.synced <- syncPlaces() }()
 	return st
 }
 
