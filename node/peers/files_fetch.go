@@ -128,9 +128,11 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 		if w := s.c.p.beforeFileWrite; w != nil {
 			w()
 		}
-		_, err := x.p.Write(c.data)
+		// The chunk is hashed on the file's hasher beside this write and
+		// the next, and its frame counts in the RecvQueue until both are
+		// done.
 		n := len(c.data)
-		c.done(s.c.in)
+		_, err := x.p.WriteHashAside(c.data, func() { c.done(s.c.in) })
 		s.files.mu.Lock()
 		if err != nil {
 			s.c.p.log.Warn("writing a file from a peer", "file", x.file.String(), "err", err)
