@@ -29,17 +29,51 @@ type importMemory struct {
 func memoryDefs(m *importMemory) []setting {
 	return []setting{
 		{"go-heap", "76MiB", "the soft limit on the Go heap: the versions in the pipeline, the caches below and the collector's room", sizeValue(&m.goHeap)},
-		{"block-cache", "12MiB", "a Pebble store's block cache (sstable blocks, filters and indexes)", sizeValue(&m.store.BlockCache)},
-		{"memtable", "7MiB", "one of a Pebble store's two memtables (the one taking writes, the one being flushed)", func(v string) error {
-			err := sizeValue(&m.store.MemTable)(v)
-			if err == nil && m.store.MemTable < store.MinMemTable {
-				err = fmt.Errorf("%s is less than the least, 64KiB", v)
-			}
-			return err
-		}},
+		pebbleCacheDef(&m.store, "12MiB"),
+		pebbleMemTableDef(&m.store, "7MiB"),
 		{"held", "1024", "recently stored versions kept for the judge's chain checks (an edit's previous version)", countValue(&m.store.Held)},
 		{"verdicts", "8192", "passing signature verdicts remembered (02 §3.2) for versions held aside and checked again", countValue(&m.verdicts)},
 	}
+}
+
+// pebbleCacheDef is the part of m that is a Pebble store's block cache,
+// its default def.
+func pebbleCacheDef(m *store.Memory, def string) setting {
+	return setting{"block-cache", def, "a Pebble store's block cache (sstable blocks, filters and indexes)", sizeValue(&m.BlockCache)}
+}
+
+// pebbleMemTableDef is the part of m that is one of a Pebble store's
+// memtables, its default def, at least store.MinMemTable.
+func pebbleMemTableDef(m *store.Memory, def string) setting {
+	return setting{"memtable", def, "one of a Pebble store's two memtables (the one taking writes, the one being flushed)", func(v string) error {
+		err := sizeValue(&m.MemTable)(v)
+		if err == nil && m.MemTable < store.MinMemTable {
+			err = fmt.Errorf("%s is less than the least, 64KiB", v)
+		}
+		return err
+	}}
+}
+
+// serveMemoryDefs lists the parts of a node's memory serve's --memory
+// sets, in the order docs/stores.md's table (Memory of a node) does; a
+// part not set is the node's default (node.DefaultBlockCache,
+// node.DefaultMemTable), which the defaults written here are.
+func serveMemoryDefs(m *store.Memory) []setting {
+	return []setting{pebbleCacheDef(m, "12MiB"), pebbleMemTableDef(m, "7MiB")}
+}
+
+// serveMemoryFlag is serve's --memory NAME=VALUE, repeatable, setting m.
+func serveMemoryFlag(m *store.Memory) *settingsFlag {
+	return &settingsFlag{noun: "part", defs: serveMemoryDefs(m)}
+}
+
+// serveMemoryHelp is serve's --memory help: each part with its default.
+func serveMemoryHelp() string {
+	var parts []string
+	for _, d := range serveMemoryDefs(&store.Memory{}) {
+		parts = append(parts, d.name+" ("+d.def+")")
+	}
+	return "a bound on what the node's store keeps in memory, `NAME=VALUE` (repeatable; docs/stores.md, Memory of a node): " + strings.Join(parts, ", ")
 }
 
 // memoryHelp is --memory's help: each part with its default.

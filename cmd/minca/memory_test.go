@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/store"
 )
 
 // Every part of --memory has a row in docs/stores.md's table with the
@@ -117,4 +120,55 @@ func head(s string) string {
 		return s[:2000] + "…"
 	}
 	return s
+}
+
+// Every part of serve's --memory has a row in docs/stores.md's table
+// (Memory of a node) with the default written there, and that default is
+// the node's own.
+func TestServeMemoryTableInDocs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "stores.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Memory of a node\n")
+	if !ok {
+		t.Fatal("docs/stores.md has no section \"Memory of a node\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var m store.Memory
+	for _, d := range serveMemoryDefs(&m) {
+		row := regexp.MustCompile("(?m)^\\| `--memory " + regexp.QuoteMeta(d.name) + "` \\| `" + regexp.QuoteMeta(d.def) + "` \\|")
+		if !row.MatchString(section) {
+			t.Errorf("docs/stores.md's node memory table has no row for --memory %s with default %s (%s)", d.name, d.def, d.what)
+		}
+		if err := serveMemoryFlag(&m).Set(d.name + "=" + d.def); err != nil {
+			t.Errorf("serve --memory %s=%s: %v", d.name, d.def, err)
+		}
+	}
+	if want := (store.Memory{BlockCache: node.DefaultBlockCache, MemTable: node.DefaultMemTable}); m != want {
+		t.Errorf("serve --memory's defaults as written are %+v, the node's %+v", m, want)
+	}
+	rows := regexp.MustCompile("(?m)^\\| `--memory ([a-z-]+)`").FindAllStringSubmatch(section, -1)
+	if len(rows) != len(serveMemoryDefs(&m)) {
+		t.Errorf("docs/stores.md's node memory table has %d rows, serve --memory %d parts", len(rows), len(serveMemoryDefs(&m)))
+	}
+}
+
+// A bad serve --memory is bad usage (exit 2), named, before the node
+// opens.
+func TestServeMemoryBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ arg, says string }{
+		{"block-cache=0", "not a positive size"},
+		{"memtable=1", "less than the least, 64KiB"},
+		{"held=5", "block-cache, memtable"},
+	} {
+		_, errs, code := minca(t, "", "serve", "--dir", filepath.Join(dir, "n"), "--listen", "127.0.0.1:0", "--memory", c.arg)
+		if code != exitUsage || !strings.Contains(errs, c.says) {
+			t.Errorf("serve --memory %s: exit %d, want %d naming %q:\n%s", c.arg, code, exitUsage, c.says, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n")); !os.IsNotExist(err) {
+		t.Errorf("a serve refused for its flags made its directory: %v", err)
+	}
 }
