@@ -135,22 +135,25 @@ func TestServeMemoryTableInDocs(t *testing.T) {
 		t.Fatal("docs/stores.md has no section \"Memory of a node\"")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
-	var m store.Memory
-	for _, d := range serveMemoryDefs(&m) {
+	var m nodeMemory
+	for _, d := range nodeMemoryDefs(&m) {
 		row := regexp.MustCompile("(?m)^\\| `--memory " + regexp.QuoteMeta(d.name) + "` \\| `" + regexp.QuoteMeta(d.def) + "` \\|")
 		if !row.MatchString(section) {
 			t.Errorf("docs/stores.md's node memory table has no row for --memory %s with default %s (%s)", d.name, d.def, d.what)
 		}
-		if err := serveMemoryFlag(&m).Set(d.name + "=" + d.def); err != nil {
+		if err := nodeMemoryFlag(&m).Set(d.name + "=" + d.def); err != nil {
 			t.Errorf("serve --memory %s=%s: %v", d.name, d.def, err)
 		}
 	}
-	if want := (store.Memory{BlockCache: node.DefaultBlockCache, MemTable: node.DefaultMemTable}); m != want {
-		t.Errorf("serve --memory's defaults as written are %+v, the node's %+v", m, want)
+	if want := (store.Memory{BlockCache: node.DefaultBlockCache, MemTable: node.DefaultMemTable}); m.store != want {
+		t.Errorf("serve --memory's defaults as written are %+v, the node's %+v", m.store, want)
+	}
+	if m.goHeap <= 0 {
+		t.Errorf("serve --memory go-heap's default as written sets no limit: %d", m.goHeap)
 	}
 	rows := regexp.MustCompile("(?m)^\\| `--memory ([a-z-]+)`").FindAllStringSubmatch(section, -1)
-	if len(rows) != len(serveMemoryDefs(&m)) {
-		t.Errorf("docs/stores.md's node memory table has %d rows, serve --memory %d parts", len(rows), len(serveMemoryDefs(&m)))
+	if len(rows) != len(nodeMemoryDefs(&m)) {
+		t.Errorf("docs/stores.md's node memory table has %d rows, serve --memory %d parts", len(rows), len(nodeMemoryDefs(&m)))
 	}
 }
 
@@ -161,7 +164,8 @@ func TestServeMemoryBadUsage(t *testing.T) {
 	for _, c := range []struct{ arg, says string }{
 		{"block-cache=0", "not a positive size"},
 		{"memtable=1", "less than the least, 64KiB"},
-		{"held=5", "block-cache, memtable"},
+		{"held=5", "go-heap, block-cache, memtable"},
+		{"go-heap=1x", "not a positive size"},
 	} {
 		_, errs, code := minca(t, "", "serve", "--dir", filepath.Join(dir, "n"), "--listen", "127.0.0.1:0", "--memory", c.arg)
 		if code != exitUsage || !strings.Contains(errs, c.says) {
@@ -170,5 +174,27 @@ func TestServeMemoryBadUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "n")); !os.IsNotExist(err) {
 		t.Errorf("a serve refused for its flags made its directory: %v", err)
+	}
+}
+
+// serve's defaults are what its table says, $GOMEMLIMIT stands unless
+// go-heap is given, and --memory sets one part and leaves the others.
+func TestNodeMemoryDefaults(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	m := newNodeMemory()
+	if m.goHeap <= 0 || m.store.BlockCache != node.DefaultBlockCache || m.store.MemTable != node.DefaultMemTable {
+		t.Fatalf("serve's memory defaults: %+v", *m)
+	}
+	want := *m
+	if err := nodeMemoryFlag(m).Set("block-cache=64MiB"); err != nil {
+		t.Fatal(err)
+	}
+	want.store.BlockCache = 64 << 20
+	if *m != want {
+		t.Fatalf("--memory block-cache=64MiB: %+v, want %+v", *m, want)
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	if m := newNodeMemory(); m.goHeap != 0 {
+		t.Fatalf("with GOMEMLIMIT set serve's default go-heap is %d, want none (GOMEMLIMIT's)", m.goHeap)
 	}
 }

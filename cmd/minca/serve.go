@@ -9,7 +9,6 @@ import (
 
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/api"
-	"github.com/minca-go/minca/store"
 )
 
 func runServe(ctx context.Context, s *stdio, args []string) error {
@@ -35,8 +34,8 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	var apiHosts listFlag
 	fs.Var(&apiHosts, "api-host", "a `HOST` name the API answers besides loopback ones, behind a proxy (repeatable)")
 	waiting := waitingFlags(fs)
-	var mem store.Memory
-	fs.Var(serveMemoryFlag(&mem), "memory", serveMemoryHelp())
+	mem := newNodeMemory()
+	fs.Var(nodeMemoryFlag(mem), "memory", nodeMemoryHelp())
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -59,7 +58,8 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 		}
 	}
 	o := withWaiting(nodeOptions(s, d, sp, mirrors), waiting)
-	o.StoreOptions.Memory = mem
+	o.StoreOptions.Memory = mem.store
+	defer mem.limitHeap()()
 	n, err := node.Open(ctx, o)
 	if err != nil {
 		return usageIfBadURL(err)
