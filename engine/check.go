@@ -428,19 +428,32 @@ func (c *checker) orders(ctx context.Context) error {
 
 func (c *checker) lines(ctx context.Context) error {
 	return c.scan(ctx, keys.Line, func(k, val []byte) error {
-		ds, err := splitDigests(val)
-		if err != nil || len(ds) == 0 {
+		vseqs, ds, byVseq, ok := keys.ReadPlace(val)
+		if !ok {
 			c.add("line entry %x: bad value", k)
 			return nil
 		}
 		place := c.sum(k)
-		for _, d := range ds {
-			f := c.named(d)
-			switch {
-			case f == nil:
-				c.add("line entry %s: no version", d)
-			case f.is(heldLog) && f.line == place:
+		mark := func(f *heldFact) {
+			if f.is(heldLog) && f.line == place {
 				f.flags |= heldInLine
+			}
+		}
+		if byVseq {
+			for _, vseq := range vseqs {
+				if f := c.at(vseq); f == nil || !f.is(heldNamed) {
+					c.add("line entry at %d: no version", vseq)
+				} else {
+					mark(f)
+				}
+			}
+			return nil
+		}
+		for _, d := range ds {
+			if f := c.named(d); f == nil {
+				c.add("line entry %s: no version", d)
+			} else {
+				mark(f)
 			}
 		}
 		return nil

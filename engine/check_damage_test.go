@@ -130,6 +130,21 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			b.Set(keys.LinePlace(v(26).Space, v(26).Author, v(26).Collection, 1<<40), d[:])
 			return []string{"line entry ", ": no version"}
 		}},
+		{"line place naming no version value", func(kv engine.KV, b engine.Batch) []string {
+			b.Set(keys.LinePlace(v(30).Space, v(30).Author, v(30).Collection, 1<<40), keys.PlaceValue([]uint64{1 << 40}))
+			return []string{fmt.Sprintf("line entry at %d: no version", uint64(1<<40))}
+		}},
+		{"line place of neither form", func(kv engine.KV, b engine.Batch) []string {
+			// A vseq 0, which names no version and is no padding here.
+			b.Set(keys.LinePlace(v(31).Space, v(31).Author, v(31).Collection, 1<<40), []byte{5, 0, 7})
+			return []string{"line entry ", ": bad value"}
+		}},
+		{"line place without its version", func(kv engine.KV, b engine.Batch) []string {
+			// The place names another version by vseq instead.
+			other := decodeVseq(t, get(kv, keys.IDKey(digest(v(33)))))
+			b.Set(keys.LinePlace(v(32).Space, v(32).Author, v(32).Collection, v(32).Log.N), keys.PlaceValue([]uint64{other}))
+			return []string{fmt.Sprintf("version %s: missing from its writer's line", v(32).ID)}
+		}},
 		{"root index entry removed", func(kv engine.KV, b engine.Batch) []string {
 			b.Delete(firstKey(kv, keys.Root))
 			return []string{"root index: "}

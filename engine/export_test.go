@@ -77,9 +77,13 @@ func Layout10(kv KV) error {
 }
 
 // Layout11 turns kv into a store as layout 11 kept it (each entry of the
-// index by root naming its version by digest, not by vseq), and marks it
+// index by root naming its version by digest, not by vseq, and Layout12's
+// change), and marks it
 // as layout `as` (11, or 10 after Layout10's change).
 func Layout11(kv KV, as byte) error {
+	if err := Layout12(kv, as); err != nil {
+		return err
+	}
 	b, err := kv.NewBatch()
 	if err != nil {
 		return err
@@ -115,6 +119,61 @@ func Layout11(kv KV, as byte) error {
 			return err
 		}
 		if err := b.Set(append(k[:keys.RootPrefixLen:keys.RootPrefixLen], d[:]...), nil); err != nil {
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	state, err := kv.Get([]byte("_state"))
+	if err != nil {
+		return err
+	}
+	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
+		return err
+	}
+	return b.Commit(Sync)
+}
+
+// Layout12 turns kv into a store as layout 12 kept it (each place of a
+// writer's line naming its versions by digest, not by vseq), and marks it
+// as layout `as` (12, or earlier after Layout11's change).
+func Layout12(kv KV, as byte) error {
+	b, err := kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	it, err := kv.NewIter([]byte{keys.Line}, []byte{keys.Line + 1})
+	if err != nil {
+		return err
+	}
+	for it.Next() {
+		vseqs, _, byVseq, ok := keys.ReadPlace(it.Value())
+		if !ok {
+			return fmt.Errorf("line place %x", it.Key())
+		}
+		if !byVseq {
+			continue
+		}
+		var ds []byte
+		for _, vseq := range vseqs {
+			vb, err := kv.Get(keys.VersionKey(vseq))
+			if err != nil {
+				return err
+			}
+			env, _, err := readValue(kv, vseq, vb)
+			if err != nil {
+				return err
+			}
+			v, err := decodeHeld(env, nil)
+			if err != nil {
+				return err
+			}
+			d, _ := keys.ParseExact(v.ID)
+			ds = append(ds, d[:]...)
+		}
+		if err := b.Set(bytes.Clone(it.Key()), ds); err != nil {
 			return err
 		}
 	}

@@ -14,33 +14,49 @@ const maxForkScan = 8
 // line records v's place in its writer's line (02 §4.10) and looks for a
 // fork (another id at that place) or a break (log.prev naming a version
 // that is not one place before it in the line), in both directions: v
-// against what is held, and what is held against v.
-func (t *tx) line(d canonical.ID, v *record.Version) error {
+// against what is held, and what is held against v. vseq is where v's
+// value is: the place names it by that (keys.PlaceValue).
+func (t *tx) line(d canonical.ID, vseq uint64, v *record.Version) error {
 	if v.Log == nil {
 		return nil
 	}
 	place := keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N)
-	others, err := t.digestList(place)
+	others, ds, err := t.place(place)
 	if err != nil {
 		return err
 	}
-	for i, o := range others {
-		if i == maxForkScan {
-			break
-		}
-		ov, ok, err := t.envelope(o)
-		if err != nil {
+	scanned := 0
+	fork := func(ov *record.Version, ok bool, err error) error {
+		scanned++
+		if err != nil || !ok {
 			return err
 		}
-		if ok {
-			if p, ok := record.Fork(v, ov); ok {
-				if err := t.proof(p); err != nil {
-					return err
-				}
-			}
+		if p, ok := record.Fork(v, ov); ok {
+			return t.proof(p)
+		}
+		return nil
+	}
+	for _, o := range others {
+		if scanned == maxForkScan {
+			break
+		}
+		if err := fork(t.envelopeAt(o)); err != nil {
+			return err
 		}
 	}
-	t.set(place, appendDigests(others, d))
+	for _, o := range ds {
+		if scanned == maxForkScan {
+			break
+		}
+		if err := fork(t.envelope(o)); err != nil {
+			return err
+		}
+	}
+	val, err := t.placeWith(others, ds, d, vseq)
+	if err != nil {
+		return err
+	}
+	t.set(place, val)
 	if v.Log.N > 0 {
 		pd, isID := v.LogPrevDigest()
 		p, held := (*record.Version)(nil), false
@@ -95,6 +111,63 @@ func (t *tx) line(d canonical.ID, v *record.Version) error {
 	t.st.logPrev--
 	t.del(k)
 	return nil
+}
+
+// place reads the versions a line's place names: by vseq, or (a place a
+// store of a layout before 13 wrote) by digest; none when it is absent.
+func (t *tx) place(k []byte) (vseqs []uint64, ds []canonical.ID, err error) {
+	b, ok, err := t.get(k)
+	if !ok || err != nil {
+		return nil, nil, err
+	}
+	vseqs, ds, _, ok = keys.ReadPlace(b)
+	if !ok {
+		return nil, nil, Errorf(ErrCorrupt, "damaged: line place %x: a value of %d bytes", k, len(b))
+	}
+	return vseqs, ds, nil
+}
+
+// placeWith is a place's value with the version d, at vseq, added to the
+// versions it named (by vseq, or by digest ds). A place an earlier layout
+// wrote is written again by vseq, each digest looked up; one naming a
+// version not held (damage, which check names) keeps its digests, d's
+// added.
+func (t *tx) placeWith(vseqs []uint64, ds []canonical.ID, d canonical.ID, vseq uint64) ([]byte, error) {
+	if len(ds) > 0 {
+		vseqs = make([]uint64, 0, len(ds)+1)
+		for _, o := range ds {
+			sb, ok, err := t.get(keys.IDKey(o))
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return appendDigests(ds, d), nil
+			}
+			at, err := decodeVseq(sb)
+			if err != nil {
+				return nil, err
+			}
+			vseqs = append(vseqs, at)
+		}
+	}
+	out := make([]uint64, 0, len(vseqs)+1)
+	for _, o := range vseqs {
+		if o != vseq {
+			out = append(out, o)
+		}
+	}
+	return keys.PlaceValue(append(out, vseq)), nil
+}
+
+// envelopeAt is envelope for the version whose value is at vseq; ok
+// false when there is none (damage, which check names).
+func (t *tx) envelopeAt(vseq uint64) (*record.Version, bool, error) {
+	env, _, ok, err := t.valueAt(vseq)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	v, err := decodeHeld(env, nil)
+	return v, err == nil, err
 }
 
 // digestList reads a value that is a list of 32-byte digests; none when

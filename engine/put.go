@@ -84,7 +84,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 			}
 		}
 	}
-	if err := t.index(d, v); err != nil {
+	if err := t.index(d, vseq, v); err != nil {
 		return None, err
 	}
 	t.indexRoot(vseq, v, root)
@@ -144,7 +144,7 @@ func (t *tx) demote(d canonical.ID, vseq uint64, hold holding, env []byte) error
 }
 
 // index writes the space registry, the sync order and the writer line.
-func (t *tx) index(d canonical.ID, v *record.Version) error {
+func (t *tx) index(d canonical.ID, vseq uint64, v *record.Version) error {
 	if !t.spaces[v.Space] && !t.s.knownSpace(v.Space) {
 		sk := keys.SpaceKey(v.Space)
 		if _, ok, err := t.get(sk); err != nil {
@@ -156,7 +156,7 @@ func (t *tx) index(d canonical.ID, v *record.Version) error {
 		t.spaces[v.Space] = true
 	}
 	t.setFresh(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d), []byte(v.Collection))
-	return t.line(d, v)
+	return t.line(d, vseq, v)
 }
 
 // noteCurrent adds an EventCurrent when a record's readable current

@@ -171,13 +171,32 @@ func (s *Store) Line(ctx context.Context, space, author, collection string, n in
 	if err != nil {
 		return nil, err
 	}
-	ds, err := splitDigests(b)
-	if err != nil {
-		return nil, err
+	vseqs, ds, _, ok := keys.ReadPlace(b)
+	if !ok {
+		return nil, Errorf(ErrCorrupt, "damaged: line place %s %s %d: a value of %d bytes", author, collection, n, len(b))
 	}
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = d.String()
+	out := make([]string, 0, len(vseqs)+len(ds))
+	for _, d := range ds {
+		out = append(out, d.String())
+	}
+	// A place names its versions by vseq: each one's id is its value's.
+	for _, vseq := range vseqs {
+		vb, err := s.kv.Get(keys.VersionKey(vseq))
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil, Errorf(ErrCorrupt, "damaged: line place %s %s %d names version value %d, which is not there", author, collection, n, vseq)
+			}
+			return nil, err
+		}
+		env, _, err := readValue(s.kv, vseq, vb)
+		if err != nil {
+			return nil, err
+		}
+		v, err := decodeHeld(env, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v.ID)
 	}
 	return out, nil
 }

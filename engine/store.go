@@ -170,8 +170,11 @@ const stateName = "state"
 // and such values are read as they are until the record next changes
 // (since 11 the head is its only home, current_home.go); 11 and before
 // named each version in the index by root ('a') by its digest, and such
-// entries are read as they are beside those that name it by vseq.
-const layout = 12
+// entries are read as they are beside those that name it by vseq; 12 and
+// before named the versions at a place of a writer's line ('l') by
+// digest, and such a place is read as it is until a version is added at
+// it, when it is written again by vseq (lines.go).
+const layout = 13
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.

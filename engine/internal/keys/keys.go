@@ -12,7 +12,9 @@
 //	'h' rec order                      → a held version's standing and flags in its record (02 §4.3 order)
 //	'S' space                          → the space's id as text
 //	'o' space millis digest            → collection: the sync order
-//	'l' space line n                   → digests held at that place of a writer's line (02 §4.10)
+//	'l' space line n                   → the versions held at that place of a writer's line
+//	                                     (02 §4.10), each its vseq as a uvarint (layouts before
+//	                                     13: each its digest); PlaceValue says which
 //	'L' awaited                        → digests of versions whose log.prev names it, not held
 //	'x' space digestA digestB          → kind: line proofs found
 //	'a' space root vseq                → nothing: held versions by the root they were admitted
@@ -222,6 +224,64 @@ func LinePlace(space, author, collection string, n int64) []byte {
 	k = append(k, t[:]...)
 	k = append(k, l[:]...)
 	return binary.BigEndian.AppendUint64(k, uint64(n))
+}
+
+// PlaceValue is the value of an 'l' entry naming its versions by vseq:
+// their uvarints one after the other, and when that is a multiple of 32
+// bytes long, a 0 byte after them (vseq 0 names no version), so that no
+// such value is as long as a list of digests, the form stores of layouts
+// before 13 keep.
+func PlaceValue(vseqs []uint64) []byte {
+	b := make([]byte, 0, 3*len(vseqs)+1)
+	for _, v := range vseqs {
+		b = binary.AppendUvarint(b, v)
+	}
+	if len(b)%32 == 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// ReadPlace reads an 'l' entry's value: the vseqs it names (byVseq true)
+// or, a value as layouts before 13 wrote it (a whole number of 32-byte
+// digests), its digests. ok is false on a value of neither form: empty,
+// a uvarint not in its shortest form or cut short, a vseq 0 anywhere but
+// as the one padding byte PlaceValue adds.
+func ReadPlace(b []byte) (vseqs []uint64, ds []canonical.ID, byVseq, ok bool) {
+	if len(b) == 0 {
+		return nil, nil, false, false
+	}
+	if len(b)%32 == 0 {
+		ds = make([]canonical.ID, len(b)/32)
+		for i := range ds {
+			copy(ds[i][:], b[i*32:])
+		}
+		return nil, ds, false, true
+	}
+	if len(b)%32 == 1 && b[len(b)-1] == 0 {
+		b = b[:len(b)-1]
+		if len(b) == 0 {
+			return nil, nil, false, false
+		}
+	}
+	for len(b) > 0 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 || v == 0 || n != uvarintLen(v) {
+			return nil, nil, false, false
+		}
+		vseqs = append(vseqs, v)
+		b = b[n:]
+	}
+	return vseqs, nil, true, true
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // LogPrevKey is 'L' awaited.

@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,46 @@ func TestRootEntry(t *testing.T) {
 	} {
 		if _, _, _, ok := RootEntry(bad); ok {
 			t.Fatalf("key %x read as an entry", bad)
+		}
+	}
+}
+
+// A line place's value reads back as the vseqs it names, whatever their
+// count (padded where it would be as long as a list of digests), a list
+// of digests reads as digests, and a value of neither form is no place.
+func TestPlaceValue(t *testing.T) {
+	for n := 1; n <= 70; n++ {
+		vseqs := make([]uint64, n)
+		for i := range vseqs {
+			vseqs[i] = uint64(1 + i*(1+i%3)*97) // one and two bytes each
+		}
+		b := PlaceValue(vseqs)
+		if len(b)%32 == 0 {
+			t.Fatalf("%d vseqs: a value of %d bytes", n, len(b))
+		}
+		got, ds, byVseq, ok := ReadPlace(b)
+		if !ok || !byVseq || ds != nil || !slices.Equal(got, vseqs) {
+			t.Fatalf("%d vseqs %v read as %v %v %v", n, vseqs, got, byVseq, ok)
+		}
+	}
+	var d [64]byte
+	d[0], d[40] = 7, 9
+	_, ds, byVseq, ok := ReadPlace(d[:])
+	if !ok || byVseq || len(ds) != 2 || ds[0][0] != 7 || ds[1][8] != 9 {
+		t.Fatalf("two digests read as %v %v %v", ds, byVseq, ok)
+	}
+	for _, bad := range [][]byte{
+		nil,
+		{0},                                     // padding alone
+		{5, 0, 7},                               // a vseq 0 inside
+		{5, 0},                                  // a 0 that pads nothing
+		{0x80},                                  // cut short
+		{0x80, 0x00},                            // 0, not in its shortest form
+		{0x81, 0x00},                            // 1, not in its shortest form
+		append(make([]byte, 31), 1)[:32:32][1:], // 31 bytes: thirty 0s and a 1
+	} {
+		if _, _, _, ok := ReadPlace(bad); ok {
+			t.Fatalf("value %x read as a place", bad)
 		}
 	}
 }
