@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"iter"
 
 	"github.com/minca-go/minca/canonical"
@@ -29,6 +30,18 @@ import (
 // as do the standing changes and forks a batch finds (from ""). The
 // source costs a few bytes a batch, not a change.
 //
+// Since layout 14 an entry names each version by where its value is
+// ('g' seq 3): the same runs, each change
+//
+//	change  = uvarint(vseq) ‖ kind (1 byte) ‖ facts (1 byte)
+//	          ‖ [uvarint(current vseq)] ‖ [uvarint(other vseq)]
+//
+// Every version a change names is held, and a vseq always names the same
+// version, so its id read back later is the one the batch meant; a reader
+// reads it from the version's value ([Store.ChangeLog]). A batch whose
+// versions could not all be found by vseq writes the entry with digests
+// (format 2), as layouts 9 to 13 did.
+//
 // Stores written before kept entries under 'g' seq alone, with changes of
 // digest and kind only (33 bytes, a 4-byte count a run): they are read as
 // changes without their facts (Change.Facts false).
@@ -39,9 +52,12 @@ const (
 	factOtherCurrent = 1 << 2
 )
 
-// changeFormat is the last byte of a change log entry's key in this
-// layout.
-const changeFormat = 2
+// changeFormat is the last byte of a change log entry's key whose
+// changes name their versions by digest; changeByVseq, by vseq.
+const (
+	changeFormat = 2
+	changeByVseq = 3
+)
 
 // legacyChangeSize is a change's size in an entry of the earlier format.
 const legacyChangeSize = 33
@@ -55,6 +71,7 @@ type pendingChange struct {
 	rec   []byte       // its record (not for Forked)
 	other canonical.ID // Forked: the other version
 	ev    int          // its event in t.events, or -1
+	vseq  uint64       // where d's value is, when known (0: look it up)
 }
 
 // change adds a change to the batch's change log entry: d was stored,
@@ -73,65 +90,156 @@ func (t *tx) change(d canonical.ID, k ChangeKind, from string, rec []byte, verdi
 	return t.st.changeSeq
 }
 
-// changeEntry encodes the batch's changes, each with what the batch left
-// of its version's standing and record, and gives their events the same.
+// changeEntry encodes the batch's changes by digest (format 2), each with
+// what the batch left of its version's standing and record, and gives
+// their events the same.
 func (t *tx) changeEntry() ([]byte, error) {
-	var out, run []byte
-	var runFrom string
-	var runN uint64
+	cs, _, err := t.changesMade()
+	if err != nil {
+		return nil, err
+	}
+	return encodeChanges(cs, nil), nil
+}
+
+// sealChanges encodes the batch's changes as changeEntry does, by vseq
+// (format changeByVseq) when every version they name is found, else by
+// digest (changeFormat).
+func (t *tx) sealChanges() ([]byte, byte, error) {
+	cs, curV, err := t.changesMade()
+	if err != nil {
+		return nil, 0, err
+	}
+	refs := make([]changeRef, len(cs))
+	for i, c := range cs {
+		r := &refs[i]
+		if r.id = t.pend[i].vseq; r.id == 0 {
+			if r.id, err = t.vseqOf(c.ID); err != nil {
+				return nil, 0, err
+			}
+		}
+		switch {
+		case c.Kind == Forked:
+			if r.other, err = t.vseqOf(c.Other); err != nil {
+				return nil, 0, err
+			}
+		case !c.Current.IsZero() && c.Current != c.ID:
+			r.cur = curV[i]
+		}
+		if r.id == 0 || c.Kind == Forked && r.other == 0 || !c.Current.IsZero() && c.Current != c.ID && r.cur == 0 {
+			return encodeChanges(cs, nil), changeFormat, nil
+		}
+	}
+	return encodeChanges(cs, refs), changeByVseq, nil
+}
+
+// vseqOf is where the held version d's value is, 0 when d is not held.
+func (t *tx) vseqOf(d canonical.ID) (uint64, error) {
+	b, ok, err := t.get(keys.IDKey(d))
+	if !ok || err != nil {
+		return 0, err
+	}
+	return decodeVseq(b)
+}
+
+// changeRef is where the values of the versions a change names are: the
+// version's, the record's current one's (when another), a fork's other's;
+// self: the version is its record's current one.
+type changeRef struct {
+	id, cur, other uint64
+	self           bool
+}
+
+// changesMade is the batch's changes, each with what the batch left of its
+// version's standing and record, and, for a change whose record's current
+// version is another, where that one's value is (from the record's head);
+// it gives the changes' events the same.
+func (t *tx) changesMade() ([]Change, []uint64, error) {
+	cs := make([]Change, 0, len(t.pend))
+	curV := make([]uint64, len(t.pend))
 	heads := map[string]head{}
 	seq := t.st.changeSeq - uint64(len(t.pend))
 	for i, p := range t.pend {
 		seq++
-		if i > 0 && p.from != runFrom {
-			out = appendRun(out, run, runFrom, runN)
-			run, runN = run[:0], 0
-		}
-		runFrom = p.from
-		runN++
 		c := Change{Seq: seq, ID: p.d, Kind: p.kind, From: p.from, Facts: true, Verdict: Stands}
-		var facts byte
 		if t.verdicts[p.d] == Withdrawn {
-			facts |= factWithdrawn
 			c.Verdict = Withdrawn
 		}
-		var cur canonical.ID
 		if p.kind != Forked {
 			h, ok := heads[string(p.rec)]
 			if !ok {
 				var err error
 				if h, _, err = t.head(p.rec); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				heads[string(p.rec)] = h
 			}
 			switch {
 			case !h.hasFirst || !h.firstH.whole:
 			case h.first == p.d:
-				facts |= factCurrent
 				c.Current = c.ID
 			default:
-				facts |= factOtherCurrent
-				cur = h.first
-				c.Current = cur
+				c.Current, curV[i] = h.first, h.firstV
 			}
 		}
-		run = append(append(run, p.d[:]...), byte(p.kind), facts)
-		if facts&factOtherCurrent != 0 {
-			run = append(run, cur[:]...)
-		}
 		if p.kind == Forked {
-			run = append(run, p.other[:]...)
 			c.Other = p.other
 		}
 		if p.ev >= 0 {
 			t.events[p.ev].Change = c
 		}
+		cs = append(cs, c)
 	}
-	if len(t.pend) > 0 {
+	return cs, curV, nil
+}
+
+// encodeChanges encodes changes as one change log entry's value: by
+// digest, or, given refs (one a change), by vseq.
+func encodeChanges(cs []Change, refs []changeRef) []byte {
+	var out, run []byte
+	var runFrom string
+	var runN uint64
+	for i, c := range cs {
+		if i > 0 && c.From != runFrom {
+			out = appendRun(out, run, runFrom, runN)
+			run, runN = run[:0], 0
+		}
+		runFrom = c.From
+		runN++
+		var facts byte
+		if c.Verdict == Withdrawn {
+			facts |= factWithdrawn
+		}
+		other := c.Kind != Forked && !c.Current.IsZero() && c.Current != c.ID
+		switch {
+		case c.Kind == Forked || c.Current.IsZero():
+		case !other:
+			facts |= factCurrent
+		default:
+			facts |= factOtherCurrent
+		}
+		if refs == nil {
+			run = append(append(run, c.ID[:]...), byte(c.Kind), facts)
+			if other {
+				run = append(run, c.Current[:]...)
+			}
+			if c.Kind == Forked {
+				run = append(run, c.Other[:]...)
+			}
+			continue
+		}
+		r := refs[i]
+		run = append(binary.AppendUvarint(run, r.id), byte(c.Kind), facts)
+		if other {
+			run = binary.AppendUvarint(run, r.cur)
+		}
+		if c.Kind == Forked {
+			run = binary.AppendUvarint(run, r.other)
+		}
+	}
+	if len(cs) > 0 {
 		out = appendRun(out, run, runFrom, runN)
 	}
-	return out, nil
+	return out
 }
 
 // appendRun appends a run of n changes (run) from one source to out.
@@ -143,16 +251,37 @@ func appendRun(out, run []byte, from string, n uint64) []byte {
 }
 
 // readChangeEntry reads one change log entry: the sequence of its last
-// change and its changes, in order, each with its sequence.
+// change and its changes, in order, each with its sequence. The changes of
+// an entry by vseq have no ids: readChanges gives where their values are.
 func readChangeEntry(k, v []byte) (last uint64, cs []Change, err error) {
+	last, cs, _, err = readChanges(k, v)
+	return last, cs, err
+}
+
+// readChanges is readChangeEntry with, for an entry by vseq (refs not
+// nil), where the values of the versions each change names are; its
+// changes' ids (ID, Current when another, Other) are for the reader to
+// fill in from them.
+func readChanges(k, v []byte) (last uint64, cs []Change, refs []changeRef, err error) {
 	bad := func() error { return Errorf(ErrCorrupt, "damaged: change log entry %x", k) }
 	legacy := len(k) == 9
-	if !legacy && (len(k) != 10 || k[9] != changeFormat) || len(v) == 0 {
-		return 0, nil, bad()
+	byVseq := len(k) == 10 && k[9] == changeByVseq
+	if !legacy && !byVseq && (len(k) != 10 || k[9] != changeFormat) || len(v) == 0 {
+		return 0, nil, nil, bad()
 	}
 	last = binary.BigEndian.Uint64(k[1:9])
-	digest := func() (canonical.ID, bool) {
+	// ref reads the next version named: its digest, or where its value
+	// is (into at), a uvarint in its shortest form, never 0.
+	ref := func(at *uint64) (canonical.ID, bool) {
 		var d canonical.ID
+		if byVseq {
+			x, n := binary.Uvarint(v)
+			if n <= 0 || x == 0 || n != uvarintSize(x) {
+				return d, false
+			}
+			*at, v = x, v[n:]
+			return d, true
+		}
 		if len(v) < len(d) {
 			return d, false
 		}
@@ -160,41 +289,46 @@ func readChangeEntry(k, v []byte) (last uint64, cs []Change, err error) {
 		v = v[len(d):]
 		return d, true
 	}
+	minSize := 34 // digest, kind, facts
+	if byVseq {
+		minSize = 3
+	}
 	for len(v) > 0 {
 		l, m := binary.Uvarint(v)
 		if m <= 0 || l > uint64(len(v)-m) {
-			return 0, nil, bad()
+			return 0, nil, nil, bad()
 		}
 		from := string(v[m : m+int(l)])
 		v = v[m+int(l):]
 		var n uint64
 		if legacy {
 			if len(v) < 4 {
-				return 0, nil, bad()
+				return 0, nil, nil, bad()
 			}
 			n, v = uint64(binary.BigEndian.Uint32(v)), v[4:]
 			if n > uint64(len(v)/legacyChangeSize) {
-				return 0, nil, bad()
+				return 0, nil, nil, bad()
 			}
 		} else {
-			if n, m = binary.Uvarint(v); m <= 0 || n > uint64(len(v)-m)/34 {
-				return 0, nil, bad()
+			if n, m = binary.Uvarint(v); m <= 0 || n > uint64(len(v)-m)/uint64(minSize) {
+				return 0, nil, nil, bad()
 			}
 			v = v[m:]
 		}
 		if n == 0 {
-			return 0, nil, bad()
+			return 0, nil, nil, bad()
 		}
 		for range n {
-			d, ok := digest()
+			var r changeRef
+			d, ok := ref(&r.id)
 			if !ok || len(v) < 1 {
-				return 0, nil, bad()
+				return 0, nil, nil, bad()
 			}
 			c := Change{ID: d, Kind: ChangeKind(v[0]), From: from}
 			v = v[1:]
 			if !legacy {
 				if len(v) < 1 {
-					return 0, nil, bad()
+					return 0, nil, nil, bad()
 				}
 				facts := v[0]
 				v = v[1:]
@@ -204,33 +338,96 @@ func readChangeEntry(k, v []byte) (last uint64, cs []Change, err error) {
 				}
 				switch {
 				case facts&factCurrent != 0:
-					c.Current = c.ID
+					c.Current, r.self = c.ID, true
 				case facts&factOtherCurrent != 0:
-					cur, ok := digest()
+					cur, ok := ref(&r.cur)
 					if !ok {
-						return 0, nil, bad()
+						return 0, nil, nil, bad()
 					}
 					c.Current = cur
 				}
 				if c.Kind == Forked {
-					o, ok := digest()
+					o, ok := ref(&r.other)
 					if !ok {
-						return 0, nil, bad()
+						return 0, nil, nil, bad()
 					}
 					c.Other = o
 				}
 			}
 			cs = append(cs, c)
+			if byVseq {
+				refs = append(refs, r)
+			}
 		}
 	}
 	if uint64(len(cs)) > last {
-		return 0, nil, bad()
+		return 0, nil, nil, bad()
 	}
 	first := last - uint64(len(cs)) + 1
 	for i := range cs {
 		cs[i].Seq = first + uint64(i)
 	}
-	return last, cs, nil
+	return last, cs, refs, nil
+}
+
+func uvarintSize(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// idOfValue is the id of the version whose value is at vseq, read from
+// the value: a change log entry names each version so.
+func (s *Store) idOfValue(vseq uint64) (canonical.ID, error) {
+	vb, err := s.kv.Get(keys.VersionKey(vseq))
+	if errors.Is(err, ErrNotFound) {
+		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: the change log names version value %d, which is not there", vseq)
+	}
+	if err != nil {
+		return canonical.ID{}, err
+	}
+	env, _, err := readValue(s.kv, vseq, vb)
+	if err != nil {
+		return canonical.ID{}, err
+	}
+	v, err := decodeHeld(env, nil)
+	if err != nil {
+		return canonical.ID{}, err
+	}
+	d, ok := keys.ParseExact(v.ID)
+	if !ok {
+		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: version value %d: id %q", vseq, v.ID)
+	}
+	return d, nil
+}
+
+// idsByVseq fills in the ids of changes read by vseq (readChanges), each
+// read by id(vseq).
+func idsByVseq(cs []Change, refs []changeRef, id func(vseq uint64) (canonical.ID, error)) error {
+	for i := range cs {
+		c, r := &cs[i], refs[i]
+		var err error
+		if c.ID, err = id(r.id); err != nil {
+			return err
+		}
+		switch {
+		case r.self:
+			c.Current = c.ID
+		case r.cur != 0:
+			if c.Current, err = id(r.cur); err != nil {
+				return err
+			}
+		}
+		if r.other != 0 {
+			if c.Other, err = id(r.other); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Changes yields the store's local log of what it took in, in commit order,
@@ -276,13 +473,19 @@ func (s *Store) ChangeLog(ctx context.Context, after uint64) iter.Seq2[Change, e
 				yield(Change{}, err)
 				return
 			}
-			last, cs, err := readChangeEntry(it.Key(), it.Value())
+			last, cs, refs, err := readChanges(it.Key(), it.Value())
 			if err != nil {
 				yield(Change{}, err)
 				return
 			}
 			if last <= after {
 				continue
+			}
+			if refs != nil {
+				if err := idsByVseq(cs, refs, s.idOfValue); err != nil {
+					yield(Change{}, err)
+					return
+				}
 			}
 			for _, c := range cs {
 				if c.Seq <= after {

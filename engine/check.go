@@ -554,7 +554,7 @@ func (c *checker) waiting(ctx context.Context) error {
 func (c *checker) changes(ctx context.Context) error {
 	var last uint64
 	return c.scan(ctx, keys.Change, func(k, val []byte) error {
-		end, cs, err := readChangeEntry(k, val)
+		end, cs, refs, err := readChanges(k, val)
 		if err != nil {
 			c.add("change log entry %x: %v", k, err)
 			return nil
@@ -563,6 +563,17 @@ func (c *checker) changes(ctx context.Context) error {
 			c.add("change log: %d follows %d", first, last)
 		}
 		last = end
+		if refs != nil {
+			// An entry by vseq: each version it names is the one whose
+			// value is there, and one not held is named here.
+			return idsByVseq(cs, refs, func(vseq uint64) (canonical.ID, error) {
+				if f := c.at(vseq); f != nil && f.is(heldNamed) {
+					return f.d, nil
+				}
+				c.add("change log entry %x: version value %d not held", k, vseq)
+				return canonical.ID{}, nil
+			})
+		}
 		for _, ch := range cs {
 			for _, d := range []canonical.ID{ch.ID, ch.Current, ch.Other} {
 				if d.IsZero() {

@@ -145,6 +145,16 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			b.Set(keys.LinePlace(v(32).Space, v(32).Author, v(32).Collection, v(32).Log.N), keys.PlaceValue([]uint64{other}))
 			return []string{fmt.Sprintf("version %s: missing from its writer's line", v(32).ID)}
 		}},
+		{"change log entry naming no version value", func(kv engine.KV, b engine.Batch) []string {
+			// One run from "" of one change: vseq 1<<40, Stored, no facts.
+			val := binary.AppendUvarint([]byte{0, 1}, 1<<40)
+			b.Set(append(keys.ChangeKey(1<<30), 3), append(val, 1, 0))
+			return []string{fmt.Sprintf("version value %d not held", uint64(1<<40))}
+		}},
+		{"change log entry by vseq naming vseq 0", func(kv engine.KV, b engine.Batch) []string {
+			b.Set(append(keys.ChangeKey(1<<30), 3), []byte{0, 1, 0, 1, 0})
+			return []string{"change log entry ", "damaged"}
+		}},
 		{"root index entry removed", func(kv engine.KV, b engine.Batch) []string {
 			b.Delete(firstKey(kv, keys.Root))
 			return []string{"root index: "}

@@ -110,6 +110,7 @@ func FuzzStoredValues(f *testing.F) {
 	t.pend[0].other = canonical.IDOf([]byte("b"))
 	entry, _ := t.changeEntry()
 	f.Add(entry, []byte("g\x00\x00\x00\x00\x00\x00\x00\x01\x02"))
+	f.Add([]byte{0, 1, 0x81, 0x01, 5, 4, 7}, []byte("g\x00\x00\x00\x00\x00\x00\x00\x01\x03"))
 	f.Add([]byte("\x00\x00\x00\x00\x01aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x01"), []byte("g\x00\x00\x00\x00\x00\x00\x00\x01"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		splitVersion(a)

@@ -80,11 +80,11 @@ func (s *Store) settle() {
 // nothing is written to t after.
 func (t *tx) seal() error {
 	if len(t.pend) > 0 {
-		entry, err := t.changeEntry()
+		entry, format, err := t.sealChanges()
 		if err != nil {
 			return err
 		}
-		t.set(append(keys.ChangeKey(t.st.changeSeq), changeFormat), entry)
+		t.set(append(keys.ChangeKey(t.st.changeSeq), format), entry)
 	}
 	t.set(keys.InternalKey(stateName), t.st.encode())
 	return nil

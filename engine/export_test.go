@@ -136,9 +136,13 @@ func Layout11(kv KV, as byte) error {
 }
 
 // Layout12 turns kv into a store as layout 12 kept it (each place of a
-// writer's line naming its versions by digest, not by vseq), and marks it
+// writer's line naming its versions by digest, not by vseq, and
+// Layout13's change), and marks it
 // as layout `as` (12, or earlier after Layout11's change).
 func Layout12(kv KV, as byte) error {
+	if err := Layout13(kv, as); err != nil {
+		return err
+	}
 	b, err := kv.NewBatch()
 	if err != nil {
 		return err
@@ -188,6 +192,86 @@ func Layout12(kv KV, as byte) error {
 		return err
 	}
 	return b.Commit(Sync)
+}
+
+// Layout13 turns kv into a store as layout 13 kept it (each change log
+// entry naming its versions by digest, not by vseq), and marks it as
+// layout `as` (13, or earlier after Layout12's change).
+func Layout13(kv KV, as byte) error {
+	b, err := kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	it, err := kv.NewIter([]byte{keys.Change}, []byte{keys.Change + 1})
+	if err != nil {
+		return err
+	}
+	id := func(vseq uint64) (canonical.ID, error) {
+		vb, err := kv.Get(keys.VersionKey(vseq))
+		if err != nil {
+			return canonical.ID{}, err
+		}
+		env, _, err := readValue(kv, vseq, vb)
+		if err != nil {
+			return canonical.ID{}, err
+		}
+		v, err := decodeHeld(env, nil)
+		if err != nil {
+			return canonical.ID{}, err
+		}
+		d, _ := keys.ParseExact(v.ID)
+		return d, nil
+	}
+	for it.Next() {
+		k := bytes.Clone(it.Key())
+		_, cs, refs, err := readChanges(k, it.Value())
+		if err != nil {
+			return err
+		}
+		if refs == nil {
+			continue
+		}
+		if err := idsByVseq(cs, refs, id); err != nil {
+			return err
+		}
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+		k[len(k)-1] = changeFormat
+		if err := b.Set(k, encodeChanges(cs, nil)); err != nil {
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	state, err := kv.Get([]byte("_state"))
+	if err != nil {
+		return err
+	}
+	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
+		return err
+	}
+	return b.Commit(Sync)
+}
+
+// ChangeForms counts the change log entries naming their versions by
+// digest and by vseq.
+func ChangeForms(kv KV) (byDigest, byVseq int, err error) {
+	it, err := kv.NewIter([]byte{keys.Change}, []byte{keys.Change + 1})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Close()
+	for it.Next() {
+		if k := it.Key(); k[len(k)-1] == changeByVseq && len(k) == 10 {
+			byVseq++
+		} else {
+			byDigest++
+		}
+	}
+	return byDigest, byVseq, nil
 }
 
 // HeldCache is how many versions the cache of recently stored ones holds, and

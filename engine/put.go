@@ -95,6 +95,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 		return None, err
 	}
 	t.events[at].Seq = t.change(d, Stored, from, rec, verdict, at)
+	t.pend[len(t.pend)-1].vseq = vseq
 	if whole {
 		t.final[d] = Whole
 		return Whole, nil

@@ -173,8 +173,11 @@ const stateName = "state"
 // entries are read as they are beside those that name it by vseq; 12 and
 // before named the versions at a place of a writer's line ('l') by
 // digest, and such a place is read as it is until a version is added at
-// it, when it is written again by vseq (lines.go).
-const layout = 13
+// it, when it is written again by vseq (lines.go); 13 and before named
+// the versions of each change in the change log ('g') by digest, and such
+// entries are read as they are beside those that name them by vseq
+// (changelog.go).
+const layout = 14
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.

@@ -20,8 +20,9 @@
 //	'a' space root vseq                → nothing: held versions by the root they were admitted
 //	                                     with (the judge's Checked.Root), for a judge's re-judging;
 //	                                     vseq a uvarint (layouts before 12: the version's digest)
-//	'g' seq                            → runs of (source, (digest, kind)…): one batch's changes,
-//	                                     seq the last's
+//	'g' seq form                       → runs of (source, (version, kind, facts)…): one batch's
+//	                                     changes, seq the last's; form 3 names each version by
+//	                                     vseq, 2 (and layouts before 14) by digest (engine/changelog.go)
 //	'w' digest                         → a waiting version and what it waits for
 //	'W' awaited digest                 → nothing: who waits for what
 //	'q' seq digest                     → nothing: waiting versions by arrival
