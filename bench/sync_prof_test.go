@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"testing"
 
+	"github.com/minca-go/minca/backends/pebble"
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/judge"
 )
 
@@ -21,7 +24,7 @@ func BenchmarkSyncInto(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
 	lines, sp := syncCorpus(b, dir)
-	src, err := openBenchStore(filepath.Join(dir, "source"), &judge.Judge{})
+	src, err := openSourceStore(b, filepath.Join(dir, "source"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,6 +55,31 @@ func BenchmarkSyncInto(b *testing.B) {
 	if sum.Received != int64(len(lines)) {
 		b.Fatalf("received %d of %d versions", sum.Received, len(lines))
 	}
+}
+
+// openSourceStore opens the store the sync reads from: with Pebble's
+// block cache at $MINCA_BENCH_SOURCE_CACHE bytes where it is set (what
+// the sender's reads cost with a cache holding more of the store), else
+// as openBenchStore does.
+func openSourceStore(b *testing.B, path string) (*engine.Store, error) {
+	v := os.Getenv("MINCA_BENCH_SOURCE_CACHE")
+	if v == "" {
+		return openBenchStore(path, &judge.Judge{})
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		b.Fatalf("MINCA_BENCH_SOURCE_CACHE=%q: want a positive byte count", v)
+	}
+	kv, err := pebble.Open(path, &pebble.Options{CacheSize: n})
+	if err != nil {
+		return nil, err
+	}
+	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
+	if err != nil {
+		kv.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // BenchmarkSyncImport is BenchmarkSyncInto's bound, as `minca bench sync`

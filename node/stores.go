@@ -47,13 +47,30 @@ func storeURL(o Options) (string, error) {
 	return abs, nil
 }
 
+// DefaultBlockCache and DefaultMemTable are a node's Pebble memory where
+// Options.StoreOptions.Memory leaves it zero: `store import`'s, not the
+// backend's 32 MiB cache and 16 MiB memtables (docs/stores.md, Memory of
+// a node). A node runs beside the user's other programs for as long as the
+// machine is up; what it reads most (a record's head, an id's vseq) is
+// small, and its files are outside Pebble altogether.
+const (
+	DefaultBlockCache = 12 << 20
+	DefaultMemTable   = 7 << 20
+)
+
 // storeOptions are the store.Options the node opens its store and its
-// mirrors' blob stores with: the caller's, with the node's judge, made
-// where missing.
+// mirrors' blob stores with: the caller's, with the node's judge and
+// memory, made where missing.
 func (n *Node) storeOptions(indexer engine.Indexer) *store.Options {
 	var so store.Options
 	if n.o.StoreOptions != nil {
 		so = *n.o.StoreOptions
+	}
+	if so.Memory.BlockCache == 0 {
+		so.Memory.BlockCache = DefaultBlockCache
+	}
+	if so.Memory.MemTable == 0 {
+		so.Memory.MemTable = DefaultMemTable
 	}
 	so.Judge, so.Indexer, so.Create, so.ReadOnly = n.pj, indexer, true, false
 	if so.Logger == nil {

@@ -29,33 +29,89 @@ type importMemory struct {
 func memoryDefs(m *importMemory) []setting {
 	return []setting{
 		{"go-heap", "76MiB", "the soft limit on the Go heap: the versions in the pipeline, the caches below and the collector's room", sizeValue(&m.goHeap)},
-		{"block-cache", "12MiB", "a Pebble store's block cache (sstable blocks, filters and indexes)", sizeValue(&m.store.BlockCache)},
-		{"memtable", "7MiB", "one of a Pebble store's two memtables (the one taking writes, the one being flushed)", func(v string) error {
-			err := sizeValue(&m.store.MemTable)(v)
-			if err == nil && m.store.MemTable < store.MinMemTable {
-				err = fmt.Errorf("%s is less than the least, 64KiB", v)
-			}
-			return err
-		}},
+		pebbleCacheDef(&m.store, "12MiB"),
+		pebbleMemTableDef(&m.store, "7MiB"),
 		{"held", "1024", "recently stored versions kept for the judge's chain checks (an edit's previous version)", countValue(&m.store.Held)},
 		{"verdicts", "8192", "passing signature verdicts remembered (02 §3.2) for versions held aside and checked again", countValue(&m.verdicts)},
 	}
 }
 
-// memoryHelp is --memory's help: each part with its default.
-func memoryHelp() string {
-	var parts []string
-	for _, d := range memoryDefs(&importMemory{}) {
-		parts = append(parts, d.name+" ("+d.def+")")
-	}
-	return "a bound on what the import keeps in memory, `NAME=VALUE` (repeatable; docs/stores.md): " + strings.Join(parts, ", ") + "; go-heap's default gives way to $GOMEMLIMIT"
+// pebbleCacheDef is the part of m that is a Pebble store's block cache,
+// its default def.
+func pebbleCacheDef(m *store.Memory, def string) setting {
+	return setting{"block-cache", def, "a Pebble store's block cache (sstable blocks, filters and indexes)", sizeValue(&m.BlockCache)}
 }
 
-// newImportMemory is the defaults; the Go heap's is left to $GOMEMLIMIT
+// pebbleMemTableDef is the part of m that is one of a Pebble store's
+// memtables, its default def, at least store.MinMemTable.
+func pebbleMemTableDef(m *store.Memory, def string) setting {
+	return setting{"memtable", def, "one of a Pebble store's two memtables (the one taking writes, the one being flushed)", func(v string) error {
+		err := sizeValue(&m.MemTable)(v)
+		if err == nil && m.MemTable < store.MinMemTable {
+			err = fmt.Errorf("%s is less than the least, 64KiB", v)
+		}
+		return err
+	}}
+}
+
+// nodeMemory is what serve's node keeps in memory besides what its limits
+// bound (docs/stores.md, Memory of a node). Set by serve's --memory
+// NAME=VALUE.
+type nodeMemory struct {
+	// goHeap is the soft limit on the Go heap (debug.SetMemoryLimit);
+	// 0 when $GOMEMLIMIT sets it and --memory go-heap does not.
+	goHeap int64
+	// store is the Pebble store's block cache and memtables; a zero part
+	// is the node's default (node.DefaultBlockCache, DefaultMemTable),
+	// which the defaults written here are.
+	store store.Memory
+}
+
+// nodeMemoryDefs lists m's parts in the order docs/stores.md's table
+// (Memory of a node) does.
+func nodeMemoryDefs(m *nodeMemory) []setting {
+	return []setting{
+		{"go-heap", "80MiB", "the soft limit on the Go heap: the versions being admitted, the files in flight and the collector's room", sizeValue(&m.goHeap)},
+		pebbleCacheDef(&m.store, "12MiB"),
+		pebbleMemTableDef(&m.store, "7MiB"),
+	}
+}
+
+// newNodeMemory is the defaults; the Go heap's is left to $GOMEMLIMIT
 // where it is set.
-func newImportMemory() *importMemory {
-	m := &importMemory{}
-	for _, d := range memoryDefs(m) {
+func newNodeMemory() *nodeMemory {
+	m := &nodeMemory{}
+	setDefaults(nodeMemoryDefs(m))
+	return m
+}
+
+// limitHeap sets the Go heap's soft limit, where m has one, and returns
+// what puts back the limit there was.
+func (m *nodeMemory) limitHeap() (restore func()) { return limitHeap(m.goHeap) }
+
+// nodeMemoryFlag is serve's --memory NAME=VALUE, repeatable, setting m.
+func nodeMemoryFlag(m *nodeMemory) *settingsFlag {
+	return &settingsFlag{noun: "part", defs: nodeMemoryDefs(m)}
+}
+
+// nodeMemoryHelp is serve's --memory help: each part with its default.
+func nodeMemoryHelp() string {
+	return "a bound on what the node keeps in memory, `NAME=VALUE` (repeatable; docs/stores.md, Memory of a node): " + partsHelp(nodeMemoryDefs(&nodeMemory{})) + "; go-heap's default gives way to $GOMEMLIMIT"
+}
+
+// partsHelp is each of defs with its default, for a flag's help.
+func partsHelp(defs []setting) string {
+	var parts []string
+	for _, d := range defs {
+		parts = append(parts, d.name+" ("+d.def+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// setDefaults sets each of defs to its default; go-heap's is left to
+// $GOMEMLIMIT where it is set.
+func setDefaults(defs []setting) {
+	for _, d := range defs {
 		if d.name == "go-heap" && os.Getenv("GOMEMLIMIT") != "" {
 			continue
 		}
@@ -63,18 +119,34 @@ func newImportMemory() *importMemory {
 			panic(fmt.Sprintf("minca: the default of --memory %s: %v", d.name, err))
 		}
 	}
+}
+
+// limitHeap sets the Go heap's soft limit to goHeap, where it is
+// positive, and returns what puts back the limit there was.
+func limitHeap(goHeap int64) (restore func()) {
+	if goHeap <= 0 {
+		return func() {}
+	}
+	prev := debug.SetMemoryLimit(goHeap)
+	return func() { debug.SetMemoryLimit(prev) }
+}
+
+// memoryHelp is --memory's help: each part with its default.
+func memoryHelp() string {
+	return "a bound on what the import keeps in memory, `NAME=VALUE` (repeatable; docs/stores.md): " + partsHelp(memoryDefs(&importMemory{})) + "; go-heap's default gives way to $GOMEMLIMIT"
+}
+
+// newImportMemory is the defaults; the Go heap's is left to $GOMEMLIMIT
+// where it is set.
+func newImportMemory() *importMemory {
+	m := &importMemory{}
+	setDefaults(memoryDefs(m))
 	return m
 }
 
 // limitHeap sets the Go heap's soft limit, where m has one, and returns
 // what puts back the limit there was.
-func (m *importMemory) limitHeap() (restore func()) {
-	if m.goHeap <= 0 {
-		return func() {}
-	}
-	prev := debug.SetMemoryLimit(m.goHeap)
-	return func() { debug.SetMemoryLimit(prev) }
-}
+func (m *importMemory) limitHeap() (restore func()) { return limitHeap(m.goHeap) }
 
 // memoryFlag is --memory NAME=VALUE, repeatable, setting m.
 func memoryFlag(m *importMemory) *settingsFlag {

@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/minca-go/minca/node"
+	"github.com/minca-go/minca/store"
 )
 
 // Every part of --memory has a row in docs/stores.md's table with the
@@ -117,4 +120,81 @@ func head(s string) string {
 		return s[:2000] + "…"
 	}
 	return s
+}
+
+// Every part of serve's --memory has a row in docs/stores.md's table
+// (Memory of a node) with the default written there, and that default is
+// the node's own.
+func TestServeMemoryTableInDocs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "stores.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Memory of a node\n")
+	if !ok {
+		t.Fatal("docs/stores.md has no section \"Memory of a node\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var m nodeMemory
+	for _, d := range nodeMemoryDefs(&m) {
+		row := regexp.MustCompile("(?m)^\\| `--memory " + regexp.QuoteMeta(d.name) + "` \\| `" + regexp.QuoteMeta(d.def) + "` \\|")
+		if !row.MatchString(section) {
+			t.Errorf("docs/stores.md's node memory table has no row for --memory %s with default %s (%s)", d.name, d.def, d.what)
+		}
+		if err := nodeMemoryFlag(&m).Set(d.name + "=" + d.def); err != nil {
+			t.Errorf("serve --memory %s=%s: %v", d.name, d.def, err)
+		}
+	}
+	if want := (store.Memory{BlockCache: node.DefaultBlockCache, MemTable: node.DefaultMemTable}); m.store != want {
+		t.Errorf("serve --memory's defaults as written are %+v, the node's %+v", m.store, want)
+	}
+	if m.goHeap <= 0 {
+		t.Errorf("serve --memory go-heap's default as written sets no limit: %d", m.goHeap)
+	}
+	rows := regexp.MustCompile("(?m)^\\| `--memory ([a-z-]+)`").FindAllStringSubmatch(section, -1)
+	if len(rows) != len(nodeMemoryDefs(&m)) {
+		t.Errorf("docs/stores.md's node memory table has %d rows, serve --memory %d parts", len(rows), len(nodeMemoryDefs(&m)))
+	}
+}
+
+// A bad serve --memory is bad usage (exit 2), named, before the node
+// opens.
+func TestServeMemoryBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ arg, says string }{
+		{"block-cache=0", "not a positive size"},
+		{"memtable=1", "less than the least, 64KiB"},
+		{"held=5", "go-heap, block-cache, memtable"},
+		{"go-heap=1x", "not a positive size"},
+	} {
+		_, errs, code := minca(t, "", "serve", "--dir", filepath.Join(dir, "n"), "--listen", "127.0.0.1:0", "--memory", c.arg)
+		if code != exitUsage || !strings.Contains(errs, c.says) {
+			t.Errorf("serve --memory %s: exit %d, want %d naming %q:\n%s", c.arg, code, exitUsage, c.says, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n")); !os.IsNotExist(err) {
+		t.Errorf("a serve refused for its flags made its directory: %v", err)
+	}
+}
+
+// serve's defaults are what its table says, $GOMEMLIMIT stands unless
+// go-heap is given, and --memory sets one part and leaves the others.
+func TestNodeMemoryDefaults(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	m := newNodeMemory()
+	if m.goHeap <= 0 || m.store.BlockCache != node.DefaultBlockCache || m.store.MemTable != node.DefaultMemTable {
+		t.Fatalf("serve's memory defaults: %+v", *m)
+	}
+	want := *m
+	if err := nodeMemoryFlag(m).Set("block-cache=64MiB"); err != nil {
+		t.Fatal(err)
+	}
+	want.store.BlockCache = 64 << 20
+	if *m != want {
+		t.Fatalf("--memory block-cache=64MiB: %+v, want %+v", *m, want)
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	if m := newNodeMemory(); m.goHeap != 0 {
+		t.Fatalf("with GOMEMLIMIT set serve's default go-heap is %d, want none (GOMEMLIMIT's)", m.goHeap)
+	}
 }
