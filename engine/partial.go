@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/minca-go/minca/canonical"
 )
@@ -26,6 +28,24 @@ type PartialFile struct {
 	// broken: a Write fell short after its bytes were hashed; the file
 	// is not kept, and the next OpenPartial hashes what was written.
 	broken bool
+	// The file's hasher (WriteHashAside): jobs are hashed in order on a
+	// goroutine of the file's own; pending counts those not yet hashed.
+	jobs    chan *hashJob
+	pending sync.WaitGroup
+}
+
+// hashJob is bytes a WriteHashAside wrote or is writing, to be hashed;
+// release is called once both are done (left reaches 0).
+type hashJob struct {
+	b       []byte
+	left    atomic.Int32
+	release func()
+}
+
+func (j *hashJob) finish() {
+	if j.left.Add(-1) == 0 {
+		j.release()
+	}
 }
 
 // ErrFileTooLong: bytes past the size the file is named with.
@@ -125,6 +145,8 @@ func (p *PartialFile) Write(b []byte) (int, error) {
 	if int64(len(b)) > p.ref.Size-p.n {
 		return 0, fmt.Errorf("%w: %d bytes at %d of a file of %d", ErrFileTooLong, len(b), p.n, p.ref.Size)
 	}
+	// Bytes before these may still wait for the file's hasher.
+	p.hashed(false)
 	if len(b) < hashAsideFrom {
 		n, err := p.t.Write(b)
 		p.h.Write(b[:n])
@@ -154,6 +176,71 @@ func (p *PartialFile) Write(b []byte) (int, error) {
 // hashAsideFrom is the least a Write hashes beside writing it.
 const hashAsideFrom = 64 << 10
 
+// WriteHashAside appends the file's next bytes, as Write, and hashes them
+// in order on the file's own hasher, beside this write and the next: the
+// caller does not wait for the hash, which keeps one core busy with a
+// large file's hash while the writes go on. b is the file's until release
+// is called, once it is written and hashed (always exactly once, an error
+// included). What waits to be hashed is what the caller has not had
+// released: a caller bounding its buffers bounds it.
+func (p *PartialFile) WriteHashAside(b []byte, release func()) (int, error) {
+	if p.done || p.broken {
+		release()
+		return 0, errTempClosed
+	}
+	if int64(len(b)) > p.ref.Size-p.n {
+		release()
+		return 0, fmt.Errorf("%w: %d bytes at %d of a file of %d", ErrFileTooLong, len(b), p.n, p.ref.Size)
+	}
+	if p.jobs == nil {
+		if len(b) < hashAsideFrom {
+			n, err := p.Write(b)
+			release()
+			return n, err
+		}
+		p.jobs = make(chan *hashJob, hashQueue)
+		go p.hashJobs(p.jobs)
+	}
+	j := &hashJob{b: b, release: release}
+	j.left.Store(2)
+	p.pending.Add(1)
+	p.jobs <- j
+	n, err := p.t.Write(b)
+	p.n += int64(n)
+	j.finish()
+	if n < len(b) {
+		p.broken = true
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+	}
+	return n, err
+}
+
+// hashQueue is how many writes may wait for the file's hasher before a
+// WriteHashAside waits for it.
+const hashQueue = 16
+
+// hashJobs is the file's hasher: it hashes what WriteHashAside wrote, in
+// order, until jobs is closed.
+func (p *PartialFile) hashJobs(jobs <-chan *hashJob) {
+	for j := range jobs {
+		p.h.Write(j.b)
+		j.finish()
+		p.pending.Done()
+	}
+}
+
+// hashed waits until every byte written is hashed, and stops the hasher
+// when stop.
+func (p *PartialFile) hashed(stop bool) {
+	p.pending.Wait()
+	if stop && p.jobs != nil {
+		close(p.jobs)
+		p.jobs = nil
+	}
+}
+
 // Sync makes the bytes written so far durable.
 func (p *PartialFile) Sync() error { return p.t.Sync() }
 
@@ -167,6 +254,7 @@ func (p *PartialFile) Keep(ctx context.Context) error {
 	}
 	p.done = true
 	defer p.release()
+	p.hashed(true)
 	if p.broken {
 		p.t.Close()
 		return fmt.Errorf("minca/engine: partial file %s: a write fell short", p.ref.Hash)
@@ -191,6 +279,7 @@ func (p *PartialFile) Discard() error {
 	}
 	p.done = true
 	defer p.release()
+	p.hashed(true)
 	p.t.Close()
 	return p.s.files().RemovePartial(p.ref.Hash)
 }
@@ -203,6 +292,7 @@ func (p *PartialFile) Close() error {
 	}
 	p.done = true
 	defer p.release()
+	p.hashed(true)
 	err := p.t.Sync()
 	if cerr := p.t.Close(); err == nil {
 		err = cerr

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,4 +178,110 @@ func TestDirKeepsAFileWrittenInPieces(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(root, ref(big).Hash.String())); err != nil || !bytes.Equal(got, big) {
 		t.Fatalf("the file kept: %v", err)
 	}
+}
+
+// writeAside writes data's pieces with WriteHashAside from three buffers
+// reused as soon as each is released (a buffer released before its hash
+// was taken would change the bytes hashed), pieces of 1 MiB and, between
+// them, small ones written with Write; it reports the releases.
+func writeAside(t *testing.T, p *engine.PartialFile, data []byte) int {
+	t.Helper()
+	free := make(chan []byte, 3)
+	for range 3 {
+		free <- make([]byte, 1<<20)
+	}
+	calls, released := 0, 0
+	var mu sync.Mutex
+	for off, i := 0, 0; off < len(data); i++ {
+		if i%5 == 4 {
+			end := min(len(data), off+1000)
+			if _, err := p.Write(data[off:end]); err != nil {
+				t.Fatal(err)
+			}
+			off = end
+			continue
+		}
+		buf := <-free
+		n := copy(buf, data[off:])
+		calls++
+		if _, err := p.WriteHashAside(buf[:n], func() {
+			mu.Lock()
+			released++
+			mu.Unlock()
+			free <- buf
+		}); err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	for range 3 {
+		clear(<-free)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if released != calls {
+		t.Fatalf("%d buffers released of %d written", released, calls)
+	}
+	return calls
+}
+
+// A file written with its hash aside is hashed in order from buffers
+// handed back as soon as each is written and hashed; it resumes after a
+// Close, and a byte changed on the way is refused at Keep.
+func TestDirKeepsAFileHashedAside(t *testing.T) {
+	root := t.TempDir()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Files: filedir.Open(root)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	big := make([]byte, 24<<20+12345)
+	for i := range big {
+		big[i] = byte(i * 13 / 7)
+	}
+	p, err := s.OpenPartial(ctx, ref(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := 10<<20 + 3000
+	writeAside(t, p, big[:half])
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = s.OpenPartial(ctx, ref(big)); err != nil {
+		t.Fatal(err)
+	}
+	if p.Offset() != int64(half) {
+		t.Fatalf("resumed at %d, not %d", p.Offset(), half)
+	}
+	if _, err := p.WriteHashAside(make([]byte, len(big)), func() {}); !errors.Is(err, engine.ErrFileTooLong) {
+		t.Fatalf("bytes past the size: %v", err)
+	}
+	writeAside(t, p, big[half:])
+	if err := p.Keep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, ref(big).Hash.String())); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("the file kept: %v", err)
+	}
+
+	other := bytes.Clone(big)
+	other[0] ^= 1 // named by big's neighbour's hash, sent with one byte changed
+	named := ref(other)
+	bad := bytes.Clone(other)
+	bad[7<<20+5] ^= 0x40
+	if p, err = s.OpenPartial(ctx, named); err != nil {
+		t.Fatal(err)
+	}
+	writeAside(t, p, bad)
+	if err := p.Keep(ctx); !errors.Is(err, engine.ErrFileMismatch) {
+		t.Fatalf("a changed byte: %v", err)
+	}
+	if held, _ := s.HasFile(ctx, named.Hash); held {
+		t.Fatal("a file of changed bytes is held")
+	}
+	if p, err = s.OpenPartial(ctx, named); err != nil || p.Offset() != 0 {
+		t.Fatalf("the partial of changed bytes is kept: %v", err)
+	}
+	p.Close()
 }

@@ -214,6 +214,9 @@ func (c *conn) run() {
 		s.mu.Lock()
 		s.stats.BytesReceived += int64(len(b) + 1)
 		s.mu.Unlock()
+		if m.typ == msgFileData && s.takeFileData(m) {
+			continue
+		}
 		select {
 		case s.inbox <- m:
 			if s.ctx.Err() != nil {

@@ -57,6 +57,22 @@ func (s *session) fileData(m *message) *endError {
 	return nil
 }
 
+// takeFileData hands a FILE-DATA from the connection's reader straight
+// to its transfer's writer when it is the transfer's next bytes within
+// the credit (or bytes of a stopped transfer still owed), so a file's
+// chunks pass no session reader on their way to the disk. Anything else
+// (a session ending, a FILE-DATA the session ends for) is left to the
+// session's reader, in the connection's order: false. What comes ahead
+// of it in the inbox cannot make it valid: a transfer is only started
+// and its FILE-WANT sent by this end, and no byte of it follows the
+// holder's FILE-STOP.
+func (s *session) takeFileData(m *message) bool {
+	if s.ctx.Err() != nil {
+		return false
+	}
+	return s.fileData(m) == nil
+}
+
 // writeFile writes a transfer's bytes to its partial file as they come,
 // durably, granting credit back as they are written, and with the last
 // byte checks the file and keeps it; a transfer dropped meanwhile leaves
@@ -112,9 +128,11 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 		if w := s.c.p.beforeFileWrite; w != nil {
 			w()
 		}
-		_, err := x.p.Write(c.data)
+		// The chunk is hashed on the file's hasher beside this write and
+		// the next, and its frame counts in the RecvQueue until both are
+		// done.
 		n := len(c.data)
-		c.done(s.c.in)
+		_, err := x.p.WriteHashAside(c.data, func() { c.done(s.c.in) })
 		s.files.mu.Lock()
 		if err != nil {
 			s.c.p.log.Warn("writing a file from a peer", "file", x.file.String(), "err", err)
