@@ -275,8 +275,8 @@ func readChanges(k, v []byte) (last uint64, cs []Change, refs []changeRef, err e
 	ref := func(at *uint64) (canonical.ID, bool) {
 		var d canonical.ID
 		if byVseq {
-			x, n := binary.Uvarint(v)
-			if n <= 0 || x == 0 || n != uvarintSize(x) {
+			x, n := keys.ShortUvarint(v)
+			if n == 0 || x == 0 {
 				return d, false
 			}
 			*at, v = x, v[n:]
@@ -368,15 +368,6 @@ func readChanges(k, v []byte) (last uint64, cs []Change, refs []changeRef, err e
 		cs[i].Seq = first + uint64(i)
 	}
 	return last, cs, refs, nil
-}
-
-func uvarintSize(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
 }
 
 // idOfValue is the id of the version whose value is at vseq, read from

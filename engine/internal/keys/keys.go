@@ -266,8 +266,8 @@ func ReadPlace(b []byte) (vseqs []uint64, ds []canonical.ID, byVseq, ok bool) {
 		}
 	}
 	for len(b) > 0 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 || v == 0 || n != uvarintLen(v) {
+		v, n := ShortUvarint(b)
+		if n == 0 || v == 0 {
 			return nil, nil, false, false
 		}
 		vseqs = append(vseqs, v)
@@ -276,13 +276,23 @@ func ReadPlace(b []byte) (vseqs []uint64, ds []canonical.ID, byVseq, ok bool) {
 	return vseqs, nil, true, true
 }
 
-func uvarintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
+// ShortUvarint reads a uvarint from the start of b, as binary.Uvarint
+// does, and refuses (n 0) one not in its shortest form: a vseq naming a
+// version is written one way only, so a value or key read back compares
+// and sorts as written, and any other form is damage.
+func ShortUvarint(b []byte) (v uint64, n int) {
+	v, n = binary.Uvarint(b)
+	if n <= 0 {
+		return 0, 0
 	}
-	return n
+	short := 1
+	for x := v; x >= 0x80; x >>= 7 {
+		short++
+	}
+	if n != short {
+		return 0, 0
+	}
+	return v, n
 }
 
 // LogPrevKey is 'L' awaited.
@@ -336,8 +346,8 @@ func RootEntry(k []byte) (vseq uint64, d canonical.ID, byVseq, ok bool) {
 		copy(d[:], rest)
 		return 0, d, false, true
 	}
-	vseq, n := binary.Uvarint(rest)
-	if n <= 0 || n != len(rest) || binary.PutUvarint(make([]byte, binary.MaxVarintLen64), vseq) != n {
+	vseq, n := ShortUvarint(rest)
+	if n == 0 || n != len(rest) {
 		return 0, d, false, false // not one uvarint, or not its shortest form
 	}
 	return vseq, d, true, true

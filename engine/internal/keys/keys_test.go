@@ -1,6 +1,8 @@
 package keys
 
 import (
+	"bytes"
+	"encoding/binary"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +114,28 @@ func TestPlaceValue(t *testing.T) {
 	} {
 		if _, _, _, ok := ReadPlace(bad); ok {
 			t.Fatalf("value %x read as a place", bad)
+		}
+	}
+}
+
+func TestShortUvarint(t *testing.T) {
+	for _, v := range []uint64{0, 1, 127, 128, 300, 1 << 35, 1<<64 - 1} {
+		b := binary.AppendUvarint(nil, v)
+		got, n := ShortUvarint(append(b, 0xff))
+		if got != v || n != len(b) {
+			t.Errorf("ShortUvarint(%x ff) = %d, %d; want %d, %d", b, got, n, v, len(b))
+		}
+	}
+	for _, b := range [][]byte{
+		nil,                            // nothing
+		{0x80},                         // cut short
+		{0x80, 0x00},                   // 0 in two bytes
+		{0xff, 0x00},                   // 127 in two bytes
+		{0x80, 0x81, 0x00},             // 128 in three bytes
+		bytes.Repeat([]byte{0xff}, 11), // longer than any uvarint
+	} {
+		if v, n := ShortUvarint(b); n != 0 || v != 0 {
+			t.Errorf("ShortUvarint(%x) = %d, %d; want 0, 0", b, v, n)
 		}
 	}
 }
