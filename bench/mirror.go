@@ -12,7 +12,6 @@ import (
 
 	"github.com/minca-go/minca/backends/folder"
 	"github.com/minca-go/minca/backends/memory"
-	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/backends/s3"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/mirror"
@@ -104,7 +103,7 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 	defer cleanup()
 	steps := newSteps(cfg.Progress, 5+2*cfg.Rounds)
 	steps.next("filling the store")
-	src, err := openPebble(filepath.Join(dir, "src"))
+	src, err := openBenchStore(filepath.Join(dir, "src"), &judge.Judge{})
 	if err != nil {
 		return res, err
 	}
@@ -170,19 +169,6 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) (MirrorResult, error) {
 	return res, nil
 }
 
-func openPebble(path string) (*engine.Store, error) {
-	kv, err := pebble.Open(path, nil)
-	if err != nil {
-		return nil, err
-	}
-	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
-	if err != nil {
-		kv.Close()
-		return nil, err
-	}
-	return st, nil
-}
-
 // fillStore admits a corpus: records edited Edits times on average, some
 // deleted, over 4 spaces.
 func fillStore(ctx context.Context, st *engine.Store, cfg MirrorConfig) error {
@@ -242,7 +228,7 @@ func backup(ctx context.Context, st *engine.Store, b engine.Blobs) (mirror.Expor
 }
 
 func restoreInto(ctx context.Context, path string, b engine.Blobs) error {
-	st, err := openPebble(path)
+	st, err := openBenchStore(path, &judge.Judge{})
 	if err != nil {
 		return err
 	}
@@ -261,7 +247,7 @@ func restoreInto(ctx context.Context, path string, b engine.Blobs) error {
 // the next batch overlap the commit of this one), in the batches the
 // mirror uses.
 func importFile(ctx context.Context, path, file string) error {
-	st, err := openPebble(path)
+	st, err := openBenchStore(path, &judge.Judge{})
 	if err != nil {
 		return err
 	}

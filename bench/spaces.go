@@ -370,7 +370,13 @@ func RunSpaces(ctx context.Context, cfg SpacesConfig) (SpacesResult, error) {
 }
 
 func openBenchStore(path string, j engine.Judge) (*engine.Store, error) {
-	kv, err := pebble.Open(path, nil)
+	return openBenchStoreWith(path, nil, j)
+}
+
+// openBenchStoreWith is openBenchStore with Pebble's options o (nil: its
+// defaults).
+func openBenchStoreWith(path string, o *pebble.Options, j engine.Judge) (*engine.Store, error) {
+	kv, err := pebble.Open(path, o)
 	if err != nil {
 		return nil, err
 	}

@@ -70,16 +70,7 @@ func openSourceStore(b *testing.B, path string) (*engine.Store, error) {
 	if err != nil || n <= 0 {
 		b.Fatalf("MINCA_BENCH_SOURCE_CACHE=%q: want a positive byte count", v)
 	}
-	kv, err := pebble.Open(path, &pebble.Options{CacheSize: n})
-	if err != nil {
-		return nil, err
-	}
-	st, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
-	if err != nil {
-		kv.Close()
-		return nil, err
-	}
-	return st, nil
+	return openBenchStoreWith(path, &pebble.Options{CacheSize: n}, &judge.Judge{})
 }
 
 // BenchmarkSyncImport is BenchmarkSyncInto's bound, as `minca bench sync`
