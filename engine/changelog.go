@@ -384,6 +384,12 @@ func (s *Store) idOfValue(vseq uint64) (canonical.ID, error) {
 	if err != nil {
 		return canonical.ID{}, err
 	}
+	return idOfEnvelope(vseq, env)
+}
+
+// idOfEnvelope is the id the envelope of the version whose value is at
+// vseq names; a value naming none in its canonical text is damage.
+func idOfEnvelope(vseq uint64, env []byte) (canonical.ID, error) {
 	v, err := decodeHeld(env, nil)
 	if err != nil {
 		return canonical.ID{}, err

@@ -97,15 +97,7 @@ func (t *tx) idAt(vseq uint64) (canonical.ID, error) {
 	if !ok {
 		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: a root index entry names version value %d, which is not there", vseq)
 	}
-	v, err := decodeHeld(env, nil)
-	if err != nil {
-		return canonical.ID{}, err
-	}
-	d, ok := keys.ParseExact(v.ID)
-	if !ok {
-		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: version value %d: id %q", vseq, v.ID)
-	}
-	return d, nil
+	return idOfEnvelope(vseq, env)
 }
 
 // HeldAsIs implements Lister.
