@@ -109,6 +109,7 @@ func (t *tx) decide(from string, p *Prepared) error {
 	if err := t.readAheadFor(p); err != nil {
 		return fmt.Errorf("minca/engine: admit: %w", err)
 	}
+	t.readDone()
 	for i, v := range vs {
 		if refused[i] {
 			continue

@@ -288,3 +288,7 @@ func IsHeldCached(s *Store, d canonical.ID) bool {
 	_, ok := s.cached(d)
 	return ok
 }
+
+// OnFollow has s call f once a batch being submitted registered to read
+// ahead before the batch before it commits (a ReadAheadFirst KV).
+func OnFollow(s *Store, f func()) { s.onFollow = f }
