@@ -376,6 +376,3 @@ func IsHeldCached(s *Store, d canonical.ID) bool {
 
 // SubscriptionBytes bounds the versions a subscription holds untaken.
 const SubscriptionBytes = subscriptionBytes
-
-// MaxFileSyncs is how many files a store syncs at once.
-const MaxFileSyncs = maxFileSyncs
