@@ -373,3 +373,9 @@ func IsHeldCached(s *Store, d canonical.ID) bool {
 	_, ok := s.cached(d)
 	return ok
 }
+
+// SubscriptionBytes bounds the versions a subscription holds untaken.
+const SubscriptionBytes = subscriptionBytes
+
+// MaxFileSyncs is how many files a store syncs at once.
+const MaxFileSyncs = maxFileSyncs
