@@ -377,3 +377,6 @@ func IsHeldCached(s *Store, d canonical.ID) bool {
 // OnFollow has s call f once a batch being submitted registered to read
 // ahead before the batch before it commits (a ReadAheadFirst KV).
 func OnFollow(s *Store, f func()) { s.onFollow = f }
+
+// SubscriptionBytes bounds the versions a subscription holds untaken.
+const SubscriptionBytes = subscriptionBytes
