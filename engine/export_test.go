@@ -288,3 +288,12 @@ func IsHeldCached(s *Store, d canonical.ID) bool {
 	_, ok := s.cached(d)
 	return ok
 }
+
+// VseqOf is the vseq a held version's value is at.
+func VseqOf(s *Store, d canonical.ID) (uint64, error) {
+	b, err := s.kv.Get(keys.IDKey(d))
+	if err != nil {
+		return 0, err
+	}
+	return decodeVseq(b)
+}
