@@ -39,7 +39,11 @@ func (s *Store) VersionsStored(ctx context.Context, ids []canonical.ID, budget i
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	g := storedGroup{s: s}
+	g, _ := s.groups.Get().(*storedGroup)
+	if g == nil {
+		g = &storedGroup{s: s}
+	}
+	defer g.release()
 	for j := 0; j < len(hs); {
 		n, err := g.read(ids, hs[j:], budget)
 		if err != nil {
@@ -113,6 +117,21 @@ type storedGroup struct {
 	raws  [][]byte
 	heads []groupHead
 }
+
+// release gives g back to its store's pool, its buffers kept unless one
+// grew past storedKeep (a group of large versions).
+func (g *storedGroup) release() {
+	clear(g.raws)
+	clear(g.heads)
+	if cap(g.buf) > storedKeep {
+		g.buf = nil
+	}
+	g.s.groups.Put(g)
+}
+
+// storedKeep is the largest buffer a reader keeps for the next: a group
+// holds about budget bytes, a WANT's answer 256 KiB.
+const storedKeep = 1 << 20
 
 // heldSpan is where a value's version lies in the group's buf; end 0
 // while not read.
