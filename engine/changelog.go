@@ -373,9 +373,20 @@ func readChanges(k, v []byte) (last uint64, cs []Change, refs []changeRef, err e
 // idOfValue is the id of the version whose value is at vseq, read from
 // the value: a change log entry names each version so.
 func (s *Store) idOfValue(vseq uint64) (canonical.ID, error) {
+	return s.idNamedBy("the change log", vseq)
+}
+
+// idOfVersionValue is idOfValue for a history entry by vseq.
+func (s *Store) idOfVersionValue(vseq uint64) (canonical.ID, error) {
+	return s.idNamedBy("a history entry", vseq)
+}
+
+// idNamedBy is the id of the version whose value is at vseq, which what
+// names: a vseq naming no value is damage.
+func (s *Store) idNamedBy(what string, vseq uint64) (canonical.ID, error) {
 	vb, err := s.kv.Get(keys.VersionKey(vseq))
 	if errors.Is(err, ErrNotFound) {
-		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: the change log names version value %d, which is not there", vseq)
+		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: %s names version value %d, which is not there", what, vseq)
 	}
 	if err != nil {
 		return canonical.ID{}, err

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
+	"strings"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -325,6 +327,51 @@ func (c *checker) histories(ctx context.Context) error {
 		}
 		return nil
 	}
+	// One record's entries, gathered in key order and taken in 02 §4.3
+	// order: versions of one seq sort by id, which a key by vseq does
+	// not say.
+	type row struct {
+		id   string
+		d    canonical.ID
+		seq  int64
+		f    *heldFact
+		e    histEntry
+		home bool
+	}
+	var rows []row
+	take := func(r []byte) error {
+		slices.SortStableFunc(rows, func(a, b row) int {
+			if a.seq != b.seq {
+				return cmp.Compare(b.seq, a.seq)
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		for _, x := range rows {
+			f, e, id, d, seq := x.f, x.e, x.id, x.d, x.seq
+			hold := holding{whole: f.is(heldBody) || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: int(f.body)}
+			if !bytes.Equal(r, rec) {
+				if err := flush(); err != nil {
+					return err
+				}
+				rec, h, n = r, head{top: d, topSeq: seq, topV: f.vseq, topH: hold}, 0
+			}
+			n++
+			isFirst := false
+			if !h.hasFirst && e.verdict == Stands {
+				h.hasFirst, h.first, h.firstSeq, h.firstV, h.firstH, isFirst = true, d, seq, f.vseq, hold, true
+				first = f
+			}
+			if hold.whole && !e.retain && !e.deleted && n > 1 && !isFirst {
+				c.add("version %s: superseded, not retained, not the one that reads, yet whole (02 §4.5)", id)
+			}
+			if !x.home {
+				c.add("history entry %s: filed under another record or seq", id)
+			}
+		}
+		rows = rows[:0]
+		return nil
+	}
+	var at []byte   // the record of the entries in rows
 	var lone []byte // a head not yet followed by its record's history
 	err := c.scan(ctx, keys.History, func(k, val []byte) error {
 		if keys.IsHead(k) {
@@ -334,19 +381,37 @@ func (c *checker) histories(ctx context.Context) error {
 			lone = k[1:]
 			return nil
 		}
-		if len(k) < 1+keys.SpaceLen+1+8+canonical.IDLen {
-			c.add("history key %x: too short", k)
+		he, ok := keys.HistoryEntry(k)
+		if !ok {
+			c.add("history key %x: neither a version value's place nor an id", k)
 			return nil
 		}
-		r := k[1 : len(k)-8-canonical.IDLen]
+		r := he.Rec
 		if bytes.Equal(r, lone) {
 			lone = nil
 		}
-		id, d, ok := keys.HistoryID(k)
+		if !bytes.Equal(r, at) {
+			if err := take(at); err != nil {
+				return err
+			}
+			at = bytes.Clone(r)
+		}
 		e, err := decodeHist(val)
-		seq := int64(1<<53 - 1 - binary.BigEndian.Uint64(k[len(k)-canonical.IDLen-8:]))
+		seq := he.Seq
 		var f *heldFact
-		if ok {
+		id, d := he.ID, he.D
+		if he.ByVseq {
+			id = fmt.Sprintf("at %d", he.Vseq)
+			if f = c.at(he.Vseq); f != nil && f.is(heldBad) {
+				f = nil
+			}
+			if f != nil {
+				d = f.d
+				if id = c.oddID[f.vseq]; id == "" {
+					id = d.String()
+				}
+			}
+		} else {
 			f = c.named(d)
 		}
 		home := f != nil && f.rec == c.sum(r) && f.seq == seq // the entry the version should have
@@ -365,36 +430,21 @@ func (c *checker) histories(ctx context.Context) error {
 				}
 			}
 		}
-		if !ok || err != nil {
-			c.add("history entry %q: bad key or value", id)
+		if err != nil {
+			c.add("history entry %s: bad key or value", id)
 			return nil
 		}
 		if f == nil {
 			c.add("history entry %s: no version: %v", id, fmt.Errorf("%w: version %s", ErrNotFound, id))
 			return nil
 		}
-		hold := holding{whole: f.is(heldBody) || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: int(f.body)}
-		if !bytes.Equal(r, rec) {
-			if err := flush(); err != nil {
-				return err
-			}
-			rec, h, n = r, head{top: d, topSeq: seq, topV: f.vseq, topH: hold}, 0
-		}
-		n++
-		isFirst := false
-		if !h.hasFirst && e.verdict == Stands {
-			h.hasFirst, h.first, h.firstSeq, h.firstV, h.firstH, isFirst = true, d, seq, f.vseq, hold, true
-			first = f
-		}
-		if hold.whole && !e.retain && !e.deleted && n > 1 && !isFirst {
-			c.add("version %s: superseded, not retained, not the one that reads, yet whole (02 §4.5)", id)
-		}
-		if !home {
-			c.add("history entry %s: filed under another record or seq", id)
-		}
+		rows = append(rows, row{id: id, d: d, seq: seq, f: f, e: e, home: home})
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := take(at); err != nil {
 		return err
 	}
 	if lone != nil {

@@ -61,7 +61,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			return []string{fmt.Sprintf("version %s: missing from the sync order", v(11).ID)}
 		}},
 		{"history entry removed", func(kv engine.KV, b engine.Batch) []string {
-			b.Delete(keys.HistoryKey(keys.Rec(v(12).Space, v(12).Key), v(12).Seq, v(12).ID))
+			b.Delete(keys.HistoryKey(keys.Rec(v(12).Space, v(12).Key), v(12).Seq, decodeVseq(t, get(kv, keys.IDKey(digest(v(12)))))))
 			return []string{fmt.Sprintf("version %s: no history entry in record %s", v(12).ID, v(12).Key)}
 		}},
 		{"line place removed", func(kv engine.KV, b engine.Batch) []string {
@@ -187,8 +187,32 @@ func TestCheckNamesEachDamage(t *testing.T) {
 				return []string{"cannot read the id"}
 			}
 			d[5] ^= 1
-			b.Set(keys.HistoryKey(keys.Rec(v(27).Space, v(27).Key), 99, d.String()), get(kv, keys.HistoryKey(keys.Rec(v(27).Space, v(27).Key), v(27).Seq, v(27).ID)))
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(27)))))
+			b.Set(keys.HistoryIDKey(keys.Rec(v(27).Space, v(27).Key), 99, d.String()), get(kv, keys.HistoryKey(keys.Rec(v(27).Space, v(27).Key), v(27).Seq, vseq)))
 			return []string{fmt.Sprintf("history entry %s: no version", d)}
+		}},
+		{"history entry naming no version value", func(kv engine.KV, b engine.Batch) []string {
+			rec := keys.Rec(v(34).Space, v(34).Key)
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(34)))))
+			b.Set(keys.HistoryKey(rec, 99, 1<<40), get(kv, keys.HistoryKey(rec, v(34).Seq, vseq)))
+			return []string{fmt.Sprintf("history entry at %d: no version", uint64(1<<40))}
+		}},
+		{"history entry by vseq filed under another seq", func(kv engine.KV, b engine.Batch) []string {
+			rec := keys.Rec(v(35).Space, v(35).Key)
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(35)))))
+			k := keys.HistoryKey(rec, v(35).Seq, vseq)
+			b.Set(keys.HistoryKey(rec, v(35).Seq+1000, vseq), get(kv, k))
+			b.Delete(k)
+			return []string{
+				fmt.Sprintf("history entry %s: filed under another record or seq", v(35).ID),
+				fmt.Sprintf("version %s: no history entry in record %s", v(35).ID, v(35).Key),
+			}
+		}},
+		{"history key of neither form", func(kv engine.KV, b engine.Batch) []string {
+			// A uvarint cut short: neither a vseq nor an id's text.
+			k := append(keys.HistoryKey(keys.Rec(v(36).Space, v(36).Key), 99, 1)[:1+keys.SpaceLen+len(v(36).Key)+1+8], 0x80, 0x80)
+			b.Set(k, []byte{byte(engine.Stands), 0})
+			return []string{"history key ", ": neither a version value's place nor an id"}
 		}},
 	}
 	for _, c := range cases {

@@ -65,7 +65,8 @@ func encodeEnvelope(v *record.Version) (env, body []byte, err error) {
 // stubBytes returns the canonical JSON of the stored envelope.
 func stubBytes(env []byte) ([]byte, int, error) {
 	splice, n := binary.Uvarint(env)
-	if n <= 0 || splice < 1 || int(splice) > len(env)-n-1 {
+	// Compared as uint64: a splice past int's range is no negative index.
+	if n <= 0 || len(env) <= n || splice < 1 || splice > uint64(len(env)-n-1) {
 		return nil, 0, Errorf(ErrCorrupt, "damaged: envelope header")
 	}
 	return env[n:], int(splice), nil

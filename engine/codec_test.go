@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine/internal/keys"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
 )
@@ -112,7 +113,10 @@ func FuzzStoredValues(f *testing.F) {
 	f.Add(entry, []byte("g\x00\x00\x00\x00\x00\x00\x00\x01\x02"))
 	f.Add([]byte{0, 1, 0x81, 0x01, 5, 4, 7}, []byte("g\x00\x00\x00\x00\x00\x00\x00\x01\x03"))
 	f.Add([]byte("\x00\x00\x00\x00\x01aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x01"), []byte("g\x00\x00\x00\x00\x00\x00\x00\x01"))
+	f.Add(keys.HistoryKey(keys.Rec("s", "k"), 3, 300), keys.HistoryIDKey(keys.Rec("s", "k"), 3, canonical.IDOf([]byte("a")).String()))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
+		keys.HistoryEntry(a)
+		keys.HistoryEntry(b)
 		splitVersion(a)
 		decodeVseq(b)
 		decodeHeld(a, b)

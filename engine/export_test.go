@@ -198,6 +198,9 @@ func Layout12(kv KV, as byte) error {
 // entry naming its versions by digest, not by vseq), and marks it as
 // layout `as` (13, or earlier after Layout12's change).
 func Layout13(kv KV, as byte) error {
+	if err := Layout14(kv, as); err != nil {
+		return err
+	}
 	b, err := kv.NewBatch()
 	if err != nil {
 		return err
@@ -254,6 +257,88 @@ func Layout13(kv KV, as byte) error {
 		return err
 	}
 	return b.Commit(Sync)
+}
+
+// Layout14 turns kv into a store as layout 14 kept it (each history
+// entry naming its version by its id's text, not by vseq), and marks it
+// as layout `as` (14, or earlier after Layout13's change).
+func Layout14(kv KV, as byte) error {
+	b, err := kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	it, err := kv.NewIter([]byte{keys.History}, []byte{keys.History + 1})
+	if err != nil {
+		return err
+	}
+	for it.Next() {
+		k := bytes.Clone(it.Key())
+		if keys.IsHead(k) {
+			continue
+		}
+		e, ok := keys.HistoryEntry(k)
+		if !ok {
+			return fmt.Errorf("history key %x", k)
+		}
+		if !e.ByVseq {
+			continue
+		}
+		vb, err := kv.Get(keys.VersionKey(e.Vseq))
+		if err != nil {
+			return err
+		}
+		env, _, err := readValue(kv, e.Vseq, vb)
+		if err != nil {
+			return err
+		}
+		v, err := decodeHeld(env, nil)
+		if err != nil {
+			return err
+		}
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+		if err := b.Set(keys.HistoryIDKey(e.Rec, e.Seq, v.ID), bytes.Clone(it.Value())); err != nil {
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	state, err := kv.Get([]byte("_state"))
+	if err != nil {
+		return err
+	}
+	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
+		return err
+	}
+	return b.Commit(Sync)
+}
+
+// HistoryForms counts the history entries naming their versions by id
+// and by vseq.
+func HistoryForms(kv KV) (byID, byVseq int, err error) {
+	it, err := kv.NewIter([]byte{keys.History}, []byte{keys.History + 1})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Close()
+	for it.Next() {
+		if keys.IsHead(it.Key()) {
+			continue
+		}
+		e, ok := keys.HistoryEntry(it.Key())
+		switch {
+		case !ok:
+			return 0, 0, fmt.Errorf("history key %x", it.Key())
+		case e.ByVseq:
+			byVseq++
+		default:
+			byID++
+		}
+	}
+	return byID, byVseq, it.Err()
 }
 
 // ChangeForms counts the change log entries naming their versions by

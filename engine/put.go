@@ -61,7 +61,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	} else {
 		t.st.stats.Stubs++
 	}
-	t.setFresh(keys.HistoryKey(rec, v.Seq, v.ID), histEntry{verdict: verdict, retain: v.Retain, deleted: v.Deleted}.encode())
+	t.setFresh(keys.HistoryKey(rec, v.Seq, vseq), histEntry{verdict: verdict, retain: v.Retain, deleted: v.Deleted}.encode())
 	if !hasHead || !nh.equal(oh) {
 		t.set(keys.HeadKey(rec), nh.encode())
 	}

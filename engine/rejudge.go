@@ -73,7 +73,7 @@ func (t *tx) ByRoot(space, root string, fn func(id canonical.ID) bool) error {
 		return err
 	}
 	for _, vseq := range vseqs {
-		d, err := t.idAt(vseq)
+		d, err := t.idAt("a root index entry", vseq)
 		if err != nil {
 			return err
 		}
@@ -88,14 +88,15 @@ func (t *tx) ByRoot(space, root string, fn func(id canonical.ID) bool) error {
 }
 
 // idAt is the id of the version whose value is at vseq, as this batch
-// sees it.
-func (t *tx) idAt(vseq uint64) (canonical.ID, error) {
+// sees it; what (a root index entry, a history entry) names it there, and
+// a vseq naming no value is damage.
+func (t *tx) idAt(what string, vseq uint64) (canonical.ID, error) {
 	env, _, ok, err := t.valueAt(vseq)
 	if err != nil {
 		return canonical.ID{}, err
 	}
 	if !ok {
-		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: a root index entry names version value %d, which is not there", vseq)
+		return canonical.ID{}, Errorf(ErrCorrupt, "damaged: %s names version value %d, which is not there", what, vseq)
 	}
 	return idOfEnvelope(vseq, env)
 }

@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/minca-go/minca/canonical"
@@ -46,7 +46,14 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 	if !ok {
 		return false, fmt.Errorf("%w: version %s", ErrNotFound, d)
 	}
-	e, err := t.histEntry(v)
+	vseq, err := t.vseqOf(d)
+	if err != nil {
+		return false, err
+	}
+	if vseq == 0 {
+		return false, fmt.Errorf("%w: version %s", ErrNotFound, d)
+	}
+	e, at, err := t.histEntryAt(v, vseq)
 	if err != nil {
 		return false, err
 	}
@@ -55,7 +62,12 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 	}
 	rec := keys.Rec(v.Space, v.Key)
 	e.verdict = to
-	t.set(keys.HistoryKey(rec, v.Seq, v.ID), e.encode())
+	// An entry by id (layouts before 15) is written again by vseq.
+	k := keys.HistoryKey(rec, v.Seq, vseq)
+	if !bytes.Equal(at, k) {
+		t.del(at)
+	}
+	t.set(k, e.encode())
 	oh, _, err := t.head(rec)
 	if err != nil {
 		return false, err
@@ -96,38 +108,19 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 // the first entry in 02 §4.3 order, the one that reads the first that
 // stands.
 func (t *tx) firstStanding(rec []byte, h head) (head, error) {
-	p := keys.HistoryPrefix(rec)
-	nh := head{}
-	first := true
-	var err error
-	serr := t.scan(p, keys.PrefixEnd(p), func(k, val []byte) bool {
-		if keys.IsHead(k) {
-			return true
-		}
-		var e histEntry
-		if e, err = decodeHist(val); err != nil {
-			return false
-		}
-		id, d, ok := keys.HistoryID(k)
-		if !ok {
-			err = Errorf(ErrCorrupt, "damaged: history key id %q", id)
-			return false
-		}
-		seq := int64(1<<53 - 1 - beUint64(k[len(k)-len(id)-8:]))
-		if first {
-			nh.top, nh.topSeq, first = d, seq, false
-		}
-		if e.verdict == Stands {
-			nh.hasFirst, nh.first, nh.firstSeq = true, d, seq
-			return false
-		}
-		return true
-	})
-	if err = errors.Join(serr, err); err != nil {
+	rows, err := t.history(rec)
+	if err != nil {
 		return h, err
 	}
-	if first {
+	if len(rows) == 0 {
 		return h, Errorf(ErrCorrupt, "damaged: record with no history")
+	}
+	nh := head{top: rows[0].d, topSeq: rows[0].k.Seq}
+	for _, r := range rows {
+		if r.e.verdict == Stands {
+			nh.hasFirst, nh.first, nh.firstSeq = true, r.d, r.k.Seq
+			break
+		}
 	}
 	if nh.topV, nh.topH, _, _, err = t.holdingOf(nh.top); err != nil {
 		return h, err
@@ -150,21 +143,16 @@ func (t *tx) holdingOf(d canonical.ID) (uint64, holding, []byte, []byte, error) 
 	if !ok {
 		return 0, holding{}, nil, nil, Errorf(ErrCorrupt, "damaged: version %s in a history is not held", d)
 	}
-	e, err := t.histEntry(v)
+	vseq, env, body, ok, err := t.version(d)
 	if err != nil {
 		return 0, holding{}, nil, nil, err
 	}
-	vseq, env, body, _, err := t.version(d)
+	if !ok {
+		return 0, holding{}, nil, nil, Errorf(ErrCorrupt, "damaged: version %s in a history is not held", d)
+	}
+	e, _, err := t.histEntryAt(v, vseq)
 	if err != nil {
 		return 0, holding{}, nil, nil, err
 	}
 	return vseq, holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}, env, body, nil
-}
-
-func beUint64(b []byte) uint64 {
-	var n uint64
-	for _, c := range b[:8] {
-		n = n<<8 | uint64(c)
-	}
-	return n
 }

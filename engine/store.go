@@ -179,8 +179,11 @@ const stateName = "state"
 // it, when it is written again by vseq (lines.go); 13 and before named
 // the versions of each change in the change log ('g') by digest, and such
 // entries are read as they are beside those that name them by vseq
-// (changelog.go).
-const layout = 14
+// (changelog.go); 14 and before named each version in its record's
+// history ('h' rec order …) by its id's text, and such an entry is read
+// as it is until its standing changes, when it is written again by vseq
+// (history.go).
+const layout = 15
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.
@@ -449,33 +452,25 @@ func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) 
 	if err != nil {
 		return nil, err
 	}
-	type entry struct {
-		id canonical.ID
-		e  histEntry
-	}
-	var es []entry
+	var rows []histRow
 	for it.Next() {
 		if keys.IsHead(it.Key()) {
 			continue
 		}
-		e, err := decodeHist(it.Value())
+		r, err := histRowOf(bytes.Clone(it.Key()), it.Value(), s.idOfVersionValue)
 		if err != nil {
 			it.Close()
 			return nil, err
 		}
-		_, d, ok := keys.HistoryID(it.Key())
-		if !ok {
-			it.Close()
-			return nil, Errorf(ErrCorrupt, "damaged: history key %x", it.Key())
-		}
-		es = append(es, entry{d, e})
+		rows = append(rows, r)
 	}
 	if err := errors.Join(it.Err(), it.Close()); err != nil {
 		return nil, err
 	}
-	out := make([]Held, 0, len(es))
-	for _, e := range es {
-		v, err := s.Version(ctx, e.id)
+	inHistoryOrder(rows)
+	out := make([]Held, 0, len(rows))
+	for _, r := range rows {
+		v, err := s.Version(ctx, r.d)
 		if err != nil {
 			return nil, err
 		}
@@ -483,7 +478,7 @@ func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) 
 		if v.IsStub() {
 			st = Stub
 		}
-		out = append(out, Held{Version: v, Verdict: e.e.verdict, Stored: st})
+		out = append(out, Held{Version: v, Verdict: r.e.verdict, Stored: st})
 	}
 	return out, nil
 }
@@ -494,7 +489,7 @@ func (s *Store) Standing(ctx context.Context, id canonical.ID) (Verdict, Storage
 	if err := s.check(); err != nil {
 		return Refused, None, err
 	}
-	_, env, body, err := readVersion(s.kv, id)
+	vseq, env, body, err := readVersion(s.kv, id)
 	if err != nil {
 		return Refused, None, err
 	}
@@ -502,11 +497,7 @@ func (s *Store) Standing(ctx context.Context, id canonical.ID) (Verdict, Storage
 	if err != nil {
 		return Refused, None, err
 	}
-	hb, err := s.kv.Get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
-	if err != nil {
-		return Refused, None, Errorf(ErrCorrupt, "damaged: version %s has no history entry: %v", id, err)
-	}
-	e, err := decodeHist(hb)
+	e, err := histEntryIn(s.kv, v, vseq)
 	if err != nil {
 		return Refused, None, err
 	}

@@ -130,30 +130,19 @@ func (t *tx) version(d canonical.ID) (vseq uint64, env, body []byte, ok bool, er
 	return vseq, env, body, true, nil
 }
 
-func (t *tx) histEntry(v *record.Version) (histEntry, error) {
-	hb, ok, err := t.get(keys.HistoryKey(keys.Rec(v.Space, v.Key), v.Seq, v.ID))
-	if err != nil {
-		return histEntry{}, err
-	}
-	if !ok {
-		return histEntry{}, Errorf(ErrCorrupt, "damaged: version %s has no history entry", v.ID)
-	}
-	return decodeHist(hb)
-}
-
 // holding returns how a held version is held: its history entry's flags,
 // and whether its body is there.
 func (t *tx) holding(d canonical.ID, v *record.Version) (histEntry, holding, error) {
-	e, err := t.histEntry(v)
+	vseq, _, body, ok, err := t.version(d)
 	if err != nil {
-		return e, holding{}, err
-	}
-	_, _, body, ok, err := t.version(d)
-	if err != nil {
-		return e, holding{}, err
+		return histEntry{}, holding{}, err
 	}
 	if !ok {
-		return e, holding{}, Errorf(ErrCorrupt, "damaged: version %s in a history is not held", d)
+		return histEntry{}, holding{}, Errorf(ErrCorrupt, "damaged: version %s in a history is not held", d)
+	}
+	e, _, err := t.histEntryAt(v, vseq)
+	if err != nil {
+		return e, holding{}, err
 	}
 	return e, holding{whole: body != nil || e.deleted, retain: e.retain, deleted: e.deleted, bodyLen: len(body)}, nil
 }
@@ -169,7 +158,11 @@ func (t *tx) Standing(id canonical.ID) (Verdict, bool, error) {
 	if !ok || err != nil {
 		return Refused, false, err
 	}
-	e, err := t.histEntry(v)
+	vseq, err := t.vseqOf(id)
+	if err != nil {
+		return Refused, false, err
+	}
+	e, _, err := t.histEntryAt(v, vseq)
 	if err != nil {
 		return Refused, false, err
 	}

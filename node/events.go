@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/minca-go/minca/engine"
 )
@@ -62,6 +65,9 @@ type Event struct {
 	idx int
 }
 
+// place is where ev stands in the event stream.
+func (ev *Event) place() cursor { return cursor{ev.seq, ev.idx} }
+
 // Cursor is a place in the event stream: events after it are delivered.
 type cursor struct {
 	seq uint64
@@ -107,8 +113,12 @@ type events struct {
 	sub     *engine.Subscription
 	journal *journal
 
-	mu      sync.Mutex
-	ring    []Event
+	mu   sync.Mutex
+	ring []Event
+	// starts[i] is the bytes the ring took (eventSize) before ring[i]
+	// since the node opened; total is the bytes after its last event.
+	starts  []int64
+	total   int64
 	base    uint64 // position of ring[0]
 	at      cursor // the last event made
 	wake    chan struct{}
@@ -116,7 +126,15 @@ type events struct {
 	dropped int64
 
 	done chan struct{}
+
+	// replayPage is how many changes' events a subscription reads again
+	// from the change log at once: a reader resuming from far back is
+	// served page by page, never the whole log in memory.
+	replayPage int
 }
+
+// replayPage is events.replayPage's default.
+const replayPage = 4096
 
 // pumpBuffer is how many engine events the pump's subscription holds
 // untaken. It is made whole (some 260 bytes an event, 2 MB here), so it
@@ -125,7 +143,7 @@ type events struct {
 const pumpBuffer = 1 << 13
 
 func openEvents(n *Node) (*events, error) {
-	e := &events{n: n, wake: make(chan struct{}), done: make(chan struct{})}
+	e := &events{n: n, wake: make(chan struct{}), done: make(chan struct{}), replayPage: replayPage}
 	var err error
 	if e.journal, err = openJournal(n.o.Dir, n.o.EventJournalBytes, n.o.EventJournalAge, n.o.Now); err != nil {
 		return nil, err
@@ -159,7 +177,14 @@ func (e *events) readChanges() {
 	e.mu.Lock()
 	from := e.at.seq // publish moves it, under e.mu
 	e.mu.Unlock()
+	// Published a run at a time: after a burst the pump missed, the
+	// change log since may be every version of a sync.
 	var evs []Event
+	flush := func() {
+		e.publish(evs)
+		e.follow(ctx, evs)
+		evs = evs[:0]
+	}
 	for c, err := range e.n.st.ChangeLog(ctx, from) {
 		if err != nil {
 			if !errors.Is(err, engine.ErrClosed) {
@@ -172,10 +197,11 @@ func (e *events) readChanges() {
 			e.n.o.Logger.Error("reading a changed version", "id", c.ID, "err", err)
 			continue
 		}
-		evs = append(evs, ev)
+		if evs = append(evs, ev); len(evs) == maxTake {
+			flush()
+		}
 	}
-	e.publish(evs)
-	e.follow(ctx, evs)
+	flush()
 }
 
 // follow keeps the genesis of spaces another device of the account listed
@@ -208,10 +234,20 @@ func (e *events) logged(ev Event) {
 	e.publish([]Event{ev})
 }
 
+// eventSize is what an event takes in memory, near enough: the struct
+// and the text its fields name (Kind's is a constant's).
+func eventSize(ev *Event) int64 {
+	return int64(unsafe.Sizeof(*ev)) + int64(len(ev.Cursor)+len(ev.Space)+len(ev.Key)+len(ev.ID)+len(ev.Collection)+len(ev.Current)+len(ev.Other))
+}
+
 // first is the position of the oldest event the ring serves: of the last
-// EventRing. Called with e.mu held.
+// EventRing, and of those that take EventRingBytes at most (the newest
+// always). Called with e.mu held.
 func (e *events) first() uint64 {
-	return e.base + uint64(max(0, len(e.ring)-e.n.o.EventRing))
+	i := max(0, len(e.ring)-e.n.o.EventRing)
+	floor := e.total - e.n.o.EventRingBytes
+	j := sort.Search(len(e.starts), func(k int) bool { return e.starts[k] >= floor })
+	return e.base + uint64(max(i, min(j, len(e.ring)-1)))
 }
 
 // publish adds events to the ring and wakes the subscribers.
@@ -224,16 +260,19 @@ func (e *events) publish(evs []Event) {
 	for _, ev := range evs {
 		e.at = cursor{ev.seq, ev.idx}
 		e.ring = append(e.ring, ev)
+		e.starts = append(e.starts, e.total)
+		e.total += eventSize(&ev)
 	}
-	// The ring is cut back to its last EventRing events only once it holds
-	// twice that, in place: cutting at every publish would copy the whole
-	// ring (and grow it again) at every batch. Events older than the last
-	// EventRing are not served meanwhile (first).
-	if n := e.n.o.EventRing; len(e.ring) >= 2*n {
-		over := len(e.ring) - n
+	// The ring is cut back to what it serves only once it holds twice its
+	// bound, in count or in bytes, in place: cutting at every publish
+	// would copy the whole ring (and grow it again) at every batch. Events
+	// past the bounds are not served meanwhile (first).
+	if len(e.ring) >= 2*e.n.o.EventRing || e.total-e.starts[0] >= 2*e.n.o.EventRingBytes {
+		over := int(e.first() - e.base)
 		kept := copy(e.ring, e.ring[over:])
+		copy(e.starts, e.starts[over:])
 		clear(e.ring[kept:])
-		e.ring = e.ring[:kept]
+		e.ring, e.starts = e.ring[:kept], e.starts[:kept]
 		e.base += uint64(over)
 	}
 	if !e.closed {
@@ -360,8 +399,8 @@ func (e *events) serve(s *Subscription, space string, from, live cursor, pos uin
 			return false
 		}
 	}
-	if from.before(live) {
-		evs, err := e.replay(from, live)
+	for from.before(live) {
+		evs, reached, err := e.replay(from, live, e.replayPage)
 		if err != nil {
 			e.mu.Lock()
 			if e.closed {
@@ -388,6 +427,7 @@ func (e *events) serve(s *Subscription, space string, from, live cursor, pos uin
 				return
 			}
 		}
+		from = reached
 	}
 	for {
 		e.mu.Lock()
@@ -419,38 +459,48 @@ func (e *events) serve(s *Subscription, space string, from, live cursor, pos uin
 	}
 }
 
-// replay makes again the events in (from, to]: each change's own from the
-// change log, the rest from the journal, merged in cursor order.
-func (e *events) replay(from, to cursor) ([]Event, error) {
+// replay makes again the events in (from, to], of limit changes at most
+// (and the journal's among them): each change's own from the change log,
+// the rest from the journal, merged in cursor order. It returns them and
+// the cursor they reach, to when they are all.
+func (e *events) replay(from, to cursor, limit int) ([]Event, cursor, error) {
 	ctx := context.Background()
-	var out []Event
-	logged, err := e.journal.read(from, to)
-	if err != nil {
-		return nil, err
-	}
+	limit = max(limit, 1)
+	var own []Event
+	reached := to
 	// A change's own event is at idx 0: from has taken from.seq's.
-	after := from.seq
-	j := 0
-	for c, err := range e.n.st.ChangeLog(ctx, after) {
+	for c, err := range e.n.st.ChangeLog(ctx, from.seq) {
 		if err != nil {
-			return nil, err
+			return nil, from, err
 		}
 		if c.Seq > to.seq {
 			break
-		}
-		for j < len(logged) && logged[j].seq < c.Seq {
-			out = append(out, logged[j])
-			j++
 		}
 		cc := cursor{c.Seq, 0}
 		if !from.before(cc) {
 			continue
 		}
+		if len(own) == limit {
+			reached = cursor{c.Seq - 1, math.MaxInt} // every event of the changes before c
+			break
+		}
 		ev, err := e.changeEvent(ctx, c)
 		if err != nil {
-			return nil, err
+			return nil, from, err
 		}
-		out = append(out, ev)
+		own = append(own, ev)
 	}
-	return append(out, logged[j:]...), nil
+	logged, err := e.journal.read(from, reached)
+	if err != nil {
+		return nil, from, err
+	}
+	out := make([]Event, 0, len(own)+len(logged))
+	for len(own) > 0 || len(logged) > 0 {
+		if len(logged) == 0 || len(own) > 0 && own[0].place().before(logged[0].place()) {
+			out, own = append(out, own[0]), own[1:]
+		} else {
+			out, logged = append(out, logged[0]), logged[1:]
+		}
+	}
+	return out, reached, nil
 }

@@ -57,7 +57,7 @@ func TestForkOutlivesACrashBeforeItsEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := e.replay(start, cursor{seq: uint64(st.Changes)})
+	evs, _, err := e.replay(start, cursor{seq: uint64(st.Changes)}, replayPage)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,10 @@ type Options struct {
 	// subscribers; one that falls further behind is dropped, and resumes
 	// from its cursor. Default 65,536.
 	EventRing int
+	// EventRingBytes bounds the memory those events take (their fields
+	// and text, near enough): past it the oldest are not served, as past
+	// EventRing. Default 8 MiB.
+	EventRingBytes int64
 	// EventJournalBytes bounds the event journal, the events the change
 	// log cannot make again (forks, waiting counts):
 	// past it the oldest are dropped, down to half, and a subscriber
@@ -140,9 +144,9 @@ func (o *Options) resolve() (Options, error) {
 		out.Note = filepath.Join(out.Dir, sessionNoteName)
 	}
 	switch {
-	case out.SessionLife < 0, out.RenewBefore < 0, out.RenewCheck < 0, out.MaxBatch < 0, out.EventRing < 0,
+	case out.SessionLife < 0, out.RenewBefore < 0, out.RenewCheck < 0, out.MaxBatch < 0, out.EventRing < 0, out.EventRingBytes < 0,
 		out.EventJournalBytes < 0, out.EventJournalAge < 0, out.FileGrace < 0, out.TidyFilesEvery < 0:
-		return out, errors.New("minca/node: Options: SessionLife, RenewBefore, RenewCheck, MaxBatch, EventRing, EventJournalBytes, EventJournalAge, FileGrace and TidyFilesEvery must not be negative")
+		return out, errors.New("minca/node: Options: SessionLife, RenewBefore, RenewCheck, MaxBatch, EventRing, EventRingBytes, EventJournalBytes, EventJournalAge, FileGrace and TidyFilesEvery must not be negative")
 	}
 	if out.FileGrace == 0 {
 		out.FileGrace = 10 * time.Minute
@@ -182,6 +186,9 @@ func (o *Options) resolve() (Options, error) {
 	}
 	if out.EventRing == 0 {
 		out.EventRing = 1 << 16
+	}
+	if out.EventRingBytes == 0 {
+		out.EventRingBytes = 8 << 20
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)

@@ -66,7 +66,7 @@ func TestTakeTellsWhatEachBatchLeft(t *testing.T) {
 	if ev := e.ring[1]; ev.ID != vs[1].ID || ev.Kind != EventCurrent || ev.Current != vs[1].ID {
 		t.Fatalf("the last version's event is %+v, want current", ev)
 	}
-	again, err := n.ev.replay(cursor{seq: first}, cursor{seq: changeOf[vs[1].ID].Seq})
+	again, _, err := n.ev.replay(cursor{seq: first}, cursor{seq: changeOf[vs[1].ID].Seq}, replayPage)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,8 @@ type nodeMemory struct {
 	// goHeap is the soft limit on the Go heap (debug.SetMemoryLimit);
 	// 0 when $GOMEMLIMIT sets it and --memory go-heap does not.
 	goHeap int64
+	// eventRing is node.Options.EventRingBytes.
+	eventRing int64
 	// store is the Pebble store's block cache and memtables; a zero part
 	// is the node's default (node.DefaultBlockCache, DefaultMemTable),
 	// which the defaults written here are.
@@ -74,6 +76,7 @@ func nodeMemoryDefs(m *nodeMemory) []setting {
 		{"go-heap", "80MiB", "the soft limit on the Go heap: the versions being admitted, the files in flight and the collector's room", sizeValue(&m.goHeap)},
 		pebbleCacheDef(&m.store, "12MiB"),
 		pebbleMemTableDef(&m.store, "7MiB"),
+		{"event-ring", "8MiB", "the recent events kept for subscribers (the API's event streams) to take", sizeValue(&m.eventRing)},
 	}
 }
 

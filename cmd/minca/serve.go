@@ -59,6 +59,7 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	}
 	o := withWaiting(nodeOptions(s, d, sp, mirrors), waiting)
 	o.StoreOptions.Memory = mem.store
+	o.EventRingBytes = mem.eventRing
 	defer mem.limitHeap()()
 	n, err := node.Open(ctx, o)
 	if err != nil {

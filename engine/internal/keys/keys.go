@@ -9,7 +9,9 @@
 //	                                     The first standing version's is 0 ‖ rec: its head holds it
 //	'h' rec                            → the record's head: top and first standing, how each is held,
 //	                                     and the first standing version's envelope and body
-//	'h' rec order                      → a held version's standing and flags in its record (02 §4.3 order)
+//	'h' rec order vseq                 → a held version's standing and flags in its record (02 §4.3
+//	                                     order: one seq's versions sorted by id as read; layouts
+//	                                     before 15: 'h' rec order id, the id's text)
 //	'S' space                          → the space's id as text
 //	'o' space millis digest            → collection: the sync order
 //	'l' space line n                   → the versions held at that place of a writer's line
@@ -45,13 +47,16 @@
 // a B-tree at the end of the table, not one page each at random places.
 //
 // rec is space ‖ key ‖ 0x00 (a record key has no 0x00, so no rec is a
-// prefix of another); order is (2^53−1 − seq) then the id's text, which is
-// newest first by 02 §4.3. A record's head sorts just before its history
-// entries, on the same page of a B-tree: admission writes both. Only a
-// head's key ends in 0x00 (an id's text never does).
+// prefix of another); order is (2^53−1 − seq), newest first by 02 §4.3,
+// then the version's vseq (a uvarint; before layout 15 the id's text,
+// which also put one seq's versions in 02 §4.3 order). A record's head
+// sorts just before its history entries, on the same page of a B-tree:
+// admission writes both. Only a head's key ends in 0x00 (neither an id's
+// text nor the shortest uvarint of a vseq, never 0, does).
 package keys
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 
@@ -176,8 +181,23 @@ func IsHead(k []byte) bool { return len(k) > 0 && k[len(k)-1] == 0 }
 // HistoryPrefix is 'h' rec: every held version of the record.
 func HistoryPrefix(rec []byte) []byte { return append([]byte{History}, rec...) }
 
-// HistoryKey is 'h' rec order.
-func HistoryKey(rec []byte, seq int64, id string) []byte {
+// HistoryKey is 'h' rec order vseq: the version's place in its record's
+// history (02 §4.3: newest seq first) and its value's vseq as a uvarint.
+// Versions of one seq sort here by vseq, not by id: a reader in 02 §4.3
+// order sorts each run of one seq by the ids their values name
+// (HistoryEntry says which form a key is in).
+func HistoryKey(rec []byte, seq int64, vseq uint64) []byte {
+	k := make([]byte, 0, 1+len(rec)+8+binary.MaxVarintLen64)
+	k = append(k, History)
+	k = append(k, rec...)
+	k = binary.BigEndian.AppendUint64(k, uint64(1<<53-1-seq))
+	return binary.AppendUvarint(k, vseq)
+}
+
+// HistoryIDKey is 'h' rec order id, a history key as layouts before 15
+// wrote it: the version named by its id's text, which sorts one seq's
+// versions in 02 §4.3 order by itself.
+func HistoryIDKey(rec []byte, seq int64, id string) []byte {
 	k := make([]byte, 0, 1+len(rec)+8+len(id))
 	k = append(k, History)
 	k = append(k, rec...)
@@ -185,16 +205,51 @@ func HistoryKey(rec []byte, seq int64, id string) []byte {
 	return append(k, id...)
 }
 
-// HistoryID returns the id text at the end of a history key, and the
-// digest it names (ok false on a damaged key): the one place a history
-// key's id is read.
-func HistoryID(k []byte) (string, canonical.ID, bool) {
-	if len(k) < canonical.IDLen {
-		return "", canonical.ID{}, false
+// HistEntry is a history key read by HistoryEntry.
+type HistEntry struct {
+	Rec    []byte // space tag ‖ key ‖ 0x00
+	Seq    int64
+	ByVseq bool         // the key names the version by vseq (layout 15 on)
+	Vseq   uint64       // when ByVseq
+	ID     string       // else the id's text …
+	D      canonical.ID // … and the digest it names
+}
+
+// HistoryEntry reads a key of the 'h' table that is no head (IsHead): the
+// record, the seq and the version, by vseq (a uvarint in its shortest
+// form, never 0: a history key never ends in 0x00, as a head's does) or,
+// as layouts before 15 wrote it, by the 53 characters of its id. ok is
+// false on a key of neither form: the one place a history key is read.
+func HistoryEntry(k []byte) (e HistEntry, ok bool) {
+	if len(k) < 1+SpaceLen+1+8+1 || k[0] != History {
+		return e, false
 	}
-	id := string(k[len(k)-canonical.IDLen:])
-	d, ok := canonical.ParseExactID(id)
-	return id, d, ok
+	end := bytes.IndexByte(k[1+SpaceLen:], 0) // a record key holds no 0x00
+	if end < 0 {
+		return e, false
+	}
+	end += 1 + SpaceLen + 1
+	if len(k) < end+8+1 {
+		return e, false
+	}
+	e.Rec = k[1:end]
+	order := binary.BigEndian.Uint64(k[end:])
+	if order > 1<<53-1 {
+		return e, false
+	}
+	e.Seq = int64(1<<53 - 1 - order)
+	tail := k[end+8:]
+	if len(tail) == canonical.IDLen {
+		e.ID = string(tail)
+		e.D, ok = canonical.ParseExactID(e.ID)
+		return e, ok
+	}
+	v, n := ShortUvarint(tail)
+	if n != len(tail) || v == 0 {
+		return e, false
+	}
+	e.ByVseq, e.Vseq = true, v
+	return e, true
 }
 
 // SpaceKey is 'S' space.

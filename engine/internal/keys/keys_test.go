@@ -139,3 +139,40 @@ func TestShortUvarint(t *testing.T) {
 		}
 	}
 }
+
+// A history key is read back in either form, by vseq (layout 15 on) or by
+// the id's text (before), with its record and seq; a key of neither form,
+// or cut short, is refused; no history key ends in 0x00 as a head's does.
+func TestHistoryEntry(t *testing.T) {
+	rec := Rec("space", "a/key")
+	d := canonical.IDOf([]byte("x"))
+	for _, vseq := range []uint64{1, 127, 128, 1 << 20, 1<<64 - 1} {
+		k := HistoryKey(rec, 42, vseq)
+		e, ok := HistoryEntry(k)
+		if !ok || !e.ByVseq || e.Vseq != vseq || e.Seq != 42 || !bytes.Equal(e.Rec, rec) {
+			t.Fatalf("vseq %d: %+v %v", vseq, e, ok)
+		}
+		if IsHead(k) {
+			t.Fatalf("vseq %d: the key reads as a head", vseq)
+		}
+	}
+	e, ok := HistoryEntry(HistoryIDKey(rec, 1<<53-1, d.String()))
+	if !ok || e.ByVseq || e.D != d || e.ID != d.String() || e.Seq != 1<<53-1 || !bytes.Equal(e.Rec, rec) {
+		t.Fatalf("by id: %+v %v", e, ok)
+	}
+	k := HistoryKey(rec, 7, 300)
+	for name, bad := range map[string][]byte{
+		"vseq 0":            HistoryKey(rec, 7, 0),
+		"uvarint cut short": k[:len(k)-1],
+		"uvarint too long":  append(append([]byte(nil), k[:len(k)-2]...), 0xac, 0x82, 0x00),
+		"no vseq":           k[:len(k)-2],
+		"id text not exact": HistoryIDKey(rec, 7, strings.ToUpper(d.String())),
+		"another table":     append([]byte{Line}, k[1:]...),
+		"no record's end":   append([]byte{History}, make([]byte, 5)...),
+		"order past 2^53−1": append(append(append([]byte{History}, rec...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), 1),
+	} {
+		if e, ok := HistoryEntry(bad); ok {
+			t.Errorf("%s: read as %+v", name, e)
+		}
+	}
+}
