@@ -67,8 +67,17 @@ type FilesResult struct {
 	// that checks a file before keeping it does, with no disk. A second
 	// column; the goal is against LoopbackTCP.
 	LoopbackTCPHashed MBps `json:"loopbackTcpHashedMBps"`
-	FileCopy          MBps `json:"fileCopyMBps"`
-	StoreImport       MBps `json:"storeImportMBps"`
+	// Hash is SHA-256 of Bytes held in memory, on one goroutine: what
+	// one core hashes with no I/O at all. A file's content id is one
+	// SHA-256 over the whole file (02 §2) which the receiver checks
+	// before keeping it, so one file's sync can go no faster than this,
+	// whatever the network: the ceiling of the sync's rate on this
+	// machine in this run.
+	Hash MBps `json:"hashMBps"`
+	// HashCPU is the CPU time the hash used, in seconds a GB.
+	HashCPU     float64 `json:"hashCpuSecPerGB"`
+	FileCopy    MBps    `json:"fileCopyMBps"`
+	StoreImport MBps    `json:"storeImportMBps"`
 	// Cases, one per file size.
 	Cases []FilesCase `json:"cases"`
 }
@@ -93,6 +102,7 @@ type FilesCase struct {
 	// large files ≥ 0.5), upload and read against the bare file copy.
 	SyncOverTCP       float64 `json:"syncOverTcp"`
 	SyncOverHashedTCP float64 `json:"syncOverHashedTcp"` // against loopback TCP hashed at the receiving end
+	SyncOverHash      float64 `json:"syncOverHash"`      // against SHA-256 in memory on one core: the ceiling
 	SyncOverCopy      float64 `json:"syncOverCopy"`      // the receiver writes every byte: the disk bounds it too
 	UploadOverCopy    float64 `json:"uploadOverCopy"`
 	ReadOverCopy      float64 `json:"readOverCopy"`
@@ -161,7 +171,7 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 	if err != nil {
 		return res, err
 	}
-	var tcp, tcpCPU, tcpHashed, cp, imp []float64
+	var tcp, tcpCPU, tcpHashed, hashed, hashCPU, cp, imp []float64
 	per := make([][]FilesCase, len(cfg.Sizes))
 	for r := range cfg.Rounds {
 		steps.next(fmt.Sprintf("round %d: loopback TCP", r+1))
@@ -176,6 +186,12 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 			return res, err
 		}
 		tcpHashed = append(tcpHashed, v)
+		cpu0 = processCPU()
+		if v, err = hashInMemory(src, cfg.Bytes); err != nil {
+			return res, err
+		}
+		hashed = append(hashed, v)
+		hashCPU = append(hashCPU, (processCPU()-cpu0).Seconds()/(float64(cfg.Bytes)/1e9))
 		steps.next(fmt.Sprintf("round %d: file copy", r+1))
 		if v, err = copyFile(src, filepath.Join(dir, "copy")); err != nil {
 			return res, err
@@ -199,6 +215,7 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 	}
 	res.LoopbackTCP, res.FileCopy, res.StoreImport = median(tcp), median(cp), median(imp)
 	res.LoopbackTCPCPU, res.LoopbackTCPHashed = median(tcpCPU), median(tcpHashed)
+	res.Hash, res.HashCPU = median(hashed), median(hashCPU)
 	for i, cs := range per {
 		pick := func(f func(FilesCase) float64) float64 {
 			var xs []float64
@@ -217,6 +234,7 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 			ReceiverPeakMiB: pick(func(c FilesCase) float64 { return c.ReceiverPeakMiB })}
 		c.SyncOverTCP = c.SyncMBps / res.LoopbackTCP
 		c.SyncOverHashedTCP = c.SyncMBps / res.LoopbackTCPHashed
+		c.SyncOverHash = c.SyncMBps / res.Hash
 		if res.LoopbackTCPCPU > 0 {
 			c.SyncCPUOverTCP = (c.SenderSyncCPU + c.ReceiverSyncCPU) / res.LoopbackTCPCPU
 		}
@@ -320,6 +338,29 @@ func loopbackTCP(n int64, hash bool) (float64, error) {
 	if err := <-got; err != nil {
 		return 0, err
 	}
+	return float64(n) / time.Since(start).Seconds() / 1e6, nil
+}
+
+// hashInMemory hashes n bytes with SHA-256 on one goroutine from a
+// buffer in memory, the first MiBs of src hashed over and over (SHA-256
+// takes as long whatever the bytes): MB/s.
+func hashInMemory(src string, n int64) (float64, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, min(n, 4<<20))
+	_, err = io.ReadFull(f, buf)
+	f.Close()
+	if err != nil {
+		return 0, fmt.Errorf("bench: the bytes to hash: %w", err)
+	}
+	h := sha256.New()
+	start := time.Now()
+	for left := n; left > 0; left -= int64(len(buf)) {
+		h.Write(buf[:min(left, int64(len(buf)))])
+	}
+	h.Sum(nil)
 	return float64(n) / time.Since(start).Seconds() / 1e6, nil
 }
 

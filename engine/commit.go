@@ -182,6 +182,6 @@ func (s *Store) write(t *tx) error {
 	for _, r := range t.refused {
 		s.refusals.add(r.peer, r.id)
 	}
-	s.subs.publish(t.events)
+	s.subs.publish(t.events, t.weight)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/record"
 )
 
@@ -71,14 +72,47 @@ type Event struct {
 }
 
 // Subscription receives a space's events. Delivery never blocks the store:
-// when the buffer is full the event is dropped and counted, and a
-// subscriber catches up from [Store.Changes] or by reading the record.
+// when the buffer is full, or the versions its events carry untaken pass
+// 2 MiB as stored (subscriptionBytes), the event is dropped and counted,
+// and a subscriber catches up from [Store.Changes] or by reading the record.
 type Subscription struct {
 	c       chan Event
 	space   string
 	dropped atomic.Int64
 	owner   *subscribers
+	// weights are the weights (weightOf) of the events sent and perhaps
+	// not yet taken, oldest first, and held their sum (guarded by the
+	// owner's mu): those sent before the last len(c) were taken.
+	weights []int32
+	held    int64
 }
+
+// subscriptionBytes bounds the versions a subscription holds untaken, by
+// their bytes as stored: an event carries its version decoded, which
+// weighs up to six times that (a version naming many files), and a
+// subscriber that falls behind a burst of such versions would otherwise
+// keep as many as its buffer holds in memory (8,192 of 30 KB: 240 MB).
+// Past it an event is dropped and counted, as when the buffer is full.
+// 2 MiB is some 4,000 versions of 500 bytes, 400 naming 64 files each.
+const subscriptionBytes = 2 << 20
+
+// weightOf is what an event costs its subscription past its place in the
+// buffer: its version's bytes as stored, when it carries one.
+func weightOf(e Event, weight map[canonical.ID]int) int32 {
+	if e.Version == nil {
+		return 0
+	}
+	if d, ok := e.Version.Digest(); ok {
+		if w, ok := weight[d]; ok {
+			return int32(min(w, 1<<30))
+		}
+	}
+	return versionWeight
+}
+
+// versionWeight weighs a version whose bytes the batch did not note (a
+// line proof's, a version whose standing changed): a typical version.
+const versionWeight = 1 << 10
 
 // Events is the channel events arrive on; it is closed by Close or when
 // the store closes.
@@ -139,7 +173,9 @@ func (ss *subscribers) closeAll() {
 	ss.closed = true
 }
 
-func (ss *subscribers) publish(evs []Event) {
+// publish sends a batch's events to the subscribers; weight is the
+// batch's versions' bytes as stored, by digest.
+func (ss *subscribers) publish(evs []Event, weight map[canonical.ID]int) {
 	if len(evs) == 0 {
 		return
 	}
@@ -150,11 +186,34 @@ func (ss *subscribers) publish(evs []Event) {
 			if sub.space != "" && sub.space != e.Space {
 				continue
 			}
-			select {
-			case sub.c <- e:
-			default:
-				sub.dropped.Add(1)
-			}
+			sub.send(e, weightOf(e, weight))
 		}
+	}
+}
+
+// send sends e unless the buffer is full or the versions held untaken
+// would pass subscriptionBytes: then it is dropped and counted. The
+// owner's mu is held: publish is the only sender, so events taken since
+// are the oldest of those noted past the len(c) still queued.
+func (sub *Subscription) send(e Event, w int32) {
+	if taken := len(sub.weights) - len(sub.c); taken > 0 {
+		for _, x := range sub.weights[:taken] {
+			sub.held -= int64(x)
+		}
+		sub.weights = sub.weights[taken:]
+		if len(sub.weights) == 0 {
+			sub.weights = sub.weights[:0:0] // let the array go
+		}
+	}
+	if w > 0 && sub.held > 0 && sub.held+int64(w) > subscriptionBytes {
+		sub.dropped.Add(1)
+		return
+	}
+	select {
+	case sub.c <- e:
+		sub.weights = append(sub.weights, w)
+		sub.held += int64(w)
+	default:
+		sub.dropped.Add(1)
 	}
 }

@@ -1,0 +1,94 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/record"
+)
+
+// A subscriber that falls behind a burst of versions naming many files
+// holds at most engine.SubscriptionBytes of them untaken, by their bytes
+// as JSON (a little more than as stored): past it, events are dropped and
+// counted, as when the buffer is full; once it catches up, events come
+// again.
+func TestSubscriptionBoundedInBytes(t *testing.T) {
+	ctx := context.Background()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sp := enginetest.SpaceID("subscription bytes")
+	w, err := enginetest.NewWriter(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := s.Subscribe("", 1<<16) // room in number for every event below
+	defer sub.Close()
+	admit := func(round, n int) (size int) {
+		for i := range n {
+			refs := make([]record.File, 64)
+			for j := range refs {
+				data := fmt.Appendf(nil, "round %d version %d file %d", round, i, j)
+				refs[j] = record.File{Hash: canonical.IDOf(data), Size: int64(len(data))}
+			}
+			v, err := w.First("app.files", canonical.NewObject("n", float64(i)), func(d *record.Draft) { d.Files = refs })
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := v.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			size = max(size, len(b))
+			if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return size
+	}
+	// take takes what is queued: the versions' bytes as JSON, and how
+	// many events.
+	take := func() (bytes, events int) {
+		for {
+			select {
+			case e := <-sub.Events():
+				events++
+				if e.Version != nil {
+					b, err := e.Version.MarshalJSON()
+					if err != nil {
+						t.Fatal(err)
+					}
+					bytes += len(b)
+				}
+			default:
+				return bytes, events
+			}
+		}
+	}
+	const n = 1000 // some 5 MB of versions as JSON
+	size := admit(0, n)
+	if n*size < 2*engine.SubscriptionBytes {
+		t.Fatalf("the burst is %d bytes: too little to test a bound of %d", n*size, engine.SubscriptionBytes)
+	}
+	bytes, events := take()
+	if sub.Dropped() == 0 {
+		t.Fatalf("%d events of %d versions of up to %d bytes, none dropped", events, n, size)
+	}
+	// Each version's bytes as stored are a little under its JSON.
+	if bytes > engine.SubscriptionBytes+engine.SubscriptionBytes/4 || bytes < engine.SubscriptionBytes/2 {
+		t.Fatalf("%d bytes of versions held untaken; the bound is %d", bytes, engine.SubscriptionBytes)
+	}
+	// Caught up: the next events come whole.
+	dropped := sub.Dropped()
+	admit(1, 10)
+	if _, events := take(); events == 0 || sub.Dropped() != dropped {
+		t.Fatalf("after catching up: %d events, %d more dropped", events, sub.Dropped()-dropped)
+	}
+}
