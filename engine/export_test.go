@@ -385,6 +385,3 @@ func VseqOf(s *Store, d canonical.ID) (uint64, error) {
 
 // SubscriptionBytes bounds the versions a subscription holds untaken.
 const SubscriptionBytes = subscriptionBytes
-
-// MaxFileSyncs is how many files a store syncs at once.
-const MaxFileSyncs = maxFileSyncs

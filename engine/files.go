@@ -90,24 +90,6 @@ func (s *Store) recordFile(d canonical.ID, size int64) error {
 	return <-r.done
 }
 
-// maxFileSyncs is how many files a store makes durable at once. A file's
-// sync blocks its goroutine in the kernel for milliseconds, and each
-// goroutine blocked so holds an OS thread of its own (its stack and the
-// runtime's per-thread memory stay resident for the process's life): with
-// hundreds of small files arriving at once (docs/sync.md §7.7, 256 small
-// transfers a connection) they made hundreds of threads. Past this many the
-// others wait, parked, taking no thread; the file system joins concurrent
-// syncs into one journal commit, and this many keep that batching.
-const maxFileSyncs = 32
-
-// syncFile runs f, a file's sync and what goes with it, as one of at most
-// maxFileSyncs at once.
-func (s *Store) syncFile(f func() error) error {
-	s.fileSyncs <- struct{}{}
-	defer func() { <-s.fileSyncs }()
-	return f()
-}
-
 // recordGroup gathers the files to record while a batch of them commits:
 // the caller that finds none committing leads, committing every file
 // waiting, until none waits.
@@ -272,7 +254,7 @@ func (w *FileWriter) Keep(ctx context.Context) (FileRef, error) {
 	}
 	w.done = true
 	ref := FileRef{Hash: canonical.ID(w.h.Sum(nil)), Size: w.n}
-	if err := w.s.syncFile(func() error { return w.t.Keep(ref.Hash) }); err != nil {
+	if err := w.t.Keep(ref.Hash); err != nil {
 		return FileRef{}, fmt.Errorf("minca/engine: keep file %s: %w", ref.Hash, err)
 	}
 	if err := w.s.recordFile(ref.Hash, w.n); err != nil {

@@ -242,7 +242,7 @@ func (p *PartialFile) hashed(stop bool) {
 }
 
 // Sync makes the bytes written so far durable.
-func (p *PartialFile) Sync() error { return p.s.syncFile(p.t.Sync) }
+func (p *PartialFile) Sync() error { return p.t.Sync() }
 
 // Keep checks the whole file against its hash and size and keeps it, held
 // from then on. A file that does not check is ErrFileMismatch, and its
@@ -266,7 +266,7 @@ func (p *PartialFile) Keep(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w: %s: %d bytes that do not hash to it", ErrFileMismatch, p.ref.Hash, p.n)
 	}
-	if err := p.s.syncFile(func() error { return p.t.Keep(p.ref.Hash) }); err != nil {
+	if err := p.t.Keep(p.ref.Hash); err != nil {
 		return fmt.Errorf("minca/engine: keep file %s: %w", p.ref.Hash, err)
 	}
 	return p.s.recordFile(p.d, p.ref.Size)
@@ -293,7 +293,7 @@ func (p *PartialFile) Close() error {
 	p.done = true
 	defer p.release()
 	p.hashed(true)
-	err := p.s.syncFile(p.t.Sync)
+	err := p.t.Sync()
 	if cerr := p.t.Close(); err == nil {
 		err = cerr
 	}

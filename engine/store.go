@@ -123,8 +123,6 @@ type Store struct {
 	fileNamed signal
 	// recording gathers files to record as held into one synced batch.
 	recording recordGroup
-	// fileSyncs bounds the files being made durable at once (syncFile).
-	fileSyncs chan struct{}
 	// filesUnindexed: the store is of an earlier layout, open read-only,
 	// so it has no files index (upgrade.go); MissingFiles reads versions.
 	filesUnindexed bool
@@ -268,7 +266,7 @@ func decodeCounters(b []byte) (counters, error) {
 
 // Open opens the engine on kv, which it owns from then on (Close closes it).
 func Open(kv KV, opts *Options) (*Store, error) {
-	s := &Store{kv: kv, opts: opts.withDefaults(), fileSyncs: make(chan struct{}, maxFileSyncs)}
+	s := &Store{kv: kv, opts: opts.withDefaults()}
 	s.cache.size, s.cache.bytes = s.opts.CacheSize, s.opts.CacheBytes
 	s.refusals.size = s.opts.MaxRefusals
 	b, err := kv.Get(keys.InternalKey(stateName))
