@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -74,26 +75,32 @@ func stubBytes(env []byte) ([]byte, int, error) {
 // joinWhole returns the canonical JSON of the version: the envelope with
 // "body":body spliced in, or the envelope alone when body is nil.
 func joinWhole(env, body []byte) ([]byte, error) {
+	return appendWhole(nil, env, body)
+}
+
+// appendWhole is joinWhole appending to dst: a reader of many versions
+// joins them into one buffer it uses again, not an allocation each.
+func appendWhole(dst, env, body []byte) ([]byte, error) {
 	stub, splice, err := stubBytes(env)
 	if err != nil {
 		return nil, err
 	}
 	if body == nil {
-		return append([]byte(nil), stub...), nil
+		return append(dst, stub...), nil
 	}
-	out := make([]byte, 0, len(stub)+len(body)+8)
-	out = append(out, stub[:splice]...)
+	dst = slices.Grow(dst, len(stub)+len(body)+8)
+	dst = append(dst, stub[:splice]...)
 	if splice == 1 {
-		out = append(out, `"body":`...)
-		out = append(out, body...)
+		dst = append(dst, `"body":`...)
+		dst = append(dst, body...)
 		if stub[1] != '}' {
-			out = append(out, ',')
+			dst = append(dst, ',')
 		}
 	} else {
-		out = append(out, `,"body":`...)
-		out = append(out, body...)
+		dst = append(dst, `,"body":`...)
+		dst = append(dst, body...)
 	}
-	return append(out, stub[splice:]...), nil
+	return append(dst, stub[splice:]...), nil
 }
 
 // decodeHeld reads a held version from its stored values (body nil for a

@@ -378,5 +378,14 @@ func IsHeldCached(s *Store, d canonical.ID) bool {
 // ahead before the batch before it commits (a ReadAheadFirst KV).
 func OnFollow(s *Store, f func()) { s.onFollow = f }
 
+// VseqOf is the vseq a held version's value is at.
+func VseqOf(s *Store, d canonical.ID) (uint64, error) {
+	b, err := s.kv.Get(keys.IDKey(d))
+	if err != nil {
+		return 0, err
+	}
+	return decodeVseq(b)
+}
+
 // SubscriptionBytes bounds the versions a subscription holds untaken.
 const SubscriptionBytes = subscriptionBytes

@@ -131,6 +131,9 @@ type Store struct {
 	// filesUnindexed: the store is of an earlier layout, open read-only,
 	// so it has no files index (upgrade.go); MissingFiles reads versions.
 	filesUnindexed bool
+	// groups holds VersionsStored's readers (*storedGroup) with their
+	// buffers, used again by the next call rather than grown anew.
+	groups sync.Pool
 }
 
 func (s *Store) now() time.Time { return s.opts.Now() }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"slices"
 
 	"github.com/minca-go/minca/canonical"
@@ -17,9 +19,12 @@ import (
 // arrival order) rather than the order asked; what is not held is
 // skipped. It looks all of ids up in one sorted pass over the id entries,
 // then reads the values in vseq order, which for a peer catching up is
-// near-sequential, a group at a time: each group holds at most about
-// budget bytes of values (and always one version), read and handed to
-// found before the next is read, and no read is open while found runs.
+// near-sequential (runs of them read by stepping through their span), a
+// group at a time: each group holds at most about budget bytes of values
+// (and always one version), read and handed to found before the next is
+// read, and no read is open while found runs. raw is valid only during
+// the call (the group's versions lie in one buffer, used again for the
+// next group): a caller that keeps it copies it.
 func (s *Store) VersionsStored(ctx context.Context, ids []canonical.ID, budget int, found func(i int, raw []byte) error) error {
 	if err := s.check(); err != nil {
 		return err
@@ -34,7 +39,11 @@ func (s *Store) VersionsStored(ctx context.Context, ids []canonical.ID, budget i
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	g := storedGroup{s: s}
+	g, _ := s.groups.Get().(*storedGroup)
+	if g == nil {
+		g = &storedGroup{s: s}
+	}
+	defer g.release()
 	for j := 0; j < len(hs); {
 		n, err := g.read(ids, hs[j:], budget)
 		if err != nil {
@@ -100,11 +109,33 @@ func (s *Store) vseqsOf(ids []canonical.ID) ([]heldAt, error) {
 // are used again group after group.
 type storedGroup struct {
 	s     *Store
-	vKeys [][]byte
+	vKeys [][]byte // the values' keys read by seeks
+	vAt   []int    // the place in vseqs of each of vKeys
 	vseqs []uint64
+	spans []heldSpan
+	buf   []byte // the group's versions' JSON, side by side
 	raws  [][]byte
 	heads []groupHead
 }
+
+// release gives g back to its store's pool, its buffers kept unless one
+// grew past storedKeep (a group of large versions).
+func (g *storedGroup) release() {
+	clear(g.raws)
+	clear(g.heads)
+	if cap(g.buf) > storedKeep {
+		g.buf = nil
+	}
+	g.s.groups.Put(g)
+}
+
+// storedKeep is the largest buffer a reader keeps for the next: a group
+// holds about budget bytes, a WANT's answer 256 KiB.
+const storedKeep = 1 << 20
+
+// heldSpan is where a value's version lies in the group's buf; end 0
+// while not read.
+type heldSpan struct{ off, end int }
 
 // groupHead is a value of the group its record's head holds.
 type groupHead struct {
@@ -115,11 +146,24 @@ type groupHead struct {
 // storedGroupMax is the most values a group reads at once.
 const storedGroupMax = 256
 
+// A run of asked values whose vseqs lie at most stepGap apart, and at
+// least stepRun of them, is read with one iterator stepping through its
+// span, passing over the values not asked, rather than a seek a value: a
+// peer catching up asks for versions stored mostly side by side (sync
+// order, by creation time, is near the order they arrived in), and a step
+// within a block costs a small part of a seek through every level's index
+// and filter.
+const (
+	stepGap = 16
+	stepRun = 4
+)
+
 // read reads the values of the first of hs, as many as budget allows (at
 // least one) and at most storedGroupMax distinct ones, into g.raws, and
-// sets each one's k; it returns how many of hs it read.
+// sets each one's k; it returns how many of hs it read. g.raws are valid
+// until the next read.
 func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, error) {
-	g.vKeys, g.vseqs, g.heads = g.vKeys[:0], g.vseqs[:0], g.heads[:0]
+	g.vseqs, g.heads, g.buf = g.vseqs[:0], g.heads[:0], g.buf[:0]
 	clear(g.raws)
 	g.raws = g.raws[:0]
 	end := 0 // hs[:end] are the group's
@@ -128,34 +172,27 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 			hs[end].k = hs[end-1].k // two ids naming one value: damage, which Check names
 			continue
 		}
-		if len(g.vKeys) == storedGroupMax {
+		if len(g.vseqs) == storedGroupMax {
 			break
 		}
-		hs[end].k = len(g.vKeys)
-		g.vKeys = append(g.vKeys, keys.VersionKey(hs[end].vseq))
+		hs[end].k = len(g.vseqs)
 		g.vseqs = append(g.vseqs, hs[end].vseq)
-		g.raws = append(g.raws, nil)
 	}
-	stop, used := len(g.vKeys), 0
+	g.spans = append(g.spans[:0], make([]heldSpan, len(g.vseqs))...)
+	stop := len(g.vseqs)
 	var rerr error
-	err := g.s.kv.GetMany(g.vKeys, func(k int, val []byte) {
-		if k >= stop || rerr != nil {
-			return
-		}
-		if k > 0 && used >= budget {
+	err := g.values(func(k int, val []byte) bool {
+		if k > 0 && len(g.buf) >= budget {
 			stop = k
-			return
+			return false
 		}
 		if _, ok := markedRec(val); ok {
 			g.heads = append(g.heads, groupHead{k: k, vb: bytes.Clone(val)})
-			return
+			return true
 		}
 		env, body, err := splitVersion(val)
-		if err == nil {
-			g.raws[k], err = joinWhole(env, body)
-			used += len(g.raws[k])
-		}
-		rerr = err
+		rerr = g.keep(k, env, body, err)
+		return rerr == nil
 	})
 	if err = cmp.Or(err, rerr); err != nil {
 		return 0, err
@@ -180,14 +217,13 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 			if rerr != nil {
 				return
 			}
-			if m.k > 0 && used >= budget {
+			if m.k > 0 && len(g.buf) >= budget {
 				stop = min(stop, m.k)
 				return
 			}
 			env, body, ok, err := fromHead(hb, g.vseqs[m.k])
 			if ok {
-				g.raws[m.k], err = joinWhole(env, body)
-				used += len(g.raws[m.k])
+				err = g.keep(m.k, env, body, nil)
 				m.vb = nil
 			}
 			rerr = err
@@ -201,15 +237,19 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 			}
 			// The head moved on since the value was read (or is not
 			// there): read both again.
-			vseq := g.vseqs[m.k]
-			env, body, err := readValue(g.s.kv, vseq, m.vb)
-			if err == nil {
-				g.raws[m.k], err = joinWhole(env, body)
-			}
-			if err != nil {
+			env, body, err := readValue(g.s.kv, g.vseqs[m.k], m.vb)
+			if err := g.keep(m.k, env, body, err); err != nil {
 				return 0, err
 			}
 		}
+	}
+	g.raws = g.raws[:0]
+	for _, sp := range g.spans {
+		var raw []byte
+		if sp.end > 0 {
+			raw = g.buf[sp.off:sp.end:sp.end]
+		}
+		g.raws = append(g.raws, raw)
 	}
 	n := 0
 	for ; n < end && hs[n].k < stop; n++ {
@@ -218,4 +258,80 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 		}
 	}
 	return n, nil
+}
+
+// keep joins the k-th value's envelope and body into the group's buf.
+func (g *storedGroup) keep(k int, env, body []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	off := len(g.buf)
+	if g.buf, err = appendWhole(g.buf, env, body); err != nil {
+		return err
+	}
+	g.spans[k] = heldSpan{off, len(g.buf)}
+	return nil
+}
+
+// values calls fn with the index in g.vseqs and the value of each held
+// one, in vseq order, until fn returns false: runs close together (stepGap,
+// stepRun) by stepping an iterator through their span, the rest by seeks.
+func (g *storedGroup) values(fn func(k int, val []byte) bool) error {
+	more := true
+	seek := func() error { // the seeks gathered in g.vKeys
+		if len(g.vKeys) == 0 || !more {
+			return nil
+		}
+		err := g.s.kv.GetMany(g.vKeys, func(i int, val []byte) {
+			more = more && fn(g.vAt[i], val)
+		})
+		g.vKeys, g.vAt = g.vKeys[:0], g.vAt[:0]
+		return err
+	}
+	for i := 0; i < len(g.vseqs) && more; {
+		j := i + 1
+		for j < len(g.vseqs) && g.vseqs[j]-g.vseqs[j-1] <= stepGap {
+			j++
+		}
+		if j-i < stepRun {
+			for ; i < j; i++ {
+				g.vKeys, g.vAt = append(g.vKeys, keys.VersionKey(g.vseqs[i])), append(g.vAt, i)
+			}
+			continue
+		}
+		if err := seek(); err != nil {
+			return err
+		}
+		if err := g.step(i, j, &more, fn); err != nil {
+			return err
+		}
+		i = j
+	}
+	return seek()
+}
+
+// step reads g.vseqs[i:j] with one iterator over their span.
+func (g *storedGroup) step(i, j int, more *bool, fn func(k int, val []byte) bool) error {
+	if !*more {
+		return nil
+	}
+	it, err := g.s.kv.NewIter(keys.VersionKey(g.vseqs[i]), keys.VersionKey(g.vseqs[j-1]+1))
+	if err != nil {
+		return err
+	}
+	for *more && i < j && it.Next() {
+		k := it.Key()
+		if len(k) != 9 {
+			continue // not a value's key: damage, which Check names
+		}
+		vseq := binary.BigEndian.Uint64(k[1:])
+		for i < j && g.vseqs[i] < vseq {
+			i++ // not held: left for read to name
+		}
+		if i < j && g.vseqs[i] == vseq {
+			*more = fn(i, it.Value())
+			i++
+		}
+	}
+	return errors.Join(it.Err(), it.Close())
 }

@@ -135,6 +135,7 @@ func (s *session) answer(j *wantJob) error {
 	defer func() { s.c.out.give(room) }()
 	vb := newVersionsBuilder(s.sid, s.c.c.MaxMessage())
 	defer vb.release()
+	vb.large()
 	sent := 0
 	// The versions asked are looked up in one sorted pass and read in
 	// the order the store keeps them, answerBytes at a time: for a peer

@@ -369,14 +369,24 @@ func (vb *versionsBuilder) alone(l int) bool {
 
 func (vb *versionsBuilder) add(v []byte) {
 	need := len(vb.buf) + binary.MaxVarintLen64 + len(v)
-	if need > cap(vb.buf) && vb.pooled == nil && need > smallVersions && vb.max < transport.FrameBuffer {
-		// Within the frame's bound (fits), the pooled buffer never grows.
-		p := sendBuffers.Get().(*[]byte)
-		vb.pooled, vb.buf = p, append((*p)[:0], vb.buf...)
+	if need > cap(vb.buf) && need > smallVersions {
+		vb.large()
 	}
 	vb.buf = binary.AppendUvarint(vb.buf, uint64(len(v)))
 	vb.buf = append(vb.buf, v...)
 	vb.n++
+}
+
+// large moves the message into a buffer of sendBuffers, when the frame's
+// bound fits in one (within it, fits, the pooled buffer never grows): an
+// answer to a WANT, most often of many versions, takes one at once
+// rather than growing its own to smallVersions first.
+func (vb *versionsBuilder) large() {
+	if vb.pooled != nil || vb.max >= transport.FrameBuffer {
+		return
+	}
+	p := sendBuffers.Get().(*[]byte)
+	vb.pooled, vb.buf = p, append((*p)[:0], vb.buf...)
 }
 
 // frame returns the message with flag as a frame, its kind byte first,
