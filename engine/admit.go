@@ -109,7 +109,6 @@ func (t *tx) decide(from string, p *Prepared) error {
 	if err := t.readAheadFor(p); err != nil {
 		return fmt.Errorf("minca/engine: admit: %w", err)
 	}
-	t.readDone()
 	for i, v := range vs {
 		if refused[i] {
 			continue

@@ -51,16 +51,7 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var read chan struct{}
-	if s.readFirst && s.inflight != nil {
-		read = s.inflight.follow()
-		if read != nil && s.onFollow != nil {
-			s.onFollow()
-		}
-	}
 	t := s.begin(j, len(p.vs))
-	t.read = read
-	defer t.readDone() // on every path: the batch before waits for it
 	held := t.st.stats.Versions
 	if err := t.decide(from, p); err != nil {
 		unwritten(j)
@@ -74,28 +65,6 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 	s.inflight = t
 	go s.commitAfter(t, prev)
 	return &Admission{t: t, outs: p.outs, stored: int(t.st.stats.Versions - held)}, nil
-}
-
-// follow registers the batch being submitted as t's follower, unless t
-// began to commit: t then commits only once the returned channel is
-// closed (by readDone). Nil when t began to commit.
-func (t *tx) follow() chan struct{} {
-	t.followMu.Lock()
-	defer t.followMu.Unlock()
-	if t.committing {
-		return nil
-	}
-	t.follower = make(chan struct{})
-	return t.follower
-}
-
-// readDone lets the batch before t commit, once t has read ahead (or
-// will not); called again it does nothing.
-func (t *tx) readDone() {
-	if t.read != nil {
-		close(t.read)
-		t.read = nil
-	}
 }
 
 // settle waits until no batch is committing; with Store.mu held, none
@@ -132,17 +101,6 @@ func (s *Store) commitAfter(t, prev *tx) {
 			unwritten(t.j)
 			return
 		}
-	}
-	// On a ReadAheadFirst KV, the batch submitted after this one reads
-	// ahead first if it registered: it needs this one's predecessor
-	// committed, which it now is, and reads this one's writes from
-	// memory.
-	t.followMu.Lock()
-	t.committing = true
-	f := t.follower
-	t.followMu.Unlock()
-	if f != nil {
-		<-f
 	}
 	if t.err = s.write(t); t.err != nil {
 		unwritten(t.j)

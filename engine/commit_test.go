@@ -3,10 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
@@ -157,110 +154,4 @@ func (k *heldKV) releaseAll() chan error {
 	c := make(chan error)
 	k.release = c
 	return c
-}
-
-// firstKV is a heldKV that is an engine.ReadAheadFirst, and logs each
-// GetMany ("read") and the start of each Commit ("commit").
-type firstKV struct {
-	heldKV
-	mu  sync.Mutex
-	log []string
-}
-
-func (k *firstKV) ReadAheadFirst() {}
-
-func (k *firstKV) note(s string) {
-	k.mu.Lock()
-	k.log = append(k.log, s)
-	k.mu.Unlock()
-}
-
-func (k *firstKV) GetMany(ks [][]byte, found func(int, []byte)) error {
-	k.note("read")
-	return k.heldKV.GetMany(ks, found)
-}
-
-func (k *firstKV) NewBatch() (engine.Batch, error) {
-	b, err := k.heldKV.NewBatch()
-	return &loggedBatch{b, k}, err
-}
-
-type loggedBatch struct {
-	engine.Batch
-	kv *firstKV
-}
-
-func (b *loggedBatch) Commit(d engine.Durability) error {
-	b.kv.note("commit")
-	return b.Batch.Commit(d)
-}
-
-// On a ReadAheadFirst KV, a batch submitted while the one before it waits
-// to commit reads ahead before that one commits, and every batch is
-// stored whole.
-func TestReadAheadFirst(t *testing.T) {
-	vs := pipelineCorpus(t)
-	kv := &firstKV{heldKV: heldKV{Store: memory.Open(nil), release: make(chan error)}}
-	s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	followed := make(chan struct{}, 1)
-	engine.OnFollow(s, func() { followed <- struct{}{} })
-	a1 := submit(t, s, vs[:20]) // held in Commit
-	a2 := submit(t, s, vs[20:40])
-	a3 := make(chan *engine.Admission, 1)
-	go func() {
-		p, err := s.Prepare(context.Background(), vs[40:])
-		if err != nil {
-			t.Error(err)
-			a3 <- nil
-			return
-		}
-		a, err := s.Submit(context.Background(), "p", p)
-		if err != nil {
-			t.Error(err)
-		}
-		a3 <- a
-	}()
-	select {
-	case <-followed: // the third batch waits for the first to commit
-	case <-time.After(30 * time.Second):
-		t.Fatal("the third batch did not register to read ahead first")
-	}
-	for range 3 {
-		kv.release <- nil
-	}
-	last := <-a3
-	if last == nil {
-		t.FailNow()
-	}
-	for _, a := range []*engine.Admission{a1, a2, last} {
-		outs, err := a.Wait()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range outs {
-			if o.Verdict != engine.Stands {
-				t.Fatalf("%s: %v (%v)", o.ID, o.Verdict, o.Refusal)
-			}
-		}
-	}
-	kv.mu.Lock()
-	got := strings.Join(kv.log, " ")
-	kv.mu.Unlock()
-	// The first batch reads and commits; the second reads while it is
-	// held; the third reads once the first has committed and before the
-	// second commits.
-	if want := "read commit read read commit commit"; got != want {
-		t.Fatalf("reads and commits %q, want %q", got, want)
-	}
-	if st, _ := s.Stats(context.Background()); st.Versions != int64(len(vs)) {
-		t.Fatalf("stats %+v", st)
-	}
-	close(kv.releaseAll())
-	if probs, err := s.Check(context.Background(), nil); err != nil || len(probs) > 0 {
-		t.Fatalf("check: %v %v", probs, err)
-	}
 }

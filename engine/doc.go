@@ -111,10 +111,7 @@
 // ([Store.Submit]) and the one before commits. Results come in order, each
 // once its batch is durable or has failed; a batch decided on top of one
 // that failed fails too; a pipeline runs goroutines only while it has batches
-// in flight. On a KV whose read-ahead and commit take turns
-// ([ReadAheadFirst]: SQLite's one connection), a batch waiting to commit
-// lets the next one read ahead first, so deciding the next overlaps the
-// commit. An [Outcome] says what a caller would otherwise
+// in flight. An [Outcome] says what a caller would otherwise
 // read back from the store: whether the version is new to it, whether it
 // is its record's top version after the batch, and whether its writer's
 // line has a hole before it; [Result.Stored] counts what the batch stored.

@@ -374,10 +374,6 @@ func IsHeldCached(s *Store, d canonical.ID) bool {
 	return ok
 }
 
-// OnFollow has s call f once a batch being submitted registered to read
-// ahead before the batch before it commits (a ReadAheadFirst KV).
-func OnFollow(s *Store, f func()) { s.onFollow = f }
-
 // VseqOf is the vseq a held version's value is at.
 func VseqOf(s *Store, d canonical.ID) (uint64, error) {
 	b, err := s.kv.Get(keys.IDKey(d))

@@ -24,19 +24,6 @@ type KV interface {
 	Close() error
 }
 
-// ReadAheadFirst is implemented by a KV whose GetMany and Batch.Commit
-// wait for each other (backends/sqlite: both use one connection, as a
-// second one would find the store changed at every batch and empty its
-// page cache). On such a KV a batch submitted while the one before it
-// waits to commit reads ahead first, and that one commits after: the
-// read is not held up by the whole commit, and the rest of the batch is
-// decided while the one before it commits (commit.go).
-type ReadAheadFirst interface {
-	KV
-	// ReadAheadFirst marks the KV; it does nothing.
-	ReadAheadFirst()
-}
-
 // Reader reads a KV.
 type Reader interface {
 	// Get returns a copy of the value at key, or an error wrapping

@@ -99,11 +99,6 @@ type Store struct {
 	mu sync.Mutex
 	// inflight is the last batch decided, which may still be committing.
 	inflight *tx
-	// readFirst: the KV is a ReadAheadFirst. onFollow, set by tests
-	// only, is called once a batch registered to read ahead before the
-	// one before it commits.
-	readFirst bool
-	onFollow  func()
 	// state guards what committed batches made known: st, cache, spaces.
 	state  sync.Mutex
 	st     counters
@@ -272,7 +267,6 @@ func decodeCounters(b []byte) (counters, error) {
 // Open opens the engine on kv, which it owns from then on (Close closes it).
 func Open(kv KV, opts *Options) (*Store, error) {
 	s := &Store{kv: kv, opts: opts.withDefaults()}
-	_, s.readFirst = kv.(ReadAheadFirst)
 	s.cache.size, s.cache.bytes = s.opts.CacheSize, s.opts.CacheBytes
 	s.refusals.size = s.opts.MaxRefusals
 	b, err := kv.Get(keys.InternalKey(stateName))

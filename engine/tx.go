@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine/internal/keys"
@@ -17,22 +16,13 @@ type tx struct {
 	j Judge
 	// prev is the batch decided before this one while it is committing:
 	// this one reads its writes (see pipeline.go).
-	prev *tx
-	done chan struct{} // closed once committed, or failed
-	// On a ReadAheadFirst KV: follower, once the batch submitted after
-	// this one registered (before this one began to commit), is closed
-	// when that batch has read ahead, and this one commits after; read
-	// is this batch's follower channel in the batch before it, nil when
-	// it did not register (commit.go).
-	followMu   sync.Mutex
-	follower   chan struct{}
-	committing bool
-	read       chan struct{}
-	err        error // why it failed, set before done closes
-	st         counters
-	w          map[string]write
-	ahead      map[string]ahead
-	sorted     []string // written keys of the ranged tables, ascending
+	prev   *tx
+	done   chan struct{} // closed once committed, or failed
+	err    error         // why it failed, set before done closes
+	st     counters
+	w      map[string]write
+	ahead  map[string]ahead
+	sorted []string // written keys of the ranged tables, ascending
 	// pend is this batch's changes, written as one change log entry when
 	// it is sealed (changelog.go); verdicts the last standing the batch
 	// gave each version it changed.

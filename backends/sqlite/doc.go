@@ -39,8 +39,4 @@
 // default: a page rewritten by several batches in between is copied once.
 // Statement journals (a multi-row INSERT keeps one) stay in memory
 // (temp_store=MEMORY) instead of a temporary file written page by page.
-// Batches and admission's read-ahead (GetMany) use one connection, whose
-// page cache a second connection would empty at every batch; the store is
-// an engine.ReadAheadFirst, so the engine reads the next batch ahead
-// before this one commits, and decides it while this one commits.
 package sqlite

@@ -652,9 +652,3 @@ func (s *Store) inFile(what string) string {
 	}
 	return filepath.Base(s.file) + ": " + what
 }
-
-var _ engine.ReadAheadFirst = (*Store)(nil)
-
-// ReadAheadFirst marks the store as an engine.ReadAheadFirst: GetMany and
-// a batch's commit take turns on one connection (Store.own).
-func (s *Store) ReadAheadFirst() {}
