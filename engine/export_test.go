@@ -125,14 +125,7 @@ func Layout11(kv KV, as byte) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	state, err := kv.Get([]byte("_state"))
-	if err != nil {
-		return err
-	}
-	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
-		return err
-	}
-	return b.Commit(Sync)
+	return commitAtLayout(kv, b, as)
 }
 
 // Layout12 turns kv into a store as layout 12 kept it (each place of a
@@ -184,14 +177,7 @@ func Layout12(kv KV, as byte) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	state, err := kv.Get([]byte("_state"))
-	if err != nil {
-		return err
-	}
-	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
-		return err
-	}
-	return b.Commit(Sync)
+	return commitAtLayout(kv, b, as)
 }
 
 // Layout13 turns kv into a store as layout 13 kept it (each change log
@@ -249,14 +235,7 @@ func Layout13(kv KV, as byte) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	state, err := kv.Get([]byte("_state"))
-	if err != nil {
-		return err
-	}
-	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
-		return err
-	}
-	return b.Commit(Sync)
+	return commitAtLayout(kv, b, as)
 }
 
 // Layout14 turns kv into a store as layout 14 kept it (each history
@@ -306,14 +285,7 @@ func Layout14(kv KV, as byte) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	state, err := kv.Get([]byte("_state"))
-	if err != nil {
-		return err
-	}
-	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
-		return err
-	}
-	return b.Commit(Sync)
+	return commitAtLayout(kv, b, as)
 }
 
 // HistoryForms counts the history entries naming their versions by id
@@ -385,3 +357,16 @@ func VseqOf(s *Store, d canonical.ID) (uint64, error) {
 
 // SubscriptionBytes bounds the versions a subscription holds untaken.
 const SubscriptionBytes = subscriptionBytes
+
+// commitAtLayout marks kv's store as written in layout as, in b with the
+// rewrite that made it so, and commits b.
+func commitAtLayout(kv KV, b Batch, as byte) error {
+	state, err := kv.Get([]byte("_state"))
+	if err != nil {
+		return err
+	}
+	if err := b.Set([]byte("_state"), append([]byte{as}, state[1:]...)); err != nil {
+		return err
+	}
+	return b.Commit(Sync)
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/space"
 )
 
 // The ring holds at most twice EventRingBytes of events, however small
@@ -49,19 +50,7 @@ func TestEventRingBoundedInBytes(t *testing.T) {
 // every event once, in cursor order, as one read of it all would give.
 func TestReplayInPages(t *testing.T) {
 	ctx := context.Background()
-	acc, err := identity.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := Open(ctx, &Options{Dir: t.TempDir(), Account: acc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	g, err := n.CreateSpace(ctx, "pages", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, g := openWithSpace(t, "pages")
 	for i := range 11 {
 		if _, err := n.Put(ctx, g.ID, "app.note", canonical.NewObject("i", float64(i)), &PutOptions{Key: "k" + strconv.Itoa(i%4)}); err != nil {
 			t.Fatal(err)
@@ -123,4 +112,24 @@ func waitEventsAt(t *testing.T, e *events, seq uint64) {
 			t.Fatalf("the node's events reached change %d, not %d, in a minute", at.seq, seq)
 		}
 	}
+}
+
+// openWithSpace opens a node of a new account in a temporary directory,
+// closed when t ends, with a new space of that name.
+func openWithSpace(t *testing.T, name string) (*Node, *space.Genesis) {
+	t.Helper()
+	acc, err := identity.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Open(context.Background(), &Options{Dir: t.TempDir(), Account: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	g, err := n.CreateSpace(context.Background(), name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, g
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
-	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
 )
 
@@ -16,19 +15,7 @@ import (
 // sequence is filled from the change log, each change once.
 func TestTakeTellsWhatEachBatchLeft(t *testing.T) {
 	ctx := context.Background()
-	acc, err := identity.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := Open(ctx, &Options{Dir: t.TempDir(), Account: acc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	g, err := n.CreateSpace(ctx, "take", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, g := openWithSpace(t, "take")
 	var vs []*record.Version
 	for i, key := range []string{"a", "a", "b"} {
 		v, err := n.Put(ctx, g.ID, "app.note", canonical.NewObject("i", float64(i)), &PutOptions{Key: key})
