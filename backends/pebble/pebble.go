@@ -196,7 +196,7 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 		}
 	}
 	po.Levels[len(po.Levels)-1].BlockSize = bottomBlockSize
-	po.Levels[len(po.Levels)-1].Compression = func() *sstable.CompressionProfile { return sstable.ZstdCompression }
+	po.Levels[len(po.Levels)-1].Compression = func() *sstable.CompressionProfile { return bottomCoding }
 	if err := s.openDB(po); err != nil {
 		return nil, err
 	}
@@ -360,12 +360,16 @@ func (s *Store) Close() (err error) {
 
 // Compact flushes the memtables and compacts the whole key space, so reads
 // measure a settled store rather than one mid-import (benchmarks, and after
-// a large import).
+// a large import): every key in the bottom level, in its coding (tables
+// moved down unchanged are rewritten, markStrays).
 func (s *Store) Compact(ctx context.Context) error {
 	if s.readOnly {
 		return s.errReadOnly()
 	}
 	return s.await(func() error {
+		if _, err := s.markStrays(); err != nil {
+			return s.wrap(err)
+		}
 		if err := s.db.Flush(); err != nil {
 			return s.wrap(err)
 		}
