@@ -222,6 +222,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 	root := signer.Root()
 	st := &staged{batch: batch, decided: make(chan struct{})}
 	heads := map[string][]string{} // each space's access heads, read once a batch
+	free := map[string]int64{}      // lines the store holds nothing of from this place on
 	syncPlaces, err := w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
 			draft, u, err := w.drafted(ctx, r, signer, heads)
@@ -230,7 +231,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 				continue
 			}
 			place := t.Peek(r.space, draft.Collection)
-			if place, err = w.free(ctx, r.space, signer.DID(), draft.Collection, place); err != nil {
+			if place, err = w.freeFor(ctx, r.space, signer.DID(), draft.Collection, place, free); err != nil {
 				return err
 			}
 			if place.N == 0 {
@@ -479,6 +480,27 @@ func previewed(d engine.Decision) error {
 		return writeErr("refused", "", "refused by the judge")
 	}
 	return fromRefusal(d.Refusal)
+}
+
+// freeFor is free for a batch's places: a line whose places from n on the
+// store was found to hold none of, in the batch, is not looked up again —
+// the batch gives n, n+1, … — so a batch looks up each line once, not
+// each place (the store's own writes of the line are this writer's, whose
+// places come after). free maps each line to that n.
+func (w *writer) freeFor(ctx context.Context, spaceID, author, coll string, p record.Log, free map[string]int64) (record.Log, error) {
+	name := lineName(spaceID, coll)
+	if n, ok := free[name]; ok && p.N >= n {
+		return p, nil
+	}
+	held, err := w.n.st.LineHeldFrom(ctx, spaceID, author, coll, p.N)
+	if err != nil {
+		return p, err
+	}
+	if !held {
+		free[name] = p.N
+		return p, nil
+	}
+	return w.free(ctx, spaceID, author, coll, p)
 }
 
 // free moves a place past any the store already holds a version of this
