@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -52,6 +55,10 @@ type Prepared struct {
 	checked []Checked
 	refused []bool
 	enc     []encoded
+	// ahead is what [Store.ReadAheadBeside] read for the batch, with the
+	// count of the store's commits it was read at (Store.applied).
+	ahead   map[string]ahead
+	aheadAt uint64
 }
 
 // Prepare runs Judge.Check over vs on every core (Options.Workers), and
@@ -172,8 +179,33 @@ func (t *tx) after(o *Outcome, e *encoded, v *record.Version) error {
 // readAheadFor reads from the store, in one sorted pass, the keys that
 // admitting p will look up: whether each version is held (or waiting), its
 // record's head, its place in its writer's line, and the versions it
-// names that are not in memory.
+// names that are not in memory. Those read for p beside the decision of
+// the batch before ([Store.ReadAheadBeside]) are taken as they are when
+// nothing was committed since; only what they left out is read here.
 func (t *tx) readAheadFor(p *Prepared) error {
+	if p.ahead != nil && t.s.applied.Load() == p.aheadAt {
+		if len(t.ahead) == 0 {
+			t.ahead = p.ahead
+		} else {
+			maps.Copy(t.ahead, p.ahead)
+		}
+		p.ahead = nil
+	}
+	var prevStored map[canonical.ID]*record.Version
+	if t.prev != nil {
+		prevStored = t.prev.stored
+	}
+	ks := t.s.aheadKeys(p, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0)
+	if len(t.ahead) > 0 {
+		ks = slices.DeleteFunc(ks, func(k []byte) bool { _, ok := t.ahead[string(k)]; return ok })
+	}
+	return t.readAhead(ks)
+}
+
+// aheadKeys are the keys admitting p looks up (readAheadFor): waiting
+// and logPrev say whether the store has waiting versions and log.prev
+// entries to look for.
+func (s *Store) aheadKeys(p *Prepared, prevStored map[canonical.ID]*record.Version, waiting, logPrev bool) [][]byte {
 	ks := make([][]byte, 0, 4*len(p.vs))
 	inBatch := make(map[canonical.ID]bool, len(p.vs))
 	for i := range p.vs {
@@ -183,10 +215,10 @@ func (t *tx) readAheadFor(p *Prepared) error {
 	}
 	named := func(d canonical.ID, ok bool) {
 		if ok && !inBatch[d] {
-			if t.prev != nil && t.prev.stored[d] != nil {
+			if prevStored[d] != nil {
 				return
 			}
-			if _, ok := t.s.cached(d); !ok {
+			if _, ok := s.cached(d); !ok {
 				ks = append(ks, keys.IDKey(d))
 			}
 		}
@@ -197,10 +229,10 @@ func (t *tx) readAheadFor(p *Prepared) error {
 			continue
 		}
 		ks = append(ks, keys.IDKey(e.d), keys.HeadKey(e.rec))
-		if t.st.stats.Waiting > 0 {
+		if waiting {
 			ks = append(ks, keys.WaitKey(e.d))
 		}
-		if t.st.logPrev > 0 {
+		if logPrev {
 			ks = append(ks, keys.LogPrevKey(e.d))
 		}
 		if v.Log != nil {
@@ -213,7 +245,42 @@ func (t *tx) readAheadFor(p *Prepared) error {
 			}
 		}
 	}
-	return t.readAhead(ks)
+	return ks
+}
+
+// ReadAheadBeside reads from the store what admitting p will look up,
+// before p is submitted: on the checking stage, while the batch before is
+// decided, so that deciding p — one batch at a time — does not wait on
+// the reads. What is read is used only if the store committed nothing
+// between the reads and p's decision (the batch decided just before p,
+// still committing then, is read through in memory); else it is read
+// again as p is decided.
+func (s *Store) ReadAheadBeside(p *Prepared) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	s.state.Lock()
+	waiting, logPrev := s.st.stats.Waiting > 0, s.st.logPrev > 0
+	s.state.Unlock()
+	at := s.applied.Load() // before the reads: a commit during them moves it
+	ks := s.aheadKeys(p, nil, waiting, logPrev)
+	slices.SortFunc(ks, bytes.Compare)
+	ks = slices.CompactFunc(ks, bytes.Equal)
+	ahead := make(map[string]ahead, len(ks))
+	found := make([]bool, len(ks))
+	if err := s.kv.GetMany(ks, func(i int, v []byte) {
+		found[i] = true
+		ahead[string(ks[i])] = aheadOf(v)
+	}); err != nil {
+		return err
+	}
+	for i, k := range ks {
+		if !found[i] {
+			ahead[string(k)] = aheadMissing
+		}
+	}
+	p.ahead, p.aheadAt = ahead, at
+	return nil
 }
 
 // checkAll runs Judge.Check over vs on Options.Workers goroutines, and

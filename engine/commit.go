@@ -156,7 +156,9 @@ func (s *Store) write(t *tx) error {
 			return fmt.Errorf("minca/engine: batch: %w", err)
 		}
 	}
-	if err := b.Commit(Sync); err != nil {
+	err = b.Commit(Sync)
+	s.applied.Add(1) // whatever the KV made of it: what was read before is old
+	if err != nil {
 		return fmt.Errorf("minca/engine: commit: %w", err)
 	}
 	s.state.Lock()

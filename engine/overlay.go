@@ -99,17 +99,24 @@ func (t *tx) readAhead(ks [][]byte) error {
 	found := make([]bool, len(ks))
 	if err := t.s.kv.GetMany(ks, func(i int, v []byte) {
 		found[i] = true
-		t.ahead[string(ks[i])] = ahead{val: bytes.Clone(v), ok: true}
+		t.ahead[string(ks[i])] = aheadOf(v)
 	}); err != nil {
 		return err
 	}
 	for i, k := range ks {
 		if !found[i] {
-			t.ahead[string(k)] = ahead{}
+			t.ahead[string(k)] = aheadMissing
 		}
 	}
 	return nil
 }
+
+// aheadOf is a value read ahead: a copy (the KV's is valid only during
+// the call).
+func aheadOf(v []byte) ahead { return ahead{val: bytes.Clone(v), ok: true} }
+
+// aheadMissing is a key read ahead and not held.
+var aheadMissing = ahead{}
 
 // written lists the keys in [lower, upper) that t wrote, ascending.
 func (t *tx) written(lower, upper []byte) []string {

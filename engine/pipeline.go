@@ -52,6 +52,13 @@ type Stages[T any] struct {
 	// it. No versions: nothing is admitted, and Done is still called, in
 	// order.
 	Versions func(ctx context.Context, item T) ([]*record.Version, error)
+	// ReadAhead: what deciding a batch looks up in the store is read on
+	// the checking stage, beside the decision of the batch before
+	// ([Store.ReadAheadBeside]), not as the batch is decided. For a
+	// source whose batches are decided one right after the other and
+	// commit with a wait between (the node's own writes); it is read
+	// again when a commit came between.
+	ReadAhead bool
 	// Decided, when set, is told once a batch is decided — its verdicts
 	// are in the judge's view of the store, though not yet durable — or
 	// has failed before. Called once a batch, in order, also once the
@@ -198,6 +205,9 @@ func (p *Pipeline[T]) through(prev, b *piped[T]) {
 		b.vs, b.err = p.f.Versions(p.ctx, b.item)
 		if b.err == nil && len(b.vs) > 0 {
 			b.p, b.err = p.s.Prepare(p.ctx, b.vs)
+		}
+		if b.err == nil && b.p != nil && p.f.ReadAhead {
+			b.err = p.s.ReadAheadBeside(b.p)
 		}
 	}
 	close(b.checked)

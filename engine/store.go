@@ -99,6 +99,9 @@ type Store struct {
 	mu sync.Mutex
 	// inflight is the last batch decided, which may still be committing.
 	inflight *tx
+	// applied counts the batches committed to the KV (Store.write): what
+	// was read ahead beside a decision is good while it has not moved.
+	applied atomic.Uint64
 	// state guards what committed batches made known: st, cache, spaces.
 	state  sync.Mutex
 	st     counters

@@ -56,9 +56,10 @@ func startWriter(n *Node) *writer {
 	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{}),
 		slots: make(chan struct{}, inFlight), wait: gatherWait, pend: map[string]*record.Version{}, byID: map[canonical.ID]*record.Version{}}
 	w.admit = engine.NewPipeline(n.ctx, n.st, "local", engine.Stages[*staged]{
-		Versions: w.sign,
-		Decided:  func(st *staged) { close(st.decided) },
-		Done:     w.answer,
+		Versions:  w.sign,
+		ReadAhead: true, // the store's reads beside the batch before's decision
+		Decided:   func(st *staged) { close(st.decided) },
+		Done:      w.answer,
 	})
 	go w.run()
 	return w
@@ -222,7 +223,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 	root := signer.Root()
 	st := &staged{batch: batch, decided: make(chan struct{})}
 	heads := map[string][]string{} // each space's access heads, read once a batch
-	free := map[string]int64{}      // lines the store holds nothing of from this place on
+	free := map[string]int64{}     // lines the store holds nothing of from this place on
 	syncPlaces, err := w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
 			draft, u, err := w.drafted(ctx, r, signer, heads)
