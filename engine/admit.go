@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -180,17 +179,9 @@ func (t *tx) after(o *Outcome, e *encoded, v *record.Version) error {
 // admitting p will look up: whether each version is held (or waiting), its
 // record's head, its place in its writer's line, and the versions it
 // names that are not in memory. Those read for p beside the decision of
-// the batch before ([Store.ReadAheadBeside]) are taken as they are when
+// the batch before ([Store.ReadAheadBeside]) were taken by Submit when
 // nothing was committed since; only what they left out is read here.
 func (t *tx) readAheadFor(p *Prepared) error {
-	if p.ahead != nil && t.s.applied.Load() == p.aheadAt {
-		if len(t.ahead) == 0 {
-			t.ahead = p.ahead
-		} else {
-			maps.Copy(t.ahead, p.ahead)
-		}
-		p.ahead = nil
-	}
 	var prevStored map[canonical.ID]*record.Version
 	if t.prev != nil {
 		prevStored = t.prev.stored

@@ -52,6 +52,11 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 		return nil, err
 	}
 	t := s.begin(j, len(p.vs))
+	if p.ahead != nil && s.applied.Load() == p.aheadAt {
+		// What was read beside the batch before's decision is still
+		// what the store holds (readAheadFor).
+		t.ahead, p.ahead = p.ahead, nil
+	}
 	held := t.st.stats.Versions
 	if err := t.decide(from, p); err != nil {
 		unwritten(j)

@@ -96,6 +96,12 @@ func (t *tx) del(k []byte) {
 func (t *tx) readAhead(ks [][]byte) error {
 	slices.SortFunc(ks, bytes.Compare)
 	ks = slices.CompactFunc(ks, bytes.Equal)
+	if len(ks) == 0 {
+		return nil
+	}
+	if t.ahead == nil { // made here: Submit may give it what was read beside
+		t.ahead = make(map[string]ahead, len(ks))
+	}
 	found := make([]bool, len(ks))
 	if err := t.s.kv.GetMany(ks, func(i int, v []byte) {
 		found[i] = true
