@@ -54,10 +54,8 @@ type Prepared struct {
 	checked []Checked
 	refused []bool
 	enc     []encoded
-	// ahead is what [Store.ReadAheadBeside] read for the batch, with the
-	// count of the store's commits it was read at (Store.applied).
-	ahead   map[string]ahead
-	aheadAt uint64
+	// ahead is what [Store.ReadAhead] read for the batch.
+	ahead *Ahead
 }
 
 // Prepare runs Judge.Check over vs on every core (Options.Workers), and
@@ -178,30 +176,34 @@ func (t *tx) after(o *Outcome, e *encoded, v *record.Version) error {
 // readAheadFor reads from the store, in one sorted pass, the keys that
 // admitting p will look up: whether each version is held (or waiting), its
 // record's head, its place in its writer's line, and the versions it
-// names that are not in memory. Those read for p beside the decision of
-// the batch before ([Store.ReadAheadBeside]) were taken by Submit when
-// nothing was committed since; only what they left out is read here.
+// names that are not in memory. What was read for p before it was
+// submitted ([Store.ReadAhead]) was taken by Submit when nothing was
+// committed since; only what it left out is read here.
 func (t *tx) readAheadFor(p *Prepared) error {
 	var prevStored map[canonical.ID]*record.Version
 	if t.prev != nil {
 		prevStored = t.prev.stored
 	}
-	ks := t.s.aheadKeys(p, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0)
+	ks := t.s.aheadKeys(p.vs, func(i int) (canonical.ID, []byte, bool) {
+		e := &p.enc[i]
+		return e.d, e.rec, !p.refused[i] && e.ok && e.rec != nil
+	}, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0)
 	if len(t.ahead) > 0 {
 		ks = slices.DeleteFunc(ks, func(k []byte) bool { _, ok := t.ahead[string(k)]; return ok })
 	}
 	return t.readAhead(ks)
 }
 
-// aheadKeys are the keys admitting p looks up (readAheadFor): waiting
-// and logPrev say whether the store has waiting versions and log.prev
-// entries to look for.
-func (s *Store) aheadKeys(p *Prepared, prevStored map[canonical.ID]*record.Version, waiting, logPrev bool) [][]byte {
-	ks := make([][]byte, 0, 4*len(p.vs))
-	inBatch := make(map[canonical.ID]bool, len(p.vs))
-	for i := range p.vs {
-		if e := &p.enc[i]; !p.refused[i] && e.ok {
-			inBatch[e.d] = true
+// aheadKeys are the keys admitting vs looks up (readAheadFor): of each
+// version enc gives its digest and record (keys.Rec), false for one not
+// to admit; waiting and logPrev say whether the store has waiting
+// versions and log.prev entries to look for.
+func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, []byte, bool), prevStored map[canonical.ID]*record.Version, waiting, logPrev bool) [][]byte {
+	ks := make([][]byte, 0, 4*len(vs))
+	inBatch := make(map[canonical.ID]bool, len(vs))
+	for i := range vs {
+		if d, _, ok := enc(i); ok {
+			inBatch[d] = true
 		}
 	}
 	named := func(d canonical.ID, ok bool) {
@@ -214,17 +216,17 @@ func (s *Store) aheadKeys(p *Prepared, prevStored map[canonical.ID]*record.Versi
 			}
 		}
 	}
-	for i, v := range p.vs {
-		e := &p.enc[i]
-		if p.refused[i] || !e.ok || e.rec == nil {
+	for i, v := range vs {
+		d, rec, ok := enc(i)
+		if !ok {
 			continue
 		}
-		ks = append(ks, keys.IDKey(e.d), keys.HeadKey(e.rec))
+		ks = append(ks, keys.IDKey(d), keys.HeadKey(rec))
 		if waiting {
-			ks = append(ks, keys.WaitKey(e.d))
+			ks = append(ks, keys.WaitKey(d))
 		}
 		if logPrev {
-			ks = append(ks, keys.LogPrevKey(e.d))
+			ks = append(ks, keys.LogPrevKey(d))
 		}
 		if v.Log != nil {
 			ks = append(ks, keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
@@ -239,40 +241,59 @@ func (s *Store) aheadKeys(p *Prepared, prevStored map[canonical.ID]*record.Versi
 	return ks
 }
 
-// ReadAheadBeside reads from the store what admitting p will look up,
-// before p is submitted: on the checking stage, while the batch before is
-// decided, so that deciding p — one batch at a time — does not wait on
-// the reads. What is read is used only if the store committed nothing
-// between the reads and p's decision (the batch decided just before p,
-// still committing then, is read through in memory); else it is read
-// again as p is decided.
-func (s *Store) ReadAheadBeside(p *Prepared) error {
+// Ahead is what admitting some versions will look up in the store, read
+// before they are submitted ([Store.ReadAhead]).
+type Ahead struct {
+	m  map[string]ahead
+	at uint64 // the count of the store's commits it was read at (Store.applied)
+}
+
+// ReadAhead reads from the store what admitting vs will look up, before
+// they are checked and submitted — when their ids are fixed and they are
+// not yet signed, say, or beside the decision of the batch before — so
+// that deciding them, one batch at a time, does not wait on the reads.
+// Give it to the batch's [Prepared] with [Prepared.ReadAhead]: it is used
+// only if the store committed nothing between the reads and the batch's
+// decision (the batch decided just before, still committing then, is
+// read through in memory); else what it read is read again as the batch
+// is decided.
+func (s *Store) ReadAhead(vs []*record.Version) (*Ahead, error) {
 	if err := s.check(); err != nil {
-		return err
+		return nil, err
 	}
 	s.state.Lock()
 	waiting, logPrev := s.st.stats.Waiting > 0, s.st.logPrev > 0
 	s.state.Unlock()
-	at := s.applied.Load() // before the reads: a commit during them moves it
-	ks := s.aheadKeys(p, nil, waiting, logPrev)
+	a := &Ahead{at: s.applied.Load()} // before the reads: a commit during them moves it
+	ks := s.aheadKeys(vs, func(i int) (canonical.ID, []byte, bool) {
+		v := vs[i]
+		d, ok := v.Digest()
+		if !ok || !v.HasSpace {
+			return d, nil, false
+		}
+		return d, keys.Rec(v.Space, v.Key), true
+	}, nil, waiting, logPrev)
 	slices.SortFunc(ks, bytes.Compare)
 	ks = slices.CompactFunc(ks, bytes.Equal)
-	ahead := make(map[string]ahead, len(ks))
+	a.m = make(map[string]ahead, len(ks))
 	found := make([]bool, len(ks))
 	if err := s.kv.GetMany(ks, func(i int, v []byte) {
 		found[i] = true
-		ahead[string(ks[i])] = aheadOf(v)
+		a.m[string(ks[i])] = aheadOf(v)
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	for i, k := range ks {
 		if !found[i] {
-			ahead[string(k)] = aheadMissing
+			a.m[string(k)] = aheadMissing
 		}
 	}
-	p.ahead, p.aheadAt = ahead, at
-	return nil
+	return a, nil
 }
+
+// ReadAhead gives the batch what [Store.ReadAhead] read for it (nil:
+// nothing).
+func (p *Prepared) ReadAhead(a *Ahead) { p.ahead = a }
 
 // checkAll runs Judge.Check over vs on Options.Workers goroutines, and
 // encodes each version that passes.

@@ -52,10 +52,11 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 		return nil, err
 	}
 	t := s.begin(j, len(p.vs))
-	if p.ahead != nil && s.applied.Load() == p.aheadAt {
-		// What was read beside the batch before's decision is still
-		// what the store holds (readAheadFor).
-		t.ahead, p.ahead = p.ahead, nil
+	if a := p.ahead; a != nil && s.applied.Load() == a.at {
+		// What was read ahead for the batch is still what the store
+		// holds, but for the batch committing, read through in memory
+		// (readAheadFor).
+		t.ahead, p.ahead = a.m, nil
 	}
 	held := t.st.stats.Versions
 	if err := t.decide(from, p); err != nil {

@@ -52,13 +52,11 @@ type Stages[T any] struct {
 	// it. No versions: nothing is admitted, and Done is still called, in
 	// order.
 	Versions func(ctx context.Context, item T) ([]*record.Version, error)
-	// ReadAhead: what deciding a batch looks up in the store is read on
-	// the checking stage, beside the decision of the batch before
-	// ([Store.ReadAheadBeside]), not as the batch is decided. For a
-	// source whose batches are decided one right after the other and
-	// commit with a wait between (the node's own writes); it is read
-	// again when a commit came between.
-	ReadAhead bool
+	// ReadAhead, when set, gives on the checking stage what was read
+	// ahead for a batch ([Store.ReadAhead]; nil: nothing), for a source
+	// that reads before it hands its versions over (the node's own
+	// writes: once their ids are fixed, beside the sync of their places).
+	ReadAhead func(item T) *Ahead
 	// Decided, when set, is told once a batch is decided — its verdicts
 	// are in the judge's view of the store, though not yet durable — or
 	// has failed before. Called once a batch, in order, also once the
@@ -206,8 +204,8 @@ func (p *Pipeline[T]) through(prev, b *piped[T]) {
 		if b.err == nil && len(b.vs) > 0 {
 			b.p, b.err = p.s.Prepare(p.ctx, b.vs)
 		}
-		if b.err == nil && b.p != nil && p.f.ReadAhead {
-			b.err = p.s.ReadAheadBeside(b.p)
+		if b.err == nil && b.p != nil && p.f.ReadAhead != nil {
+			b.p.ReadAhead(p.f.ReadAhead(b.item))
 		}
 	}
 	close(b.checked)

@@ -10,9 +10,9 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// What is read ahead for a batch beside the decision of the one before is
-// used when nothing committed since, and not when something did: a
-// version stored in between is then held, not stored again.
+// What is read ahead for a batch before it is submitted is used when
+// nothing committed since, and not when something did: a version stored
+// in between is then held, not stored again.
 func TestReadAheadBeside(t *testing.T) {
 	ctx := context.Background()
 	w, err := enginetest.NewWriter(enginetest.SpaceID("read ahead beside"))
@@ -28,13 +28,15 @@ func TestReadAheadBeside(t *testing.T) {
 	defer s.Close()
 	admit := func(v *record.Version, between func()) (engine.Outcome, bool) {
 		t.Helper()
+		a, err := s.ReadAhead([]*record.Version{v})
+		if err != nil {
+			t.Fatal(err)
+		}
 		p, err := s.Prepare(ctx, []*record.Version{v})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ReadAheadBeside(p); err != nil {
-			t.Fatal(err)
-		}
+		p.ReadAhead(a)
 		between()
 		outs, err := s.AdmitPrepared(ctx, "p", p)
 		if err != nil || len(outs) != 1 {
@@ -55,9 +57,11 @@ func TestReadAheadBeside(t *testing.T) {
 	}
 }
 
-// A pipeline reading ahead beside each decision admits as one that does
-// not: each batch repeats the one before it (decided, perhaps still
-// committing, as its reads are made), and the copies are held, not new.
+// A pipeline whose batches are read ahead — before they are added, while
+// the batches before are under way, or on the checking stage, beside the
+// decision of the one before — admits as one that does not: each batch
+// repeats the one before it (perhaps checked, decided or committing as
+// its reads are made), and the copies are held, not new.
 func TestPipelineReadAhead(t *testing.T) {
 	ctx := context.Background()
 	vs := pipelineCorpus(t)
@@ -72,9 +76,26 @@ func TestPipelineReadAhead(t *testing.T) {
 	}
 	var l batchLog
 	st := l.stages(bs, nil)
-	st.ReadAhead = true
+	aheads := make([]*engine.Ahead, len(bs))
+	st.ReadAhead = func(i int) *engine.Ahead {
+		if i%2 == 1 {
+			a, err := s.ReadAhead(bs[i])
+			if err != nil {
+				t.Error(err)
+			}
+			return a
+		}
+		return aheads[i]
+	}
 	p := engine.NewPipeline(ctx, s, "p", st)
 	for i := range bs {
+		if i%2 == 0 {
+			a, err := s.ReadAhead(bs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			aheads[i] = a
+		}
 		if err := p.Add(ctx, i); err != nil {
 			t.Fatal(err)
 		}

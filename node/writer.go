@@ -57,7 +57,7 @@ func startWriter(n *Node) *writer {
 		slots: make(chan struct{}, inFlight), wait: gatherWait, pend: map[string]*record.Version{}, byID: map[canonical.ID]*record.Version{}}
 	w.admit = engine.NewPipeline(n.ctx, n.st, "local", engine.Stages[*staged]{
 		Versions:  w.sign,
-		ReadAhead: true, // the store's reads beside the batch before's decision
+		ReadAhead: func(st *staged) *engine.Ahead { return <-st.ahead },
 		Decided:   func(st *staged) { close(st.decided) },
 		Done:      w.answer,
 	})
@@ -201,6 +201,11 @@ type staged struct {
 	synced chan error
 	// vs is the batch signed.
 	vs []*record.Version
+	// prov are the batch's versions as previewed (not signed: their ids
+	// are fixed), and ahead what storing them will look up in the store,
+	// read beside the places' sync (engine.Store.ReadAhead).
+	prov  []*record.Version
+	ahead chan *engine.Ahead
 }
 
 // build makes one batch ready to sign: each version derived, its log
@@ -264,6 +269,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 			}
 			t.Take(r.space, draft.Collection, place.N, v.ID)
 			w.hold(v)
+			st.prov = append(st.prov, v)
 			st.ps = append(st.ps, pre)
 			st.idx = append(st.idx, i)
 		}
@@ -283,6 +289,14 @@ func (w *writer) build(batch []*writeReq) *staged {
 	}
 	st.synced = make(chan error, 1)
 	go func() { st.synced <- syncPlaces() }()
+	// The store's reads for the batch, while the disk syncs its places:
+	// nothing else is done meanwhile but the batch before's work. A read
+	// that fails is made again as the batch is decided.
+	st.ahead = make(chan *engine.Ahead, 1)
+	go func() {
+		a, _ := w.n.st.ReadAhead(st.prov)
+		st.ahead <- a
+	}()
 	return st
 }
 
