@@ -291,6 +291,41 @@ func (s *Store) ReadAhead(vs []*record.Version) (*Ahead, error) {
 	return a, nil
 }
 
+// appliedBatch is the keys a batch committed (its writes), and the count
+// of commits it made (Store.applied).
+type appliedBatch struct {
+	n uint64
+	w map[string]write
+}
+
+// maxAppliedKeys bounds the keys of the last batch committed that the
+// store keeps for what was read ahead of it: a batch of the node's own
+// writes writes a few hundred; a bigger one's reads are made again.
+const maxAppliedKeys = 1 << 12
+
+// current reports whether what a holds is what the store holds now, but
+// for the batch committing (which a batch decided now reads through in
+// memory): nothing was committed since it was read, or one batch whose
+// keys are known, and those are left out of a, to be read again.
+func (a *Ahead) current(s *Store) bool {
+	switch s.applied.Load() {
+	case a.at:
+		return true
+	case a.at + 1:
+		last := s.lastApplied.Load()
+		if last == nil || last.n != a.at+1 {
+			return false
+		}
+		for k := range a.m {
+			if _, ok := last.w[k]; ok {
+				delete(a.m, k)
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // ReadAhead gives the batch what [Store.ReadAhead] read for it (nil:
 // nothing).
 func (p *Prepared) ReadAhead(a *Ahead) { p.ahead = a }

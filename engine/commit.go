@@ -52,7 +52,7 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 		return nil, err
 	}
 	t := s.begin(j, len(p.vs))
-	if a := p.ahead; a != nil && s.applied.Load() == a.at {
+	if a := p.ahead; a != nil && a.current(s) {
 		// What was read ahead for the batch is still what the store
 		// holds, but for the batch committing, read through in memory
 		// (readAheadFor).
@@ -163,7 +163,14 @@ func (s *Store) write(t *tx) error {
 		}
 	}
 	err = b.Commit(Sync)
-	s.applied.Add(1) // whatever the KV made of it: what was read before is old
+	// Whatever the KV made of it, what was read before is old: for its
+	// keys at least, when they are known.
+	n := s.applied.Add(1)
+	if len(t.w) <= maxAppliedKeys {
+		s.lastApplied.Store(&appliedBatch{n: n, w: t.w})
+	} else {
+		s.lastApplied.Store(nil)
+	}
 	if err != nil {
 		return fmt.Errorf("minca/engine: commit: %w", err)
 	}

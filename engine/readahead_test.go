@@ -11,16 +11,17 @@ import (
 )
 
 // What is read ahead for a batch before it is submitted is used when
-// nothing committed since, and not when something did: a version stored
-// in between is then held, not stored again.
+// nothing committed since, or one batch did (its keys are read again),
+// and not when more did: a version stored in between is held, not stored
+// again, either way.
 func TestReadAheadBeside(t *testing.T) {
 	ctx := context.Background()
 	w, err := enginetest.NewWriter(enginetest.SpaceID("read ahead beside"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v0 := mustV(t)(w.First("app.chat", "0"))
-	v1 := mustV(t)(w.First("app.chat", "1"))
+	v := mustV(t)
+	v0, v1, v2, v3 := v(w.First("app.chat", "0")), v(w.First("app.chat", "1")), v(w.First("app.chat", "2")), v(w.First("app.chat", "3"))
 	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}})
 	if err != nil {
 		t.Fatal(err)
@@ -48,12 +49,17 @@ func TestReadAheadBeside(t *testing.T) {
 	if o, kept := admit(v0, func() {}); !o.New || o.Verdict != engine.Stands || kept {
 		t.Fatalf("v0: %+v, reads kept %v", o, kept)
 	}
-	// v1 stored between the reads (not held then) and the decision.
-	if o, kept := admit(v1, func() { admitAll(t, s, v1) }); o.New || o.Verdict != engine.Stands || !kept {
+	// v1 stored by the one batch committed between the reads (not held
+	// then) and the decision: the reads are used, but not of its keys.
+	if o, kept := admit(v1, func() { admitAll(t, s, v1) }); o.New || o.Verdict != engine.Stands || kept {
 		t.Fatalf("v1 stored in between: %+v, reads kept %v", o, kept)
 	}
-	if st, _ := s.Stats(ctx); st.Versions != 2 {
-		t.Fatalf("the store holds %d versions, want 2", st.Versions)
+	// Two batches between, the first storing v2: nothing read is used.
+	if o, kept := admit(v2, func() { admitAll(t, s, v2); admitAll(t, s, v3) }); o.New || o.Verdict != engine.Stands || !kept {
+		t.Fatalf("v2 stored two batches before: %+v, reads kept %v", o, kept)
+	}
+	if st, _ := s.Stats(ctx); st.Versions != 4 {
+		t.Fatalf("the store holds %d versions, want 4", st.Versions)
 	}
 }
 
