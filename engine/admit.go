@@ -176,10 +176,15 @@ func (t *tx) after(o *Outcome, e *encoded, v *record.Version) error {
 // readAheadFor reads from the store, in one sorted pass, the keys that
 // admitting p will look up: whether each version is held (or waiting), its
 // record's head, its place in its writer's line, and the versions it
-// names that are not in memory. What was read for p before it was
-// submitted ([Store.ReadAhead]) was taken by Submit when nothing was
-// committed since; only what it left out is read here.
+// names that are not in memory — unless what was read for p before it
+// was submitted ([Store.ReadAhead]) was taken by Submit.
 func (t *tx) readAheadFor(p *Prepared) error {
+	if len(t.ahead) > 0 {
+		// Read before it was submitted: a key left out (one the batch
+		// committed since wrote, or one the counters now ask for) is read
+		// as it is looked up.
+		return nil
+	}
 	var prevStored map[canonical.ID]*record.Version
 	if t.prev != nil {
 		prevStored = t.prev.stored
@@ -188,9 +193,6 @@ func (t *tx) readAheadFor(p *Prepared) error {
 		e := &p.enc[i]
 		return e.d, e.rec, !p.refused[i] && e.ok && e.rec != nil
 	}, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0)
-	if len(t.ahead) > 0 {
-		ks = slices.DeleteFunc(ks, func(k []byte) bool { _, ok := t.ahead[string(k)]; return ok })
-	}
 	return t.readAhead(ks)
 }
 

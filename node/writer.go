@@ -228,7 +228,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 	root := signer.Root()
 	st := &staged{batch: batch, decided: make(chan struct{})}
 	heads := map[string][]string{} // each space's access heads, read once a batch
-	free := map[string]int64{}     // lines the store holds nothing of from this place on
+	free := map[[2]string]int64{}  // lines the store holds nothing of from this place on
 	syncPlaces, err := w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
 			draft, u, err := w.drafted(ctx, r, signer, heads)
@@ -502,8 +502,8 @@ func previewed(d engine.Decision) error {
 // the batch gives n, n+1, … — so a batch looks up each line once, not
 // each place (the store's own writes of the line are this writer's, whose
 // places come after). free maps each line to that n.
-func (w *writer) freeFor(ctx context.Context, spaceID, author, coll string, p record.Log, free map[string]int64) (record.Log, error) {
-	name := lineName(spaceID, coll)
+func (w *writer) freeFor(ctx context.Context, spaceID, author, coll string, p record.Log, free map[[2]string]int64) (record.Log, error) {
+	name := [2]string{spaceID, coll}
 	if n, ok := free[name]; ok && p.N >= n {
 		return p, nil
 	}
