@@ -36,6 +36,12 @@ type parser struct {
 	src  string // data as a string
 	pos  int
 	buf  []byte // scratch for strings with escapes
+	// The members and elements of the objects and arrays being read,
+	// innermost last: each is given a slice of its exact length once
+	// read whole, so a decoded value holds no room it does not use (a
+	// version naming 64 files holds 65 objects of two members).
+	members []Member
+	items   []any
 }
 
 func (p *parser) fail(code, msg string) error {
@@ -105,14 +111,18 @@ func (p *parser) literal(word string) error {
 
 func (p *parser) object(depth int) (any, error) {
 	p.pos++ // {
-	obj := &Object{Members: make([]Member, 0, 8)}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
-		return obj, nil
+		return &Object{Members: []Member{}}, nil
 	}
+	if p.members == nil {
+		p.members = make([]Member, 0, 16)
+	}
+	start := len(p.members)
 	var seen map[string]struct{}
 	for {
+		members := p.members[start:]
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return nil, p.fail(CodeSyntax, "unexpected "+p.describe()+", expected a member name")
@@ -124,9 +134,9 @@ func (p *parser) object(depth int) (any, error) {
 		}
 		// A linear scan is cheaper than a map for the small objects that
 		// make up nearly everything; switch to a map for large ones.
-		if seen == nil && len(obj.Members) >= 16 {
-			seen = make(map[string]struct{}, 2*len(obj.Members))
-			for _, m := range obj.Members {
+		if seen == nil && len(members) >= 16 {
+			seen = make(map[string]struct{}, 2*len(members))
+			for _, m := range members {
 				seen[m.Name] = struct{}{}
 			}
 		}
@@ -135,8 +145,8 @@ func (p *parser) object(depth int) (any, error) {
 			_, dup = seen[name]
 			seen[name] = struct{}{}
 		} else {
-			for i := range obj.Members {
-				if obj.Members[i].Name == name {
+			for i := range members {
+				if members[i].Name == name {
 					dup = true
 					break
 				}
@@ -155,7 +165,7 @@ func (p *parser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj.Members = append(obj.Members, Member{Name: name, Value: v})
+		p.members = append(p.members, Member{Name: name, Value: v})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.fail(CodeSyntax, "unexpected end of input in an object")
@@ -165,6 +175,10 @@ func (p *parser) object(depth int) (any, error) {
 			p.pos++
 		case '}':
 			p.pos++
+			obj := &Object{Members: make([]Member, len(p.members)-start)}
+			copy(obj.Members, p.members[start:])
+			clear(p.members[start:])
+			p.members = p.members[:start]
 			return obj, nil
 		default:
 			return nil, p.fail(CodeSyntax, "unexpected "+p.describe()+", expected ',' or '}'")
@@ -174,19 +188,22 @@ func (p *parser) object(depth int) (any, error) {
 
 func (p *parser) array(depth int) (any, error) {
 	p.pos++ // [
-	arr := []any{}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
-		return arr, nil
+		return []any{}, nil
 	}
+	if p.items == nil {
+		p.items = make([]any, 0, 16)
+	}
+	start := len(p.items)
 	for {
 		p.skipSpace()
 		v, err := p.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		arr = append(arr, v)
+		p.items = append(p.items, v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.fail(CodeSyntax, "unexpected end of input in an array")
@@ -196,6 +213,10 @@ func (p *parser) array(depth int) (any, error) {
 			p.pos++
 		case ']':
 			p.pos++
+			arr := make([]any, len(p.items)-start)
+			copy(arr, p.items[start:])
+			clear(p.items[start:])
+			p.items = p.items[:start]
 			return arr, nil
 		default:
 			return nil, p.fail(CodeSyntax, "unexpected "+p.describe()+", expected ',' or ']'")

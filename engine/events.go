@@ -72,8 +72,9 @@ type Event struct {
 }
 
 // Subscription receives a space's events. Delivery never blocks the store:
-// when the buffer is full, or the versions its events carry untaken pass
-// 2 MiB as stored (subscriptionBytes), the event is dropped and counted,
+// when the buffer is full, or the versions its events carry untaken
+// (Version, and what an Indexer returned) pass 2 MiB as stored
+// (subscriptionBytes), the event is dropped and counted,
 // and a subscriber catches up from [Store.Changes] or by reading the record.
 type Subscription struct {
 	c       chan Event
@@ -97,17 +98,30 @@ type Subscription struct {
 const subscriptionBytes = 2 << 20
 
 // weightOf is what an event costs its subscription past its place in the
-// buffer: its version's bytes as stored, when it carries one.
+// buffer: its version's bytes as stored, when it carries one, and as
+// much again when what the Indexer returned rides on it (package index
+// keeps the record's current version there, decoded and as JSON: an
+// EventCurrent of a burst weighs what its EventAdmitted does).
 func weightOf(e Event, weight map[canonical.ID]int) int32 {
-	if e.Version == nil {
-		return 0
-	}
-	if d, ok := e.Version.Digest(); ok {
-		if w, ok := weight[d]; ok {
-			return int32(min(w, 1<<30))
+	w := 0
+	if e.Version != nil {
+		w = versionWeight
+		if d, ok := e.Version.Digest(); ok {
+			if n, ok := weight[d]; ok {
+				w = n
+			}
 		}
 	}
-	return versionWeight
+	if e.Indexed != nil {
+		n := versionWeight
+		if d, ok := canonical.ParseExactID(e.ID); ok {
+			if m, ok := weight[d]; ok {
+				n = m
+			}
+		}
+		w += n
+	}
+	return int32(min(w, 1<<30))
 }
 
 // versionWeight weighs a version whose bytes the batch did not note (a
@@ -179,14 +193,18 @@ func (ss *subscribers) publish(evs []Event, weight map[canonical.ID]int) {
 	if len(evs) == 0 {
 		return
 	}
+	ws := make([]int32, len(evs))
+	for i, e := range evs {
+		ws[i] = weightOf(e, weight)
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for sub := range ss.set {
-		for _, e := range evs {
+		for i, e := range evs {
 			if sub.space != "" && sub.space != e.Space {
 				continue
 			}
-			sub.send(e, weightOf(e, weight))
+			sub.send(e, ws[i])
 		}
 	}
 }

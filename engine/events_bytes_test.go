@@ -92,3 +92,85 @@ func TestSubscriptionBoundedInBytes(t *testing.T) {
 		t.Fatalf("after catching up: %d events, %d more dropped", events, sub.Dropped()-dropped)
 	}
 }
+
+// carryIndexer is an Indexer that writes nothing and returns the
+// record's new current version, as package index returns a change
+// holding it (decoded and as JSON), to ride on the EventCurrent.
+type carryIndexer struct{}
+
+func (carryIndexer) Layout() string { return "carry-the-version" }
+func (carryIndexer) Current(b engine.IndexBatch, c engine.CurrentChange) (any, error) {
+	return c.New, nil
+}
+
+// What an Indexer returned rides on an EventCurrent, and weighs in the
+// subscription's bound as the version it holds: a subscriber that falls
+// behind a burst holds at most engine.SubscriptionBytes of versions
+// through its events, those the EventCurrents keep included.
+func TestSubscriptionBoundWeighsWhatIndexersReturn(t *testing.T) {
+	ctx := context.Background()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}, Files: engine.NewMemoryFiles(), Indexer: carryIndexer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sp := enginetest.SpaceID("indexed bytes")
+	w, err := enginetest.NewWriter(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := s.Subscribe("", 1<<16) // room in number for every event below
+	defer sub.Close()
+	const n = 1000
+	size := 0
+	for i := range n {
+		refs := make([]record.File, 64)
+		for j := range refs {
+			data := fmt.Appendf(nil, "version %d file %d", i, j)
+			refs[j] = record.File{Hash: canonical.IDOf(data), Size: int64(len(data))}
+		}
+		v, err := w.First("app.files", canonical.NewObject("n", float64(i)), func(d *record.Draft) { d.Files = refs })
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := v.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		size = max(size, len(b))
+		if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The versions the queued events keep, each once, by their bytes as
+	// JSON (a little more than as stored), and how many rode on an
+	// EventCurrent.
+	held := map[string]int{}
+	indexed := 0
+	for len(sub.Events()) > 0 {
+		e := <-sub.Events()
+		for _, v := range []*record.Version{e.Version, func() *record.Version { v, _ := e.Indexed.(*record.Version); return v }()} {
+			if v == nil {
+				continue
+			}
+			b, err := v.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			held[v.ID] = len(b)
+		}
+		if e.Indexed != nil {
+			indexed++
+		}
+	}
+	bytes := 0
+	for _, b := range held {
+		bytes += b
+	}
+	if indexed == 0 || sub.Dropped() == 0 {
+		t.Fatalf("%d events carried what the indexer returned, %d dropped, of %d versions of up to %d bytes", indexed, sub.Dropped(), n, size)
+	}
+	if bytes > engine.SubscriptionBytes+engine.SubscriptionBytes/4 {
+		t.Fatalf("%d versions (%d bytes) kept by the events held untaken; the bound is %d", len(held), bytes, engine.SubscriptionBytes)
+	}
+}

@@ -177,6 +177,10 @@ func (t *tx) noteCurrent(space, key string, oh, nh head, at *record.Version) err
 	if err != nil {
 		return err
 	}
-	t.events = append(t.events, Event{Kind: EventCurrent, Space: space, Key: key, ID: id, Verdict: Stands, Indexed: ixd})
+	// The event's texts are its own: a version's are cut from the bytes
+	// it was read from, which an event waiting in a subscription (weighed
+	// by what it carries, weightOf) would otherwise keep.
+	own := space + key
+	t.events = append(t.events, Event{Kind: EventCurrent, Space: own[:len(space)], Key: own[len(space):], ID: id, Verdict: Stands, Indexed: ixd})
 	return nil
 }

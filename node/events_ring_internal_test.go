@@ -6,9 +6,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/minca-go/minca/canonical"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/space"
 )
 
@@ -132,4 +136,37 @@ func openWithSpace(t *testing.T, name string) (*Node, *space.Genesis) {
 		t.Fatal(err)
 	}
 	return n, g
+}
+
+// An event's texts are its own, not cut from the bytes its version was
+// read from: the ring keeps tens of thousands of events and counts each
+// by its own texts (eventSize), so one that kept its version's bytes
+// would keep all of them (a version naming 64 files: 5.5 KB).
+func TestEventHoldsItsOwnTexts(t *testing.T) {
+	w, err := enginetest.NewWriter(enginetest.SpaceID("own texts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := w.First("app.note", canonical.NewObject("text", "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := made.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := record.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := v.Digest()
+	ev := eventOf(engine.Change{Seq: 1, ID: d, Current: d, Facts: true, Verdict: engine.Stands}, v)
+	if ev.Space != v.Space || ev.Key != v.Key || ev.ID != v.ID || ev.Collection != v.Collection || ev.Current != v.ID || ev.Kind != EventCurrent {
+		t.Fatalf("the event of %s: %+v", v.ID, ev)
+	}
+	for _, p := range []struct{ name, ev, v string }{{"space", ev.Space, v.Space}, {"key", ev.Key, v.Key}, {"id", ev.ID, v.ID}, {"collection", ev.Collection, v.Collection}, {"current", ev.Current, v.ID}} {
+		if unsafe.StringData(p.ev) == unsafe.StringData(p.v) {
+			t.Errorf("the event's %s is the version's own text, cut from the bytes it was read from", p.name)
+		}
+	}
 }

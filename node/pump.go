@@ -92,10 +92,18 @@ func (e *events) take(evs []engine.Event) {
 // of the record is what the change's batch left, as the change log keeps
 // it; v is the change's version (its space, key and collection).
 func eventOf(c engine.Change, v *record.Version) Event {
-	ev := Event{seq: c.Seq, Cursor: cursor{c.Seq, 0}.String(), Space: v.Space, Key: v.Key, ID: v.ID, Collection: v.Collection}
+	// The event's texts are its own, made in one piece: a version's are
+	// cut from the bytes it was read from, and the ring keeps thousands
+	// of events, each of which would keep its version's bytes (5.5 KB for
+	// a version naming 64 files) where eventSize counts its texts alone.
+	own := v.Space + v.Key + v.ID + v.Collection
+	space, own := own[:len(v.Space)], own[len(v.Space):]
+	key, own := own[:len(v.Key)], own[len(v.Key):]
+	id, collection := own[:len(v.ID)], own[len(v.ID):]
+	ev := Event{seq: c.Seq, Cursor: cursor{c.Seq, 0}.String(), Space: space, Key: key, ID: id, Collection: collection}
 	switch {
 	case c.Current == c.ID:
-		ev.Current = v.ID // its text at hand
+		ev.Current = id // its text at hand
 	case !c.Current.IsZero():
 		ev.Current = c.Current.String()
 	}

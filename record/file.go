@@ -16,7 +16,10 @@ type File struct {
 // version (02 §3.1). It is where a file's id is read from a version, once.
 func FilesOf(val any) []File {
 	arr, _ := val.([]any)
-	var out []File
+	if len(arr) == 0 {
+		return nil
+	}
+	out := make([]File, 0, len(arr))
 	for _, e := range arr {
 		o, ok := e.(*canonical.Object)
 		if !ok {
@@ -30,6 +33,9 @@ func FilesOf(val any) []File {
 		if ok1 && ok2 {
 			out = append(out, File{Hash: d, Size: n})
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

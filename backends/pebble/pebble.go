@@ -196,7 +196,7 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 		}
 	}
 	po.Levels[len(po.Levels)-1].BlockSize = bottomBlockSize
-	po.Levels[len(po.Levels)-1].Compression = func() *sstable.CompressionProfile { return sstable.ZstdCompression }
+	po.Levels[len(po.Levels)-1].Compression = func() *sstable.CompressionProfile { return bottomCoding }
 	if err := s.openDB(po); err != nil {
 		return nil, err
 	}
@@ -360,18 +360,40 @@ func (s *Store) Close() (err error) {
 
 // Compact flushes the memtables and compacts the whole key space, so reads
 // measure a settled store rather than one mid-import (benchmarks, and after
-// a large import).
+// a large import): every key in the bottom level, in its coding (tables
+// moved down unchanged are rewritten, markStrays).
 func (s *Store) Compact(ctx context.Context) error {
 	if s.readOnly {
 		return s.errReadOnly()
 	}
 	return s.await(func() error {
-		if err := s.db.Flush(); err != nil {
-			return s.wrap(err)
+		// The compaction itself moves tables into the bottom level (a
+		// range of the level above that overlaps nothing there): those
+		// are marked and rewritten by another pass, which moves nothing
+		// down but the marks.
+		for pass := 0; pass < maxCompactPasses; pass++ {
+			marked, err := s.markStrays()
+			if err != nil {
+				return s.wrap(err)
+			}
+			if pass > 0 && marked == 0 {
+				return nil
+			}
+			if err := s.db.Flush(); err != nil {
+				return s.wrap(err)
+			}
+			if err := s.db.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, true); err != nil {
+				return s.wrap(err)
+			}
 		}
-		return s.wrap(s.db.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, true))
+		return nil
 	})
 }
+
+// maxCompactPasses bounds Compact's passes: the first compacts the whole
+// key space, the second rewrites what the first moved down unchanged, and
+// a third would be needed only if writes went on beside them.
+const maxCompactPasses = 3
 
 // wrap names the store in an error from Pebble, on one line: damage found
 // (a checksum failed, a file missing) wraps engine.ErrCorrupt and names the

@@ -33,6 +33,7 @@ func TestBenchFiles(t *testing.T) {
 		TCPHashed   float64 `json:"loopbackTcpHashedMBps"`
 		Hash        float64 `json:"hashMBps"`
 		HashCPU     float64 `json:"hashCpuSecPerGB"`
+		HashCores   float64 `json:"hashAllCoresMBps"`
 		Cases       []struct {
 			Size                  int64
 			Files                 int
@@ -40,6 +41,8 @@ func TestBenchFiles(t *testing.T) {
 			ReadMBps, SyncOverTcp float64
 			SyncOverHashedTcp     float64
 			SyncOverHash          float64
+			SyncOverHashAllCores  float64
+			SyncCPUBound          float64 `json:"syncCpuBoundMBps"`
 			SenderPeakRssMiB      float64
 			ReceiverPeakRssMiB    float64
 			// CPU time in ticks of 10 ms: a node may use less than one
@@ -51,11 +54,11 @@ func TestBenchFiles(t *testing.T) {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("bench files: %v\n%s", err, out)
 	}
-	if r.LoopbackTCP <= 0 || r.TCPCPU <= 0 || r.TCPHashed <= 0 || r.Hash <= 0 || r.HashCPU < 0 || r.FileCopy <= 0 || r.StoreImport <= 0 || len(r.Cases) != 2 {
+	if r.LoopbackTCP <= 0 || r.TCPCPU <= 0 || r.TCPHashed <= 0 || r.Hash <= 0 || r.HashCPU < 0 || r.HashCores <= 0 || r.FileCopy <= 0 || r.StoreImport <= 0 || len(r.Cases) != 2 {
 		t.Fatalf("bench files: %s", out)
 	}
 	for _, c := range r.Cases {
-		if c.Files*int(c.Size) != 1<<20 || c.UploadMBps <= 0 || c.SyncMBps <= 0 || c.ReadMBps <= 0 || c.SyncOverTcp <= 0 || c.SyncOverHashedTcp <= 0 || c.SyncOverHash <= 0 || c.SenderPeakRssMiB <= 0 || c.ReceiverPeakRssMiB <= 0 ||
+		if c.Files*int(c.Size) != 1<<20 || c.UploadMBps <= 0 || c.SyncMBps <= 0 || c.ReadMBps <= 0 || c.SyncOverTcp <= 0 || c.SyncOverHashedTcp <= 0 || c.SyncOverHash <= 0 || c.SyncOverHashAllCores <= 0 || c.SyncCPUBound < 0 || c.SenderPeakRssMiB <= 0 || c.ReceiverPeakRssMiB <= 0 ||
 			c.SenderSyncCPU == nil || *c.SenderSyncCPU < 0 || c.ReceiverSyncCPU == nil || *c.ReceiverSyncCPU < 0 {
 			t.Fatalf("bench files case: %+v", c)
 		}

@@ -1,7 +1,9 @@
 package peers
 
 import (
+	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,8 +20,21 @@ func IndexBuilds(p *Peers) int64 { return p.feeds.builds.Load() }
 // writes. Call it before p serves a connection.
 func StallFileWrites(p *Peers) (resume func()) {
 	ch := make(chan struct{})
-	p.beforeFileWrite = func() { <-ch }
+	p.beforeFileWrite = func() error { <-ch; return nil }
 	return sync.OnceFunc(func() { close(ch) })
+}
+
+// FailFileWrites makes the next n writes of a fetched file's bytes on p
+// fail, as a full disk's do. Call it before p serves a connection.
+func FailFileWrites(p *Peers, n int) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	p.beforeFileWrite = func() error {
+		if left.Add(-1) >= 0 {
+			return errors.New("the test's disk takes no more bytes")
+		}
+		return nil
+	}
 }
 
 // RecvHeld is the bytes p's connections count in their RecvQueues:

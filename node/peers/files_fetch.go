@@ -125,19 +125,27 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 		x.queue[0] = fileChunk{}
 		x.queue = x.queue[1:]
 		s.files.mu.Unlock()
+		var err error
 		if w := s.c.p.beforeFileWrite; w != nil {
-			w()
+			err = w()
 		}
 		// The chunk is hashed on the file's hasher beside this write and
 		// the next, and its frame counts in the RecvQueue until both are
 		// done.
 		n := len(c.data)
-		_, err := x.p.WriteHashAside(c.data, func() { c.done(s.c.in) })
+		if err == nil {
+			_, err = x.p.WriteHashAside(c.data, func() { c.done(s.c.in) })
+		} else {
+			c.done(s.c.in)
+		}
 		s.files.mu.Lock()
 		if err != nil {
 			s.c.p.log.Warn("writing a file from a peer", "file", x.file.String(), "err", err)
 			if !x.dropped {
 				s.dropFetchLocked(x.file, x, codeFileCancel)
+				// Asked again once the retry wait passes, not at once: a
+				// full disk is not full a moment later.
+				s.files.lacked[x.file] = time.Now()
 			}
 			for _, c := range x.queue {
 				c.done(s.c.in)
@@ -225,10 +233,14 @@ func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) 
 	s.c.files.mu.Lock()
 	s.c.files.fetching[b2i(x.small)]--
 	s.c.files.mu.Unlock()
-	if stop != "" {
+	if stop != "" && x.next < x.size {
 		s.files.stopping[file] = x.unreceived
 		s.post(encodeFileStop(s.sid, file, stop, "the transfer is stopped"))
 	}
+	// Once every byte of the file has come (and a write of them failed),
+	// the holder's part has ended and a stop would go unanswered (a
+	// FILE-STOP for no transfer): the file would wait on the answer,
+	// never asked for again, for the rest of the session. None is sent.
 }
 
 // fetchFiles asks the peer for the files the store lacks that versions of

@@ -678,3 +678,29 @@ func TestStoppedTransferIsAskedAgain(t *testing.T) {
 		t.Fatal("b kept bytes of a transfer it had stopped")
 	}
 }
+
+// A transfer whose write failed (a full disk) after every byte of the
+// file had come is asked for again once the retry wait passes: the
+// holder's part ended with its last byte, so a stop would never be
+// answered, and the file must not wait on one for the rest of the
+// session.
+func TestFailedLastWriteIsAskedAgain(t *testing.T) {
+	data := noise(3000, 7)
+	_, b, sp, f := victim(t, data)
+	peers.SetFileTimes(b.peers, time.Minute, 300*time.Millisecond)
+	peers.FailFileWrites(b.peers, 1)
+	h := newHostile(t, b, nil)
+	h.send(negOpen(t, 1, sp, nil))
+	file, _, size, off, credit := fileWant(t, h.until(tFileWant, 1))
+	if file != f.Hash || off != 0 || credit != size {
+		t.Fatalf("FILE-WANT %s offset %d credit %d of %d", file, off, credit, size)
+	}
+	// Every byte at once; b's disk fails to take them.
+	h.send(fileData(1, file, 0, data))
+	again, _, _, off, credit := fileWant(t, h.until(tFileWant, 1))
+	if again != f.Hash || credit != size-off {
+		t.Fatalf("asked again for %s from %d with credit %d", again, off, credit)
+	}
+	h.send(fileData(1, file, int(off), data[off:]))
+	eventually(t, 10*time.Second, "b keeps the file once its disk takes it", func() bool { return b.holds(f.Hash) })
+}

@@ -73,8 +73,9 @@ type Peers struct {
 	totals    Stats                      // of every session that ended
 	trace     func(out bool, msg []byte) // tests: every message, as it is sent (just before) or received; msg is valid during the call
 	// beforeFileWrite, in tests, is called before each write of a
-	// fetched file's bytes: it may wait, as a slow disk does.
-	beforeFileWrite func()
+	// fetched file's bytes: it may wait, as a slow disk does, or fail
+	// the write, as a full one does.
+	beforeFileWrite func() error
 	recheck         time.Duration // how often a sending session asks MayRead again
 	// fileStall and fileRetry are fileStallAfter and fileRetryAfter but
 	// in tests (nanoseconds), set while sessions run.
