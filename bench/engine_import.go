@@ -38,6 +38,9 @@ type ImportConfig struct {
 	Rounds int
 	// Batch is how many versions one Admit takes. Default 1,000.
 	Batch int
+	// Stores are the backends imported into, each "pebble" or "sqlite";
+	// default both. A backend left out reports zero figures.
+	Stores []string
 	// Progress, if set, is told of each step as it starts.
 	Progress Progress
 }
@@ -84,12 +87,22 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 1000
 	}
+	usePebble, useSQLite, err := importStores(cfg.Stores)
+	if err != nil {
+		return res, err
+	}
 	dir, cleanup, err := workDir(cfg.Dir, "minca-bench-import-")
 	if err != nil {
 		return res, err
 	}
 	defer cleanup()
-	steps := newSteps(cfg.Progress, 1+3*cfg.Rounds)
+	perRound := 1
+	for _, use := range []bool{usePebble, useSQLite} {
+		if use {
+			perRound++
+		}
+	}
+	steps := newSteps(cfg.Progress, 1+perRound*cfg.Rounds)
 	steps.next("corpus")
 	corpus, err := corpusIn(ctx, dir, cfg.Corpus, cfg.CorpusConfig)
 	if err != nil {
@@ -117,27 +130,29 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		if err != nil {
 			return res, err
 		}
-		steps.next(fmt.Sprintf("round %d of %d: Pebble import", r+1, cfg.Rounds))
-		p, pc, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
-			return pebble.Open(filepath.Join(dir, fmt.Sprintf("pebble-%d", r)), nil)
-		})
-		if err != nil {
-			return res, fmt.Errorf("bench: pebble import: %w", err)
+		bound, fast, bcpu, fcpu = append(bound, b), append(fast, f), append(bcpu, bc), append(fcpu, fc)
+		if usePebble {
+			steps.next(fmt.Sprintf("round %d of %d: Pebble import", r+1, cfg.Rounds))
+			p, pc, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
+				return pebble.Open(filepath.Join(dir, fmt.Sprintf("pebble-%d", r)), nil)
+			})
+			if err != nil {
+				return res, fmt.Errorf("bench: pebble import: %w", err)
+			}
+			os.RemoveAll(filepath.Join(dir, fmt.Sprintf("pebble-%d", r)))
+			peb, pr, pfr, pcpu, pcr = append(peb, p), append(pr, p/b), append(pfr, p/f), append(pcpu, pc), append(pcr, bc/pc)
 		}
-		steps.next(fmt.Sprintf("round %d of %d: SQLite import", r+1, cfg.Rounds))
-		s, sc, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
-			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r), "store.db"), nil)
-		})
-		if err != nil {
-			return res, fmt.Errorf("bench: sqlite import: %w", err)
+		if useSQLite {
+			steps.next(fmt.Sprintf("round %d of %d: SQLite import", r+1, cfg.Rounds))
+			s, sc, err := importRate(ctx, lines, cfg.Batch, func() (engine.KV, error) {
+				return sqlite.Open(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r), "store.db"), nil)
+			})
+			if err != nil {
+				return res, fmt.Errorf("bench: sqlite import: %w", err)
+			}
+			os.RemoveAll(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r)))
+			sql, sr, sfr, scpu, scr = append(sql, s), append(sr, s/b), append(sfr, s/f), append(scpu, sc), append(scr, bc/sc)
 		}
-		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("pebble-%d", r)))
-		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("sqlite-%d", r)))
-		bound, fast, peb, sql = append(bound, b), append(fast, f), append(peb, p), append(sql, s)
-		pr, sr = append(pr, p/b), append(sr, s/b)
-		pfr, sfr = append(pfr, p/f), append(sfr, s/f)
-		bcpu, fcpu, pcpu, scpu = append(bcpu, bc), append(fcpu, fc), append(pcpu, pc), append(scpu, sc)
-		pcr, scr = append(pcr, bc/pc), append(scr, bc/sc)
 	}
 	res.PebbleCPURatio, res.SQLiteCPURatio = median(pcr), median(scr)
 	res.BoundCPUMicros, res.FastBoundCPUMicros = median(bcpu), median(fcpu)
@@ -146,6 +161,25 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 	res.PebbleRatio, res.SQLiteRatio = median(pr), median(sr)
 	res.PebbleFastRatio, res.SQLiteFastRatio = median(pfr), median(sfr)
 	return res, nil
+}
+
+// importStores says which backends ImportConfig.Stores names: both when
+// it is empty.
+func importStores(stores []string) (usePebble, useSQLite bool, err error) {
+	if len(stores) == 0 {
+		return true, true, nil
+	}
+	for _, s := range stores {
+		switch s {
+		case "pebble":
+			usePebble = true
+		case "sqlite":
+			useSQLite = true
+		default:
+			return false, false, fmt.Errorf("bench: ImportConfig.Stores: %q is not pebble or sqlite", s)
+		}
+	}
+	return usePebble, useSQLite, nil
 }
 
 type verifyJob struct {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/backends/sqlite"
+	"github.com/minca-go/minca/backends/sqlite/sqlitetest"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 )
@@ -122,10 +123,11 @@ func storedIn(t *testing.T, path string) stored {
 	}
 	defer db.Close()
 	var s stored
+	rows := sqlitetest.RowsTable(t, db)
 	if err := db.QueryRow(`SELECT
-		(SELECT count(*) FROM kv WHERE z IS NULL),
-		(SELECT count(*) FROM kv WHERE z IS NOT NULL),
-		(SELECT coalesce(sum(length(v)), 0) FROM kv WHERE z IS NOT NULL),
+		(SELECT count(*) FROM `+rows+` WHERE z IS NULL),
+		(SELECT count(*) FROM `+rows+` WHERE z IS NOT NULL),
+		(SELECT coalesce(sum(length(v)), 0) FROM `+rows+` WHERE z IS NOT NULL),
 		(SELECT count(*) FROM zdict)`).Scan(&s.raw, &s.compressed, &s.bytes, &s.dicts); err != nil {
 		t.Fatal(err)
 	}
@@ -247,16 +249,17 @@ func TestDamagedCompressedValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	var bad, odd []byte
-	if err := db.QueryRow(`SELECT k FROM kv WHERE z = 1 ORDER BY k LIMIT 1`).Scan(&bad); err != nil {
+	rows := sqlitetest.RowsTable(t, db) // its keys ('v…') are kept as they are
+	if err := db.QueryRow(`SELECT k FROM ` + rows + ` WHERE z = 1 ORDER BY k LIMIT 1`).Scan(&bad); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow(`SELECT k FROM kv WHERE z = 1 ORDER BY k DESC LIMIT 1`).Scan(&odd); err != nil {
+	if err := db.QueryRow(`SELECT k FROM ` + rows + ` WHERE z = 1 ORDER BY k DESC LIMIT 1`).Scan(&odd); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE kv SET v = substr(v, 1, 6) || zeroblob(40) WHERE k = ?`, bad); err != nil {
+	if _, err := db.Exec(`UPDATE `+rows+` SET v = substr(v, 1, 6) || zeroblob(40) WHERE k = ?`, bad); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE kv SET z = 7 WHERE k = ?`, odd); err != nil {
+	if _, err := db.Exec(`UPDATE `+rows+` SET z = 7 WHERE k = ?`, odd); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

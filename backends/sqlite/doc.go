@@ -2,7 +2,9 @@
 // one table of (key, value) blobs, WITHOUT ROWID, in one database file,
 // values of 128 bytes to 128 KiB Huffman-coded with a table of codes the
 // store makes from its first values (compress.go; docs/stores.md, How a
-// backend keeps values).
+// backend keeps values), a space's 33-byte tag in a key kept as a label
+// of a byte or two that keeps the keys' order (labels.go, schema.go;
+// docs/stores.md, How SQLite keeps keys).
 // A store's path names that file, so `sqlite3 PATH` opens it; beside it
 // are its lock (PATH.lock, gofrs/flock: a second opener gets
 // [engine.ErrLocked] naming the path) and, while it is open, SQLite's

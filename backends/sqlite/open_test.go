@@ -41,7 +41,7 @@ func TestPathIsTheFile(t *testing.T) {
 	}
 	defer db.Close()
 	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM kv`).Scan(&n); err != nil || n == 0 {
+	if err := db.QueryRow(`SELECT count(*) FROM ` + sqlitetest.RowsTable(t, db)).Scan(&n); err != nil || n == 0 {
 		t.Fatalf("the file as a SQLite database: %d rows, %v", n, err)
 	}
 }

@@ -7,8 +7,9 @@ var _ engine.ReverseReader = (*Store)(nil)
 // NewReverseIter iterates [lower, upper) in descending order within one
 // read transaction, a consistent view of the store.
 func (s *Store) NewReverseIter(lower, upper []byte) (engine.Iterator, error) {
-	if lower == nil {
-		lower = []byte{}
+	lower, upper, empty := s.storedRange(lower, upper)
+	if empty {
+		return &iter{s: s}, nil
 	}
 	q, args := s.kvRead+` WHERE k >= ? AND k < ? ORDER BY k DESC`, []any{lower, upper}
 	if upper == nil {

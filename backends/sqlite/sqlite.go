@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite" // the database/sql driver "sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -91,7 +92,11 @@ type Store struct {
 	path             string // as given: the database file, or a directory of the earlier layout
 	file             string // the database file
 	readOnly         bool
-	kvRead           string // SELECT k, v, z FROM kv (NULL for z in a store without the column, read-only)
+	kvRead           string // SELECT k, v, z FROM the rows' table (NULL for z in a store without the column, read-only)
+	// lab is the store's key labels (labels.go), the latest committed or
+	// being committed; nil in a store of the schema before them, whose
+	// keys are kept as they are (in the table kv).
+	lab atomic.Pointer[labels]
 }
 
 // chunkRows is how many rows one statement writes (or keys one reads):
@@ -260,17 +265,18 @@ func (s *Store) open(o Options) error {
 		db.Close()
 		return s.wrap(err)
 	}
-	s.kvRead = `SELECT k, v, ` + z + ` FROM kv`
+	t := s.rowsTable()
+	s.kvRead = `SELECT k, v, ` + z + ` FROM ` + t
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string
 	}{
-		{&s.get, `SELECT v, ` + z + ` FROM kv WHERE k = ?`},
+		{&s.get, `SELECT v, ` + z + ` FROM ` + t + ` WHERE k = ?`},
 		{&s.it, s.kvRead + ` WHERE k >= ? AND k < ? ORDER BY k`},
 		{&s.itOpen, s.kvRead + ` WHERE k >= ? ORDER BY k`},
 		{&s.getN, s.kvRead + ` WHERE k IN (` + placeholders(chunkRows, "?") + `) ORDER BY k`},
-		{&s.setN, insertRows(chunkRows)},
-		{&s.delN, deleteKeys(chunkRows)},
+		{&s.setN, insertRows(t, chunkRows)},
+		{&s.delN, deleteKeys(t, chunkRows)},
 	} {
 		if o.ReadOnly && (p.st == &s.setN || p.st == &s.delN) {
 			continue // nothing is written (and a store before the z column has none to write)
@@ -287,38 +293,33 @@ func (s *Store) open(o Options) error {
 	return nil
 }
 
-// tables makes the store's tables, or brings those of a store written
-// before values were coded up to them (the z column added: NULL, each
-// value as it is), and loads the tables of codes. A store opened
-// read-only is read as it is. It returns what reads the z column: "z",
-// or "NULL" when there is none.
-func (s *Store) tables(o Options) (z string, err error) {
-	if !o.ReadOnly {
-		// WAL mode is kept in the database file: set once, every
-		// connection has it.
-		if _, err := s.db.Exec(`PRAGMA journal_mode=WAL;
-			CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID;
-			CREATE TABLE IF NOT EXISTS zdict (id INTEGER PRIMARY KEY, d BLOB NOT NULL)`); err != nil {
-			return "", err
-		}
+// storedKey is the engine's key as the store keeps it; held is false when
+// no key like it can be held (its head has no label).
+func (s *Store) storedKey(k []byte) (stored []byte, held bool) {
+	if l := s.lab.Load(); l != nil {
+		return l.key(k)
 	}
-	var hasZ, hasDicts int
-	if err := s.db.QueryRow(`SELECT
-		(SELECT count(*) FROM pragma_table_info('kv') WHERE name = 'z'),
-		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'zdict')`).Scan(&hasZ, &hasDicts); err != nil {
-		return "", err
+	return k, true
+}
+
+// storedRange is the range [lower, upper) of the engine's keys as a range
+// of stored keys (upper nil: no bound); empty when it holds none.
+func (s *Store) storedRange(lower, upper []byte) (lo, hi []byte, empty bool) {
+	if lower == nil {
+		lower = []byte{}
 	}
-	if hasZ == 0 && !o.ReadOnly {
-		if _, err := s.db.Exec(`ALTER TABLE kv ADD COLUMN z INTEGER`); err != nil {
-			return "", err
-		}
-		hasZ = 1
+	l := s.lab.Load()
+	if l == nil {
+		return lower, upper, false
 	}
-	z = "z"
-	if hasZ == 0 {
-		z = "NULL"
+	lo = l.bound(lower)
+	if lo == nil {
+		return nil, nil, true // past every table
 	}
-	return z, s.codec.load(s.db, hasDicts > 0, !o.ReadOnly, o.TrainBytes)
+	if upper != nil {
+		hi = l.bound(upper) // nil: past every table, no bound
+	}
+	return lo, hi, false
 }
 
 // Path is the store's database file.
@@ -354,9 +355,13 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 }
 
 func (s *Store) getOne(key []byte) ([]byte, error) {
+	stored, held := s.storedKey(key)
+	if !held {
+		return nil, fmt.Errorf("%w: key %x", engine.ErrNotFound, key)
+	}
 	var v []byte
 	var z sql.NullInt64
-	err := s.get.QueryRow(key).Scan(&v, &z)
+	err := s.get.QueryRow(stored).Scan(&v, &z)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: key %x", engine.ErrNotFound, key)
 	}
@@ -385,7 +390,19 @@ func (s *Store) GetMany(keys [][]byte, found func(i int, value []byte)) error {
 	return s.wrap(s.getMany(keys, found))
 }
 
-func (s *Store) getMany(keys [][]byte, found func(i int, value []byte)) error {
+func (s *Store) getMany(engineKeys [][]byte, found func(i int, value []byte)) error {
+	// The keys as stored, in the same order (labels keep it), and the
+	// index of each among those asked for: a key whose head has no label
+	// is not held.
+	keys, at := engineKeys, []int(nil)
+	if l := s.lab.Load(); l != nil {
+		keys, at = make([][]byte, 0, len(engineKeys)), make([]int, 0, len(engineKeys))
+		for i, k := range engineKeys {
+			if sk, held := l.key(k); held {
+				keys, at = append(keys, sk), append(at, i)
+			}
+		}
+	}
 	if len(keys) == 0 {
 		return nil
 	}
@@ -427,7 +444,11 @@ func (s *Store) getMany(keys [][]byte, found func(i int, value []byte)) error {
 				if z.Valid {
 					buf = v
 				}
-				found(lo+i, v)
+				if at != nil {
+					found(at[lo+i], v)
+				} else {
+					found(lo+i, v)
+				}
 			}
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
@@ -444,8 +465,9 @@ func (s *Store) NewIter(lower, upper []byte) (engine.Iterator, error) {
 }
 
 func (s *Store) newIter(tx *sql.Tx, lower, upper []byte) (engine.Iterator, error) {
-	if lower == nil {
-		lower = []byte{}
+	lower, upper, empty := s.storedRange(lower, upper)
+	if empty {
+		return &iter{s: s, rows: nil}, nil
 	}
 	st, args := s.it, []any{lower, upper}
 	if upper == nil {
@@ -494,7 +516,7 @@ type iter struct {
 }
 
 func (i *iter) Next() bool {
-	if !i.rows.Next() {
+	if i.rows == nil || !i.rows.Next() {
 		i.err = i.rows.Err()
 		return false
 	}
@@ -502,6 +524,14 @@ func (i *iter) Next() bool {
 	if err := i.rows.Scan(&i.k, &i.raw, &i.z); err != nil {
 		i.err = err
 		return false
+	}
+	if l := i.s.lab.Load(); l != nil {
+		k, err := l.engineKey(i.k)
+		if err != nil {
+			i.err = err
+			return false
+		}
+		i.k = k
 	}
 	v, err := i.s.value(i.k, i.raw, i.z, i.buf)
 	if err != nil {
@@ -517,7 +547,12 @@ func (i *iter) Next() bool {
 func (i *iter) Key() []byte   { return i.k }
 func (i *iter) Value() []byte { return i.v }
 func (i *iter) Err() error    { return i.s.wrap(i.err) }
-func (i *iter) Close() error  { return i.s.wrap(i.rows.Close()) }
+func (i *iter) Close() error {
+	if i.rows == nil {
+		return nil
+	}
+	return i.s.wrap(i.rows.Close())
+}
 
 type batch struct {
 	s    *Store
@@ -559,24 +594,48 @@ func (b *batch) commit() error {
 	b.s.ownMu.Lock()
 	defer b.s.ownMu.Unlock()
 	c := &b.s.codec
+	// The labels of the heads this batch writes, new ones made: readers
+	// have them before the rows are there (a reader may meet a row only
+	// once its label is known), and lose them again if the batch fails.
+	old := b.s.lab.Load()
+	lab, newLabels := old, [][2][]byte(nil)
+	if old != nil {
+		var heads [][]byte
+		for _, w := range ws {
+			if h, _, ok := split(w.k); ok && !w.del {
+				heads = append(heads, h)
+			}
+		}
+		if lab, newLabels = old.with(heads); lab != old {
+			b.s.lab.Store(lab)
+		}
+	}
 	var sets, dels []any
 	arena := b.s.arena[:0] // the coded values: SQLite copies what it is given
 	for i, w := range ws {
 		if i+1 < len(ws) && bytes.Equal(ws[i+1].k, w.k) {
 			continue // a later write of the same key wins
 		}
-		if w.del {
-			dels = append(dels, w.k)
-		} else {
+		k, held := w.k, true
+		if lab != nil {
+			k, held = lab.key(w.k)
+		}
+		switch {
+		case w.del && held:
+			dels = append(dels, k)
+		case !w.del:
 			r := c.pack(w.v, &arena)
-			sets = append(sets, w.k, r.v, r.z)
+			sets = append(sets, k, r.v, r.z)
 		}
 	}
 	var m *made
 	if c.tableReady() {
 		m = c.makeTable()
 	}
-	err := b.write(m, sets, dels)
+	err := b.write(m, newLabels, sets, dels)
+	if err != nil && lab != old {
+		b.s.lab.Store(old)
+	}
 	if m != nil {
 		c.settle(m, err == nil)
 	}
@@ -590,9 +649,9 @@ func (b *batch) commit() error {
 // values took, for the next.
 const maxArena = 4 << 20
 
-// write makes the batch's rows, and keeps the table m made (if not nil),
-// in one transaction.
-func (b *batch) write(m *made, sets, dels []any) error {
+// write makes the batch's rows, and keeps the table m made (if not nil)
+// and the new key labels, in one transaction.
+func (b *batch) write(m *made, newLabels [][2][]byte, sets, dels []any) error {
 	tx, err := b.s.own.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
@@ -603,10 +662,14 @@ func (b *batch) write(m *made, sets, dels []any) error {
 			return err
 		}
 	}
-	if err := execChunks(tx, b.s.setN, insertRows, sets, 3); err != nil {
+	if err := labelRows(tx, newLabels); err != nil {
 		return err
 	}
-	if err := execChunks(tx, b.s.delN, deleteKeys, dels, 1); err != nil {
+	t := b.s.rowsTable()
+	if err := execChunks(tx, b.s.setN, func(n int) string { return insertRows(t, n) }, sets, 3); err != nil {
+		return err
+	}
+	if err := execChunks(tx, b.s.delN, func(n int) string { return deleteKeys(t, n) }, dels, 1); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -631,11 +694,13 @@ func execChunks(tx *sql.Tx, many *sql.Stmt, rest func(rows int) string, vals []a
 	return err
 }
 
-func insertRows(n int) string {
-	return `INSERT OR REPLACE INTO kv (k, v, z) VALUES ` + placeholders(n, "(?, ?, ?)")
+func insertRows(table string, n int) string {
+	return `INSERT OR REPLACE INTO ` + table + ` (k, v, z) VALUES ` + placeholders(n, "(?, ?, ?)")
 }
 
-func deleteKeys(n int) string { return `DELETE FROM kv WHERE k IN (` + placeholders(n, "?") + `)` }
+func deleteKeys(table string, n int) string {
+	return `DELETE FROM ` + table + ` WHERE k IN (` + placeholders(n, "?") + `)`
+}
 
 func (b *batch) Close() error {
 	b.done = true

@@ -8,16 +8,25 @@ import (
 )
 
 func runBenchEngineImport(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "bench engine-import", "bench engine-import [--versions N] [--rounds N] [--corpus FILE] [--dir DIR]\n\nImports a corpus (records edited three times on average) through full admission\ninto Pebble and SQLite; prints versions/s against the bare ECDSA-verify rate of\nthe same versions on every core, medians of the rounds, as JSON.")
+	fs := newFlags(s, "bench engine-import", "bench engine-import [--versions N] [--rounds N] [--store pebble|sqlite|both] [--corpus FILE] [--dir DIR]\n\nImports a corpus (records edited three times on average) through full admission\ninto Pebble and SQLite (or the one --store names: the other's figures are then\nzero); prints versions/s against the bare ECDSA-verify rate of the same versions\non every core, medians of the rounds, as JSON.")
 	versions := fs.Int("versions", 100_000, "`N` versions in the generated corpus")
 	rounds := fs.Int("rounds", 3, "`N` rounds to take the median of")
+	store := fs.String("store", "both", "the `BACKEND`: pebble, sqlite or both")
 	corpus := fs.String("corpus", "", "a corpus `FILE` (JSON lines) instead of a generated one")
 	dir := fs.String("dir", "", "`DIR` where stores and the corpus go (default a temporary directory)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
+	var stores []string
+	switch *store {
+	case "both":
+	case "pebble", "sqlite":
+		stores = []string{*store}
+	default:
+		return usageError("--store %q: want pebble, sqlite or both", *store)
+	}
 	p, done := benchProgress(s, "bench engine-import")
-	r, err := bench.RunImport(ctx, bench.ImportConfig{Corpus: *corpus, CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Dir: *dir, Progress: p})
+	r, err := bench.RunImport(ctx, bench.ImportConfig{Corpus: *corpus, CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Dir: *dir, Stores: stores, Progress: p})
 	done()
 	if err != nil {
 		return failed(err)

@@ -31,13 +31,26 @@ func Fill(t *testing.T, path string, during func()) []*record.Version {
 	})
 }
 
-// Damaged is a store to damage: its database file, the file's page size
-// and the kv table's root page, and the store's first and last keys.
+// Damaged is a store to damage: its database file, the file's page size,
+// the table of its rows and that table's root page, and the store's first
+// and last keys (the engine's).
 type Damaged struct {
 	Path        string
 	PageSize    int64
+	Table       string
 	Root        int64
 	First, Last []byte
+}
+
+// RowsTable is the table of a store's rows: kvl (keys labelled), or kv in
+// a store made before labels.
+func RowsTable(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var name string
+	if err := db.QueryRow(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN ('kv', 'kvl') ORDER BY name DESC LIMIT 1`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
 
 // NewDamaged fills a store in a new directory, for a test to damage.
@@ -53,11 +66,32 @@ func NewDamaged(t *testing.T) *Damaged {
 	if err := db.QueryRow(`PRAGMA page_size`).Scan(&d.PageSize); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = 'kv'`).Scan(&d.Root); err != nil {
+	d.Table = RowsTable(t, db)
+	if err := db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = ?`, d.Table).Scan(&d.Root); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow(`SELECT min(k), max(k) FROM kv`).Scan(&d.First, &d.Last); err != nil {
+	kv, err := sqlite.Open(d.Path, &sqlite.Options{ReadOnly: true})
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer kv.Close()
+	for _, it := range []func() (engine.Iterator, error){
+		func() (engine.Iterator, error) { return kv.NewIter(nil, nil) },
+		func() (engine.Iterator, error) { return kv.NewReverseIter(nil, nil) },
+	} {
+		i, err := it()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !i.Next() {
+			t.Fatal("an empty store", i.Err())
+		}
+		if d.First == nil {
+			d.First = bytes.Clone(i.Key())
+		} else {
+			d.Last = bytes.Clone(i.Key())
+		}
+		i.Close()
 	}
 	return d
 }
@@ -76,7 +110,7 @@ func (d *Damaged) Garble(t *testing.T, n int64) {
 	}
 }
 
-// LastLeaf is the kv table's rightmost leaf page, the one holding its
+// LastLeaf is the rows table's rightmost leaf page, the one holding its
 // greatest key (Last). dbstat names each page by the path of child
 // indexes leading to it, in hex of one width, and every leaf stands at the
 // same depth, so the greatest path among the leaves is the rightmost. (A
@@ -90,7 +124,7 @@ func (d *Damaged) LastLeaf(t *testing.T) int64 {
 	}
 	defer db.Close()
 	var n int64
-	if err := db.QueryRow(`SELECT pageno FROM dbstat WHERE name = 'kv' AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1`).Scan(&n); err != nil {
+	if err := db.QueryRow(`SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY path DESC LIMIT 1`, d.Table).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -114,7 +148,7 @@ type Damage struct {
 	Damage func(t *testing.T, d *Damaged)
 }
 
-// Damages are the damages that stop a store from opening: the kv table's
+// Damages are the damages that stop a store from opening: the rows table's
 // root page garbled, and the file cut short.
 func Damages() []Damage {
 	return []Damage{
