@@ -68,3 +68,7 @@ func SetFileTimes(p *Peers, stall, retry time.Duration) {
 	p.fileStall.Store(int64(stall))
 	p.fileRetry.Store(int64(retry))
 }
+
+// AdmissionParts is how many batches a VERSIONS message of raws is
+// admitted in.
+func AdmissionParts(raws [][]byte) int { return len(splitAdmission(raws)) }

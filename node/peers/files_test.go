@@ -704,3 +704,85 @@ func TestFailedLastWriteIsAskedAgain(t *testing.T) {
 	h.send(fileData(1, file, int(off), data[off:]))
 	eventually(t, 10*time.Second, "b keeps the file once its disk takes it", func() bool { return b.holds(f.Hash) })
 }
+
+// A pushed VERSIONS whose versions name many files is admitted in parts,
+// each batch bounded in weight, and acknowledged once, for all of it:
+// the next ADMITTED is the next push's.
+func TestHeavyPushAdmittedInPartsAckedOnce(t *testing.T) {
+	ctx := context.Background()
+	a, c := newNode(t, nil), newNode(t, nil)
+	g := shared(t, a, c)
+	refs := make([]node.FileRef, 64)
+	for i := range refs {
+		f, err := a.PutFile(ctx, g.ID, noise(100, int64(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[i] = f
+	}
+	raw := func(i int) []byte {
+		v, err := a.Put(ctx, g.ID, "app.files", map[string]any{"n": i}, &node.PutOptions{Files: refs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := canonicalDigest(v.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := a.Store().VersionJSON(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	const n = 100
+	var heavy [][]byte
+	for i := range n {
+		heavy = append(heavy, raw(i))
+	}
+	if parts := peers.AdmissionParts(heavy); parts < 2 {
+		t.Fatalf("%d versions naming 64 files each are admitted in %d batch", n, parts)
+	}
+	h := newHostile(t, c, nil)
+	if err := h.send(negOpen(t, 1, g.ID, nil)); err != nil {
+		t.Fatal(err)
+	}
+	h.until(tNegMsg, 1)
+	if err := h.send(versions(2, 1, heavy...)); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() uint64 {
+		ack := h.until(0x07, 1)
+		s, _ := binary.Uvarint(ack)
+		return s
+	}
+	if got := stored(); got != n {
+		t.Fatalf("ADMITTED says %d stored of a push of %d", got, n)
+	}
+	next := raw(n)
+	if err := h.send(versions(2, 1, next)); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got != 1 {
+		t.Fatalf("the ADMITTED after the heavy push's says %d stored; the next push brought 1", got)
+	}
+	for _, r := range append(heavy, next) {
+		d, err := canonicalDigest(rawID(t, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Store().Standing(ctx, d); err != nil {
+			t.Fatalf("a version pushed is not held: %v", err)
+		}
+	}
+}
+
+// rawID is a version's id, read from its JSON.
+func rawID(t *testing.T, raw []byte) string {
+	t.Helper()
+	var v struct{ ID string }
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.ID
+}

@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -36,21 +37,76 @@ func (s *session) received(m *message) *endError {
 	s.committing++
 	s.mu.Unlock()
 	s.wake()
-	// Not the session's context: a batch read whole is admitted though the
-	// session ends while it waits for its turn (newAdmit).
-	if err := s.admit.Add(context.WithoutCancel(s.ctx), &admission{flag: m.flag, raws: m.versions, frame: m.frame, size: m.size}); err != nil {
-		return s.admitErr(err)
+	// A message whose versions name many files is admitted in parts
+	// (admissionWeight), in order; the last holds the message's frame and
+	// its bytes of the RecvQueue, and acts for the whole message.
+	parts := splitAdmission(m.versions)
+	whole := &admitted{}
+	for i, raws := range parts {
+		ad := &admission{flag: m.flag, raws: raws, whole: whole, last: i == len(parts)-1}
+		if ad.last {
+			ad.frame, ad.size = m.frame, m.size
+		}
+		// Not the session's context: a batch read whole is admitted though
+		// the session ends while it waits for its turn (newAdmit).
+		// A part not added ends the session; the message's bytes go back
+		// with it (the last part, which holds them, was not added).
+		if err := s.admit.Add(context.WithoutCancel(s.ctx), ad); err != nil {
+			return s.admitErr(err)
+		}
 	}
 	m.size = 0 // the pipeline gives it back once the batch is decided (newAdmit)
 	return nil
 }
 
-// admission is a VERSIONS message on its way through the pipeline.
+// admissionWeight bounds what one admission batch weighs: its versions'
+// bytes as they travelled and fileWeight for each file they name (what
+// a file named costs the batch: its two files-index entries, in the
+// store's write batch and in the batch's own view of its writes, and its
+// entry decoded). A message of up to 1 MiB of versions naming none is
+// one batch, as it always was; one of versions naming 64 files each
+// (190 of them, 12,000 files) weighs 3.4 MiB and is admitted in four, so
+// the three batches the pipeline holds at once (decoded, deciding,
+// committing) cost what three messages of versions naming none do, not
+// four times that.
+const (
+	admissionWeight = 1 << 20
+	fileWeight      = 200
+)
+
+// fileEntry begins each entry of a version's files as canonical JSON
+// (02 §3.1: {hash, size}, members in order): counted, not parsed, to
+// weigh a version before it is decoded. A body holding the same text
+// only makes its batch smaller.
+var fileEntry = []byte(`{"hash":"`)
+
+// splitAdmission cuts a message's versions into runs, in order, each of
+// at most admissionWeight (a version weighing more alone).
+func splitAdmission(raws [][]byte) [][][]byte {
+	var parts [][][]byte
+	start, w := 0, 0
+	for i, raw := range raws {
+		vw := len(raw) + fileWeight*bytes.Count(raw, fileEntry)
+		if i > start && w+vw > admissionWeight {
+			parts = append(parts, raws[start:i])
+			start, w = i, 0
+		}
+		w += vw
+	}
+	return append(parts, raws[start:])
+}
+
+// admission is a VERSIONS message, or a part of one (splitAdmission), on
+// its way through the pipeline.
 type admission struct {
 	flag  byte
 	raws  [][]byte
-	frame transport.Frame // the buffer raws lie in, released once they are decoded
-	size  int             // the message's bytes of the connection's RecvQueue
+	frame transport.Frame // the buffer raws lie in, released once they are decoded (the last part's)
+	size  int             // the message's bytes of the connection's RecvQueue (the last part's)
+	// whole counts the message's versions over its parts; last is its
+	// last part, which acts for it (ADMITTED, the answer counted).
+	whole *admitted
+	last  bool
 	a     admitted
 	vs    []*record.Version
 	sizes []int // each version's bytes as it travelled
@@ -185,6 +241,10 @@ func (s *session) settle(ad *admission, r engine.Result) *endError {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ad.whole.Stored += a.Stored
+	ad.whole.Later += a.Later
+	ad.whole.Refused += a.Refused
+	ad.whole.Held += a.Held
 	st := &s.stats
 	st.Received += int64(a.Stored)
 	st.Later += int64(a.Later)
@@ -204,10 +264,12 @@ func (s *session) settle(ad *admission, r engine.Result) *endError {
 			s.wantQ = append(s.wantQ, d)
 		}
 	}
-	s.committing--
-	if ad.flag == versPush {
-		s.pushIn--
-		s.queueLocked(encodeAdmitted(s.sid, a))
+	if ad.last {
+		s.committing--
+		if ad.flag == versPush {
+			s.pushIn--
+			s.queueLocked(encodeAdmitted(s.sid, *ad.whole))
+		}
 	}
 	if st.Refused > maxRefused && st.Refused > st.Received {
 		return ended(CodeRefused, "%d versions refused, %d taken in", st.Refused, st.Received)
