@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -52,6 +54,8 @@ type Prepared struct {
 	checked []Checked
 	refused []bool
 	enc     []encoded
+	// ahead is what [Store.ReadAhead] read for the batch.
+	ahead *Ahead
 }
 
 // Prepare runs Judge.Check over vs on every core (Options.Workers), and
@@ -172,36 +176,59 @@ func (t *tx) after(o *Outcome, e *encoded, v *record.Version) error {
 // readAheadFor reads from the store, in one sorted pass, the keys that
 // admitting p will look up: whether each version is held (or waiting), its
 // record's head, its place in its writer's line, and the versions it
-// names that are not in memory.
+// names that are not in memory — unless what was read for p before it
+// was submitted ([Store.ReadAhead]) was taken by Submit.
 func (t *tx) readAheadFor(p *Prepared) error {
-	ks := make([][]byte, 0, 4*len(p.vs))
-	inBatch := make(map[canonical.ID]bool, len(p.vs))
-	for i := range p.vs {
-		if e := &p.enc[i]; !p.refused[i] && e.ok {
-			inBatch[e.d] = true
+	if len(t.ahead) > 0 {
+		// Read before it was submitted: a key left out (one the batch
+		// committed since wrote, or one the counters now ask for) is read
+		// as it is looked up.
+		return nil
+	}
+	var prevStored map[canonical.ID]*record.Version
+	if t.prev != nil {
+		prevStored = t.prev.stored
+	}
+	ks := t.s.aheadKeys(p.vs, func(i int) (canonical.ID, []byte, bool) {
+		e := &p.enc[i]
+		return e.d, e.rec, !p.refused[i] && e.ok && e.rec != nil
+	}, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0)
+	return t.readAhead(ks)
+}
+
+// aheadKeys are the keys admitting vs looks up (readAheadFor): of each
+// version enc gives its digest and record (keys.Rec), false for one not
+// to admit; waiting and logPrev say whether the store has waiting
+// versions and log.prev entries to look for.
+func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, []byte, bool), prevStored map[canonical.ID]*record.Version, waiting, logPrev bool) [][]byte {
+	ks := make([][]byte, 0, 4*len(vs))
+	inBatch := make(map[canonical.ID]bool, len(vs))
+	for i := range vs {
+		if d, _, ok := enc(i); ok {
+			inBatch[d] = true
 		}
 	}
 	named := func(d canonical.ID, ok bool) {
 		if ok && !inBatch[d] {
-			if t.prev != nil && t.prev.stored[d] != nil {
+			if prevStored[d] != nil {
 				return
 			}
-			if _, ok := t.s.cached(d); !ok {
+			if _, ok := s.cached(d); !ok {
 				ks = append(ks, keys.IDKey(d))
 			}
 		}
 	}
-	for i, v := range p.vs {
-		e := &p.enc[i]
-		if p.refused[i] || !e.ok || e.rec == nil {
+	for i, v := range vs {
+		d, rec, ok := enc(i)
+		if !ok {
 			continue
 		}
-		ks = append(ks, keys.IDKey(e.d), keys.HeadKey(e.rec))
-		if t.st.stats.Waiting > 0 {
-			ks = append(ks, keys.WaitKey(e.d))
+		ks = append(ks, keys.IDKey(d), keys.HeadKey(rec))
+		if waiting {
+			ks = append(ks, keys.WaitKey(d))
 		}
-		if t.st.logPrev > 0 {
-			ks = append(ks, keys.LogPrevKey(e.d))
+		if logPrev {
+			ks = append(ks, keys.LogPrevKey(d))
 		}
 		if v.Log != nil {
 			ks = append(ks, keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
@@ -213,8 +240,97 @@ func (t *tx) readAheadFor(p *Prepared) error {
 			}
 		}
 	}
-	return t.readAhead(ks)
+	return ks
 }
+
+// Ahead is what admitting some versions will look up in the store, read
+// before they are submitted ([Store.ReadAhead]).
+type Ahead struct {
+	m  map[string]ahead
+	at uint64 // the count of the store's commits it was read at (Store.applied)
+}
+
+// ReadAhead reads from the store what admitting vs will look up, before
+// they are checked and submitted — when their ids are fixed and they are
+// not yet signed, say, or beside the decision of the batch before — so
+// that deciding them, one batch at a time, does not wait on the reads.
+// Give it to the batch's [Prepared] with [Prepared.ReadAhead]: it is used
+// only if the store committed nothing between the reads and the batch's
+// decision (the batch decided just before, still committing then, is
+// read through in memory); else what it read is read again as the batch
+// is decided.
+func (s *Store) ReadAhead(vs []*record.Version) (*Ahead, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	s.state.Lock()
+	waiting, logPrev := s.st.stats.Waiting > 0, s.st.logPrev > 0
+	s.state.Unlock()
+	a := &Ahead{at: s.applied.Load()} // before the reads: a commit during them moves it
+	ks := s.aheadKeys(vs, func(i int) (canonical.ID, []byte, bool) {
+		v := vs[i]
+		d, ok := v.Digest()
+		if !ok || !v.HasSpace {
+			return d, nil, false
+		}
+		return d, keys.Rec(v.Space, v.Key), true
+	}, nil, waiting, logPrev)
+	slices.SortFunc(ks, bytes.Compare)
+	ks = slices.CompactFunc(ks, bytes.Equal)
+	a.m = make(map[string]ahead, len(ks))
+	found := make([]bool, len(ks))
+	if err := s.kv.GetMany(ks, func(i int, v []byte) {
+		found[i] = true
+		a.m[string(ks[i])] = aheadOf(v)
+	}); err != nil {
+		return nil, err
+	}
+	for i, k := range ks {
+		if !found[i] {
+			a.m[string(k)] = aheadMissing
+		}
+	}
+	return a, nil
+}
+
+// appliedBatch is the keys a batch committed (its writes), and the count
+// of commits it made (Store.applied).
+type appliedBatch struct {
+	n uint64
+	w map[string]write
+}
+
+// maxAppliedKeys bounds the keys of the last batch committed that the
+// store keeps for what was read ahead of it: a batch of the node's own
+// writes writes a few hundred; a bigger one's reads are made again.
+const maxAppliedKeys = 1 << 12
+
+// current reports whether what a holds is what the store holds now, but
+// for the batch committing (which a batch decided now reads through in
+// memory): nothing was committed since it was read, or one batch whose
+// keys are known, and those are left out of a, to be read again.
+func (a *Ahead) current(s *Store) bool {
+	switch s.applied.Load() {
+	case a.at:
+		return true
+	case a.at + 1:
+		last := s.lastApplied.Load()
+		if last == nil || last.n != a.at+1 {
+			return false
+		}
+		for k := range a.m {
+			if _, ok := last.w[k]; ok {
+				delete(a.m, k)
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// ReadAhead gives the batch what [Store.ReadAhead] read for it (nil:
+// nothing).
+func (p *Prepared) ReadAhead(a *Ahead) { p.ahead = a }
 
 // checkAll runs Judge.Check over vs on Options.Workers goroutines, and
 // encodes each version that passes.

@@ -52,6 +52,12 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 		return nil, err
 	}
 	t := s.begin(j, len(p.vs))
+	if a := p.ahead; a != nil && a.current(s) {
+		// What was read ahead for the batch is still what the store
+		// holds, but for the batch committing, read through in memory
+		// (readAheadFor).
+		t.ahead, p.ahead = a.m, nil
+	}
 	held := t.st.stats.Versions
 	if err := t.decide(from, p); err != nil {
 		unwritten(j)
@@ -156,7 +162,16 @@ func (s *Store) write(t *tx) error {
 			return fmt.Errorf("minca/engine: batch: %w", err)
 		}
 	}
-	if err := b.Commit(Sync); err != nil {
+	err = b.Commit(Sync)
+	// Whatever the KV made of it, what was read before is old: for its
+	// keys at least, when they are known.
+	n := s.applied.Add(1)
+	if len(t.w) <= maxAppliedKeys {
+		s.lastApplied.Store(&appliedBatch{n: n, w: t.w})
+	} else {
+		s.lastApplied.Store(nil)
+	}
+	if err != nil {
 		return fmt.Errorf("minca/engine: commit: %w", err)
 	}
 	s.state.Lock()

@@ -370,3 +370,7 @@ func commitAtLayout(kv KV, b Batch, as byte) error {
 	}
 	return b.Commit(Sync)
 }
+
+// ReadAheadKept reports whether what ReadAhead read for p is still kept:
+// not taken by p's decision (a commit came between).
+func ReadAheadKept(p *Prepared) bool { return p.ahead != nil }

@@ -96,20 +96,33 @@ func (t *tx) del(k []byte) {
 func (t *tx) readAhead(ks [][]byte) error {
 	slices.SortFunc(ks, bytes.Compare)
 	ks = slices.CompactFunc(ks, bytes.Equal)
+	if len(ks) == 0 {
+		return nil
+	}
+	if t.ahead == nil { // made here: Submit may give it what was read beside
+		t.ahead = make(map[string]ahead, len(ks))
+	}
 	found := make([]bool, len(ks))
 	if err := t.s.kv.GetMany(ks, func(i int, v []byte) {
 		found[i] = true
-		t.ahead[string(ks[i])] = ahead{val: bytes.Clone(v), ok: true}
+		t.ahead[string(ks[i])] = aheadOf(v)
 	}); err != nil {
 		return err
 	}
 	for i, k := range ks {
 		if !found[i] {
-			t.ahead[string(k)] = ahead{}
+			t.ahead[string(k)] = aheadMissing
 		}
 	}
 	return nil
 }
+
+// aheadOf is a value read ahead: a copy (the KV's is valid only during
+// the call).
+func aheadOf(v []byte) ahead { return ahead{val: bytes.Clone(v), ok: true} }
+
+// aheadMissing is a key read ahead and not held.
+var aheadMissing = ahead{}
 
 // written lists the keys in [lower, upper) that t wrote, ascending.
 func (t *tx) written(lower, upper []byte) []string {

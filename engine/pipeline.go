@@ -52,6 +52,11 @@ type Stages[T any] struct {
 	// it. No versions: nothing is admitted, and Done is still called, in
 	// order.
 	Versions func(ctx context.Context, item T) ([]*record.Version, error)
+	// ReadAhead, when set, gives on the checking stage what was read
+	// ahead for a batch ([Store.ReadAhead]; nil: nothing), for a source
+	// that reads before it hands its versions over (the node's own
+	// writes: once their ids are fixed, beside the sync of their places).
+	ReadAhead func(item T) *Ahead
 	// Decided, when set, is told once a batch is decided — its verdicts
 	// are in the judge's view of the store, though not yet durable — or
 	// has failed before. Called once a batch, in order, also once the
@@ -198,6 +203,9 @@ func (p *Pipeline[T]) through(prev, b *piped[T]) {
 		b.vs, b.err = p.f.Versions(p.ctx, b.item)
 		if b.err == nil && len(b.vs) > 0 {
 			b.p, b.err = p.s.Prepare(p.ctx, b.vs)
+		}
+		if b.err == nil && b.p != nil && p.f.ReadAhead != nil {
+			b.p.ReadAhead(p.f.ReadAhead(b.item))
 		}
 	}
 	close(b.checked)

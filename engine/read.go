@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/minca-go/minca/canonical"
@@ -156,6 +157,25 @@ func (s *Store) LineProofs(ctx context.Context, space string) ([]*record.LinePro
 		}
 	}
 	return out, nil
+}
+
+// LineHeldFrom reports whether the store holds a version at any place of
+// a writer's line (02 §4.10) from n on: one seek, where [Store.Line] at
+// each place is a look-up a place. A writer about to give places n, n+1,
+// … asks once whether they are all free.
+func (s *Store) LineHeldFrom(ctx context.Context, space, author, collection string, n int64) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	if n < 0 || n > record.MaxSafeInteger {
+		return false, fmt.Errorf("minca/engine: line place %d is not one a version can take (02 §4.6)", n)
+	}
+	it, err := s.kv.NewIter(keys.LinePlace(space, author, collection, n), keys.LinePlace(space, author, collection, record.MaxSafeInteger+1))
+	if err != nil {
+		return false, err
+	}
+	held := it.Next()
+	return held, errors.Join(it.Err(), it.Close())
 }
 
 // Line returns the ids held at one place of a writer's line (02 §4.10): one,

@@ -99,6 +99,11 @@ type Store struct {
 	mu sync.Mutex
 	// inflight is the last batch decided, which may still be committing.
 	inflight *tx
+	// applied counts the batches committed to the KV (Store.write): what
+	// was read ahead for a batch is good while it has not moved, or has
+	// moved by one batch whose keys are known (lastApplied).
+	applied     atomic.Uint64
+	lastApplied atomic.Pointer[appliedBatch]
 	// state guards what committed batches made known: st, cache, spaces.
 	state  sync.Mutex
 	st     counters

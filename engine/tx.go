@@ -65,7 +65,7 @@ type tx struct {
 // its index entries: about ten keys), so that a batch does not grow them
 // again and again as it is decided.
 func (s *Store) begin(j Judge, n int) *tx {
-	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 12*n), ahead: make(map[string]ahead, 3*n),
+	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 12*n),
 		events: make([]Event, 0, n),
 		stored: make(map[canonical.ID]*record.Version, n), weight: make(map[canonical.ID]int, n), pending: make(map[canonical.ID][]int),
 		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli()}

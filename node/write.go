@@ -118,7 +118,9 @@ func (n *Node) Put(ctx context.Context, spaceID, coll string, body any, o *PutOp
 	if err := n.checkFiles(ctx, o.Files); err != nil {
 		return nil, err
 	}
-	return n.w.do(ctx, &writeReq{space: spaceID, collection: coll, key: o.Key, body: b, links: o.Links, files: o.Files})
+	r := &writeReq{space: spaceID, collection: coll, key: o.Key, body: b, links: o.Links, files: o.Files}
+	n.w.early(ctx, r)
+	return n.w.do(ctx, r)
 }
 
 // Delete writes a delete of the record at key in space: the version after
@@ -163,6 +165,9 @@ type writeReq struct {
 	// sealWith: a private space's body is sealed under this key (the
 	// carry spaces, whose key every device derives: node/carriers.go).
 	sealWith *seal.Key
+	// early: the write's draft made on its caller's goroutine before it
+	// queued, all but its log place (writer.early); nil when none was.
+	early *drafted
 
 	done chan writeResult
 }
@@ -222,19 +227,27 @@ func (w *writer) inForce(ctx context.Context, g *space.Genesis, st *space.State,
 // its log place, which the writer takes under the places' lock (02 §4.10)
 // — and makes the checks a writer makes before signing (§9.6).
 func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*record.Draft, error) {
+	d, _, err := w.draft(ctx, r, root)
+	return d, err
+}
+
+// draft is prepare, and whether the draft follows a top read from the
+// store or the writes under way (false for a fresh key, which has none).
+func (w *writer) draft(ctx context.Context, r *writeReq, root string) (*record.Draft, bool, error) {
 	n := w.n
 	ring, err := n.keys.load(r.space)
 	if err != nil {
-		return nil, err // a key file that does not read is named, not taken for none
+		return nil, false, err // a key file that does not read is named, not taken for none
 	}
 	// A delete names its key: the record it deletes keeps its collection,
 	// whose rules are the ones read (an access or sys delete reads those
 	// of the collection it was given).
 	coll, rulesColl := r.collection, r.collection
 	var top *record.Version
+	readTop := true
 	if r.del {
 		if top, err = w.top(ctx, r.space, r.key); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if top != nil && !top.Deleted {
 			coll = top.Collection
@@ -245,19 +258,19 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*record
 	}
 	at, ok, err := w.rulesFor(ctx, r.space, rulesColl, ring)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !ok {
-		return nil, writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+r.space+" (no genesis held): create or join it first")
+		return nil, false, writeErr(CodeSpaceNotKept, "space", "the node does not keep the space "+r.space+" (no genesis held): create or join it first")
 	}
 	if r.del && (top == nil || top.Deleted) {
-		return nil, writeErr(CodeNotFound, "key", "there is no record "+r.key+" to delete in "+r.space)
+		return nil, false, writeErr(CodeNotFound, "key", "there is no record "+r.key+" to delete in "+r.space)
 	}
 	var sealer *seal.Key // the key the body is sealed under; nil in the clear
 	if at.g.Private() && !r.del && sealedIn(r) {
 		if sealer = r.sealWith; sealer == nil {
 			if sealer, err = n.sealingKey(ctx, r.space, ring, at.heads); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 	}
@@ -273,26 +286,27 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*record
 			}
 		}
 		if key, err = keyFor(coll, r.key, root, at.in, oneKey, collection.Content{Body: r.body, Links: r.links}); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		// A fresh key (16 random bytes, 02 §4.1) has no version yet:
 		// nothing to read.
 		fresh := r.key == "" && (at.in.Def == nil || !at.in.Def.Rules.HasOnePer())
+		readTop = !fresh
 		if !fresh {
 			if top, err = w.top(ctx, r.space, key); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 	} else if !r.del {
 		if top, err = w.top(ctx, r.space, key); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if at.contested {
-		return nil, writeErr(space.CodeStandingContested, "collection", coll+" is contested with no definition in force: no one writes in it until a change settles it (02 §6.3)")
+		return nil, false, writeErr(space.CodeStandingContested, "collection", coll+" is contested with no definition in force: no one writes in it until a change settles it (02 §6.3)")
 	}
 	if top != nil && top.Collection != coll {
-		return nil, writeErr(CodeOtherColl, "key", "the record "+key+" is in "+top.Collection+", not "+coll+": a record keeps its collection (02 §4.1, §4.7); choose another key")
+		return nil, false, writeErr(CodeOtherColl, "key", "the record "+key+" is in "+top.Collection+", not "+coll+": a record keeps its collection (02 §4.1, §4.7); choose another key")
 	}
 	d := &record.Draft{Space: r.space, Collection: coll, CreatedAt: n.now(), Key: key, After: top, Seen: at.seen, Deleted: r.del}
 	seq := int64(0)
@@ -301,43 +315,43 @@ func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*record
 	}
 	d.Retain = collection.WriterMustRetain(coll, seq, r.del, at.in)
 	if r.del {
-		return d, nil
+		return d, readTop, nil
 	}
 	if len(r.links) > record.MaxLinks {
-		return nil, writeErr(CodeBadInput, "links", fmt.Sprintf("at most %d links a version (02 §5.1)", record.MaxLinks))
+		return nil, false, writeErr(CodeBadInput, "links", fmt.Sprintf("at most %d links a version (02 §5.1)", record.MaxLinks))
 	}
 	for i, f := range r.files {
 		if f.Hash.IsZero() || f.Size < 0 || f.Size > record.MaxSafeInteger {
-			return nil, writeErr(CodeBadInput, fmt.Sprintf("files[%d]", i), "a file is {hash, size}: a content id and a size in bytes")
+			return nil, false, writeErr(CodeBadInput, fmt.Sprintf("files[%d]", i), "a file is {hash, size}: a content id and a size in bytes")
 		}
 	}
 	d.Body, d.Links, d.Files = r.body, r.links, r.files
 	if def := at.in.Def; def != nil {
 		if def.Schema != nil {
 			if is := def.Schema.Validate(r.body); len(is) > 0 {
-				return nil, &WriteError{Code: CodeSchema, Field: "body", Message: "the body does not fit the schema of " + coll + " (02 §6.2; a writer does not write what does not conform, §9.6)", Issues: is}
+				return nil, false, &WriteError{Code: CodeSchema, Field: "body", Message: "the body does not fit the schema of " + coll + " (02 §6.2; a writer does not write what does not conform, §9.6)", Issues: is}
 			}
 		}
 		if is := collection.LinkIssues(r.links, at.in, storeTargets{ctx, n.st, r.space}); len(is) > 0 {
-			return nil, &WriteError{Code: CodeLinks, Field: "links", Message: "the links do not conform to the definition of " + coll + " (02 §5.2, §9.6)", Issues: is}
+			return nil, false, &WriteError{Code: CodeLinks, Field: "links", Message: "the links do not conform to the definition of " + coll + " (02 §5.2, §9.6)", Issues: is}
 		}
 		tagKey := collection.PublicTagKey(r.space)
 		if sealer != nil {
 			tagKey = sealer.TagKey() // 02 §8.2: the key the body is sealed with
 		}
 		if d.Tags, err = def.Tags(tagKey, collection.Content{Body: r.body, Links: r.links}); err != nil {
-			return nil, writeErr(CodeBadInput, "body", "the topic tags: "+err.Error())
+			return nil, false, writeErr(CodeBadInput, "body", "the topic tags: "+err.Error())
 		}
 	}
 	if sealer != nil {
 		// 02 §5.1: the links leave the version and are sealed with the body.
 		b, err := seal.SealBody(sealer, r.space, coll, key, collection.Content{Body: r.body, Links: r.links})
 		if err != nil {
-			return nil, writeErr(CodeBadInput, "body", err.Error())
+			return nil, false, writeErr(CodeBadInput, "body", err.Error())
 		}
 		d.Body, d.Links = b, nil
 	}
-	return d, nil
+	return d, readTop, nil
 }
 
 // sealedIn reports whether a write's body is sealed in a private space

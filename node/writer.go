@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/minca-go/minca/canonical"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/record"
+	"github.com/minca-go/minca/space"
 )
 
 // writer makes the node's writes one batch at a time (02 §4.10: "writes by
@@ -53,9 +56,10 @@ func startWriter(n *Node) *writer {
 	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{}),
 		slots: make(chan struct{}, inFlight), wait: gatherWait, pend: map[string]*record.Version{}, byID: map[canonical.ID]*record.Version{}}
 	w.admit = engine.NewPipeline(n.ctx, n.st, "local", engine.Stages[*staged]{
-		Versions: w.sign,
-		Decided:  func(st *staged) { close(st.decided) },
-		Done:     w.answer,
+		Versions:  w.sign,
+		ReadAhead: func(st *staged) *engine.Ahead { return <-st.ahead },
+		Decided:   func(st *staged) { close(st.decided) },
+		Done:      w.answer,
 	})
 	go w.run()
 	return w
@@ -197,6 +201,11 @@ type staged struct {
 	synced chan error
 	// vs is the batch signed.
 	vs []*record.Version
+	// prov are the batch's versions as previewed (not signed: their ids
+	// are fixed), and ahead what storing them will look up in the store,
+	// read beside the places' sync (engine.Store.ReadAhead).
+	prov  []*record.Version
+	ahead chan *engine.Ahead
 }
 
 // build makes one batch ready to sign: each version derived, its log
@@ -218,22 +227,29 @@ func (w *writer) build(batch []*writeReq) *staged {
 	}
 	root := signer.Root()
 	st := &staged{batch: batch, decided: make(chan struct{})}
+	heads := map[string][]string{} // each space's access heads, read once a batch
+	free := map[[2]string]int64{}  // lines the store holds nothing of from this place on
 	syncPlaces, err := w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
-			draft, err := w.prepare(ctx, r, root)
+			draft, u, err := w.drafted(ctx, r, signer, heads)
 			if err != nil {
 				reply(i, nil, err)
 				continue
 			}
 			place := t.Peek(r.space, draft.Collection)
-			if place, err = w.free(ctx, r.space, signer.DID(), draft.Collection, place); err != nil {
+			if place, err = w.freeFor(ctx, r.space, signer.DID(), draft.Collection, place, free); err != nil {
 				return err
 			}
-			draft.Log = place
 			if place.N == 0 {
-				draft.Log.Prev = ""
+				place.Prev = ""
 			}
-			pre, err := draft.Presign(signer)
+			var pre *record.Presigned
+			if u != nil {
+				pre, err = u.At(place)
+			} else {
+				draft.Log = place
+				pre, err = draft.Presign(signer)
+			}
 			if err != nil {
 				reply(i, nil, fmt.Errorf("minca/node: signing: %w", err))
 				continue
@@ -253,6 +269,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 			}
 			t.Take(r.space, draft.Collection, place.N, v.ID)
 			w.hold(v)
+			st.prov = append(st.prov, v)
 			st.ps = append(st.ps, pre)
 			st.idx = append(st.idx, i)
 		}
@@ -272,7 +289,90 @@ func (w *writer) build(batch []*writeReq) *staged {
 	}
 	st.synced = make(chan error, 1)
 	go func() { st.synced <- syncPlaces() }()
+	// The store's reads for the batch, while the disk syncs its places:
+	// nothing else is done meanwhile but the batch before's work. A read
+	// that fails is made again as the batch is decided.
+	st.ahead = make(chan *engine.Ahead, 1)
+	go func() {
+		a, _ := w.n.st.ReadAhead(st.prov)
+		st.ahead <- a
+	}()
 	return st
+}
+
+// drafted is a write's draft, made before it queued, on the goroutine
+// that asked for it (writer.early): all of it but its log place — the
+// rules, key, tags and record top read, the body hashed, the members
+// built — so that the places' lock, which every write of the batch waits
+// behind, is held for the place, the signed part and the preview alone.
+type drafted struct {
+	d       *record.Draft
+	u       *record.Unplaced
+	signer  *identity.SessionSigner
+	readTop bool // the draft follows its record's top (not a fresh key)
+}
+
+// early drafts a write on its caller's goroutine before it queues (a
+// plain write in a space this node holds no keys of: a private space's
+// are drafted under the lock, as before). Nothing it finds is answered
+// here: a write it cannot draft is drafted again under the lock, where
+// its error is given.
+func (w *writer) early(ctx context.Context, r *writeReq) {
+	if r.access || r.sys || r.del || r.sealWith != nil {
+		return
+	}
+	if ring, err := w.n.keys.load(r.space); err != nil || ring != nil {
+		return
+	}
+	signer, err := w.n.sess.current()
+	if err != nil {
+		return
+	}
+	d, readTop, err := w.draft(ctx, r, signer.Root())
+	if err != nil {
+		return
+	}
+	u, err := d.Unplaced(signer)
+	if err != nil {
+		return
+	}
+	r.early = &drafted{d: d, u: u, signer: signer, readTop: readTop}
+}
+
+// drafted gives r's draft as it is made under the places' lock: the
+// early one when what it was made from is still so — the same session
+// signer, the space's access heads the ones it names as seen (an access
+// change is written alone, and the next batch is built once it is
+// decided), and, when it follows a record's top, that top — else a new
+// one (u nil then: the caller presigns the draft). heads caches each
+// space's heads for the batch.
+func (w *writer) drafted(ctx context.Context, r *writeReq, signer *identity.SessionSigner, heads map[string][]string) (*record.Draft, *record.Unplaced, error) {
+	if e := r.early; e != nil && e.signer == signer {
+		r.early = nil // used once
+		hs, ok := heads[r.space]
+		if !ok {
+			if _, err := w.n.judge.WithHistory(ctx, r.space, func(h *space.History) error {
+				hs = h.Heads()
+				return nil
+			}); err != nil {
+				return nil, nil, err
+			}
+			heads[r.space] = hs
+		}
+		same := slices.Equal(hs, e.d.Seen)
+		if same && e.readTop {
+			top, err := w.top(ctx, r.space, e.d.Key)
+			if err != nil {
+				return nil, nil, err
+			}
+			same = (top == nil) == (e.d.After == nil) && (top == nil || top.ID == e.d.After.ID)
+		}
+		if same {
+			return e.d, e.u, nil
+		}
+	}
+	d, err := w.prepare(ctx, r, signer.Root())
+	return d, nil, err
 }
 
 // sign waits for a staged batch's places to be synced, then signs it on
@@ -395,6 +495,27 @@ func previewed(d engine.Decision) error {
 		return writeErr("refused", "", "refused by the judge")
 	}
 	return fromRefusal(d.Refusal)
+}
+
+// freeFor is free for a batch's places: a line whose places from n on the
+// store was found to hold none of, in the batch, is not looked up again —
+// the batch gives n, n+1, … — so a batch looks up each line once, not
+// each place (the store's own writes of the line are this writer's, whose
+// places come after). free maps each line to that n.
+func (w *writer) freeFor(ctx context.Context, spaceID, author, coll string, p record.Log, free map[[2]string]int64) (record.Log, error) {
+	name := [2]string{spaceID, coll}
+	if n, ok := free[name]; ok && p.N >= n {
+		return p, nil
+	}
+	held, err := w.n.st.LineHeldFrom(ctx, spaceID, author, coll, p.N)
+	if err != nil {
+		return p, err
+	}
+	if !held {
+		free[name] = p.N
+		return p, nil
+	}
+	return w.free(ctx, spaceID, author, coll, p)
 }
 
 // free moves a place past any the store already holds a version of this

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
@@ -107,6 +108,44 @@ func (d *Draft) Object() *canonical.Object {
 // signature not yet made.
 func (d *Draft) Presign(s identity.Signer) (*Presigned, error) {
 	return presign(d.Object(), s) // the object is the draft's own: no copy
+}
+
+// Unplaced is a draft made ready to presign but for its log place (02
+// §4.10): its members built, author, proof and bodyHash set (§3.3). A
+// writer makes it before it takes the place, so that the lock it takes
+// places under is held for the place, the signed part and its id alone.
+type Unplaced struct {
+	obj   *canonical.Object
+	s     identity.Signer
+	space bool
+}
+
+// Unplaced is the draft, but for its Log, made ready to presign with s.
+func (d *Draft) Unplaced(s identity.Signer) (*Unplaced, error) {
+	o := d.Object()
+	if err := presignMembers(o, s); err != nil {
+		return nil, err
+	}
+	return &Unplaced{obj: o, s: s, space: d.Space != ""}, nil
+}
+
+// Signer is the signer the draft was made ready for: author and proof
+// are its.
+func (u *Unplaced) Signer() identity.Signer { return u.s }
+
+// At is the version at place l, presigned: what [Draft.Presign] gives
+// for the draft with Log l. It is called once: the Presigned shares the
+// draft's members.
+func (u *Unplaced) At(l Log) (*Presigned, error) {
+	o := u.obj
+	if o == nil {
+		return nil, fmt.Errorf("minca/record: sign: an unplaced draft presigned twice")
+	}
+	u.obj = nil
+	if u.space {
+		o.Set("log", l.value())
+	}
+	return presignPart(o, u.s)
 }
 
 // Sign signs the draft as 02 §3.3 says and gives the version; what peers

@@ -137,3 +137,52 @@ func TestDigestsReadWithTheVersion(t *testing.T) {
 		t.Fatal("a copy with its id in upper case verifies")
 	}
 }
+
+// 02 §3.3, §4.10: a draft made ready before its place is taken
+// (Unplaced) presigns at that place to exactly what the draft with that
+// Log presigns to — signed part, id and signed version — and only once.
+func TestUnplacedAtIsPresign(t *testing.T) {
+	k, err := identity.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := FreshKey(k.DID())
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	first, err := (&Draft{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, Body: canonical.NewObject("t", "a")}).Sign(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, place := range []Log{{}, {N: 7, Prev: first.ID}} {
+		d := &Draft{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, After: first, Seen: []string{first.ID},
+			Body: canonical.NewObject("t", "b"), Tags: []string{"t1"}}
+		u, err := d.Unplaced(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := u.At(place)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Log = place
+		want, err := d.Presign(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID() != want.ID() || string(got.payload) != string(want.payload) {
+			t.Fatalf("at %+v: unplaced gives %s\n%s\nwant %s\n%s", place, got.ID(), got.payload, want.ID(), want.payload)
+		}
+		v, err := got.Sign()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Log == nil || *v.Log != place || v.Author != k.DID() || v.BodyHash == "" {
+			t.Fatalf("at %+v: signed %+v", place, v)
+		}
+		if err := (&Verifier{}).Verify(v); err != nil {
+			t.Fatalf("at %+v: %v", place, err)
+		}
+		if _, err := u.At(place); err == nil {
+			t.Fatal("an unplaced draft presigned twice")
+		}
+	}
+}

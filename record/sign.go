@@ -49,6 +49,15 @@ func Presign(unsigned *canonical.Object, s identity.Signer) (*Presigned, error) 
 
 // presign is [Presign] on an object the caller gives up.
 func presign(o *canonical.Object, s identity.Signer) (*Presigned, error) {
+	if err := presignMembers(o, s); err != nil {
+		return nil, err
+	}
+	return presignPart(o, s)
+}
+
+// presignMembers sets what the signer and the body decide (02 §3.3):
+// author, proof and bodyHash; id and signature are taken out.
+func presignMembers(o *canonical.Object, s identity.Signer) error {
 	o.Delete("id")
 	o.Delete("signature")
 	o.Delete("bodyHash")
@@ -61,14 +70,20 @@ func presign(o *canonical.Object, s identity.Signer) (*Presigned, error) {
 	if deleted, _ := o.Get("deleted"); deleted != true {
 		body, ok := o.Get("body")
 		if !ok {
-			return nil, fmt.Errorf("minca/record: sign: a version that is not a delete needs a body")
+			return fmt.Errorf("minca/record: sign: a version that is not a delete needs a body")
 		}
 		h, err := BodyHash(body)
 		if err != nil {
-			return nil, fmt.Errorf("minca/record: sign: body: %w", err)
+			return fmt.Errorf("minca/record: sign: body: %w", err)
 		}
 		o.Set("bodyHash", h)
 	}
+	return nil
+}
+
+// presignPart fixes the signed part of o, whose members are all set, and
+// so its id (02 §3.2).
+func presignPart(o *canonical.Object, s identity.Signer) (*Presigned, error) {
 	payload, err := AppendSignedPart(make([]byte, 0, signedPartCap), o)
 	if err != nil {
 		return nil, fmt.Errorf("minca/record: sign: %w", err)

@@ -1,0 +1,129 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/record"
+)
+
+// What is read ahead for a batch before it is submitted is used when
+// nothing committed since, or one batch did (its keys are read again),
+// and not when more did: a version stored in between is held, not stored
+// again, either way.
+func TestReadAheadBeside(t *testing.T) {
+	ctx := context.Background()
+	w, err := enginetest.NewWriter(enginetest.SpaceID("read ahead beside"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustV(t)
+	v0, v1, v2, v3 := v(w.First("app.chat", "0")), v(w.First("app.chat", "1")), v(w.First("app.chat", "2")), v(w.First("app.chat", "3"))
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	admit := func(v *record.Version, between func()) (engine.Outcome, bool) {
+		t.Helper()
+		a, err := s.ReadAhead([]*record.Version{v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Prepare(ctx, []*record.Version{v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.ReadAhead(a)
+		between()
+		outs, err := s.AdmitPrepared(ctx, "p", p)
+		if err != nil || len(outs) != 1 {
+			t.Fatalf("admit %s: %v %v", v.ID, outs, err)
+		}
+		return outs[0], engine.ReadAheadKept(p)
+	}
+	// Nothing between: what was read is what the decision reads.
+	if o, kept := admit(v0, func() {}); !o.New || o.Verdict != engine.Stands || kept {
+		t.Fatalf("v0: %+v, reads kept %v", o, kept)
+	}
+	// v1 stored by the one batch committed between the reads (not held
+	// then) and the decision: the reads are used, but not of its keys.
+	if o, kept := admit(v1, func() { admitAll(t, s, v1) }); o.New || o.Verdict != engine.Stands || kept {
+		t.Fatalf("v1 stored in between: %+v, reads kept %v", o, kept)
+	}
+	// Two batches between, the first storing v2: nothing read is used.
+	if o, kept := admit(v2, func() { admitAll(t, s, v2); admitAll(t, s, v3) }); o.New || o.Verdict != engine.Stands || !kept {
+		t.Fatalf("v2 stored two batches before: %+v, reads kept %v", o, kept)
+	}
+	if st, _ := s.Stats(ctx); st.Versions != 4 {
+		t.Fatalf("the store holds %d versions, want 4", st.Versions)
+	}
+}
+
+// A pipeline whose batches are read ahead — before they are added, while
+// the batches before are under way, or on the checking stage, beside the
+// decision of the one before — admits as one that does not: each batch
+// repeats the one before it (perhaps checked, decided or committing as
+// its reads are made), and the copies are held, not new.
+func TestPipelineReadAhead(t *testing.T) {
+	ctx := context.Background()
+	vs := pipelineCorpus(t)
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var bs [][]*record.Version
+	for i := 0; i < len(vs); i += 5 {
+		bs = append(bs, vs[max(0, i-5):min(i+5, len(vs))])
+	}
+	var l batchLog
+	st := l.stages(bs, nil)
+	aheads := make([]*engine.Ahead, len(bs))
+	st.ReadAhead = func(i int) *engine.Ahead {
+		if i%2 == 1 {
+			a, err := s.ReadAhead(bs[i])
+			if err != nil {
+				t.Error(err)
+			}
+			return a
+		}
+		return aheads[i]
+	}
+	p := engine.NewPipeline(ctx, s, "p", st)
+	for i := range bs {
+		if i%2 == 0 {
+			a, err := s.ReadAhead(bs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			aheads[i] = a
+		}
+		if err := p.Add(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for i, b := range bs {
+		r := l.results[i]
+		if r.Err != nil || len(r.Outcomes) != len(b) {
+			t.Fatalf("batch %d: %d outcomes for %d versions (%v)", i, len(r.Outcomes), len(b), r.Err)
+		}
+		for k, o := range r.Outcomes {
+			repeat := i > 0 && k < 5
+			if o.ID != b[k].ID || o.Verdict != engine.Stands || o.New == repeat {
+				t.Fatalf("batch %d: %s %v new %v for %s (a copy of the batch before: %v)", i, o.ID, o.Verdict, o.New, b[k].ID, repeat)
+			}
+		}
+		stored += r.Stored
+	}
+	if st, _ := s.Stats(ctx); stored != len(vs) || st.Versions != int64(len(vs)) {
+		t.Fatalf("stored %d, store holds %d, want %d", stored, st.Versions, len(vs))
+	}
+}
