@@ -198,12 +198,12 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 		}
 		tcpHashed = append(tcpHashed, v)
 		cpu0 = processCPU()
-		if v, err = hashInMemory(src, cfg.Bytes); err != nil {
+		if v, err = hashInMemory(src, cfg.Bytes, 1); err != nil {
 			return res, err
 		}
 		hashed = append(hashed, v)
 		hashCPU = append(hashCPU, (processCPU()-cpu0).Seconds()/(float64(cfg.Bytes)/1e9))
-		if v, err = hashInMemoryCores(src, cfg.Bytes, runtime.GOMAXPROCS(0)); err != nil {
+		if v, err = hashInMemory(src, cfg.Bytes, runtime.GOMAXPROCS(0)); err != nil {
 			return res, err
 		}
 		hashedCores = append(hashedCores, v)
@@ -360,33 +360,11 @@ func loopbackTCP(n int64, hash bool) (float64, error) {
 	return float64(n) / time.Since(start).Seconds() / 1e6, nil
 }
 
-// hashInMemory hashes n bytes with SHA-256 on one goroutine from a
-// buffer in memory, the first MiBs of src hashed over and over (SHA-256
-// takes as long whatever the bytes): MB/s.
-func hashInMemory(src string, n int64) (float64, error) {
-	f, err := os.Open(src)
-	if err != nil {
-		return 0, err
-	}
-	buf := make([]byte, min(n, 4<<20))
-	_, err = io.ReadFull(f, buf)
-	f.Close()
-	if err != nil {
-		return 0, fmt.Errorf("bench: the bytes to hash: %w", err)
-	}
-	h := sha256.New()
-	start := time.Now()
-	for left := n; left > 0; left -= int64(len(buf)) {
-		h.Write(buf[:min(left, int64(len(buf)))])
-	}
-	h.Sum(nil)
-	return float64(n) / time.Since(start).Seconds() / 1e6, nil
-}
-
-// hashInMemoryCores is hashInMemory with n bytes in parts parts, each
-// hashed on a goroutine of its own, as files fetched side by side are:
-// MB/s of all of them.
-func hashInMemoryCores(src string, n int64, parts int) (float64, error) {
+// hashInMemory hashes n bytes with SHA-256 from a buffer in memory, the
+// first MiBs of src hashed over and over (SHA-256 takes as long whatever
+// the bytes), in parts parts, each on a goroutine of its own, as files
+// fetched side by side are (one part: one file's check): MB/s of all.
+func hashInMemory(src string, n int64, parts int) (float64, error) {
 	f, err := os.Open(src)
 	if err != nil {
 		return 0, err
