@@ -33,23 +33,8 @@ func TestHeldCacheBoundedInBytes(t *testing.T) {
 	var last *record.Version
 	for round, n := range []int{50, 400} {
 		for i := range n {
-			refs := make([]record.File, 64)
-			for j := range refs {
-				data := fmt.Appendf(nil, "round %d version %d file %d", round, i, j)
-				refs[j] = record.File{Hash: canonical.IDOf(data), Size: int64(len(data))}
-			}
-			v, err := w.First("app.files", canonical.NewObject("n", float64(i)), func(d *record.Draft) { d.Files = refs })
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := v.MarshalJSON()
-			if err != nil {
-				t.Fatal(err)
-			}
-			largest = max(largest, len(b))
-			if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
-				t.Fatal(err)
-			}
+			v, size := admitNamingFiles(t, ctx, s, w, fmt.Sprintf("round %d version %d", round, i), i)
+			largest = max(largest, size)
 			stored++
 			last = v
 		}
@@ -67,4 +52,28 @@ func TestHeldCacheBoundedInBytes(t *testing.T) {
 	if !engine.IsHeldCached(s, d) {
 		t.Errorf("the version stored last is not in the cache")
 	}
+}
+
+// admitNamingFiles admits into s a version by w naming 64 files, their
+// hashes made from tag (some 5 KB stored, 18 KB decoded: what weighs most
+// in a bound counted in bytes), and returns it and its size as JSON.
+func admitNamingFiles(t *testing.T, ctx context.Context, s *engine.Store, w *enginetest.Writer, tag string, n int) (*record.Version, int) {
+	t.Helper()
+	refs := make([]record.File, 64)
+	for j := range refs {
+		data := fmt.Appendf(nil, "%s file %d", tag, j)
+		refs[j] = record.File{Hash: canonical.IDOf(data), Size: int64(len(data))}
+	}
+	v, err := w.First("app.files", canonical.NewObject("n", float64(n)), func(d *record.Draft) { d.Files = refs })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := v.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
+		t.Fatal(err)
+	}
+	return v, len(b)
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/minca-go/minca/backends/memory"
-	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/record"
@@ -33,23 +32,8 @@ func TestSubscriptionBoundedInBytes(t *testing.T) {
 	defer sub.Close()
 	admit := func(round, n int) (size int) {
 		for i := range n {
-			refs := make([]record.File, 64)
-			for j := range refs {
-				data := fmt.Appendf(nil, "round %d version %d file %d", round, i, j)
-				refs[j] = record.File{Hash: canonical.IDOf(data), Size: int64(len(data))}
-			}
-			v, err := w.First("app.files", canonical.NewObject("n", float64(i)), func(d *record.Draft) { d.Files = refs })
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := v.MarshalJSON()
-			if err != nil {
-				t.Fatal(err)
-			}
-			size = max(size, len(b))
-			if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
-				t.Fatal(err)
-			}
+			_, b := admitNamingFiles(t, ctx, s, w, fmt.Sprintf("round %d version %d", round, i), i)
+			size = max(size, b)
 		}
 		return size
 	}
@@ -124,23 +108,8 @@ func TestSubscriptionBoundWeighsWhatIndexersReturn(t *testing.T) {
 	const n = 1000
 	size := 0
 	for i := range n {
-		refs := make([]record.File, 64)
-		for j := range refs {
-			data := fmt.Appendf(nil, "version %d file %d", i, j)
-			refs[j] = record.File{Hash: canonical.IDOf(data), Size: int64(len(data))}
-		}
-		v, err := w.First("app.files", canonical.NewObject("n", float64(i)), func(d *record.Draft) { d.Files = refs })
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := v.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		size = max(size, len(b))
-		if _, err := s.Admit(ctx, "p", []*record.Version{v}); err != nil {
-			t.Fatal(err)
-		}
+		_, b := admitNamingFiles(t, ctx, s, w, fmt.Sprintf("version %d", i), i)
+		size = max(size, b)
 	}
 	// The versions the queued events keep, each once, by their bytes as
 	// JSON (a little more than as stored), and how many rode on an
