@@ -39,7 +39,7 @@ func BenchmarkImportPebble(b *testing.B) {
 	dir := b.TempDir()
 	lines := corpusLines(b, dir, b.N)
 	b.ResetTimer()
-	if _, _, err := importRate(context.Background(), lines, 1000, func() (engine.KV, error) {
+	if _, _, err := importRate(context.Background(), lines, 0, func() (engine.KV, error) {
 		return pebble.Open(filepath.Join(dir, "db"), nil)
 	}); err != nil {
 		b.Fatal(err)
@@ -51,7 +51,7 @@ func BenchmarkImportSQLite(b *testing.B) {
 	dir := b.TempDir()
 	lines := corpusLines(b, dir, b.N)
 	b.ResetTimer()
-	if _, _, err := importRate(context.Background(), lines, 1000, func() (engine.KV, error) {
+	if _, _, err := importRate(context.Background(), lines, 0, func() (engine.KV, error) {
 		return sqlite.Open(filepath.Join(dir, "db"), nil)
 	}); err != nil {
 		b.Fatal(err)
@@ -67,7 +67,7 @@ func BenchmarkCheckPebble(b *testing.B) {
 	dir := b.TempDir()
 	lines := corpusLines(b, dir, b.N)
 	path := filepath.Join(dir, "db")
-	if _, _, err := importRate(context.Background(), lines, 1000, func() (engine.KV, error) {
+	if _, _, err := importRate(context.Background(), lines, 0, func() (engine.KV, error) {
 		return pebble.Open(path, nil)
 	}); err != nil {
 		b.Fatal(err)

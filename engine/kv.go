@@ -109,3 +109,17 @@ var (
 	// through every retry); trying again later may succeed.
 	ErrUnreachable = errors.New("minca/engine: unreachable")
 )
+
+// ImportBatcher is a KV that says how many versions one batch of a bulk
+// import ([Store.ImportBatch]: `minca store import`, `minca bench
+// engine-import`) holds best on it. A KV without it takes
+// [DefaultImportBatch].
+type ImportBatcher interface {
+	// ImportBatch is that many versions, at least 1.
+	ImportBatch() int
+}
+
+// DefaultImportBatch is how many versions one batch of a bulk import
+// holds on a KV that does not say (ImportBatcher): large enough that the
+// synced commit is paid rarely, small enough to keep memory flat.
+const DefaultImportBatch = 1000

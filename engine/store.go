@@ -310,6 +310,17 @@ func Open(kv KV, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+// ImportBatch is how many versions one batch of a bulk import holds on
+// this store's KV: what its backend says (ImportBatcher), else
+// DefaultImportBatch (DESIGN.md, Backends). A batch is one synced
+// commit, so the size is the backend's trade of commits against memory.
+func (s *Store) ImportBatch() int {
+	if b, ok := s.kv.(ImportBatcher); ok && b.ImportBatch() > 0 {
+		return b.ImportBatch()
+	}
+	return DefaultImportBatch
+}
+
 // Close closes the store and its KV.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {

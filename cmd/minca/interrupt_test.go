@@ -36,7 +36,8 @@ func TestImportInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	// Two batches and half a third: the half can never be committed, as
 	// the pipe never ends.
-	file := versionsFile(t, dir, "batches.jsonl", 2*importBatch+importBatch/2, 9)
+	// The store is Pebble's, which takes the default batch.
+	file := versionsFile(t, dir, "batches.jsonl", 2*engine.DefaultImportBatch+engine.DefaultImportBatch/2, 9)
 	for _, c := range []struct {
 		sig  syscall.Signal
 		code int

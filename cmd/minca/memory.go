@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/store"
 )
 
@@ -18,6 +19,10 @@ type importMemory struct {
 	// goHeap is the soft limit on the Go heap (debug.SetMemoryLimit);
 	// 0 when $GOMEMLIMIT sets it and --memory go-heap does not.
 	goHeap int64
+	// heapDefault is whether goHeap is the default (neither --memory
+	// go-heap nor $GOMEMLIMIT set it), which follows the store's import
+	// batch (forBatch).
+	heapDefault bool
 	// store is the Pebble store's block cache and memtables, and the
 	// versions the engine keeps for the judge's chain checks.
 	store store.Memory
@@ -28,7 +33,10 @@ type importMemory struct {
 // memoryDefs lists m's parts in the order docs/stores.md's table does.
 func memoryDefs(m *importMemory) []setting {
 	return []setting{
-		{"go-heap", "76MiB", "the soft limit on the Go heap: the versions in the pipeline, the caches below and the collector's room", sizeValue(&m.goHeap)},
+		{"go-heap", "76MiB", "the soft limit on the Go heap: the versions in the pipeline, the caches below and the collector's room", func(v string) error {
+			m.heapDefault = false
+			return sizeValue(&m.goHeap)(v)
+		}},
 		pebbleCacheDef(&m.store, "12MiB"),
 		pebbleMemTableDef(&m.store, "7MiB"),
 		{"held", "1024", "recently stored versions kept for the judge's chain checks (an edit's previous version)", countValue(&m.store.Held)},
@@ -144,7 +152,26 @@ func memoryHelp() string {
 func newImportMemory() *importMemory {
 	m := &importMemory{}
 	setDefaults(memoryDefs(m))
+	m.heapDefault = m.goHeap > 0
 	return m
+}
+
+// heapPerBatchVersion is the Go heap the default go-heap gives each
+// version a batch holds beyond engine.DefaultImportBatch: the pipeline
+// holds four batches (one read, one checked, one decided, one
+// committing), each version decoded some 5 KiB. Without it, batches of
+// 2,000 (SQLite's) left the collector so little room under 76 MiB that
+// an import of 100,000 versions collected 328 times, not 94, for 70%
+// more CPU; with it, 110 times (bench/REPORT-engine.md).
+const heapPerBatchVersion = 20 << 10
+
+// forBatch makes the default go-heap room for a store whose import
+// batches hold batch versions (engine.Store.ImportBatch); a go-heap
+// given (--memory, $GOMEMLIMIT) stands.
+func (m *importMemory) forBatch(batch int) {
+	if m.heapDefault && batch > engine.DefaultImportBatch {
+		m.goHeap += int64(batch-engine.DefaultImportBatch) * heapPerBatchVersion
+	}
 }
 
 // limitHeap sets the Go heap's soft limit, where m has one, and returns

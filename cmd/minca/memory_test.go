@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/store"
 )
@@ -196,5 +197,35 @@ func TestNodeMemoryDefaults(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	if m := newNodeMemory(); m.goHeap != 0 {
 		t.Fatalf("with GOMEMLIMIT set serve's default go-heap is %d, want none (GOMEMLIMIT's)", m.goHeap)
+	}
+}
+
+// The default go-heap makes room for a store's larger import batches
+// (SQLite's); a go-heap given by --memory or $GOMEMLIMIT stands.
+func TestImportMemoryFollowsBatch(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	def := newImportMemory().goHeap
+	m := newImportMemory()
+	m.forBatch(engine.DefaultImportBatch)
+	if m.goHeap != def {
+		t.Fatalf("default batch: go-heap %d, want the default %d", m.goHeap, def)
+	}
+	m.forBatch(2 * engine.DefaultImportBatch)
+	if want := def + engine.DefaultImportBatch*heapPerBatchVersion; m.goHeap != want {
+		t.Fatalf("batches of %d: go-heap %d, want %d", 2*engine.DefaultImportBatch, m.goHeap, want)
+	}
+	m = newImportMemory()
+	if err := memoryFlag(m).Set("go-heap=50MiB"); err != nil {
+		t.Fatal(err)
+	}
+	m.forBatch(2 * engine.DefaultImportBatch)
+	if m.goHeap != 50<<20 {
+		t.Fatalf("--memory go-heap=50MiB, batches of %d: go-heap %d, want 50 MiB", 2*engine.DefaultImportBatch, m.goHeap)
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	m = newImportMemory()
+	m.forBatch(2 * engine.DefaultImportBatch)
+	if m.goHeap != 0 {
+		t.Fatalf("with GOMEMLIMIT set, batches of %d: go-heap %d, want none (GOMEMLIMIT's)", 2*engine.DefaultImportBatch, m.goHeap)
 	}
 }

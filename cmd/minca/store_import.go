@@ -15,10 +15,6 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// importBatch is how many versions one Admit takes: large enough that the
-// synced commit is paid rarely, small enough to keep memory flat.
-const importBatch = 1000
-
 func runStoreImport(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags(s, "store import", `store import [--store URL] [--judge full|roots] [FILE…]
 
@@ -65,6 +61,7 @@ is bounded by --memory (docs/stores.md, Memory of store import).`)
 		return err
 	}
 	defer sto.Close()
+	sp.mem.forBatch(sto.Engine().ImportBatch())
 	defer sp.mem.limitHeap()()
 	log := s.logger()
 	imp := &importer{s: s, sp: sp, log: log, st: sto.Engine(), from: *from, ins: ins, start: time.Now(), counts: map[string]int{}, held: -1}
@@ -175,6 +172,7 @@ func (imp *importer) run(parent context.Context, ins []*input) error {
 func (imp *importer) readAll(ctx, parent context.Context, ins []*input, p *engine.Pipeline[[]line]) error {
 	imp.rest = -1
 	var cur []line
+	batch := imp.st.ImportBatch() // the backend's: one synced commit each
 	send := func() error {
 		err := p.Add(ctx, cur)
 		cur = nil
@@ -190,7 +188,7 @@ func (imp *importer) readAll(ctx, parent context.Context, ins []*input, p *engin
 			}
 			imp.read.Add(1)
 			cur = append(cur, l)
-			if len(cur) == importBatch {
+			if len(cur) == batch {
 				return send()
 			}
 			return nil
