@@ -7,35 +7,36 @@ import (
 	"fmt"
 )
 
-// The store's schema. A store made now keeps its rows in kvl, their keys
-// labelled (labels.go), the labels in klabel and the tables of codes of
-// its values in zdict (compress.go). Stores made before labels keep their
-// rows in kv, each key as it is; they are read and written as they are
-// (their keys are not rewritten: a store of millions of rows would take
-// minutes to open), with every later change to how values are kept.
+// The store's schema. A store made now keeps its rows in kvs, their keys
+// labelled (labels.go), the labels in klabel, and its values coded with a
+// dictionary, then Huffman codes, by the tables in zs2 (compress.go).
+// Stores made before are read and written as they are, each with every
+// later change to how values are kept that its schema allows (their rows
+// are not rewritten: a store of millions of rows would take minutes to
+// open): a store of the schema before (labels, values Huffman-coded
+// alone) keeps its rows in kvl and its tables of codes in zdict; a store
+// made before labels keeps its rows in kv, each key as it is.
 //
-// A store made now also has a kv table, holding one row: the engine's
-// state under its own key, saying the store is of a layout no minca
-// before labels reads. Those read the kv table as the store's, and so
-// refuse it as written by a later minca instead of reading labelled keys
-// as the engine's.
+// A store made now also has a kvl and a kv table, each holding one row:
+// the engine's state under its own key, saying the store is of a layout
+// no minca before it reads (a zdict table, empty, beside them for the
+// minca before, which reads it when it opens a store with kvl). Those
+// read the kvl or the kv table as the store's, and so refuse it as
+// written by a later minca instead of reading its rows as theirs.
 const (
+	rowsCoded    = "kvs"
 	rowsLabelled = "kvl"
 	rowsPlain    = "kv"
 	// stateKey is the engine's key of its state (engine/internal/keys:
-	// '_' name); olderLayout is the layout the row in kv claims, one no
-	// minca reads (the engine refuses 16 to 63 as later than its own).
+	// '_' name); olderLayout is the layout the rows in kv and kvl claim,
+	// one no minca reads (the engine refuses 16 to 63 as later than its
+	// own).
 	stateKey    = "_state"
 	olderLayout = 63
 )
 
-// rowsTable is the table of the store's rows.
-func (s *Store) rowsTable() string {
-	if s.lab.Load() != nil {
-		return rowsLabelled
-	}
-	return rowsPlain
-}
+// rowsTable is the table of the store's rows (set by tables).
+func (s *Store) rowsTable() string { return s.rows }
 
 // tables makes a new store's tables, or reads which schema the store is
 // of, brings a store written before values were coded up to them (the z
@@ -50,34 +51,46 @@ func (s *Store) tables(o Options) (z string, err error) {
 			return "", err
 		}
 	}
-	var hasKV, hasKVL, plainRows int
+	var hasKV, hasKVL, hasKVS, plainRows int
 	if err := s.db.QueryRow(`SELECT
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kv'),
-		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvl')`).Scan(&hasKV, &hasKVL); err != nil {
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvl'),
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvs')`).Scan(&hasKV, &hasKVL, &hasKVS); err != nil {
 		return "", err
 	}
-	if hasKV > 0 && hasKVL == 0 {
+	if hasKV > 0 && hasKVL == 0 && hasKVS == 0 {
 		if err := s.db.QueryRow(`SELECT EXISTS (SELECT 1 FROM kv)`).Scan(&plainRows); err != nil {
 			return "", err
 		}
 	}
-	if hasKVL == 0 && plainRows == 0 && !o.ReadOnly {
+	if hasKVS == 0 && hasKVL == 0 && plainRows == 0 && !o.ReadOnly {
 		if err := s.create(hasKV > 0); err != nil {
 			return "", err
 		}
-		hasKVL = 1
+		hasKVS = 1
 	}
-	if hasKVL > 0 {
+	switch {
+	case hasKVS > 0:
+		s.rows = rowsCoded
 		if err := s.loadLabels(); err != nil {
 			return "", err
 		}
-		return "z", s.codec.load(s.db, true, !o.ReadOnly, o.TrainBytes)
+		return "z", s.codec.load(s.db, tablesDict, !o.ReadOnly, o.TrainBytes)
+	case hasKVL > 0:
+		s.rows = rowsLabelled
+		if err := s.loadLabels(); err != nil {
+			return "", err
+		}
+		return "z", s.codec.load(s.db, tablesHuff, !o.ReadOnly, o.TrainBytes)
 	}
+	s.rows = rowsPlain
 	return s.plainTables(o)
 }
 
 // create makes a new store's tables in one transaction (an empty kv table
-// of an earlier minca, hasKV, is taken over).
+// of an earlier minca, hasKV, is taken over): its rows' table kvs, and
+// the kvl and kv tables that earlier mincas read, each with one row
+// claiming a later layout.
 func (s *Store) create(hasKV bool) error {
 	tx, err := s.db.Begin()
 	if err != nil {
@@ -86,8 +99,10 @@ func (s *Store) create(hasKV bool) error {
 	defer tx.Rollback()
 	state := binary.AppendUvarint(nil, olderLayout)
 	stmts := []string{
-		`CREATE TABLE kvl (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
+		`CREATE TABLE kvs (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
 		`CREATE TABLE klabel (h BLOB PRIMARY KEY, l BLOB NOT NULL UNIQUE) WITHOUT ROWID`,
+		`CREATE TABLE zs2 (id INTEGER PRIMARY KEY, s BLOB NOT NULL, d BLOB NOT NULL)`,
+		`CREATE TABLE kvl (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
 		`CREATE TABLE IF NOT EXISTS zdict (id INTEGER PRIMARY KEY, d BLOB NOT NULL)`,
 	}
 	if !hasKV {
@@ -98,8 +113,10 @@ func (s *Store) create(hasKV bool) error {
 			return err
 		}
 	}
-	if _, err := tx.Exec(`INSERT INTO kv (k, v) VALUES (?, ?)`, []byte(stateKey), state); err != nil {
-		return err
+	for _, t := range []string{rowsPlain, rowsLabelled} {
+		if _, err := tx.Exec(`INSERT INTO `+t+` (k, v) VALUES (?, ?)`, []byte(stateKey), state); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }
@@ -156,7 +173,11 @@ func (s *Store) plainTables(o Options) (z string, err error) {
 	if hasZ == 0 {
 		z = "NULL"
 	}
-	return z, s.codec.load(s.db, hasDicts > 0, !o.ReadOnly, o.TrainBytes)
+	kind := tablesNone
+	if hasDicts > 0 {
+		kind = tablesHuff
+	}
+	return z, s.codec.load(s.db, kind, !o.ReadOnly, o.TrainBytes)
 }
 
 // labelRows writes the new labels a batch made, in its transaction.

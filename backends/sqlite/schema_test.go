@@ -45,22 +45,23 @@ func engineKeyBytes(t *testing.T, path string) (n, keys int64) {
 	return n, keys
 }
 
-// A new store keeps its rows in kvl, a space's tag in a key as a label of
+// A new store keeps its rows in kvs, a space's tag in a key as a label of
 // a few bytes (the store holds one space: one label), and reads back
-// every version; its kv table holds one row alone.
+// every version; its kv and kvl tables hold one row each.
 func TestKeysLabelled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	vs := sqlitetest.Fill(t, path, nil)
 	db := openSQL(t, path)
-	var rows, labels, plain, storedBytes, longLabel int64
-	if err := db.QueryRow(`SELECT (SELECT count(*) FROM kvl), (SELECT coalesce(sum(length(k)), 0) FROM kvl),
-		(SELECT count(*) FROM klabel), (SELECT coalesce(max(length(l)), 0) FROM klabel), (SELECT count(*) FROM kv)`).Scan(
-		&rows, &storedBytes, &labels, &longLabel, &plain); err != nil {
+	var rows, labels, plain, stub, storedBytes, longLabel int64
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM kvs), (SELECT coalesce(sum(length(k)), 0) FROM kvs),
+		(SELECT count(*) FROM klabel), (SELECT coalesce(max(length(l)), 0) FROM klabel), (SELECT count(*) FROM kv),
+		(SELECT count(*) FROM kvl)`).Scan(
+		&rows, &storedBytes, &labels, &longLabel, &plain, &stub); err != nil {
 		t.Fatal(err)
 	}
 	engineBytes, keys := engineKeyBytes(t, path)
-	if keys != rows || plain != 1 || labels != 1 || longLabel > 2 {
-		t.Fatalf("%d keys read, %d rows in kvl, %d in kv, %d labels (longest %d bytes)", keys, rows, plain, labels, longLabel)
+	if keys != rows || plain != 1 || stub != 1 || labels != 1 || longLabel > 2 {
+		t.Fatalf("%d keys read, %d rows in kvs, %d in kv, %d in kvl, %d labels (longest %d bytes)", keys, rows, plain, stub, labels, longLabel)
 	}
 	// Most keys carry the space's tag: 33 bytes each, a label of one
 	// or two and its end in the store.
@@ -82,7 +83,7 @@ func TestEarlierMincaRefuses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	sqlitetest.Fill(t, path, nil)
 	db := openSQL(t, path)
-	if _, err := db.Exec(`DROP TABLE kvl; DROP TABLE klabel`); err != nil {
+	if _, err := db.Exec(`DROP TABLE kvs; DROP TABLE zs2; DROP TABLE kvl; DROP TABLE klabel`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -134,6 +135,77 @@ func TestPlainStoreKept(t *testing.T) {
 	engineBytes, keys := engineKeyBytes(t, path)
 	if kvl != 0 || int64(rows) != keys || engineBytes == 0 {
 		t.Fatalf("%d tables of labels, %d rows in kv, %d keys read", kvl, rows, keys)
+	}
+}
+
+// A minca of the schema before (labels, values Huffman-coded alone) reads
+// the kvl table as the store's: there it finds the engine's state of a
+// later layout, and refuses the store as written by a later minca rather
+// than read values coded with a dictionary as damaged. (This minca reads
+// a file with kvl and without kvs the same way.)
+func TestLabelsMincaRefuses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	sqlitetest.Fill(t, path, nil)
+	db := openSQL(t, path)
+	if _, err := db.Exec(`DROP TABLE kvs; DROP TABLE zs2`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	kv, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	st, err := engine.Open(kv, nil)
+	if err == nil {
+		st.Close()
+	}
+	if !errors.Is(err, engine.ErrLayout) || !strings.Contains(err.Error(), "written by a later minca") {
+		t.Fatalf("the kvl table of a store with values coded with a dictionary: %v", err)
+	}
+}
+
+// A store of the schema before (rows in kvl, keys labelled, values
+// Huffman-coded alone by the tables in zdict) is read and written as it
+// is, open after open: its values are coded with the codes alone, and no
+// kvs or zs2 is made.
+func TestLabelledStoreKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	db := openSQL(t, path)
+	if _, err := db.Exec(`CREATE TABLE kvl (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID;
+		CREATE TABLE klabel (h BLOB PRIMARY KEY, l BLOB NOT NULL UNIQUE) WITHOUT ROWID;
+		CREATE TABLE zdict (id INTEGER PRIMARY KEY, d BLOB NOT NULL);
+		CREATE TABLE kv (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID;
+		INSERT INTO kv (k, v) VALUES (CAST('_state' AS BLOB), X'3f')`); err != nil { // layout 63, as that schema's minca wrote it
+		t.Fatal(err)
+	}
+	db.Close()
+	vals, keys := corpus(2000)
+	for _, opts := range []*sqlite.Options{{TrainBytes: 64 << 10}, nil} { // written, then written again
+		kv, err := sqlite.Open(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeAll(t, kv, vals, keys)
+		readBack(t, kv, vals, keys)
+		if err := kv.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kv, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readBack(t, kv, vals, keys)
+	kv.Close()
+	db = openSQL(t, path)
+	var newer, rows, coded, tables int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM sqlite_schema WHERE name IN ('kvs', 'zs2')), (SELECT count(*) FROM kvl),
+		(SELECT count(*) FROM kvl WHERE z IS NOT NULL), (SELECT count(*) FROM zdict)`).Scan(&newer, &rows, &coded, &tables); err != nil {
+		t.Fatal(err)
+	}
+	if newer != 0 || rows != len(keys) || coded < 1800 || tables != 1 {
+		t.Fatalf("%d tables of the schema after, %d rows in kvl for %d keys, %d values coded, %d tables of codes in zdict", newer, rows, len(keys), coded, tables)
 	}
 }
 

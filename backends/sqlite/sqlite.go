@@ -93,6 +93,7 @@ type Store struct {
 	file             string // the database file
 	readOnly         bool
 	kvRead           string // SELECT k, v, z FROM the rows' table (NULL for z in a store without the column, read-only)
+	rows             string // the rows' table: kvs, kvl or kv (schema.go)
 	// lab is the store's key labels (labels.go), the latest committed or
 	// being committed; nil in a store of the schema before them, whose
 	// keys are kept as they are (in the table kv).
@@ -673,7 +674,7 @@ func (b *batch) write(m *made, newLabels [][2][]byte, sets, dels []any) error {
 	}
 	defer tx.Rollback()
 	if m != nil {
-		if _, err := tx.Exec(`INSERT INTO zdict (id, d) VALUES (?, ?)`, m.id, m.d); err != nil {
+		if err := m.insert(tx); err != nil {
 			return err
 		}
 	}
