@@ -56,6 +56,8 @@ type Prepared struct {
 	enc     []encoded
 	// ahead is what [Store.ReadAhead] read for the batch.
 	ahead *Ahead
+	// before is waited for before the batch commits (Prepared.Before).
+	before func() error
 }
 
 // Prepare runs Judge.Check over vs on every core (Options.Workers), and
@@ -331,6 +333,14 @@ func (a *Ahead) current(s *Store) bool {
 // ReadAhead gives the batch what [Store.ReadAhead] read for it (nil:
 // nothing).
 func (p *Prepared) ReadAhead(a *Ahead) { p.ahead = a }
+
+// Before gives what must be durable before the batch's writes are: once
+// decided, the batch commits only after fn returns nil, and fails — as a
+// failed commit does, with the batches decided after it — when fn fails.
+// The node's own writes wait there for the sync of their log places (02
+// §4.10: a place is written down before the version at it leaves), so
+// that sync runs beside signing and deciding, not before them.
+func (p *Prepared) Before(fn func() error) { p.before = fn }
 
 // checkAll runs Judge.Check over vs on Options.Workers goroutines, and
 // encodes each version that passes.

@@ -68,6 +68,7 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 		return nil, err
 	}
 	prev := t.prev
+	t.before = p.before
 	s.inflight = t
 	go s.commitAfter(t, prev)
 	return &Admission{t: t, outs: p.outs, stored: int(t.st.stats.Versions - held)}, nil
@@ -104,6 +105,13 @@ func (s *Store) commitAfter(t, prev *tx) {
 		<-prev.done
 		if prev.err != nil {
 			t.err = fmt.Errorf("minca/engine: commit: the batch before this one failed, this one is not written: %w", prev.err)
+			unwritten(t.j)
+			return
+		}
+	}
+	if t.before != nil {
+		if err := t.before(); err != nil {
+			t.err = fmt.Errorf("minca/engine: commit: not written: %w", err)
 			unwritten(t.j)
 			return
 		}

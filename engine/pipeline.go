@@ -57,6 +57,12 @@ type Stages[T any] struct {
 	// that reads before it hands its versions over (the node's own
 	// writes: once their ids are fixed, beside the sync of their places).
 	ReadAhead func(item T) *Ahead
+	// Before, when set, is waited for before a decided batch commits
+	// ([Prepared.Before]): what must be durable before its versions are
+	// in the store (the node's log places, 02 §4.10), made durable beside
+	// the batch's checking and deciding. An error fails the batch, and the
+	// batches decided after it, as a failed commit does.
+	Before func(item T) error
 	// Decided, when set, is told once a batch is decided — its verdicts
 	// are in the judge's view of the store, though not yet durable — or
 	// has failed before. Called once a batch, in order, also once the
@@ -206,6 +212,10 @@ func (p *Pipeline[T]) through(prev, b *piped[T]) {
 		}
 		if b.err == nil && b.p != nil && p.f.ReadAhead != nil {
 			b.p.ReadAhead(p.f.ReadAhead(b.item))
+		}
+		if b.err == nil && b.p != nil && p.f.Before != nil {
+			item := b.item
+			b.p.Before(func() error { return p.f.Before(item) })
 		}
 	}
 	close(b.checked)

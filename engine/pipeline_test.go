@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/backends/memory"
+	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
 	"github.com/minca-go/minca/record"
@@ -221,4 +222,94 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("timed out")
 		}
 	}
+}
+
+// Stages.Before gates a decided batch's commit: nothing of the batch is in
+// the store until it returns, the batch is decided meanwhile, and when it
+// fails the batch fails as a failed commit does — with the batch decided
+// after it — and none of either is held.
+func TestPipelineBeforeGatesTheCommit(t *testing.T) {
+	ctx := context.Background()
+	vs := pipelineCorpus(t)
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	bs := [][]*record.Version{vs[:20], vs[20:40], vs[40:]}
+	var l batchLog
+	st := l.stages(bs, nil)
+	gates := []chan error{make(chan error), make(chan error), make(chan error)}
+	asked := make(chan int, len(bs))
+	st.Before = func(i int) error {
+		asked <- i
+		return <-gates[i]
+	}
+	p := engine.NewPipeline(ctx, s, "p", st)
+	if err := p.Add(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	askedFor := func(want int) {
+		t.Helper()
+		select {
+		case i := <-asked:
+			if i != want {
+				t.Fatalf("Before asked for batch %d, want %d", i, want)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("a decided batch %d committed without asking Before", want)
+		}
+	}
+	askedFor(0)
+	// Batch 0 is decided and waits at its gate: none of it is held.
+	waitFor(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.decided) == 1 })
+	if _, err := s.Version(ctx, digest(t, vs[0])); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("a version of a batch held at its gate reads as %v", err)
+	}
+	gates[0] <- nil
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if r := l.results[0]; r.Err != nil || r.Stored != 20 {
+		t.Fatalf("batch 0 through its gate: %v, stored %d", r.Err, r.Stored)
+	}
+	// Batch 1's gate fails with batch 2 decided behind it: both fail.
+	for i := 1; i < 3; i++ {
+		if err := p.Add(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	askedFor(1)
+	waitFor(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.decided) == 3 })
+	boom := errors.New("places not synced")
+	gates[1] <- boom
+	close(gates[2]) // were batch 2 to reach its gate, it would pass
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < 3; i++ {
+		if r := l.results[i]; r.Err == nil || r.Stored != 0 {
+			t.Fatalf("batch %d behind a failed gate: %v, stored %d; want it failed", i, r.Err, r.Stored)
+		}
+	}
+	if r := l.results[1]; !errors.Is(r.Err, boom) {
+		t.Fatalf("batch 1 failed with %v, want its gate's error", r.Err)
+	}
+	if st, _ := s.Stats(ctx); st.Versions != 20 {
+		t.Fatalf("the store holds %d versions, want batch 0's 20", st.Versions)
+	}
+	for _, v := range vs[20:] {
+		if _, err := s.Version(ctx, digest(t, v)); !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("a version of a failed batch reads as %v", err)
+		}
+	}
+}
+
+func digest(t *testing.T, v *record.Version) canonical.ID {
+	t.Helper()
+	d, ok := v.Digest()
+	if !ok {
+		t.Fatalf("version %s has no digest", v.ID)
+	}
+	return d
 }

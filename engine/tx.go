@@ -18,6 +18,7 @@ type tx struct {
 	// this one reads its writes (see pipeline.go).
 	prev   *tx
 	done   chan struct{} // closed once committed, or failed
+	before func() error  // waited for before the commit (Prepared.Before)
 	err    error         // why it failed, set before done closes
 	st     counters
 	w      map[string]write

@@ -52,8 +52,10 @@
 //     write the node refuses is a *WriteError naming the rule, and nothing
 //     is signed. A write is durable when Put returns.
 //   - The writer's log places are kept under a file lock in the node
-//     directory, written down before a version is signed: two processes,
-//     or a crash between signing and storing, never reuse a place.
+//     directory, appended to their log before a version is signed and
+//     synced before it is stored (whence it leaves): two processes, a
+//     process killed between signing and storing, or a machine that loses
+//     power, never reuse a place a version that left was signed at.
 //   - The judge is package judge's full judge with a private space's
 //     checks, opening bodies with the keys the node holds: the space's
 //     access history (package space) — membership and grants as of seen,

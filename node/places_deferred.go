@@ -9,10 +9,13 @@ import (
 // UpdateDeferred is Update without waiting for the sync: the places fn
 // takes are appended under the lock, and the sync is left to the caller,
 // who calls the func returned — from another goroutine, while the next
-// Update runs — and signs nothing with those places until it returns nil
-// (02 §4.10: a place is written down before a version at it is signed, so
-// a crash never gives it again). The sync covers everything appended so
-// far; a log compacted since was written whole and synced.
+// Update runs — and lets nothing signed at those places leave (be stored)
+// until it returns nil (02 §4.10: a place is written down before the
+// version at it leaves, so a crash never gives it again). The places are
+// in the log at once, for every process and across a crash of this one;
+// the sync is for a crash of the machine, which takes the versions signed
+// and not stored with it. The sync covers everything appended so far; a
+// log compacted since was written whole and synced.
 func (p *Places) UpdateDeferred(fn func(t *PlaceTxn) error) (sync func() error, err error) {
 	var f *os.File
 	err = p.update(func(t *PlaceTxn) error {

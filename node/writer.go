@@ -22,11 +22,13 @@ import (
 // waiting and, on its own goroutine, derives each version, takes its log
 // place under the places' lock, previews it with the judge, and appends
 // the places to their log (build), starting their sync at once; then the
-// store's admission pipeline (engine.Pipeline), once the places are
-// synced and only then, signs the batch and
-// checks it on every core (sign), decides it through the judge and
-// commits it, each stage while the one before works on the next batch,
-// and the answers wait for its synced commit (answer). Many writers
+// store's admission pipeline (engine.Pipeline) signs the batch and checks
+// it on every core (sign) and decides it through the judge, beside that
+// sync, and commits it once the places are synced and only then
+// (Stages.Before), each stage while the one before works on the next
+// batch; the answers wait for its synced commit (answer). So a batch's
+// path from build to answer holds one fsync after the work, the store's,
+// not two one after the other. Many writers
 // waiting share one fsync of the places and one of the store: at most
 // two batches are under way, and the next gathers the writers the last
 // one answered (gather), so 64 writers make batches of about 32, not
@@ -50,7 +52,17 @@ type writer struct {
 	pmu  sync.Mutex
 	pend map[string]*record.Version
 	byID map[canonical.ID]*record.Version
+
+	// at, when set (tests), is told as a batch passes each step a crash
+	// may come at: atPlacesSynced, atCommitted.
+	at func(step string)
 }
+
+// The steps of a batch writer.at is told of.
+const (
+	atPlacesSynced = "places synced" // its places are durable; its commit has not begun
+	atCommitted    = "committed"     // its commit is durable; nothing is answered
+)
 
 func startWriter(n *Node) *writer {
 	w := &writer{n: n, q: make(chan *writeReq, 4*n.o.MaxBatch), done: make(chan struct{}),
@@ -58,8 +70,11 @@ func startWriter(n *Node) *writer {
 	w.admit = engine.NewPipeline(n.ctx, n.st, "local", engine.Stages[*staged]{
 		Versions:  w.sign,
 		ReadAhead: func(st *staged) *engine.Ahead { return <-st.ahead },
-		Decided:   func(st *staged) { close(st.decided) },
-		Done:      w.answer,
+		// The places are written down before anything signed at them is
+		// in the store, whence it leaves (02 §4.10).
+		Before:  w.placesSynced,
+		Decided: func(st *staged) { close(st.decided) },
+		Done:    w.answer,
 	})
 	go w.run()
 	return w
@@ -194,10 +209,10 @@ type staged struct {
 	idx     []int
 	decided chan struct{}
 	// synced tells how the sync of the batch's places went: they are
-	// written down before it is signed. The sync starts as soon as the
-	// batch is built: the fsync runs while the batch waits for the one
-	// before to leave the checking stage, not after, so the cores are not
-	// left idle behind it.
+	// written down before the batch commits, whence its versions leave.
+	// The sync starts as soon as the batch is built and runs while the
+	// batch is signed and decided, so neither the cores nor the batch wait
+	// on it.
 	synced chan error
 	// vs is the batch signed.
 	vs []*record.Version
@@ -375,13 +390,14 @@ func (w *writer) drafted(ctx context.Context, r *writeReq, signer *identity.Sess
 	return d, nil, err
 }
 
-// sign waits for a staged batch's places to be synced, then signs it on
-// every core — the pipeline's checking stage, while the writer builds the
-// next batch and the one before is decided.
+// sign signs a staged batch on every core — the pipeline's checking
+// stage, while the writer builds the next batch and the one before is
+// decided. Its places are being synced meanwhile: the batch is signed and
+// decided beside that sync, and committed only once it is done
+// (Stages.Before), so no version signed at a place leaves before the place
+// is written down (02 §4.10). A crash before then loses the batch whole,
+// signatures included: nothing signed at those places was ever seen.
 func (w *writer) sign(_ context.Context, st *staged) ([]*record.Version, error) {
-	if err := <-st.synced; err != nil { // the places are written down before anything is signed
-		return nil, err
-	}
 	vs, err := signAll(st.ps)
 	if err != nil {
 		return nil, err
@@ -391,10 +407,23 @@ func (w *writer) sign(_ context.Context, st *staged) ([]*record.Version, error) 
 	return vs, nil
 }
 
+// placesSynced waits for a batch's places to be synced: once decided, the
+// batch commits only then.
+func (w *writer) placesSynced(st *staged) error {
+	err := <-st.synced
+	if err == nil && w.at != nil {
+		w.at(atPlacesSynced)
+	}
+	return err
+}
+
 // answer answers each write of a batch once it is committed and synced,
 // or failed.
 func (w *writer) answer(st *staged, r engine.Result) error {
 	defer func() { <-w.slots }()
+	if r.Err == nil && w.at != nil {
+		w.at(atCommitted)
+	}
 	w.release(st.ps)
 	for k, i := range st.idx {
 		req := st.batch[i]
