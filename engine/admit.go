@@ -277,9 +277,16 @@ func (s *Store) ReadAhead(vs []*record.Version) (*Ahead, error) {
 		}
 		return d, keys.Rec(v.Space, v.Key), true
 	}, nil, waiting, logPrev)
+	free := s.freeLinePlaces(vs)
+	if len(free) > 0 {
+		ks = slices.DeleteFunc(ks, func(k []byte) bool { return free[string(k)] })
+	}
 	slices.SortFunc(ks, bytes.Compare)
 	ks = slices.CompactFunc(ks, bytes.Equal)
-	a.m = make(map[string]ahead, len(ks))
+	a.m = make(map[string]ahead, len(ks)+len(free))
+	for k := range free {
+		a.m[k] = aheadMissing
+	}
 	found := make([]bool, len(ks))
 	if err := s.kv.GetMany(ks, func(i int, v []byte) {
 		found[i] = true
@@ -293,6 +300,56 @@ func (s *Store) ReadAhead(vs []*record.Version) (*Ahead, error) {
 		}
 	}
 	return a, nil
+}
+
+// freeLinePlaces is the line places of vs the store holds nothing at,
+// found a line at a time: a batch of one writer's versions takes n, n+1,
+// … in its line, and one range read from the lowest to the highest that
+// finds nothing tells they are all free, where a look-up a place reads
+// each (the node's own writes: every version a new place). A line whose
+// range holds anything, or that the batch takes one place of, is left to
+// the look-ups.
+func (s *Store) freeLinePlaces(vs []*record.Version) map[string]bool {
+	type span struct {
+		lo, hi int64
+		places []int64
+	}
+	lines := map[[3]string]*span{}
+	for _, v := range vs {
+		if v.Log == nil || !v.HasSpace {
+			continue
+		}
+		name := [3]string{v.Space, v.Author, v.Collection}
+		sp := lines[name]
+		if sp == nil {
+			sp = &span{lo: v.Log.N, hi: v.Log.N}
+			lines[name] = sp
+		}
+		sp.lo, sp.hi = min(sp.lo, v.Log.N), max(sp.hi, v.Log.N)
+		sp.places = append(sp.places, v.Log.N)
+	}
+	var free map[string]bool
+	for name, sp := range lines {
+		if len(sp.places) < 2 || sp.hi >= record.MaxSafeInteger {
+			continue
+		}
+		ks := keys.LinePlaces(name[0], name[1], name[2], append(sp.places, sp.lo, sp.hi+1))
+		it, err := s.kv.NewIter(ks[len(ks)-2], ks[len(ks)-1])
+		if err != nil {
+			continue
+		}
+		held := it.Next()
+		if err := errors.Join(it.Err(), it.Close()); err != nil || held {
+			continue
+		}
+		if free == nil {
+			free = map[string]bool{}
+		}
+		for _, k := range ks[:len(ks)-2] {
+			free[string(k)] = true
+		}
+	}
+	return free
 }
 
 // appliedBatch is the keys a batch committed (its writes), and the count

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/minca-go/minca/backends/memory"
@@ -125,5 +126,77 @@ func TestPipelineReadAhead(t *testing.T) {
 	}
 	if st, _ := s.Stats(ctx); stored != len(vs) || st.Versions != int64(len(vs)) {
 		t.Fatalf("stored %d, store holds %d, want %d", stored, st.Versions, len(vs))
+	}
+}
+
+// A batch's places in one line are read ahead as one range: when the store
+// holds none of them, the batch is stored as new; when it holds a version
+// at one of them (a fork, 02 §4.10), the reads of those places find it and
+// the fork is proven, as without reading ahead.
+func TestReadAheadOfALine(t *testing.T) {
+	ctx := context.Background()
+	sp := enginetest.SpaceID("read ahead of a line")
+	w, err := enginetest.NewWriter(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustV(t)
+	var vs []*record.Version
+	for i := range 5 {
+		vs = append(vs, v(w.First("app.chat", fmt.Sprint(i))))
+	}
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	admit := func(batch ...*record.Version) []engine.Outcome {
+		t.Helper()
+		a, err := s.ReadAhead(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Prepare(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.ReadAhead(a)
+		outs, err := s.AdmitPrepared(ctx, "p", p)
+		if err != nil || len(outs) != len(batch) {
+			t.Fatalf("admit: %v %v", outs, err)
+		}
+		if engine.ReadAheadKept(p) {
+			t.Fatal("what was read ahead was not used")
+		}
+		return outs
+	}
+	admitAll(t, s, vs[0], vs[1])
+	for i, o := range admit(vs[2], vs[3], vs[4]) { // places 2–4, none held
+		if !o.New || o.Verdict != engine.Stands {
+			t.Fatalf("place %d: %+v", i+2, o)
+		}
+	}
+	if ps, err := s.LineProofs(ctx, sp); err != nil || len(ps) != 0 {
+		t.Fatalf("proofs %v %v after a line written once", ps, err)
+	}
+	// The key's copy signs at places 3 and 4 again: the store holds both.
+	w.Fork("app.chat")
+	w.Fork("app.chat")
+	f3, f4 := v(w.First("app.chat", "3 again")), v(w.First("app.chat", "4 again"))
+	if f3.Log.N != 3 || f4.Log.N != 4 {
+		t.Fatalf("the copy signed at %d and %d", f3.Log.N, f4.Log.N)
+	}
+	admit(f3, f4)
+	ps, err := s.LineProofs(ctx, sp)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("%d proofs (%v): want the forks at 3 and 4", len(ps), err)
+	}
+	for _, p := range ps {
+		if p.Kind != "fork" || p.From() != 3 && p.From() != 4 {
+			t.Fatalf("a proof of a %s from %d: want forks at 3 and 4", p.Kind, p.From())
+		}
+	}
+	if ids, err := s.Line(ctx, sp, w.Key.DID(), "app.chat", 4); err != nil || len(ids) != 2 {
+		t.Fatalf("place 4 holds %v %v, want both", ids, err)
 	}
 }

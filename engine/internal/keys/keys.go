@@ -282,6 +282,23 @@ func LinePlace(space, author, collection string, n int64) []byte {
 	return binary.BigEndian.AppendUint64(k, uint64(n))
 }
 
+// LinePlaces is LinePlace for each of ns in one line, its tags made once.
+func LinePlaces(space, author, collection string, ns []int64) [][]byte {
+	t := SpaceTag(space)
+	l := LineTag(author, collection)
+	n := 1 + SpaceLen + 32 + 8
+	buf := make([]byte, 0, n*len(ns))
+	out := make([][]byte, len(ns))
+	for i, p := range ns {
+		buf = append(buf, Line)
+		buf = append(buf, t[:]...)
+		buf = append(buf, l[:]...)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(p))
+		out[i] = buf[len(buf)-n : len(buf) : len(buf)]
+	}
+	return out
+}
+
 // PlaceValue is the value of an 'l' entry naming its versions by vseq:
 // their uvarints one after the other, and when that is a multiple of 32
 // bytes long, a 0 byte after them (vseq 0 names no version), so that no

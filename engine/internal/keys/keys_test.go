@@ -176,3 +176,24 @@ func TestHistoryEntry(t *testing.T) {
 		}
 	}
 }
+
+// LinePlaces is LinePlace for each place, in order, each key its own.
+func TestLinePlaces(t *testing.T) {
+	ns := []int64{0, 1, 7, 1 << 40, 3}
+	ks := LinePlaces("space", "did:key:zA", "app.chat", ns)
+	if len(ks) != len(ns) {
+		t.Fatalf("%d keys for %d places", len(ks), len(ns))
+	}
+	for i, n := range ns {
+		if want := LinePlace("space", "did:key:zA", "app.chat", n); !bytes.Equal(ks[i], want) {
+			t.Fatalf("place %d: %x, want %x", n, ks[i], want)
+		}
+	}
+	ks[0] = append(ks[0], 'x') // capped: growing one never writes over the next
+	if !bytes.Equal(ks[1], LinePlace("space", "did:key:zA", "app.chat", 1)) {
+		t.Fatal("a key grown wrote over the next")
+	}
+	if bytes.Equal(LinePlaces("space", "did:key:zB", "app.chat", ns[:1])[0], LinePlaces("space", "did:key:zA", "app.chat", ns[:1])[0]) {
+		t.Fatal("two authors' lines share a key")
+	}
+}
