@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/minca-go/minca/backends/internal/localstore"
+	"github.com/minca-go/minca/engine"
 )
 
 // fatal is what the store knows of Pebble failing for good: the first
@@ -61,6 +62,13 @@ func (s *Store) guard(errp *error) {
 	}
 	if fp, ok := r.(fatalPanic); ok {
 		*errp = fp.err
+		return
+	}
+	if e, ok := r.(error); ok && errors.Is(e, pebble.ErrClosed) {
+		// A call that met the store closing under it (another
+		// goroutine's Close; Pebble panics on a closed DB): nothing is
+		// damaged, and recording damage would make Close report it.
+		*errp = fmt.Errorf("pebble store %s: %w", s.dir, engine.ErrClosed)
 		return
 	}
 	*errp = s.fatal.set(localstore.Corrupt("pebble", s.dir, fmt.Sprintf("Pebble failed reading it: %v", r)))

@@ -156,3 +156,23 @@ func TestPanicInCall(t *testing.T) {
 		t.Fatalf("get after it: %v", err2)
 	}
 }
+
+// A read that meets the store closing under it (Pebble panics with its
+// ErrClosed) is told the store is closed: nothing is damaged, and Close
+// does not report damage for it.
+func TestReadAfterCloseIsNotDamage(t *testing.T) {
+	s, _, _ := faulty(t, "none")
+	if err := put(t, s, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Get([]byte("k000001"))
+	if !errors.Is(err, engine.ErrClosed) || errors.Is(err, engine.ErrCorrupt) {
+		t.Fatalf("get after close: %v", err)
+	}
+	if got := s.fatal.get(); got != nil {
+		t.Fatalf("a read after close recorded a failure: %v", got)
+	}
+}
