@@ -3,8 +3,10 @@ package carrier_test
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,8 @@ import (
 func link(t *testing.T, a peers.Host, aSelf transport.Self, b peers.Host, bSelf transport.Self) (stop func()) {
 	t.Helper()
 	fast := func(h peers.Host, self transport.Self) *peers.Peers {
-		p, err := peers.New(h, &peers.Options{Transport: &transport.Options{Self: self}, Reopen: 50 * time.Millisecond, Rescan: 100 * time.Millisecond})
+		p, err := peers.New(h, &peers.Options{Transport: &transport.Options{Self: self}, Reopen: 50 * time.Millisecond, Rescan: 100 * time.Millisecond,
+			Logger: testLogger(t).With("self", self.DID())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,6 +52,39 @@ func link(t *testing.T, a peers.Host, aSelf transport.Self, b peers.Host, bSelf 
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// testLogs are each test's peers' logs, at Debug: told when the test
+// fails, so a transfer that never ends shows the state it was left in.
+var testLogs sync.Map // *testing.T → *slog.Logger
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if l, ok := testLogs.Load(t); ok {
+		return l.(*slog.Logger)
+	}
+	buf := &lockedBuffer{}
+	l := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	testLogs.Store(t, l)
+	t.Cleanup(func() {
+		testLogs.Delete(t)
+		if t.Failed() {
+			buf.mu.Lock()
+			t.Logf("the peers' logs:\n%s", buf.b.String())
+			buf.mu.Unlock()
+		}
+	})
+	return l
 }
 
 // newAccountScene is an account's home node, with its own keys (a

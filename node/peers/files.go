@@ -226,6 +226,7 @@ func (s *session) handleFile(m *message) *endError {
 		}
 		return nil
 	case msgFileStop:
+		s.c.p.log.Debug("file stop received", "file", f.file.String(), "space", s.space, "sid", s.sid, "code", f.code)
 		s.files.mu.Lock()
 		defer s.files.mu.Unlock()
 		if x := s.files.serving[f.file]; x != nil && !x.stopped {

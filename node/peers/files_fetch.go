@@ -107,6 +107,7 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 	x.p, x.next, x.unreceived, x.sole, x.lastData = p, off, credit, off == 0, time.Now()
 	s.post(encodeFileWant(s.sid, x.file, version, x.size, off, credit))
 	s.files.mu.Unlock()
+	s.c.p.log.Debug("file asked", "file", x.file.String(), "space", s.space, "sid", s.sid, "offset", off, "credit", credit, "peer", s.c.peer.DID)
 	written := off
 	for {
 		s.files.mu.Lock()
@@ -233,6 +234,7 @@ func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) 
 	s.c.files.mu.Lock()
 	s.c.files.fetching[b2i(x.small)]--
 	s.c.files.mu.Unlock()
+	s.c.p.log.Debug("file transfer dropped", "file", file.String(), "space", s.space, "sid", s.sid, "next", x.next, "size", x.size, "unreceived", x.unreceived, "stop", stop)
 	if stop != "" && x.next < x.size {
 		s.files.stopping[file] = x.unreceived
 		s.post(encodeFileStop(s.sid, file, stop, "the transfer is stopped"))

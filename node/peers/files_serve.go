@@ -105,6 +105,7 @@ func (s *session) serveSmall() {
 
 // notServed answers a FILE-WANT that is not served.
 func (s *session) notServed(x *serveXfer) {
+	s.c.p.log.Debug("file not served", "file", x.file.String(), "space", s.space, "sid", s.sid, "version", x.version.String())
 	s.endServe(x)
 	s.post(encodeFileStop(s.sid, x.file, codeFileNotHeld, fileNotHeldText))
 }

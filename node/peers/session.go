@@ -289,6 +289,7 @@ func (s *session) finish(e *endError) {
 	s.end = e
 	s.phase = PhaseEnded
 	s.mu.Unlock()
+	s.c.p.log.Debug("session ended", "space", s.space, "sid", s.sid, "code", e.code, "msg", e.msg, "remote", e.remote, "peer", s.c.peer.DID)
 	if !e.remote && s.c.c.Err() == nil {
 		wait := s.c.p.lim.SlowAfter
 		if e.code == CodeClosed {
@@ -324,6 +325,7 @@ func (s *session) Err() *endError {
 // start runs the session's goroutines; for an opener it sends NEG-OPEN.
 // first, for a responder, is its NEG-OPEN.
 func (s *session) start(first *message) {
+	s.c.p.log.Debug("session started", "space", s.space, "sid", s.sid, "peer", s.c.peer.DID)
 	s.feed = s.c.p.feeds.acquire(s.c.host.Store(), s.space)
 	if s.live {
 		// Followed before the reconciliation reads the order, so nothing
