@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,5 +161,29 @@ func TestWaitFile(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("WaitFile did not return once the file was kept")
+	}
+}
+
+// A held file read as a file of a space the node does not hold is not
+// found, naming the space: whether it is sealed is unknown there, and a
+// private space's sealed bytes are never handed out as the file.
+func TestFileOfASpaceNotHeld(t *testing.T) {
+	ctx := context.Background()
+	tn, g := privateNode(t, nil, writerRoles)
+	f, err := tn.PutFile(ctx, g.ID, []byte("a private file's bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newNode(t, nil).space("elsewhere", writerRoles)
+	for what, read := range map[string]func() error{
+		"File":     func() error { _, err := tn.File(ctx, other.ID, f.Hash); return err },
+		"OpenFile": func() error { _, err := tn.OpenFile(ctx, other.ID, f.Hash); return err },
+	} {
+		if err := read(); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), other.ID) {
+			t.Fatalf("%s of a held file in a space not held: %v", what, err)
+		}
+	}
+	if _, err := tn.File(ctx, g.ID, f.Hash); err != nil {
+		t.Fatalf("the file in its own space: %v", err)
 	}
 }

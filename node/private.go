@@ -62,15 +62,22 @@ func (n *Node) Open(ctx context.Context, v *record.Version) (*Opened, error) {
 // isPrivate reports whether the node keeps a space that is private, from
 // its genesis, remembered once read: a space's id fixes its genesis.
 func (n *Node) isPrivate(ctx context.Context, spaceID string) (bool, error) {
-	if p, ok := n.privacy.Load(spaceID); ok {
-		return p.(bool), nil
+	private, _, err := n.privacy(ctx, spaceID)
+	return private, err
+}
+
+// privacy is isPrivate, and whether the node holds the space's genesis at
+// all (held false: private is false, and says nothing).
+func (n *Node) privacy(ctx context.Context, spaceID string) (private, held bool, err error) {
+	if p, ok := n.privacyOf.Load(spaceID); ok {
+		return p.(bool), true, nil
 	}
 	g, ok, err := judge.GenesisOf(ctx, n.st, spaceID)
 	if err != nil || !ok {
-		return false, err
+		return false, false, err
 	}
-	n.privacy.Store(spaceID, g.Private())
-	return g.Private(), nil
+	n.privacyOf.Store(spaceID, g.Private())
+	return g.Private(), true, nil
 }
 
 // opener is the node's index.Opener: what the index reads of a private
