@@ -63,14 +63,14 @@ type Node struct {
 	judge *judge.SpaceJudge
 	// pj is the judge the store stores through: judge with private
 	// spaces' checks, opening bodies with keys (docs/private-spaces.md §9).
-	pj      *judge.PrivateJudge
-	keys    *keyStore
-	reindex chan struct{} // reindexSoon's requests
-	refill  chan struct{} // refillSoon's requests (carry_fill.go)
-	privacyOf sync.Map    // space id → whether it is private (isPrivate)
-	notes   *identity.Checker
-	sess    *session
-	account *identity.PrivateKey
+	pj        *judge.PrivateJudge
+	keys      *keyStore
+	reindex   chan struct{} // reindexSoon's requests
+	refill    chan struct{} // refillSoon's requests (carry_fill.go)
+	privacyOf sync.Map      // space id → whether it is private (isPrivate)
+	notes     *identity.Checker
+	sess      *session
+	account   *identity.PrivateKey
 	// registry is the account registry's id, registryG its genesis and
 	// registryKey its key; "" and nil without the account key.
 	registry    string
