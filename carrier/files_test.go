@@ -187,7 +187,7 @@ func TestFileReachesEveryDevice(t *testing.T) {
 
 			// B, another device of the account, over a sync session with A.
 			b := s.device()
-			link(t, peers.NodeHost(s.home), peers.NodeSelf(s.home), peers.NodeHost(b), peers.NodeSelf(b))
+			stopB := link(t, peers.NodeHost(s.home), peers.NodeSelf(s.home), peers.NodeHost(b), peers.NodeSelf(b))
 			reads(t, b, g.ID, f.Hash, data, "B, synced with A")
 
 			// The carrier, from A, until it holds the file; then A goes.
@@ -199,7 +199,10 @@ func TestFileReachesEveryDevice(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
+			// A goes: its sessions end before its store closes (a node's own
+			// peers end with it; these are the test's).
 			stopA()
+			stopB()
 			if err := s.home.Close(); err != nil {
 				t.Fatal(err)
 			}
