@@ -334,10 +334,12 @@ func fakeS3(t testing.TB) (*faults, string) {
 }
 
 // A trickled body comes in trickled pieces, trickleGap apart: longer in
-// all than a 250 ms timeout, and each gap a tenth of it.
+// all than trickleTimeout, and each gap a twentieth of it, so a gap
+// stretched by a loaded machine's scheduler is still far inside it.
 const (
-	trickled   = 24
-	trickleGap = 25 * time.Millisecond
+	trickled       = 24
+	trickleGap     = 100 * time.Millisecond
+	trickleTimeout = "2s"
 )
 
 // clock is the fake server's clock for LastModified: now, shifted.

@@ -80,10 +80,18 @@ func TestKeysLabelled(t *testing.T) {
 // written by a later minca rather than read labelled keys as the
 // engine's. (This minca reads a file without kvl the same way.)
 func TestEarlierMincaRefuses(t *testing.T) {
+	refusedAsLater(t, `DROP TABLE kvs; DROP TABLE zs2; DROP TABLE kvl; DROP TABLE klabel`, "the kv table of a store with labels")
+}
+
+// refusedAsLater makes a store of this minca, drops the tables drop names
+// to stand in for an earlier minca that knows none of them, and checks
+// that the store is refused as written by a later minca.
+func refusedAsLater(t *testing.T, drop, what string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "store.db")
 	sqlitetest.Fill(t, path, nil)
 	db := openSQL(t, path)
-	if _, err := db.Exec(`DROP TABLE kvs; DROP TABLE zs2; DROP TABLE kvl; DROP TABLE klabel`); err != nil {
+	if _, err := db.Exec(drop); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -97,7 +105,7 @@ func TestEarlierMincaRefuses(t *testing.T) {
 		st.Close()
 	}
 	if !errors.Is(err, engine.ErrLayout) || !strings.Contains(err.Error(), "written by a later minca") {
-		t.Fatalf("the kv table of a store with labels: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 
@@ -144,25 +152,7 @@ func TestPlainStoreKept(t *testing.T) {
 // than read values coded with a dictionary as damaged. (This minca reads
 // a file with kvl and without kvs the same way.)
 func TestLabelsMincaRefuses(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "store.db")
-	sqlitetest.Fill(t, path, nil)
-	db := openSQL(t, path)
-	if _, err := db.Exec(`DROP TABLE kvs; DROP TABLE zs2`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	kv, err := sqlite.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kv.Close()
-	st, err := engine.Open(kv, nil)
-	if err == nil {
-		st.Close()
-	}
-	if !errors.Is(err, engine.ErrLayout) || !strings.Contains(err.Error(), "written by a later minca") {
-		t.Fatalf("the kvl table of a store with values coded with a dictionary: %v", err)
-	}
+	refusedAsLater(t, `DROP TABLE kvs; DROP TABLE zs2`, "the kvl table of a store with values coded with a dictionary")
 }
 
 // A store of the schema before (rows in kvl, keys labelled, values
