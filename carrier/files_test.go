@@ -3,9 +3,12 @@ package carrier_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/minca-go/minca/carrier"
 	"github.com/minca-go/minca/connect"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/transport"
@@ -51,6 +55,16 @@ func link(t *testing.T, a peers.Host, aSelf transport.Self, b peers.Host, bSelf 
 		<-done
 	}
 	t.Cleanup(stop)
+	t.Cleanup(func() {
+		// Before stop (cleanups run last first): the sessions as a
+		// failure left them, with their transfers.
+		if t.Failed() {
+			for _, p := range []*peers.Peers{pa, pb} {
+				j, _ := json.Marshal(p.Status())
+				t.Logf("peers status: %s", j)
+			}
+		}
+	})
 	return stop
 }
 
@@ -140,10 +154,35 @@ func reads(t *testing.T, n *node.Node, spaceID string, hash canonical.ID, data [
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s never read the file: %v", who, err)
+			t.Fatalf("%s never read the file: %v; %s", who, err, fileState(n, spaceID, hash))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// fileState is what n holds of a file of a space and what it needs to
+// ask for it and read it: the space's genesis, a version naming the file
+// (and whether n opens it, i.e. holds the space's key), the file, its
+// partial bytes.
+func fileState(n *node.Node, spaceID string, hash canonical.ID) string {
+	st := n.Store()
+	var b strings.Builder
+	_, genesis, err := judge.GenesisOf(ctx, st, spaceID)
+	fmt.Fprintf(&b, "genesis held %v (%v)", genesis, err)
+	named, ok, err := st.NamingFile(ctx, spaceID, hash)
+	fmt.Fprintf(&b, ", a version naming the file held %v (%v)", ok, err)
+	if ok {
+		v, err := st.Version(ctx, named.Version)
+		if err == nil {
+			_, err = n.Open(ctx, v)
+		}
+		fmt.Fprintf(&b, ", it opens (the key held): %v", err)
+	}
+	held, err := st.HasFile(ctx, hash)
+	fmt.Fprintf(&b, ", the file held %v (%v)", held, err)
+	stats, err := st.Stats(ctx)
+	fmt.Fprintf(&b, ", the store's stats %+v (%v)", stats, err)
+	return b.String()
 }
 
 // A file attached on node A is read on node B after sync, on a node

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,4 +256,44 @@ func (s *session) endFiles() {
 	}
 	s.files.mu.Unlock()
 	s.files.writers.Wait()
+}
+
+// TransferStatus is a file transfer of a session (docs/sync.md §7.7):
+// State is fetching or serving (Next of Size bytes, Credit granted and
+// unreceived, or given and unsent), stopping (this end stopped it and
+// waits for the holder's answer or Credit more bytes), lacked (the peer
+// lacked it or stalled, Ago seconds ago: asked again after the retry
+// wait), or keeping (whole, being checked and kept).
+type TransferStatus struct {
+	File   string  `json:"file"`
+	State  string  `json:"state"`
+	Next   int64   `json:"next,omitempty"`
+	Size   int64   `json:"size,omitempty"`
+	Credit int64   `json:"credit,omitempty"`
+	Idle   float64 `json:"idle,omitempty"` // fetching: seconds since its last FILE-DATA
+	Ago    float64 `json:"ago,omitempty"`
+}
+
+// transfers lists the session's file transfers in hand.
+func (s *session) transfers() []TransferStatus {
+	s.files.mu.Lock()
+	defer s.files.mu.Unlock()
+	var out []TransferStatus
+	for f, x := range s.files.fetching {
+		out = append(out, TransferStatus{File: f.String(), State: "fetching", Next: x.next, Size: x.size, Credit: x.unreceived, Idle: time.Since(x.lastData).Seconds()})
+	}
+	for f, x := range s.files.serving {
+		out = append(out, TransferStatus{File: f.String(), State: "serving", Next: x.next, Size: x.size, Credit: x.credit})
+	}
+	for f, left := range s.files.stopping {
+		out = append(out, TransferStatus{File: f.String(), State: "stopping", Credit: left})
+	}
+	for f, at := range s.files.lacked {
+		out = append(out, TransferStatus{File: f.String(), State: "lacked", Ago: time.Since(at).Seconds()})
+	}
+	for f := range s.files.keeping {
+		out = append(out, TransferStatus{File: f.String(), State: "keeping"})
+	}
+	slices.SortFunc(out, func(a, b TransferStatus) int { return strings.Compare(a.State+a.File, b.State+b.File) })
+	return out
 }

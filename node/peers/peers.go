@@ -315,15 +315,20 @@ type SessionStatus struct {
 	// Ended is why it ended, "" while it runs.
 	Ended string `json:"ended,omitempty"`
 	Stats
+	// Transfers are the session's file transfers in hand (docs/sync.md
+	// §7.7), so a file never fetched shows where its transfer stands.
+	Transfers []TransferStatus `json:"transfers,omitempty"`
 }
 
 func (s *session) status() SessionStatus {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := SessionStatus{Space: s.space, Opener: s.opener, Phase: s.phase, Stats: s.stats}
 	if s.end != nil {
 		st.Ended = s.end.code
 	}
+	s.mu.Unlock()
+	// Not under s.mu: a transfer's writer posts (s.mu) under s.files.mu.
+	st.Transfers = s.transfers()
 	return st
 }
 
