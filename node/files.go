@@ -125,24 +125,23 @@ func (f *OpenedFile) Size() int64 { return f.size }
 func (f *OpenedFile) Close() error { return f.r.Close() }
 
 // OpenFile opens a held file of the space to read; engine.ErrNotFound
-// when it is not held, or the space is not, an error wrapping ErrNoKey when the node holds no
-// key of the private space it is sealed in.
+// when it is not held, or the space is not; an error wrapping ErrNoKey
+// when the node holds no key of the private space it is sealed in.
 func (n *Node) OpenFile(ctx context.Context, spaceID string, hash canonical.ID) (*OpenedFile, error) {
+	private, held, err := n.privacy(ctx, spaceID)
+	if err != nil {
+		return nil, err
+	}
+	if !held {
+		// Whether it is sealed is unknown: its bytes are not handed out as
+		// the file (a private space's sealed bytes would be, as if public).
+		return nil, fmt.Errorf("minca/node: %w: file %s of the space %s, which the node does not hold", engine.ErrNotFound, hash, spaceID)
+	}
 	r, err := n.st.OpenFile(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
-	private, held, err := n.privacy(ctx, spaceID)
-	if err == nil && !held {
-		// Whether it is sealed is unknown: its bytes are not handed out as
-		// the file (a private space's sealed bytes would be, as if public).
-		err = fmt.Errorf("minca/node: %w: file %s of the space %s, which the node does not hold", engine.ErrNotFound, hash, spaceID)
-	}
-	if err != nil || !private {
-		if err != nil {
-			r.Close()
-			return nil, err
-		}
+	if !private {
 		return &OpenedFile{ReaderAt: r, r: r, size: r.Size()}, nil
 	}
 	o, err := n.openSealedFile(ctx, spaceID, r)

@@ -67,7 +67,7 @@ type Node struct {
 	keys      *keyStore
 	reindex   chan struct{} // reindexSoon's requests
 	refill    chan struct{} // refillSoon's requests (carry_fill.go)
-	privacyOf sync.Map      // space id → whether it is private (isPrivate)
+	privacyOf sync.Map      // space id → whether it is private (privacy)
 	notes     *identity.Checker
 	sess      *session
 	account   *identity.PrivateKey

@@ -17,13 +17,9 @@ func runBenchEngineImport(ctx context.Context, s *stdio, args []string) error {
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
-	var stores []string
-	switch *store {
-	case "both":
-	case "pebble", "sqlite":
-		stores = []string{*store}
-	default:
-		return usageError("--store %q: want pebble, sqlite or both", *store)
+	stores, err := benchStores(*store)
+	if err != nil {
+		return err
 	}
 	p, done := benchProgress(s, "bench engine-import")
 	r, err := bench.RunImport(ctx, bench.ImportConfig{Corpus: *corpus, CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Dir: *dir, Stores: stores, Progress: p})
@@ -69,15 +65,11 @@ func runBenchEngineMemory(ctx context.Context, s *stdio, args []string) error {
 			return failed(err)
 		}
 	}
-	p, done := benchProgress(s, "bench engine-memory")
-	stores := []string{*store}
-	switch *store {
-	case "both":
-		stores = nil // both
-	case "pebble", "sqlite":
-	default:
-		return usageError("--store %q: want pebble, sqlite or both", *store)
+	stores, err := benchStores(*store)
+	if err != nil {
+		return err
 	}
+	p, done := benchProgress(s, "bench engine-memory")
 	r, err := bench.RunMemory(ctx, bench.MemoryConfig{Minca: self, Stores: stores, Corpus: *corpus, Dir: *dir,
 		CorpusConfig: bench.CorpusConfig{Versions: *versions}, Rounds: *rounds, Progress: p})
 	done()
@@ -85,4 +77,16 @@ func runBenchEngineMemory(ctx context.Context, s *stdio, args []string) error {
 		return failed(err)
 	}
 	return writeJSON(s, r)
+}
+
+// benchStores reads a bench verb's --store: the one backend it names, or
+// nil (each bench's default, both) for "both".
+func benchStores(store string) ([]string, error) {
+	switch store {
+	case "both":
+		return nil, nil
+	case "pebble", "sqlite":
+		return []string{store}, nil
+	}
+	return nil, usageError("--store %q: want pebble, sqlite or both", store)
 }
