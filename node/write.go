@@ -141,6 +141,10 @@ func asValue(body any) (any, error) {
 		return b, nil
 	case []byte:
 		return canonical.Parse(b)
+	case map[string]any:
+		if v, ok := plainValue(b, 1); ok {
+			return v, nil
+		}
 	}
 	raw, err := json.Marshal(body)
 	if err != nil {
