@@ -67,7 +67,7 @@ func TestPlainValueIsJSONs(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	bodies := []any{
 		map[string]any{"i": 7, "text": "a record", "done": false, "none": nil},
-		map[string]any{"b": []any{1.5, "x", map[string]any{"z": 1, "a": -0.0}}, "a": map[string]any{}},
+		map[string]any{"b": []any{1.5, "x", map[string]any{"z": 1, "a": math.Copysign(0, -1)}}, "a": map[string]any{}},
 		map[string]any{"é": "ü", "<&>": "\u2028", "max": maxExactInt, "min": -maxExactInt},
 	}
 	for range 2000 {
