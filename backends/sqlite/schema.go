@@ -51,11 +51,12 @@ func (s *Store) tables(o Options) (z string, err error) {
 			return "", err
 		}
 	}
-	var hasKV, hasKVL, hasKVS, plainRows int
+	var hasKV, hasKVL, hasKVS, hasKVT, plainRows int
 	if err := s.db.QueryRow(`SELECT
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kv'),
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvl'),
-		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvs')`).Scan(&hasKV, &hasKVL, &hasKVS); err != nil {
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvs'),
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvt')`).Scan(&hasKV, &hasKVL, &hasKVS, &hasKVT); err != nil {
 		return "", err
 	}
 	if hasKV > 0 && hasKVL == 0 && hasKVS == 0 {
@@ -63,13 +64,23 @@ func (s *Store) tables(o Options) (z string, err error) {
 			return "", err
 		}
 	}
-	if hasKVS == 0 && hasKVL == 0 && plainRows == 0 && !o.ReadOnly {
+	if hasKVT == 0 && hasKVS == 0 && hasKVL == 0 && plainRows == 0 && !o.ReadOnly {
 		if err := s.create(hasKV > 0); err != nil {
 			return "", err
 		}
-		hasKVS = 1
+		hasKVT = 1
 	}
 	switch {
+	case hasKVT > 0:
+		s.rows = rowsBlocked
+		if s.blocks, err = newBlockCodec(); err != nil {
+			return "", err
+		}
+		s.pending = map[uint64]int{}
+		if err := s.loadLabels(); err != nil {
+			return "", err
+		}
+		return "z", s.codec.load(s.db, tablesDict, !o.ReadOnly, o.TrainBytes)
 	case hasKVS > 0:
 		s.rows = rowsCoded
 		if err := s.loadLabels(); err != nil {
@@ -99,6 +110,8 @@ func (s *Store) create(hasKV bool) error {
 	defer tx.Rollback()
 	state := binary.AppendUvarint(nil, olderLayout)
 	stmts := []string{
+		`CREATE TABLE kvt (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
+		`CREATE TABLE kvblk (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID`,
 		`CREATE TABLE kvs (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
 		`CREATE TABLE klabel (h BLOB PRIMARY KEY, l BLOB NOT NULL UNIQUE) WITHOUT ROWID`,
 		`CREATE TABLE zs2 (id INTEGER PRIMARY KEY, s BLOB NOT NULL, d BLOB NOT NULL)`,
@@ -113,7 +126,7 @@ func (s *Store) create(hasKV bool) error {
 			return err
 		}
 	}
-	for _, t := range []string{rowsPlain, rowsLabelled} {
+	for _, t := range []string{rowsPlain, rowsLabelled, rowsCoded} {
 		if _, err := tx.Exec(`INSERT INTO `+t+` (k, v) VALUES (?, ?)`, []byte(stateKey), state); err != nil {
 			return err
 		}
