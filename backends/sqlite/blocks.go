@@ -15,9 +15,9 @@ import (
 // table ('v' ‖ vseq, 8 bytes big-endian: engine/internal/keys) are kept
 // blockSpan consecutive vseqs together, zstd-coded as one block in the
 // kvblk table, keyed by the block's first possible key ('v' ‖ vseq with
-// its low five bits zero). A version's value is ~500 bytes, too small for
+// its low six bits zero). A version's value is ~500 bytes, too small for
 // any coding to find what repeats from one version to the next inside it
-// alone; a block of 32 of them (~16 KiB) holds the same members, space,
+// alone; a block of 64 of them (~28 KiB) holds the same members, space,
 // authors and collections thirty times over. A row of kvt with a key
 // inside a block's span wins over the block's copy: a later write of one
 // version is a row, and a delete a tombstone row (z = tombstone), until
@@ -25,8 +25,7 @@ import (
 // last of them rewrites the block with them and deletes the rows, in its
 // transaction.
 const (
-	blockSpan  = 32 // vseqs a block covers: a power of two
-	blockShift = 5
+	blockSpan  = 64 // vseqs a block covers: a power of two
 	// blockValueMax is the largest value a block holds: a larger one is
 	// a row of its own (coded as any row is), so a block decodes to at
 	// most blockSpan × blockValueMax bytes and a large body is not
@@ -111,7 +110,7 @@ type cached struct {
 }
 
 func newBlockCodec() (*blockCodec, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 		zstd.WithWindowSize(1<<20), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		return nil, err
