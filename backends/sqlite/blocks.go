@@ -25,7 +25,7 @@ import (
 // last of them rewrites the block with them and deletes the rows, in its
 // transaction.
 const (
-	blockSpan  = 64 // vseqs a block covers: a power of two
+	blockSpan = 64 // vseqs a block covers: a power of two
 	// blockValueMax is the largest value a block holds: a larger one is
 	// a row of its own (coded as any row is), so a block decodes to at
 	// most blockSpan × blockValueMax bytes and a large body is not

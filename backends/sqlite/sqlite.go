@@ -92,15 +92,15 @@ type Store struct {
 	blocks           *blockCodec
 	// pending is how many writes to rows each block's span took since
 	// the store was opened (under ownMu).
-	pending map[uint64]int
-	codec            codec
-	arena            []byte // the room of a batch's coded values, kept for the next (under ownMu)
-	lock             *localstore.Lock
-	path             string // as given: the database file, or a directory of the earlier layout
-	file             string // the database file
-	readOnly         bool
-	kvRead           string // SELECT k, v, z FROM the rows' table (NULL for z in a store without the column, read-only)
-	rows             string // the rows' table: kvs, kvl or kv (schema.go)
+	pending  map[uint64]int
+	codec    codec
+	arena    []byte // the room of a batch's coded values, kept for the next (under ownMu)
+	lock     *localstore.Lock
+	path     string // as given: the database file, or a directory of the earlier layout
+	file     string // the database file
+	readOnly bool
+	kvRead   string // SELECT k, v, z FROM the rows' table (NULL for z in a store without the column, read-only)
+	rows     string // the rows' table: kvs, kvl or kv (schema.go)
 	// lab is the store's key labels (labels.go), the latest committed or
 	// being committed; nil in a store of the schema before them, whose
 	// keys are kept as they are (in the table kv).
