@@ -7,22 +7,25 @@ import (
 	"fmt"
 )
 
-// The store's schema. A store made now keeps its rows in kvs, their keys
-// labelled (labels.go), the labels in klabel, and its values coded with a
-// dictionary, then Huffman codes, by the tables in zs2 (compress.go).
-// Stores made before are read and written as they are, each with every
-// later change to how values are kept that its schema allows (their rows
-// are not rewritten: a store of millions of rows would take minutes to
-// open): a store of the schema before (labels, values Huffman-coded
-// alone) keeps its rows in kvl and its tables of codes in zdict; a store
-// made before labels keeps its rows in kv, each key as it is.
+// The store's schema. A store made now keeps its rows in kvt, their keys
+// labelled (labels.go), the labels in klabel, its values coded with a
+// dictionary, then Huffman codes, by the tables in zs2 (compress.go), and
+// its versions' values in zstd blocks in kvblk (blocks.go). Stores made
+// before are read and written as they are, each with every later change
+// to how values are kept that its schema allows (their rows are not
+// rewritten: a store of millions of rows would take minutes to open): a
+// store made before blocks keeps its rows in kvs; one of the schema
+// before that (labels, values Huffman-coded alone) keeps its rows in kvl
+// and its tables of codes in zdict; a store made before labels keeps its
+// rows in kv, each key as it is.
 //
-// A store made now also has a kvl and a kv table, each holding one row:
-// the engine's state under its own key, saying the store is of a layout
-// no minca before it reads (a zdict table, empty, beside them for the
-// minca before, which reads it when it opens a store with kvl). Those
-// read the kvl or the kv table as the store's, and so refuse it as
-// written by a later minca instead of reading its rows as theirs.
+// A store made now also has a kvs, a kvl and a kv table, each holding one
+// row: the engine's state under its own key, saying the store is of a
+// layout no minca before it reads (a zdict table, empty, beside them for
+// the minca that reads it when it opens a store with kvl). Those read the
+// kvs, kvl or kv table as the store's, and so refuse it as written by a
+// later minca instead of reading its rows as theirs (and missing every
+// version a block holds).
 const (
 	rowsCoded    = "kvs"
 	rowsLabelled = "kvl"
@@ -99,9 +102,9 @@ func (s *Store) tables(o Options) (z string, err error) {
 }
 
 // create makes a new store's tables in one transaction (an empty kv table
-// of an earlier minca, hasKV, is taken over): its rows' table kvs, and
-// the kvl and kv tables that earlier mincas read, each with one row
-// claiming a later layout.
+// of an earlier minca, hasKV, is taken over): its rows' table kvt, its
+// blocks' kvblk, and the kvs, kvl and kv tables that earlier mincas read,
+// each with one row claiming a later layout.
 func (s *Store) create(hasKV bool) error {
 	tx, err := s.db.Begin()
 	if err != nil {
