@@ -69,7 +69,7 @@ func TestKeysLabelled(t *testing.T) {
 	if keys != rows || plain != 1 || stub != 1 || coded != 1 || labels != 1 || longLabel > 2 {
 		t.Fatalf("%d keys read, %d rows in kvt, %d in kv, %d in kvl, %d in kvs, %d labels (longest %d bytes)", keys, rows, plain, stub, coded, labels, longLabel)
 	}
-	if versions < int64(len(vs)) || blocks < versions/32 {
+	if versions < int64(len(vs)) || blocks < versions/64 {
 		t.Fatalf("%d versions' values read for %d versions, %d blocks", versions, len(vs), blocks)
 	}
 	// Most keys carry the space's tag: 33 bytes each, a label of one
