@@ -133,7 +133,6 @@ type blockIter struct {
 	blks     *sql.Rows // the blocks: k, v
 	desc     bool
 	lo, hi   []byte // the range, stored keys (hi nil: none)
-	engineLo []byte
 
 	row     bool // rk, rv, rz hold the next row
 	rk, rv  []byte
