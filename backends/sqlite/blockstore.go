@@ -127,12 +127,12 @@ func (s *Store) blockLookups(tx *sql.Tx, keys [][]byte, found func(i int, v []by
 // merged in key order (or descending), a row winning over its block's
 // entry and a tombstone hiding it, both read in one read transaction.
 type blockIter struct {
-	s        *Store
-	tx       *sql.Tx
-	rows     *sql.Rows // the rows' table: k, v, z
-	blks     *sql.Rows // the blocks: k, v
-	desc     bool
-	lo, hi   []byte // the range, stored keys (hi nil: none)
+	s      *Store
+	tx     *sql.Tx
+	rows   *sql.Rows // the rows' table: k, v, z
+	blks   *sql.Rows // the blocks: k, v
+	desc   bool
+	lo, hi []byte // the range, stored keys (hi nil: none)
 
 	row     bool // rk, rv, rz hold the next row
 	rk, rv  []byte
