@@ -128,6 +128,17 @@ type FilesCase struct {
 	// Peak RSS of each node process (VmHWM), MiB: flat in the file size.
 	SenderPeakMiB   float64 `json:"senderPeakRssMiB"`
 	ReceiverPeakMiB float64 `json:"receiverPeakRssMiB"`
+	// Each node sampled every 200 ms from the receiver's start to the
+	// end of the read: the anonymous (heaps, stacks, Pebble's C memory)
+	// and file-backed (the binary's pages) parts of its largest sample,
+	// MiB, and the most OS threads it ran (each blocked system call holds
+	// one).
+	SenderPeakAnonMiB   float64 `json:"senderPeakAnonMiB"`
+	SenderPeakFileMiB   float64 `json:"senderPeakFileMiB"`
+	SenderThreads       int64   `json:"senderThreads"`
+	ReceiverPeakAnonMiB float64 `json:"receiverPeakAnonMiB"`
+	ReceiverPeakFileMiB float64 `json:"receiverPeakFileMiB"`
+	ReceiverThreads     int64   `json:"receiverThreads"`
 }
 
 func (c *FilesConfig) fill() {
@@ -240,13 +251,19 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 			return median(xs)
 		}
 		c := FilesCase{Size: cfg.Sizes[i], Files: cs[0].Files,
-			UploadMBps:      pick(func(c FilesCase) float64 { return c.UploadMBps }),
-			SyncMBps:        pick(func(c FilesCase) float64 { return c.SyncMBps }),
-			ReadMBps:        pick(func(c FilesCase) float64 { return c.ReadMBps }),
-			SenderSyncCPU:   pick(func(c FilesCase) float64 { return c.SenderSyncCPU }),
-			ReceiverSyncCPU: pick(func(c FilesCase) float64 { return c.ReceiverSyncCPU }),
-			SenderPeakMiB:   pick(func(c FilesCase) float64 { return c.SenderPeakMiB }),
-			ReceiverPeakMiB: pick(func(c FilesCase) float64 { return c.ReceiverPeakMiB })}
+			UploadMBps:          pick(func(c FilesCase) float64 { return c.UploadMBps }),
+			SyncMBps:            pick(func(c FilesCase) float64 { return c.SyncMBps }),
+			ReadMBps:            pick(func(c FilesCase) float64 { return c.ReadMBps }),
+			SenderSyncCPU:       pick(func(c FilesCase) float64 { return c.SenderSyncCPU }),
+			ReceiverSyncCPU:     pick(func(c FilesCase) float64 { return c.ReceiverSyncCPU }),
+			SenderPeakMiB:       pick(func(c FilesCase) float64 { return c.SenderPeakMiB }),
+			ReceiverPeakMiB:     pick(func(c FilesCase) float64 { return c.ReceiverPeakMiB }),
+			SenderPeakAnonMiB:   pick(func(c FilesCase) float64 { return c.SenderPeakAnonMiB }),
+			SenderPeakFileMiB:   pick(func(c FilesCase) float64 { return c.SenderPeakFileMiB }),
+			SenderThreads:       int64(pick(func(c FilesCase) float64 { return float64(c.SenderThreads) })),
+			ReceiverPeakAnonMiB: pick(func(c FilesCase) float64 { return c.ReceiverPeakAnonMiB }),
+			ReceiverPeakFileMiB: pick(func(c FilesCase) float64 { return c.ReceiverPeakFileMiB }),
+			ReceiverThreads:     int64(pick(func(c FilesCase) float64 { return float64(c.ReceiverThreads) }))}
 		c.SyncOverTCP = c.SyncMBps / res.LoopbackTCP
 		c.SyncOverHashedTCP = c.SyncMBps / res.LoopbackTCPHashed
 		c.SyncOverHash = c.SyncMBps / res.Hash
@@ -494,6 +511,23 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 		return c, failed(err, sender)
 	}
 	defer receiver.stop()
+	stopSampling := make(chan struct{})
+	sampled := make(chan [2][]rssSample, 1)
+	go func() {
+		var out [2][]rssSample
+		var wg sync.WaitGroup
+		for i, n := range []*filesNode{sender, receiver} {
+			wg.Go(func() { out[i] = sampleRSS(n.cmd.Process.Pid, 200*time.Millisecond, stopSampling) })
+		}
+		wg.Wait()
+		sampled <- out
+	}()
+	defer func() {
+		if stopSampling != nil {
+			close(stopSampling)
+			<-sampled
+		}
+	}()
 	if err := r.step("the first file", 1, func(done *atomic.Int64) error {
 		return receiver.waitFile(ctx, sp, warm.Hash.String())
 	}, sender, receiver); err != nil {
@@ -597,6 +631,12 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 		return c, err
 	}
 	c.ReadMBps = float64(total) / time.Since(start).Seconds() / 1e6
+	close(stopSampling)
+	stopSampling = nil
+	samples := <-sampled
+	c.SenderPeakAnonMiB, c.SenderPeakFileMiB = rssPeakParts(samples[0])
+	c.ReceiverPeakAnonMiB, c.ReceiverPeakFileMiB = rssPeakParts(samples[1])
+	c.SenderThreads, c.ReceiverThreads = mostThreads(samples[0]), mostThreads(samples[1])
 	if c.SenderPeakMiB, err = peakRSSMiB(sender.cmd.Process.Pid); err != nil {
 		return c, err
 	}

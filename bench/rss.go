@@ -11,10 +11,12 @@ import (
 
 // rssSample is a child process's resident memory at one moment, from
 // /proc/PID/status (Linux): all of it, and its anonymous (heaps) and
-// file-backed (the binary's mapped code) parts, in KiB.
+// file-backed (the binary's mapped code) parts, in KiB; and its OS
+// threads (each with stacks of its own in the anonymous part).
 type rssSample struct {
 	at               time.Duration
 	rss, anon, files int64
+	threads          int64
 }
 
 // sampleRSS reads pid's resident memory every interval until stop is
@@ -39,14 +41,14 @@ func sampleRSS(pid int, interval time.Duration, stop <-chan struct{}) []rssSampl
 }
 
 func readRSS(path string) (rssSample, bool) {
-	v, err := procStatus(path, "VmRSS", "RssAnon", "RssFile")
+	v, err := procStatus(path, "VmRSS", "RssAnon", "RssFile", "Threads")
 	if err != nil {
 		return rssSample{}, false
 	}
-	return rssSample{rss: v[0], anon: v[1], files: v[2]}, true
+	return rssSample{rss: v[0], anon: v[1], files: v[2], threads: v[3]}, true
 }
 
-// procStatus reads the named fields, in KiB, of a /proc/PID/status file
+// procStatus reads the named fields, in KiB (Threads: a count), of a /proc/PID/status file
 // (Linux); an error when the file or any field is missing.
 func procStatus(path string, names ...string) ([]int64, error) {
 	b, err := os.ReadFile(path)
@@ -130,4 +132,13 @@ func childCPU(pid int) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * (time.Second / 100), nil
+}
+
+// mostThreads is the most OS threads of the samples.
+func mostThreads(samples []rssSample) int64 {
+	var n int64
+	for _, s := range samples {
+		n = max(n, s.threads)
+	}
+	return n
 }

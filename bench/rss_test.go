@@ -32,3 +32,18 @@ func TestReadRSSOfThisProcess(t *testing.T) {
 		t.Fatalf("implausible sample %+v", s)
 	}
 }
+
+// A sample counts the process's threads: this test's process runs at
+// least the ones a goroutine blocked in a system call holds.
+func TestSampleCountsThreads(t *testing.T) {
+	s, ok := readRSS("/proc/self/status")
+	if !ok {
+		t.Skip("no /proc/self/status on this system")
+	}
+	if s.threads < 1 {
+		t.Fatalf("%d threads in %+v", s.threads, s)
+	}
+	if n := mostThreads([]rssSample{{threads: 3}, {threads: 9}, {threads: 4}}); n != 9 {
+		t.Fatalf("most threads %d, want 9", n)
+	}
+}
