@@ -272,3 +272,45 @@ func TestNamingFileFindsTheNamingVersion(t *testing.T) {
 		t.Errorf("a file no version names: %v %v", ok, err)
 	}
 }
+
+// TidyFiles reads the held files a page at a time and looks each up in
+// the files index: over more than two pages, with files named and not
+// named interleaved in hash order, it deletes exactly those nothing
+// names, whatever page they fall in.
+func TestTidyFilesOverPages(t *testing.T) {
+	ctx := context.Background()
+	const named = 1300
+	s, _, _, refs := storeLacking(t, "tidy pages", named)
+	for i, ref := range refs {
+		if err := s.PutFile(ctx, ref.Hash, fmt.Appendf(nil, "lacking %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var unnamed []canonical.ID
+	for i := range 1200 {
+		data := fmt.Appendf(nil, "named by nothing %d", i)
+		if err := s.PutFile(ctx, canonical.IDOf(data), data); err != nil {
+			t.Fatal(err)
+		}
+		unnamed = append(unnamed, canonical.IDOf(data))
+	}
+	res, err := s.TidyFiles(ctx, -time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Deleted != len(unnamed) {
+		t.Fatalf("tidied %+v, want %d deleted", res, len(unnamed))
+	}
+	for _, f := range unnamed {
+		if held, err := s.HasFile(ctx, f); err != nil || held {
+			t.Fatalf("unnamed file %s held %v (%v) after a tidy", f, held, err)
+		}
+	}
+	n := 0
+	if err := s.Files(ctx, func(engine.FileInfo) bool { n++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if n != named {
+		t.Fatalf("%d files held after a tidy, want the %d named", n, named)
+	}
+}

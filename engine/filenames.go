@@ -199,25 +199,37 @@ func (s *Store) TidyFiles(ctx context.Context, grace time.Duration) (TidyFilesRe
 		return res, err
 	}
 	before := s.now().Add(-grace)
-	named := map[canonical.ID]bool{}
-	if err := s.NamedFiles(ctx, "", func(f NamedFile) bool { named[f.Hash] = true; return true }); err != nil {
-		return res, err
-	}
-	var gone []FileInfo
-	if err := s.Files(ctx, func(fi FileInfo) bool {
-		if !named[fi.Hash] && fi.Kept.Before(before) {
-			gone = append(gone, fi)
-		}
-		return true
-	}); err != nil {
-		return res, err
-	}
-	for _, fi := range gone {
-		if err := s.DeleteFile(ctx, fi.Hash); err != nil {
+	// The held files are read a page at a time, each looked up in the
+	// files index: nothing here grows with the files the store holds (a
+	// set of every file named, 262,144 of them, was tens of MB held for
+	// the minutes a tidy takes, bench/REPORT-files.md).
+	lo := []byte{keys.FileHeld}
+	for {
+		page, next, err := s.heldPage(ctx, lo)
+		if err != nil {
 			return res, err
 		}
-		res.Deleted++
-		res.DeletedBytes += fi.Size
+		for _, fi := range page {
+			if !fi.Kept.Before(before) {
+				continue
+			}
+			named, err := s.isFileNamed(ctx, fi.Hash)
+			if err != nil {
+				return res, err
+			}
+			if named {
+				continue
+			}
+			if err := s.DeleteFile(ctx, fi.Hash); err != nil {
+				return res, err
+			}
+			res.Deleted++
+			res.DeletedBytes += fi.Size
+		}
+		if next == nil {
+			break
+		}
+		lo = next
 	}
 	dir := s.files()
 	err := dir.List(func(e FileEntry) error {
@@ -229,8 +241,8 @@ func (s *Store) TidyFiles(ctx context.Context, grace time.Duration) (TidyFilesRe
 			res.Removed++
 			return dir.RemoveTemp(e.Name)
 		case FilePartial:
-			if named[e.File] {
-				return nil
+			if named, err := s.isFileNamed(ctx, e.File); err != nil || named {
+				return err
 			}
 			s.state.Lock()
 			busy := s.partials[e.File]
@@ -250,6 +262,59 @@ func (s *Store) TidyFiles(ctx context.Context, grace time.Duration) (TidyFilesRe
 		}
 	})
 	return res, err
+}
+
+// tidyPage is how many held files TidyFiles reads at a time.
+const tidyPage = 1024
+
+// heldPage reads up to tidyPage held files from lo on, with no iterator
+// left open (the caller deletes files between pages); next is where the
+// following page starts, nil at the end.
+func (s *Store) heldPage(ctx context.Context, lo []byte) (page []FileInfo, next []byte, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	it, err := s.kv.NewIter(lo, []byte{keys.FileHeld + 1})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer it.Close()
+	for it.Next() {
+		k := it.Key()
+		if len(k) != 33 {
+			return nil, nil, Errorf(ErrCorrupt, "damaged: file entry key")
+		}
+		if len(page) == tidyPage {
+			return page, bytes.Clone(k), it.Err()
+		}
+		size, at, err := decodeFileValue(it.Value())
+		if err != nil {
+			return nil, nil, err
+		}
+		page = append(page, FileInfo{FileRef: FileRef{Hash: canonical.ID(k[1:]), Size: size}, Kept: at})
+	}
+	return page, nil, it.Err()
+}
+
+// isFileNamed reports whether a version held whole, in any space, names
+// the file: its entries of the files index alone are read.
+func (s *Store) isFileNamed(ctx context.Context, hash canonical.ID) (bool, error) {
+	if s.filesUnindexed {
+		named := false
+		err := s.namedFilesByScan(ctx, "", func(f NamedFile) bool {
+			named = f.Hash == hash
+			return !named
+		})
+		return named, err
+	}
+	p := append([]byte{keys.FileNamed}, hash[:]...)
+	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	named := it.Next()
+	return named, it.Err()
 }
 
 // VerifyFiles reads every held file whole and checks it against its hash

@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -260,19 +261,36 @@ func (d *Dir) RemoveTemp(name string) error {
 }
 
 // List calls fn for every kept, partial and temporary file; names that
-// are not ours are left out.
+// are not ours are left out. Each directory is read listPage entries at
+// a time, in the order the file system keeps them, so listing a store of
+// 262,144 files holds a page of their names, not all of them; fn may
+// remove the file it is called for.
 func (d *Dir) List(fn func(engine.FileEntry) error) error {
 	for _, part := range []struct {
 		dir  string
 		kind engine.FileKind
 	}{{d.root, engine.FileKept}, {d.partialDir(), engine.FilePartial}, {d.tmpDir(), engine.FileTempKind}} {
-		es, err := os.ReadDir(part.dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		if err := listDir(part.dir, part.kind, fn); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// listPage is how many entries List reads from a directory at a time.
+const listPage = 256
+
+func listDir(dir string, kind engine.FileKind, fn func(engine.FileEntry) error) error {
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		es, err := f.ReadDir(listPage)
 		for _, e := range es {
 			if e.IsDir() {
 				continue
@@ -280,25 +298,30 @@ func (d *Dir) List(fn func(engine.FileEntry) error) error {
 			// A kept or partial file's name is its content id, read
 			// here; a name that is none is not ours.
 			var file canonical.ID
-			if part.kind != engine.FileTempKind {
+			if kind != engine.FileTempKind {
 				var ok bool
 				if file, ok = canonical.ParseExactID(e.Name()); !ok {
 					continue
 				}
 			}
-			fi, err := e.Info()
-			if errors.Is(err, fs.ErrNotExist) {
+			fi, ierr := e.Info()
+			if errors.Is(ierr, fs.ErrNotExist) {
 				continue
 			}
-			if err != nil {
-				return err
+			if ierr != nil {
+				return ierr
 			}
-			if err := fn(engine.FileEntry{File: file, Name: e.Name(), Kind: part.kind, Size: fi.Size(), ModTime: fi.ModTime()}); err != nil {
-				return err
+			if ferr := fn(engine.FileEntry{File: file, Name: e.Name(), Kind: kind, Size: fi.Size(), ModTime: fi.ModTime()}); ferr != nil {
+				return ferr
 			}
 		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return nil
 }
 
 func syncDir(dir string) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,4 +285,37 @@ func TestDirKeepsAFileHashedAside(t *testing.T) {
 		t.Fatalf("the partial of changed bytes is kept: %v", err)
 	}
 	p.Close()
+}
+
+// List reads a directory a page at a time: every file of several pages
+// is listed once, also when each is removed as it is listed.
+func TestDirListsPagesWhileRemoving(t *testing.T) {
+	root := t.TempDir()
+	d := filedir.Open(root)
+	want := map[canonical.ID]bool{}
+	for i := range 1000 {
+		id := canonical.IDOf(fmt.Appendf(nil, "file %d", i))
+		if err := os.WriteFile(filepath.Join(root, id.String()), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want[id] = true
+	}
+	got := map[canonical.ID]int{}
+	if err := d.List(func(e engine.FileEntry) error {
+		got[e.File]++
+		return d.Remove(e.File)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for id := range want {
+		if got[id] != 1 {
+			t.Fatalf("file %s listed %d times", id, got[id])
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d files listed, %d there", len(got), len(want))
+	}
+	if es, err := os.ReadDir(root); err != nil || len(es) != 0 {
+		t.Fatalf("%d entries left (%v)", len(es), err)
+	}
 }
