@@ -191,19 +191,22 @@ func (t *tx) readAheadFor(p *Prepared) error {
 	if t.prev != nil {
 		prevStored = t.prev.stored
 	}
-	ks := t.s.aheadKeys(p.vs, func(i int) (canonical.ID, []byte, bool) {
+	ks, _ := t.s.aheadKeys(p.vs, func(i int) (canonical.ID, []byte, bool) {
 		e := &p.enc[i]
 		return e.d, e.rec, !p.refused[i] && e.ok && e.rec != nil
-	}, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0)
+	}, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0, nil, nil)
 	return t.readAhead(ks)
 }
 
 // aheadKeys are the keys admitting vs looks up (readAheadFor): of each
 // version enc gives its digest and record (keys.Rec), false for one not
 // to admit; waiting and logPrev say whether the store has waiting
-// versions and log.prev entries to look for.
-func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, []byte, bool), prevStored map[canonical.ID]*record.Version, waiting, logPrev bool) [][]byte {
-	ks := make([][]byte, 0, 4*len(vs))
+// versions and log.prev entries to look for. free are line places known
+// free (nil: none): the ids at them, and the heads of the fresh records
+// (fresh[i]) among them, are known absent (ReadAheadFresh) and put in
+// absent, not in what is returned.
+func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, []byte, bool), prevStored map[canonical.ID]*record.Version, waiting, logPrev bool, free map[string]bool, fresh []bool) (ks, absent [][]byte) {
+	ks = make([][]byte, 0, 4*len(vs))
 	inBatch := make(map[canonical.ID]bool, len(vs))
 	for i := range vs {
 		if d, _, ok := enc(i); ok {
@@ -225,15 +228,33 @@ func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, [
 		if !ok {
 			continue
 		}
-		ks = append(ks, keys.IDKey(d), keys.HeadKey(rec))
+		id, head := keys.IDKey(d), keys.HeadKey(rec)
+		switch {
+		case v.Log == nil:
+			ks = append(ks, id, head)
+		case len(free) > 0:
+			// free holds the places it found free, which are not read.
+			place := keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N)
+			if !free[string(place)] {
+				ks = append(ks, id, head, place)
+				break
+			}
+			// A version found held is compared with its record's head:
+			// a head is known absent only with the id.
+			absent = append(absent, id)
+			if i < len(fresh) && fresh[i] && v.Seq == 0 {
+				absent = append(absent, head)
+			} else {
+				ks = append(ks, head)
+			}
+		default:
+			ks = append(ks, id, head, keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
+		}
 		if waiting {
 			ks = append(ks, keys.WaitKey(d))
 		}
 		if logPrev {
 			ks = append(ks, keys.LogPrevKey(d))
-		}
-		if v.Log != nil {
-			ks = append(ks, keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
 		}
 		if v.Seq > 0 {
 			named(v.PrevDigest())
@@ -242,7 +263,7 @@ func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, [
 			}
 		}
 	}
-	return ks
+	return ks, absent
 }
 
 // Ahead is what admitting some versions will look up in the store, read
@@ -262,6 +283,23 @@ type Ahead struct {
 // read through in memory); else what it read is read again as the batch
 // is decided.
 func (s *Store) ReadAhead(vs []*record.Version) (*Ahead, error) {
+	return s.ReadAheadFresh(vs, nil)
+}
+
+// ReadAheadFresh is [Store.ReadAhead] for versions some of which are the
+// first of a record whose key their writer drew at random (fresh[i], 02
+// §4.1: 16 random bytes, a key no record has yet). fresh may be nil.
+//
+// A version's id is not read when its place in its writer's line is found
+// free (freeLinePlaces): the store writes a version's id and its line
+// place in the same batch (tx.put, tx.line), both from its signed part, so
+// a free place means the id is not held (store check names a held version
+// without its place as damage). A fresh record's head is not read either
+// when its version's id is not: a version found held is compared with its
+// head. The writer alone can tell a fresh key; one named fresh that is not
+// would be stored over its record's head, so only a key the caller drew
+// itself may be named.
+func (s *Store) ReadAheadFresh(vs []*record.Version, fresh []bool) (*Ahead, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -269,23 +307,26 @@ func (s *Store) ReadAhead(vs []*record.Version) (*Ahead, error) {
 	waiting, logPrev := s.st.stats.Waiting > 0, s.st.logPrev > 0
 	s.state.Unlock()
 	a := &Ahead{at: s.applied.Load()} // before the reads: a commit during them moves it
-	ks := s.aheadKeys(vs, func(i int) (canonical.ID, []byte, bool) {
+	free := s.freeLinePlaces(vs)
+	ks, absent := s.aheadKeys(vs, func(i int) (canonical.ID, []byte, bool) {
 		v := vs[i]
 		d, ok := v.Digest()
 		if !ok || !v.HasSpace {
 			return d, nil, false
 		}
 		return d, keys.Rec(v.Space, v.Key), true
-	}, nil, waiting, logPrev)
-	free := s.freeLinePlaces(vs)
-	if len(free) > 0 {
-		ks = slices.DeleteFunc(ks, func(k []byte) bool { return free[string(k)] })
+	}, nil, waiting, logPrev, free, fresh)
+	a.m = make(map[string]ahead, len(ks)+len(free)+len(absent))
+	for k := range free {
+		a.m[k] = aheadMissing
+	}
+	for _, k := range absent {
+		a.m[string(k)] = aheadMissing
 	}
 	slices.SortFunc(ks, bytes.Compare)
 	ks = slices.CompactFunc(ks, bytes.Equal)
-	a.m = make(map[string]ahead, len(ks)+len(free))
-	for k := range free {
-		a.m[k] = aheadMissing
+	if len(ks) == 0 {
+		return a, nil
 	}
 	found := make([]bool, len(ks))
 	if err := s.kv.GetMany(ks, func(i int, v []byte) {

@@ -156,7 +156,7 @@ type changeRef struct {
 func (t *tx) changesMade() ([]Change, []uint64, error) {
 	cs := make([]Change, 0, len(t.pend))
 	curV := make([]uint64, len(t.pend))
-	heads := map[string]head{}
+	heads := make(map[string]head, len(t.pend)) // sized once: a batch is of many records
 	seq := t.st.changeSeq - uint64(len(t.pend))
 	for i, p := range t.pend {
 		seq++

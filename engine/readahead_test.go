@@ -200,3 +200,94 @@ func TestReadAheadOfALine(t *testing.T) {
 		t.Fatalf("place 4 holds %v %v, want both", ids, err)
 	}
 }
+
+// countingKV counts the keys looked up with GetMany.
+type countingKV struct {
+	*memory.Store
+	got int
+}
+
+func (c *countingKV) GetMany(ks [][]byte, found func(int, []byte)) error {
+	c.got += len(ks)
+	return c.Store.GetMany(ks, found)
+}
+
+// A batch read ahead with its fresh records named reads neither their
+// heads nor the ids at line places found free, and is stored as one read
+// whole; versions at held places are still found held (their ids read).
+func TestReadAheadFresh(t *testing.T) {
+	ctx := context.Background()
+	w, err := enginetest.NewWriter(enginetest.SpaceID("read ahead fresh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustV(t)
+	var vs []*record.Version
+	for i := range 7 {
+		vs = append(vs, v(w.First("app.chat", fmt.Sprint(i))))
+	}
+	kv := &countingKV{Store: memory.Open(nil)}
+	s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	admit := func(fresh []bool, batch ...*record.Version) ([]engine.Outcome, int) {
+		t.Helper()
+		kv.got = 0
+		a, err := s.ReadAheadFresh(batch, fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := kv.got
+		p, err := s.Prepare(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.ReadAhead(a)
+		outs, err := s.AdmitPrepared(ctx, "p", p)
+		if err != nil || len(outs) != len(batch) {
+			t.Fatalf("admit: %v %v", outs, err)
+		}
+		if engine.ReadAheadKept(p) {
+			t.Fatal("what was read ahead was not used")
+		}
+		return outs, read
+	}
+	all := []bool{true, true, true}
+	admitAll(t, s, vs[0], vs[1])
+	// Held places: the ids are read and found, fresh or not.
+	outs, read := admit(all[:2], vs[0], vs[1])
+	for i, o := range outs {
+		if o.New {
+			t.Fatalf("held version %d stored again: %+v", i, o)
+		}
+	}
+	if read < 2 {
+		t.Fatalf("%d keys read for two versions at held places: want their ids", read)
+	}
+	// Free places, fresh records: nothing to read.
+	outs, read = admit(all, vs[2], vs[3], vs[4])
+	for i, o := range outs {
+		if !o.New || o.Verdict != engine.Stands {
+			t.Fatalf("place %d: %+v", i+2, o)
+		}
+	}
+	if read != 0 {
+		t.Fatalf("%d keys read for fresh records at free places", read)
+	}
+	// Not named fresh: their heads are read.
+	if _, read = admit(nil, vs[5], vs[6]); read < 2 {
+		t.Fatalf("%d keys read for two records not named fresh: want their heads", read)
+	}
+	for _, x := range vs {
+		d, _ := x.Digest()
+		got, err := s.Version(ctx, d)
+		if err != nil || got.ID != x.ID {
+			t.Fatalf("%s: %v %v", x.ID, got, err)
+		}
+	}
+	if st, err := s.Stats(ctx); err != nil || st.Versions != int64(len(vs)) {
+		t.Fatalf("stats %+v %v: want %d versions", st, err, len(vs))
+	}
+}

@@ -223,3 +223,42 @@ func TestCheckerConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A note passed twice as the same object is kept, copied: the same note
+// again — that object or another with its content — passes without its
+// signed bytes hashed again, with its audience, time and grants still
+// checked; the object changed in place after it was kept is checked anew.
+func TestCheckerKeepsTheNoteItPassed(t *testing.T) {
+	root, session, stranger := newKey(t), newKey(t), newKey(t)
+	c := &Checker{}
+	n := issue(t, root, NoteOptions{Aud: session.DID(), Cmd: CmdRecord, Exp: 1000})
+	obj := n.Object()
+	for range 3 {
+		if iss, err := c.CheckNote(obj, session.DID(), nil, nil); err != nil || iss != n.Iss {
+			t.Fatalf("%s %v", iss, err)
+		}
+	}
+	l := c.last.Load()
+	if l == nil || l.obj == obj {
+		t.Fatalf("kept %+v: want a copy of the note", l)
+	}
+	text, _ := canonical.Marshal(obj)
+	again, _ := canonical.Parse(text)
+	if _, err := c.CheckNote(again.(*canonical.Object), session.DID(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, func() error { _, err := c.CheckNote(obj, stranger.DID(), nil, nil); return err }(), CodeNoteAudience)
+	late := time.Unix(5000, 0)
+	wantCode(t, func() error { _, err := c.CheckNote(obj, session.DID(), &late, nil); return err }(), CodeNoteTime)
+	if _, err := c.CheckNote(obj, session.DID(), nil, &Invocation{Cmd: CmdTop}); err == nil {
+		t.Fatal("a /record note granted /")
+	}
+	// Changed in place: the payload's cmd, then the signature.
+	p, _ := obj.Get("payload")
+	p.(*canonical.Object).Set("cmd", CmdTop)
+	wantCode(t, func() error { _, err := c.CheckNote(obj, session.DID(), nil, nil); return err }(), CodeNoteSignature)
+	p.(*canonical.Object).Set("cmd", CmdRecord)
+	sig, _ := obj.Get("sig")
+	obj.Set("sig", sig.(string)[:len(sig.(string))-2]+"AA")
+	wantCode(t, func() error { _, err := c.CheckNote(obj, session.DID(), nil, nil); return err }(), CodeNoteSignature)
+}

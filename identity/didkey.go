@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"math/big"
 	"strings"
 	"sync/atomic"
 
@@ -163,22 +162,29 @@ func appendDERInt(dst, b []byte) []byte {
 // derToP1363 turns crypto/ecdsa's DER signature into r ‖ s.
 func derToP1363(der []byte) ([]byte, error) {
 	// SEQUENCE { INTEGER r, INTEGER s }, each at most 33 bytes here.
-	bad := errors.New("minca/identity: malformed DER signature")
 	if len(der) < 8 || der[0] != 0x30 || int(der[1]) != len(der)-2 {
-		return nil, bad
+		return nil, errBadDER
 	}
 	out := make([]byte, 64)
 	rest := der[2:]
 	for i := 0; i < 2; i++ {
 		if len(rest) < 2 || rest[0] != 0x02 || int(rest[1]) > len(rest)-2 {
-			return nil, bad
+			return nil, errBadDER
 		}
-		n := new(big.Int).SetBytes(rest[2 : 2+int(rest[1])])
-		if n.BitLen() > 256 {
-			return nil, bad
+		// The integer's big-endian bytes, its leading zeros dropped, must
+		// fit 32 bytes; they are written right-aligned.
+		n := rest[2 : 2+int(rest[1])]
+		for len(n) > 0 && n[0] == 0 {
+			n = n[1:]
 		}
-		n.FillBytes(out[i*32 : i*32+32])
+		if len(n) > 32 {
+			return nil, errBadDER
+		}
+		copy(out[i*32+32-len(n):i*32+32], n)
 		rest = rest[2+int(rest[1]):]
 	}
 	return out, nil
 }
+
+// errBadDER is derToP1363's refusal, made once: signing calls it each time.
+var errBadDER = errors.New("minca/identity: malformed DER signature")

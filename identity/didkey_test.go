@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/base64"
@@ -206,4 +207,31 @@ func FuzzParseDID(f *testing.F) {
 			t.Fatalf("accepted %q as %q", s, k.DID())
 		}
 	})
+}
+
+// derToP1363 writes each integer right-aligned in 32 bytes, its DER sign
+// byte and leading zeros dropped, and refuses one over 32 bytes.
+func TestDERToP1363(t *testing.T) {
+	der := func(r, s []byte) []byte {
+		out := []byte{0x30, byte(4 + len(r) + len(s)), 0x02, byte(len(r))}
+		out = append(out, r...)
+		return append(append(out, 0x02, byte(len(s))), s...)
+	}
+	high := append([]byte{0x00}, bytes.Repeat([]byte{0xff}, 32)...) // 33 bytes: a sign byte
+	got, err := derToP1363(der(high, []byte{0x00, 0x00, 0x05}))
+	want := append(bytes.Repeat([]byte{0xff}, 32), append(make([]byte, 31), 0x05)...)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("got %x %v, want %x", got, err, want)
+	}
+	over := append([]byte{0x01}, bytes.Repeat([]byte{0xff}, 32)...) // 257 bits
+	for _, bad := range [][]byte{
+		der(over, []byte{0x05}),
+		der([]byte{0x05}, over),
+		der([]byte{0x05}, []byte{0x05})[:7],
+		append([]byte{0x31}, der([]byte{0x05}, []byte{0x05})[1:]...),
+	} {
+		if got, err := derToP1363(bad); err == nil {
+			t.Fatalf("%x taken: %x", bad, got)
+		}
+	}
 }

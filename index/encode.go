@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/minca-go/minca/canonical"
 )
@@ -34,6 +35,7 @@ const maxValueEnc = 512
 // strings do bytewise and none is a prefix of another: 0x00 as 00 FF, and
 // 00 01 at the end.
 func appendEsc(b []byte, s string) []byte {
+	b = slices.Grow(b, len(s)+2) // once, not as each byte comes
 	for i := 0; i < len(s); i++ {
 		if s[i] == 0 {
 			b = append(b, 0, 0xff)

@@ -317,11 +317,12 @@ func (j *SpaceJudge) rootOf(hr engine.HeldReader, v *record.Version) (string, er
 // as of its seen, then whether a change it had not seen took it away.
 func (j *SpaceJudge) decideVersion(hr engine.HeldReader, sp *space.History, v *record.Version, c engine.Checked) (engine.Decision, error) {
 	st, err := sp.At(v.Seen)
-	var m *space.MissingError
-	if errors.As(err, &m) {
-		return j.missing(hr, v, m)
-	}
 	if err != nil {
+		// m only on this path: its address escapes.
+		var m *space.MissingError
+		if errors.As(err, &m) {
+			return j.missing(hr, v, m)
+		}
 		return engine.Decision{}, err
 	}
 	req, err := j.request(hr, sp.Genesis().ID, v, c.Root)

@@ -84,10 +84,11 @@ func lineName(space, collection string) string { return space + "\n" + collectio
 // Peek returns the place a new version in collection of space takes next:
 // log.n and log.prev (02 §4.10).
 func (t *PlaceTxn) Peek(space, collection string) record.Log {
-	name := lineName(space, collection)
-	l := t.changed[name]
+	var buf [160]byte
+	name := appendLineName(buf[:0], space, collection)
+	l := t.changed[string(name)]
 	if l == nil {
-		l = t.lines[name]
+		l = t.lines[string(name)]
 	}
 	if l == nil {
 		return record.Log{}
@@ -95,9 +96,20 @@ func (t *PlaceTxn) Peek(space, collection string) record.Log {
 	return record.Log{N: l.N, Prev: l.Last}
 }
 
+// appendLineName appends lineName(space, collection) to dst: the name
+// looked up, with dst on the stack, without a string made.
+func appendLineName(dst []byte, space, collection string) []byte {
+	return append(append(append(dst, space...), '\n'), collection...)
+}
+
 // Take records that the version id was signed at the place Peek gave, or
 // at a later one (n, when the store showed Peek's place taken already).
 func (t *PlaceTxn) Take(space, collection string, n int64, id string) {
+	var buf [160]byte
+	if l := t.changed[string(appendLineName(buf[:0], space, collection))]; l != nil {
+		l.N, l.Last = n+1, id // taken in this transaction: no one else holds it yet
+		return
+	}
 	if t.changed == nil {
 		t.changed = map[string]*placeLine{}
 	}

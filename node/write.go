@@ -141,6 +141,10 @@ func asValue(body any) (any, error) {
 		return b, nil
 	case []byte:
 		return canonical.Parse(b)
+	case map[string]any:
+		if v, ok := plainValue(b, 1); ok {
+			return v, nil
+		}
 	}
 	raw, err := json.Marshal(body)
 	if err != nil {
@@ -223,16 +227,11 @@ func (w *writer) inForce(ctx context.Context, g *space.Genesis, st *space.State,
 	return in, rf != nil
 }
 
-// prepare derives the draft of the version a write makes — all of it but
+// draft derives the draft of the version a write makes — all of it but
 // its log place, which the writer takes under the places' lock (02 §4.10)
-// — and makes the checks a writer makes before signing (§9.6).
-func (w *writer) prepare(ctx context.Context, r *writeReq, root string) (*record.Draft, error) {
-	d, _, err := w.draft(ctx, r, root)
-	return d, err
-}
-
-// draft is prepare, and whether the draft follows a top read from the
-// store or the writes under way (false for a fresh key, which has none).
+// — and makes the checks a writer makes before signing (§9.6); and tells
+// whether the draft follows a top read from the store or the writes under
+// way (false for a fresh key, which has none).
 func (w *writer) draft(ctx context.Context, r *writeReq, root string) (*record.Draft, bool, error) {
 	n := w.n
 	ring, err := n.keys.load(r.space)

@@ -219,7 +219,10 @@ type staged struct {
 	// prov are the batch's versions as previewed (not signed: their ids
 	// are fixed), and ahead what storing them will look up in the store,
 	// read beside the places' sync (engine.Store.ReadAhead).
-	prov  []*record.Version
+	prov []*record.Version
+	// fresh tells which of prov are the first of a record whose key was
+	// drawn at random for them (02 §4.1): the store has no head to read.
+	fresh []bool
 	ahead chan *engine.Ahead
 }
 
@@ -246,7 +249,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 	free := map[[2]string]int64{}  // lines the store holds nothing of from this place on
 	syncPlaces, err := w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
 		for i, r := range batch {
-			draft, u, err := w.drafted(ctx, r, signer, heads)
+			draft, u, fresh, err := w.drafted(ctx, r, signer, heads)
 			if err != nil {
 				reply(i, nil, err)
 				continue
@@ -285,6 +288,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 			t.Take(r.space, draft.Collection, place.N, v.ID)
 			w.hold(v)
 			st.prov = append(st.prov, v)
+			st.fresh = append(st.fresh, fresh)
 			st.ps = append(st.ps, pre)
 			st.idx = append(st.idx, i)
 		}
@@ -309,7 +313,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 	// that fails is made again as the batch is decided.
 	st.ahead = make(chan *engine.Ahead, 1)
 	go func() {
-		a, _ := w.n.st.ReadAhead(st.prov)
+		a, _ := w.n.st.ReadAheadFresh(st.prov, st.fresh)
 		st.ahead <- a
 	}()
 	return st
@@ -360,8 +364,9 @@ func (w *writer) early(ctx context.Context, r *writeReq) {
 // change is written alone, and the next batch is built once it is
 // decided), and, when it follows a record's top, that top — else a new
 // one (u nil then: the caller presigns the draft). heads caches each
-// space's heads for the batch.
-func (w *writer) drafted(ctx context.Context, r *writeReq, signer *identity.SessionSigner, heads map[string][]string) (*record.Draft, *record.Unplaced, error) {
+// space's heads for the batch. fresh: the draft is the first version of a
+// record whose key was drawn at random for it.
+func (w *writer) drafted(ctx context.Context, r *writeReq, signer *identity.SessionSigner, heads map[string][]string) (d *record.Draft, u *record.Unplaced, fresh bool, err error) {
 	if e := r.early; e != nil && e.signer == signer {
 		r.early = nil // used once
 		hs, ok := heads[r.space]
@@ -370,7 +375,7 @@ func (w *writer) drafted(ctx context.Context, r *writeReq, signer *identity.Sess
 				hs = h.Heads()
 				return nil
 			}); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			heads[r.space] = hs
 		}
@@ -378,16 +383,16 @@ func (w *writer) drafted(ctx context.Context, r *writeReq, signer *identity.Sess
 		if same && e.readTop {
 			top, err := w.top(ctx, r.space, e.d.Key)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			same = (top == nil) == (e.d.After == nil) && (top == nil || top.ID == e.d.After.ID)
 		}
 		if same {
-			return e.d, e.u, nil
+			return e.d, e.u, !e.readTop, nil
 		}
 	}
-	d, err := w.prepare(ctx, r, signer.Root())
-	return d, nil, err
+	d, readTop, err := w.draft(ctx, r, signer.Root())
+	return d, nil, !readTop, err
 }
 
 // sign signs a staged batch on every core — the pipeline's checking

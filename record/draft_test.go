@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/base64"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,59 @@ func TestUnplacedAtIsPresign(t *testing.T) {
 		}
 		if _, err := u.At(place); err == nil {
 			t.Fatal("an unplaced draft presigned twice")
+		}
+	}
+}
+
+// 02 §3.3: a version signed after its provisional form was made is the
+// version its members read to, and the provisional keeps its empty
+// signature.
+func TestSignAfterProvisional(t *testing.T) {
+	k, err := identity.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := FreshKey(k.DID())
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	first, err := (&Draft{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, Body: canonical.NewObject("t", "a")}).Sign(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*Draft{
+		{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, After: first, Seen: []string{first.ID},
+			Body: canonical.NewObject("t", "b"), Tags: []string{"t1"}, Log: Log{N: 3, Prev: first.ID}},
+		{Space: testSpace, Collection: "app.note", CreatedAt: at, Key: key, After: first, Deleted: true},
+	} {
+		p, err := d.Presign(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prov, err := p.Provisional()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := p.Sign()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prov.Signature != "" {
+			t.Fatalf("the provisional's signature became %q", prov.Signature)
+		}
+		if s, _ := prov.Object().Get("signature"); s != "" {
+			t.Fatalf("the provisional's envelope's signature became %q", s)
+		}
+		back, err := FromValue(v.Object().Clone())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(v, back) {
+			t.Fatalf("signed after the provisional:\n%+v\nread from its members:\n%+v", v, back)
+		}
+		if v.Signature == "" || v.ID != p.ID() {
+			t.Fatalf("signed %+v", v)
+		}
+		if err := (&Verifier{}).Verify(v); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -38,9 +38,19 @@ var base32Lower = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPad
 // OwnerPart is owner(root) = lowercase(base32(SHA-256("minca/record-owner/v1|"
 // ‖ root)[0..16))): 26 characters naming the account (02 §4.1).
 func OwnerPart(root string) string {
-	sum := sha256.Sum256([]byte("minca/record-owner/v1|" + root))
-	return base32Lower.EncodeToString(sum[:16])
+	var b [OwnerPartLen]byte
+	return string(appendOwnerPart(b[:0], root))
 }
+
+// appendOwnerPart appends [OwnerPart] of root to dst: with dst on the
+// caller's stack, no allocation.
+func appendOwnerPart(dst []byte, root string) []byte {
+	var in [128]byte // a did:key root fits; a longer one is copied to the heap
+	sum := sha256.Sum256(append(append(in[:0], ownerPrefix...), root...))
+	return base32Lower.AppendEncode(dst, sum[:16])
+}
+
+const ownerPrefix = "minca/record-owner/v1|"
 
 // FreshKey returns a new owned key of root's: its owner part and a name of
 // 16 random bytes in base32 (02 §4.1).
@@ -49,7 +59,9 @@ func FreshKey(root string) (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("minca/record: fresh key: %w", err)
 	}
-	return OwnerPart(root) + "." + base32Lower.EncodeToString(b[:]), nil
+	var out [OwnerPartLen + 1 + OwnerPartLen]byte // 16 bytes as 26 characters, as the owner part
+	k := append(appendOwnerPart(out[:0], root), '.')
+	return string(base32Lower.AppendEncode(k, b[:])), nil
 }
 
 // ChosenKey returns root's owned key for a name an app chose, such as
@@ -158,7 +170,8 @@ func CheckFirstKey(v *Version, root string) error {
 	case KindOther:
 		return refuse(CodeKeyKind, "key", "a first version outside sys.* is at an owned key (owner.name) or a shared key (one:…) (02 §4.1)")
 	case KindOwned:
-		if v.Key[:OwnerPartLen] != OwnerPart(root) {
+		var b [OwnerPartLen]byte
+		if v.Key[:OwnerPartLen] != string(appendOwnerPart(b[:0], root)) {
 			return refuse(CodeKeyOwner, "key", "the owner part of this owned key is not owner(root) of the version's root "+root+" (02 §4.1)")
 		}
 	}

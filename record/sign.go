@@ -39,6 +39,10 @@ type Presigned struct {
 	id      string
 	digest  canonical.ID
 	s       identity.Signer
+	// prov is the version Provisional made, which Sign copies with the
+	// signature rather than reading the members and checking the shape
+	// again (the signature is a string no shape check reads further).
+	prov *Version
 }
 
 // Presign does what Sign does up to the signature: bodyHash, author,
@@ -113,16 +117,28 @@ func (p *Presigned) version(sig string) (*Version, error) {
 // Provisional is the version with an empty signature: for the checks that
 // read no signature (02 §4.7, §9.4), never to store or send. Each call
 // makes a new Version sharing the envelope's values.
-func (p *Presigned) Provisional() (*Version, error) { return p.version("") }
+func (p *Presigned) Provisional() (*Version, error) {
+	v, err := p.version("")
+	if err != nil {
+		return nil, err
+	}
+	p.prov = v
+	return v, nil
+}
 
 // Sign signs the signed part and returns the version. Safe to call from
-// another goroutine than Presign's, if the signer is.
+// another goroutine than Presign's, if the signer is (and Provisional,
+// when called, happened before it).
 func (p *Presigned) Sign() (*Version, error) {
 	sig, err := p.s.Sign(p.payload)
 	if err != nil {
 		return nil, fmt.Errorf("minca/record: sign: %w", err)
 	}
-	return p.version(base64.RawURLEncoding.EncodeToString(sig))
+	text := base64.RawURLEncoding.EncodeToString(sig)
+	if p.prov != nil {
+		return p.prov.withSignature(text), nil
+	}
+	return p.version(text)
 }
 
 // BodyHash is the content id of the canonical body (02 §3.2).

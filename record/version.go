@@ -67,6 +67,23 @@ type Log struct {
 	Prev string // "" at N == 0
 }
 
+// withSignature is v with sig as its signature: a new Version and envelope
+// sharing v's values, the members not read again (no shape check reads a
+// signature's text: a verifier does).
+func (v *Version) withSignature(sig string) *Version {
+	out := *v
+	ms := make([]canonical.Member, len(v.obj.Members))
+	copy(ms, v.obj.Members)
+	for i := range ms {
+		if ms[i].Name == "signature" {
+			ms[i].Value = sig
+		}
+	}
+	out.obj = &canonical.Object{Members: ms}
+	out.Signature = sig
+	return &out
+}
+
 // Decode reads a version from JSON and checks its shape: the members §3.1
 // requires, with their types, and every check of §4.6 but the body hash
 // (#9), which [Verifier.Verify] makes. A refusal is a [*Refusal]; input

@@ -26,11 +26,11 @@ type defInfo struct {
 
 // definition computes 02 §6.3 for collection name in the view.
 func (v *view) definition(name string) *defInfo {
-	reg := "collection:" + name
-	key := "d\x00" + reg
-	if c, ok := v.cache[key]; ok {
+	if c, ok := v.cached("d\x00collection:", name); ok {
 		return c.(*defInfo)
 	}
+	reg := "collection:" + name
+	key := "d\x00" + reg
 	hs := v.heads(reg)
 	d := &defInfo{Heads: hs}
 	for _, hd := range hs {

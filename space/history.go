@@ -37,8 +37,11 @@ type History struct {
 	// change's line is forked.
 	proofs int
 
-	now   *view
-	views map[string]*view
+	now *view
+	// nowState is the State of now, made once for each now: a version
+	// judged as of every change held (most are) takes it, not a new one.
+	nowState *State
+	views    map[string]*view
 	// names holds one copy of each register name changes read, so that a
 	// name many changes read is kept once.
 	names map[string]string
@@ -129,7 +132,11 @@ func (e *MissingError) Error() string {
 // closure resolves seen: the changes it names, ignoring the space's own id
 // (the genesis, which every change comes after), or the ids not held.
 func (h *History) closure(seen []string) ([]*node, error) {
-	ns := make([]*node, 0, len(seen))
+	return h.closureTo(make([]*node, 0, len(seen)), seen)
+}
+
+// closureTo is closure appending to ns.
+func (h *History) closureTo(ns []*node, seen []string) ([]*node, error) {
 	var missing []string
 	for _, id := range seen {
 		if id == h.g.ID {
@@ -154,16 +161,26 @@ func (h *History) closure(seen []string) ([]*node, error) {
 // everything they saw (02 §3.1, docs/spaces.md). Absent seen is the genesis
 // alone. A seen naming changes not held gives a *MissingError.
 func (h *History) At(seen []string) (*State, error) {
-	ns, err := h.closure(seen)
+	var buf [8]*node // seen names a space's few heads
+	ns, err := h.closureTo(buf[:0], seen)
 	if err != nil {
 		return nil, err
 	}
-	return &State{h: h, v: h.viewOf(closureOf(ns))}, nil
+	if v := h.viewOf(closureOf(ns)); v != h.now {
+		return &State{h: h, v: v}, nil
+	}
+	return h.Now(), nil
 }
 
 // Now is the state with every held change: what the history's own judgement
 // of a stored version is made against (02 §9.4).
-func (h *History) Now() *State { return &State{h: h, v: h.now} }
+func (h *History) Now() *State {
+	if s := h.nowState; s != nil && s.v == h.now {
+		return s
+	}
+	h.nowState = &State{h: h, v: h.now}
+	return h.nowState
+}
 
 // Check judges c as of its own seen (docs/spaces.md, Who may make a
 // change): a *record.Refusal when its author could not make it, a

@@ -128,13 +128,26 @@ func (v *view) counting(n *node) bool {
 	return v.status(n)
 }
 
+// cached is v.cache at the key parts make, looked up without making the
+// key's string (the lookups are per version judged; a key is made only
+// to be stored).
+func (v *view) cached(parts ...string) (any, bool) {
+	var buf [192]byte
+	k := buf[:0]
+	for _, p := range parts {
+		k = append(k, p...)
+	}
+	c, ok := v.cache[string(k)]
+	return c, ok
+}
+
 // heads are the register's latest counting changes in the view: those no
 // other counting change there saw.
 func (v *view) heads(reg string) []*node {
-	key := "h\x00" + reg
-	if c, ok := v.cache[key]; ok {
+	if c, ok := v.cached("h\x00", reg); ok {
 		return c.([]*node)
 	}
+	key := "h\x00" + reg
 	list := v.h.regs[reg]
 	var hs []*node
 	reach := int32(-1)
@@ -196,10 +209,10 @@ type memberVal struct {
 // A genesis founder starts present with no roles. Concurrent latest changes
 // merge to the least: a removal wins, else the roles all of them give.
 func (v *view) member(root string) memberVal {
-	reg := "member:" + root
-	if c, ok := v.cache[reg]; ok {
+	if c, ok := v.cached("member:", root); ok {
 		return c.(memberVal)
 	}
+	reg := "member:" + root
 	hs := v.heads(reg)
 	var out memberVal
 	if len(hs) == 0 {
@@ -226,10 +239,10 @@ func (v *view) member(root string) memberVal {
 // succeed makes one, a step down ends it; concurrent latest changes merge
 // to the least.
 func (v *view) founder(root string) bool {
-	reg := "founder:" + root
-	if c, ok := v.cache[reg]; ok {
+	if c, ok := v.cached("founder:", root); ok {
 		return c.(bool)
 	}
+	reg := "founder:" + root
 	hs := v.heads(reg)
 	out := len(hs) == 0 && v.h.g.IsFounder(root) || len(hs) > 0
 	for _, hd := range hs {
@@ -250,10 +263,10 @@ type roleVal struct {
 // changes merge to the grants all of them give; a delete among them
 // removes it.
 func (v *view) role(name string) roleVal {
-	reg := "role:" + name
-	if c, ok := v.cache[reg]; ok {
+	if c, ok := v.cached("role:", name); ok {
 		return c.(roleVal)
 	}
+	reg := "role:" + name
 	hs := v.heads(reg)
 	var out roleVal
 	if len(hs) == 0 {
@@ -304,10 +317,10 @@ type inviteVal struct {
 // with its roles, or closed. A close among concurrent latest changes wins;
 // else the roles all of them give.
 func (v *view) invite(tag string) inviteVal {
-	reg := "invite:" + tag
-	if c, ok := v.cache[reg]; ok {
+	if c, ok := v.cached("invite:", tag); ok {
 		return c.(inviteVal)
 	}
+	reg := "invite:" + tag
 	hs := v.heads(reg)
 	var out inviteVal
 	for i, hd := range hs {
@@ -328,15 +341,15 @@ func (v *view) invite(tag string) inviteVal {
 // revoked is what revokes of key for root keep: per collection the last
 // log place kept, the least any of them keeps; ok false when none.
 func (v *view) revoked(key, root string) (map[string]int64, bool) {
-	reg := "revoke:" + key + "|" + root
 	type rv struct {
 		cut map[string]int64
 		ok  bool
 	}
-	if c, ok := v.cache[reg]; ok {
+	if c, ok := v.cached("revoke:", key, "|", root); ok {
 		r := c.(rv)
 		return r.cut, r.ok
 	}
+	reg := "revoke:" + key + "|" + root
 	ns := v.every(reg)
 	var out rv
 	for i, n := range ns {
@@ -363,15 +376,15 @@ func (v *view) revoked(key, root string) (map[string]int64, bool) {
 // forked is the first place of a writer's line any proof in the view
 // takes away (02 §4.10: the lowest counts).
 func (v *view) forked(author, coll string) (int64, bool) {
-	reg := "fork:" + author + "\n" + coll
 	type fv struct {
 		from int64
 		ok   bool
 	}
-	if c, ok := v.cache[reg]; ok {
+	if c, ok := v.cached("fork:", author, "\n", coll); ok {
 		f := c.(fv)
 		return f.from, f.ok
 	}
+	reg := "fork:" + author + "\n" + coll
 	// Every proof in the view, counting or not: a proof proves whatever
 	// else its author could do (see History.forkedOut).
 	var out fv

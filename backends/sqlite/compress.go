@@ -18,7 +18,7 @@ import (
 // bytes is coded with one table the store makes from its own first
 // values (trainBytes of them), kept in the same transaction as the first
 // value coded with it: a value holds no table of its own. In a store made
-// now (rows in kvs) a table is an S2 dictionary (klauspost/compress: the
+// now (rows in kvt, or kvs before blocks) a table is an S2 dictionary (klauspost/compress: the
 // first half sampled) and Huffman codes, kept in zs2: S2 takes out what
 // repeats from value to value — the members' names, the space, authors,
 // collections — and the codes code what is left; on the 100,000-version

@@ -1,8 +1,12 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,5 +109,77 @@ func TestDamagedFile(t *testing.T) {
 				wantCorrupt(t, "the engine's open", err, d.Path)
 			})
 		}
+	}
+}
+
+// A damaged block — bytes that do not decode, or a block of a format this
+// minca does not know — is damage naming the store and the keys the block
+// holds, from a Get of a key in it, GetMany, an iteration either way and
+// the engine's Check (which reads every block through VerifyFiles); the
+// keys of other blocks stay readable. Nothing panics.
+func TestDamagedBlock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	sqlitetest.Fill(t, path, nil)
+	db := openSQL(t, path)
+	var first, last []byte
+	if err := db.QueryRow(`SELECT min(k), max(k) FROM kvblk`).Scan(&first, &last); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(first, last) {
+		t.Fatal("the store has one block: the test needs two")
+	}
+	// The first block cut and padded.
+	if _, err := db.Exec(`UPDATE kvblk SET v = substr(v, 1, 9) || zeroblob(30) WHERE k = ?`, first); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	inFirst := append(bytes.Clone(first[:8]), first[8]+1) // the block's second vseq
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			kv, err := sqlite.Open(path, m.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer kv.Close()
+			if _, err := kv.Get(last); err != nil {
+				t.Fatal("a key of an undamaged block:", err)
+			}
+			keys := fmt.Sprintf("the block of keys %x to", first)
+			_, err = kv.Get(inFirst)
+			wantCorrupt(t, "get", err, path, keys)
+			err = kv.GetMany([][]byte{inFirst, last}, func(int, []byte) {})
+			wantCorrupt(t, "get many", err, path, keys)
+			for _, it := range []func() (engine.Iterator, error){
+				func() (engine.Iterator, error) { return kv.NewIter(nil, nil) },
+				func() (engine.Iterator, error) { return kv.NewReverseIter(nil, nil) },
+			} {
+				i, err := it()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i.Next() {
+				}
+				wantCorrupt(t, "iterate", i.Err(), path, keys)
+				i.Close()
+			}
+			probs, err := kv.VerifyFiles(context.Background())
+			if err != nil || len(probs) != 1 || !strings.Contains(probs[0], keys) || !strings.Contains(probs[0], path) {
+				t.Fatalf("verify: %v, %q", err, probs)
+			}
+			st, err := engine.Open(kv, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			probs, err = st.Check(context.Background(), nil)
+			if err != nil || !slices.ContainsFunc(probs, func(p string) bool { return strings.Contains(p, keys) }) {
+				t.Fatalf("check: %v, %q", err, probs)
+			}
+			for _, p := range probs {
+				if !strings.Contains(p, ": damaged: ") || !strings.Contains(p, path) || strings.Contains(p, "\n") {
+					t.Fatalf("check: %q", p)
+				}
+			}
+		})
 	}
 }

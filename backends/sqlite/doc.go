@@ -1,8 +1,10 @@
 // Package sqlite is an [engine.KV] on SQLite (modernc.org/sqlite, pure Go):
 // one table of (key, value) blobs, WITHOUT ROWID, in one database file,
-// values of 128 bytes to 128 KiB coded with an S2 dictionary and Huffman
-// codes the store makes from its first values (stores made before: the
-// codes alone; compress.go; docs/stores.md, How a backend keeps values), a space's 33-byte tag in a key kept as a label
+// the versions' values 64 consecutive ones to a zstd block (blocks.go),
+// other values of 128 bytes to 128 KiB coded with an S2 dictionary and
+// Huffman codes the store makes from its first values (stores made
+// before: no blocks, or the codes alone; compress.go; docs/stores.md, How
+// a backend keeps values), a space's 33-byte tag in a key kept as a label
 // of a byte or two that keeps the keys' order (labels.go, schema.go;
 // docs/stores.md, How SQLite keeps keys).
 // A store's path names that file, so `sqlite3 PATH` opens it; beside it

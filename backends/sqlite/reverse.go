@@ -7,6 +7,9 @@ var _ engine.ReverseReader = (*Store)(nil)
 // NewReverseIter iterates [lower, upper) in descending order within one
 // read transaction, a consistent view of the store.
 func (s *Store) NewReverseIter(lower, upper []byte) (engine.Iterator, error) {
+	if s.blocks != nil {
+		return s.newBlockIter(lower, upper, true)
+	}
 	lower, upper, empty := s.storedRange(lower, upper)
 	if empty {
 		return &iter{s: s}, nil

@@ -7,22 +7,25 @@ import (
 	"fmt"
 )
 
-// The store's schema. A store made now keeps its rows in kvs, their keys
-// labelled (labels.go), the labels in klabel, and its values coded with a
-// dictionary, then Huffman codes, by the tables in zs2 (compress.go).
-// Stores made before are read and written as they are, each with every
-// later change to how values are kept that its schema allows (their rows
-// are not rewritten: a store of millions of rows would take minutes to
-// open): a store of the schema before (labels, values Huffman-coded
-// alone) keeps its rows in kvl and its tables of codes in zdict; a store
-// made before labels keeps its rows in kv, each key as it is.
+// The store's schema. A store made now keeps its rows in kvt, their keys
+// labelled (labels.go), the labels in klabel, its values coded with a
+// dictionary, then Huffman codes, by the tables in zs2 (compress.go), and
+// its versions' values in zstd blocks in kvblk (blocks.go). Stores made
+// before are read and written as they are, each with every later change
+// to how values are kept that its schema allows (their rows are not
+// rewritten: a store of millions of rows would take minutes to open): a
+// store made before blocks keeps its rows in kvs; one of the schema
+// before that (labels, values Huffman-coded alone) keeps its rows in kvl
+// and its tables of codes in zdict; a store made before labels keeps its
+// rows in kv, each key as it is.
 //
-// A store made now also has a kvl and a kv table, each holding one row:
-// the engine's state under its own key, saying the store is of a layout
-// no minca before it reads (a zdict table, empty, beside them for the
-// minca before, which reads it when it opens a store with kvl). Those
-// read the kvl or the kv table as the store's, and so refuse it as
-// written by a later minca instead of reading its rows as theirs.
+// A store made now also has a kvs, a kvl and a kv table, each holding one
+// row: the engine's state under its own key, saying the store is of a
+// layout no minca before it reads (a zdict table, empty, beside them for
+// the minca that reads it when it opens a store with kvl). Those read the
+// kvs, kvl or kv table as the store's, and so refuse it as written by a
+// later minca instead of reading its rows as theirs (and missing every
+// version a block holds).
 const (
 	rowsCoded    = "kvs"
 	rowsLabelled = "kvl"
@@ -51,11 +54,12 @@ func (s *Store) tables(o Options) (z string, err error) {
 			return "", err
 		}
 	}
-	var hasKV, hasKVL, hasKVS, plainRows int
+	var hasKV, hasKVL, hasKVS, hasKVT, plainRows int
 	if err := s.db.QueryRow(`SELECT
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kv'),
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvl'),
-		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvs')`).Scan(&hasKV, &hasKVL, &hasKVS); err != nil {
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvs'),
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvt')`).Scan(&hasKV, &hasKVL, &hasKVS, &hasKVT); err != nil {
 		return "", err
 	}
 	if hasKV > 0 && hasKVL == 0 && hasKVS == 0 {
@@ -63,13 +67,23 @@ func (s *Store) tables(o Options) (z string, err error) {
 			return "", err
 		}
 	}
-	if hasKVS == 0 && hasKVL == 0 && plainRows == 0 && !o.ReadOnly {
+	if hasKVT == 0 && hasKVS == 0 && hasKVL == 0 && plainRows == 0 && !o.ReadOnly {
 		if err := s.create(hasKV > 0); err != nil {
 			return "", err
 		}
-		hasKVS = 1
+		hasKVT = 1
 	}
 	switch {
+	case hasKVT > 0:
+		s.rows = rowsBlocked
+		if s.blocks, err = newBlockCodec(); err != nil {
+			return "", err
+		}
+		s.pending = map[uint64]int{}
+		if err := s.loadLabels(); err != nil {
+			return "", err
+		}
+		return "z", s.codec.load(s.db, tablesDict, !o.ReadOnly, o.TrainBytes)
 	case hasKVS > 0:
 		s.rows = rowsCoded
 		if err := s.loadLabels(); err != nil {
@@ -88,9 +102,9 @@ func (s *Store) tables(o Options) (z string, err error) {
 }
 
 // create makes a new store's tables in one transaction (an empty kv table
-// of an earlier minca, hasKV, is taken over): its rows' table kvs, and
-// the kvl and kv tables that earlier mincas read, each with one row
-// claiming a later layout.
+// of an earlier minca, hasKV, is taken over): its rows' table kvt, its
+// blocks' kvblk, and the kvs, kvl and kv tables that earlier mincas read,
+// each with one row claiming a later layout.
 func (s *Store) create(hasKV bool) error {
 	tx, err := s.db.Begin()
 	if err != nil {
@@ -99,6 +113,8 @@ func (s *Store) create(hasKV bool) error {
 	defer tx.Rollback()
 	state := binary.AppendUvarint(nil, olderLayout)
 	stmts := []string{
+		`CREATE TABLE kvt (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
+		`CREATE TABLE kvblk (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID`,
 		`CREATE TABLE kvs (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
 		`CREATE TABLE klabel (h BLOB PRIMARY KEY, l BLOB NOT NULL UNIQUE) WITHOUT ROWID`,
 		`CREATE TABLE zs2 (id INTEGER PRIMARY KEY, s BLOB NOT NULL, d BLOB NOT NULL)`,
@@ -113,7 +129,7 @@ func (s *Store) create(hasKV bool) error {
 			return err
 		}
 	}
-	for _, t := range []string{rowsPlain, rowsLabelled} {
+	for _, t := range []string{rowsPlain, rowsLabelled, rowsCoded} {
 		if _, err := tx.Exec(`INSERT INTO `+t+` (k, v) VALUES (?, ?)`, []byte(stateKey), state); err != nil {
 			return err
 		}

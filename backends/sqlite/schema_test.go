@@ -24,8 +24,9 @@ func openSQL(t *testing.T, path string) *sql.DB {
 }
 
 // engineKeyBytes is the bytes of every key the store holds, as the
-// engine's.
-func engineKeyBytes(t *testing.T, path string) (n, keys int64) {
+// engine's, but for the versions' ('v'), which a store made now keeps in
+// blocks: those it counts apart.
+func engineKeyBytes(t *testing.T, path string) (n, keys, versions int64) {
 	t.Helper()
 	kv, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
 	if err != nil {
@@ -37,31 +38,39 @@ func engineKeyBytes(t *testing.T, path string) (n, keys int64) {
 		t.Fatal(err)
 	}
 	for it.Next() {
+		if it.Key()[0] == 'v' {
+			versions++
+			continue
+		}
 		n, keys = n+int64(len(it.Key())), keys+1
 	}
 	if err := errors.Join(it.Err(), it.Close()); err != nil {
 		t.Fatal(err)
 	}
-	return n, keys
+	return n, keys, versions
 }
 
-// A new store keeps its rows in kvs, a space's tag in a key as a label of
-// a few bytes (the store holds one space: one label), and reads back
-// every version; its kv and kvl tables hold one row each.
+// A new store keeps its rows in kvt (the versions' values in blocks), a
+// space's tag in a key as a label of a few bytes (the store holds one
+// space: one label), and reads back every version; its kv, kvl and kvs
+// tables hold one row each.
 func TestKeysLabelled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	vs := sqlitetest.Fill(t, path, nil)
 	db := openSQL(t, path)
-	var rows, labels, plain, stub, storedBytes, longLabel int64
-	if err := db.QueryRow(`SELECT (SELECT count(*) FROM kvs), (SELECT coalesce(sum(length(k)), 0) FROM kvs),
+	var rows, labels, plain, stub, coded, storedBytes, longLabel, blocks int64
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM kvt WHERE k NOT LIKE 'v%'), (SELECT coalesce(sum(length(k)), 0) FROM kvt WHERE k NOT LIKE 'v%'),
 		(SELECT count(*) FROM klabel), (SELECT coalesce(max(length(l)), 0) FROM klabel), (SELECT count(*) FROM kv),
-		(SELECT count(*) FROM kvl)`).Scan(
-		&rows, &storedBytes, &labels, &longLabel, &plain, &stub); err != nil {
+		(SELECT count(*) FROM kvl), (SELECT count(*) FROM kvs), (SELECT count(*) FROM kvblk)`).Scan(
+		&rows, &storedBytes, &labels, &longLabel, &plain, &stub, &coded, &blocks); err != nil {
 		t.Fatal(err)
 	}
-	engineBytes, keys := engineKeyBytes(t, path)
-	if keys != rows || plain != 1 || stub != 1 || labels != 1 || longLabel > 2 {
-		t.Fatalf("%d keys read, %d rows in kvs, %d in kv, %d in kvl, %d labels (longest %d bytes)", keys, rows, plain, stub, labels, longLabel)
+	engineBytes, keys, versions := engineKeyBytes(t, path)
+	if keys != rows || plain != 1 || stub != 1 || coded != 1 || labels != 1 || longLabel > 2 {
+		t.Fatalf("%d keys read, %d rows in kvt, %d in kv, %d in kvl, %d in kvs, %d labels (longest %d bytes)", keys, rows, plain, stub, coded, labels, longLabel)
+	}
+	if versions < int64(len(vs)) || blocks < versions/64 {
+		t.Fatalf("%d versions' values read for %d versions, %d blocks", versions, len(vs), blocks)
 	}
 	// Most keys carry the space's tag: 33 bytes each, a label of one
 	// or two and its end in the store.
@@ -80,7 +89,7 @@ func TestKeysLabelled(t *testing.T) {
 // written by a later minca rather than read labelled keys as the
 // engine's. (This minca reads a file without kvl the same way.)
 func TestEarlierMincaRefuses(t *testing.T) {
-	refusedAsLater(t, `DROP TABLE kvs; DROP TABLE zs2; DROP TABLE kvl; DROP TABLE klabel`, "the kv table of a store with labels")
+	refusedAsLater(t, `DROP TABLE kvt; DROP TABLE kvblk; DROP TABLE kvs; DROP TABLE zs2; DROP TABLE kvl; DROP TABLE klabel`, "the kv table of a store with labels")
 }
 
 // refusedAsLater makes a store of this minca, drops the tables drop names
@@ -140,8 +149,8 @@ func TestPlainStoreKept(t *testing.T) {
 	if err := db.QueryRow(`SELECT (SELECT count(*) FROM sqlite_schema WHERE name IN ('kvl', 'klabel')), (SELECT count(*) FROM kv)`).Scan(&kvl, &rows); err != nil {
 		t.Fatal(err)
 	}
-	engineBytes, keys := engineKeyBytes(t, path)
-	if kvl != 0 || int64(rows) != keys || engineBytes == 0 {
+	engineBytes, keys, versions := engineKeyBytes(t, path)
+	if kvl != 0 || int64(rows) != keys+versions || engineBytes == 0 {
 		t.Fatalf("%d tables of labels, %d rows in kv, %d keys read", kvl, rows, keys)
 	}
 }
@@ -152,7 +161,16 @@ func TestPlainStoreKept(t *testing.T) {
 // than read values coded with a dictionary as damaged. (This minca reads
 // a file with kvl and without kvs the same way.)
 func TestLabelsMincaRefuses(t *testing.T) {
-	refusedAsLater(t, `DROP TABLE kvs; DROP TABLE zs2`, "the kvl table of a store with values coded with a dictionary")
+	refusedAsLater(t, `DROP TABLE kvt; DROP TABLE kvblk; DROP TABLE kvs; DROP TABLE zs2`, "the kvl table of a store with values coded with a dictionary")
+}
+
+// A minca of the schema before blocks (rows in kvs, values coded with a
+// dictionary one by one) reads the kvs table as the store's: there it
+// finds the engine's state of a later layout, and refuses the store as
+// written by a later minca rather than miss every version a block holds.
+// (This minca reads a file with kvs and without kvt the same way.)
+func TestDictMincaRefuses(t *testing.T) {
+	refusedAsLater(t, `DROP TABLE kvt; DROP TABLE kvblk`, "the kvs table of a store with blocks")
 }
 
 // A store of the schema before (rows in kvl, keys labelled, values

@@ -86,14 +86,21 @@ type Store struct {
 	ownMu            sync.Mutex
 	get, it, itOpen  *sql.Stmt
 	getN, setN, delN *sql.Stmt // chunkRows keys or rows at once
-	codec            codec
-	arena            []byte // the room of a batch's coded values, kept for the next (under ownMu)
-	lock             *localstore.Lock
-	path             string // as given: the database file, or a directory of the earlier layout
-	file             string // the database file
-	readOnly         bool
-	kvRead           string // SELECT k, v, z FROM the rows' table (NULL for z in a store without the column, read-only)
-	rows             string // the rows' table: kvs, kvl or kv (schema.go)
+	// In a store of blocks (blocks.go): a key's row and block at once,
+	// and chunkRows blocks at once; nil otherwise.
+	getB, getBlocksN *sql.Stmt
+	blocks           *blockCodec
+	// pending is how many writes to rows each block's span took since
+	// the store was opened (under ownMu).
+	pending  map[uint64]int
+	codec    codec
+	arena    []byte // the room of a batch's coded values, kept for the next (under ownMu)
+	lock     *localstore.Lock
+	path     string // as given: the database file, or a directory of the earlier layout
+	file     string // the database file
+	readOnly bool
+	kvRead   string // SELECT k, v, z FROM the rows' table (NULL for z in a store without the column, read-only)
+	rows     string // the rows' table: kvs, kvl or kv (schema.go)
 	// lab is the store's key labels (labels.go), the latest committed or
 	// being committed; nil in a store of the schema before them, whose
 	// keys are kept as they are (in the table kv).
@@ -293,9 +300,14 @@ func (s *Store) open(o Options) error {
 		{&s.getN, s.kvRead + ` WHERE k IN (` + placeholders(chunkRows, "?") + `) ORDER BY k`},
 		{&s.setN, insertRows(t, chunkRows)},
 		{&s.delN, deleteKeys(t, chunkRows)},
+		{&s.getB, `SELECT v, z, 0 FROM ` + t + ` WHERE k = ?1 UNION ALL SELECT v, NULL, 1 FROM ` + blocksTable + ` WHERE k = ?2`},
+		{&s.getBlocksN, `SELECT k, v FROM ` + blocksTable + ` WHERE k IN (` + placeholders(chunkRows, "?") + `) ORDER BY k`},
 	} {
 		if o.ReadOnly && (p.st == &s.setN || p.st == &s.delN) {
 			continue // nothing is written (and a store before the z column has none to write)
+		}
+		if s.blocks == nil && (p.st == &s.getB || p.st == &s.getBlocksN) {
+			continue
 		}
 		if *p.st, err = db.Prepare(p.sql); err != nil {
 			db.Close()
@@ -375,6 +387,9 @@ func (s *Store) getOne(key []byte) ([]byte, error) {
 	if !held {
 		return nil, fmt.Errorf("%w: key %x", engine.ErrNotFound, key)
 	}
+	if s.blocks != nil {
+		return s.getBlocked(key, stored)
+	}
 	var v []byte
 	var z sql.NullInt64
 	err := s.get.QueryRow(stored).Scan(&v, &z)
@@ -432,6 +447,18 @@ func (s *Store) getMany(engineKeys [][]byte, found func(i int, value []byte)) er
 	st := tx.Stmt(s.getN)
 	args := make([]any, chunkRows)
 	var buf []byte
+	// In a store of blocks, the keys with no row (not a tombstone) that
+	// a block may hold, and their indexes in keys.
+	var inBlocks [][]byte
+	var inBlocksAt []int
+	inBlock := func(i int) {
+		if s.blocks == nil {
+			return
+		}
+		if _, _, ok := blockable(keys[i]); ok {
+			inBlocks, inBlocksAt = append(inBlocks, keys[i]), append(inBlocksAt, i)
+		}
+	}
 	for lo := 0; lo < len(keys); lo += chunkRows {
 		chunk := keys[lo:min(lo+chunkRows, len(keys))]
 		for i := range args {
@@ -450,7 +477,12 @@ func (s *Store) getMany(engineKeys [][]byte, found func(i int, value []byte)) er
 				return err
 			}
 			for i < len(chunk) && bytes.Compare(chunk[i], k) < 0 {
+				inBlock(lo + i)
 				i++
+			}
+			if i < len(chunk) && bytes.Equal(chunk[i], k) && z.Valid && z.Int64 == tombstone && s.blocks != nil {
+				i++ // deleted
+				continue
 			}
 			if i < len(chunk) && bytes.Equal(chunk[i], k) {
 				if v, err = s.value(k, v, z, buf); err != nil {
@@ -465,9 +497,25 @@ func (s *Store) getMany(engineKeys [][]byte, found func(i int, value []byte)) er
 				} else {
 					found(lo+i, v)
 				}
+				i++
 			}
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for ; i < len(chunk); i++ {
+			inBlock(lo + i)
+		}
+	}
+	if len(inBlocks) > 0 {
+		err := s.blockLookups(tx, inBlocks, func(j int, v []byte) {
+			if at != nil {
+				found(at[inBlocksAt[j]], v)
+			} else {
+				found(inBlocksAt[j], v)
+			}
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -481,6 +529,9 @@ func (s *Store) NewIter(lower, upper []byte) (engine.Iterator, error) {
 }
 
 func (s *Store) newIter(tx *sql.Tx, lower, upper []byte) (engine.Iterator, error) {
+	if s.blocks != nil {
+		return s.newBlockIter(lower, upper, false)
+	}
 	lower, upper, empty := s.storedRange(lower, upper)
 	if empty {
 		return &iter{s: s, rows: nil}, nil
@@ -513,10 +564,13 @@ func (s *Store) NewBatch() (engine.Batch, error) {
 // and releases the lock.
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.get, s.it, s.itOpen, s.getN, s.setN, s.delN} {
+	for _, st := range []*sql.Stmt{s.get, s.it, s.itOpen, s.getN, s.setN, s.delN, s.getB, s.getBlocksN} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
+	}
+	if s.blocks != nil {
+		s.blocks.close()
 	}
 	errs = append(errs, s.own.Close(), s.db.Close(), s.lock.Unlock())
 	return s.wrap(errors.Join(errs...))
@@ -627,6 +681,7 @@ func (b *batch) commit() error {
 		}
 	}
 	var sets, dels []any
+	var groups []blockGroup
 	arena := b.s.arena[:0] // the coded values: SQLite copies what it is given
 	for i, w := range ws {
 		if i+1 < len(ws) && bytes.Equal(ws[i+1].k, w.k) {
@@ -636,6 +691,14 @@ func (b *batch) commit() error {
 		if lab != nil {
 			k, held = lab.key(w.k)
 		}
+		if base, _, ok := blockable(k); ok && b.s.blocks != nil {
+			if len(groups) == 0 || groups[len(groups)-1].base != base {
+				groups = append(groups, blockGroup{base: base})
+			}
+			g := &groups[len(groups)-1]
+			g.ws = append(g.ws, kvWrite{k: k, v: w.v, del: w.del})
+			continue
+		}
 		switch {
 		case w.del && held:
 			dels = append(dels, k)
@@ -644,11 +707,20 @@ func (b *batch) commit() error {
 			sets = append(sets, k, r.v, r.z)
 		}
 	}
+	rewrite, sets, counts := b.s.planBlocks(groups, sets, &arena)
 	var m *made
 	if c.tableReady() {
 		m = c.makeTable()
 	}
-	err := b.write(m, newLabels, sets, dels)
+	err := b.write(m, newLabels, sets, dels, rewrite, &arena)
+	if err == nil {
+		for base, n := range counts {
+			b.s.pending[base] = n
+		}
+		for _, g := range rewrite {
+			delete(b.s.pending, g.base)
+		}
+	}
 	if err != nil && lab != old {
 		b.s.lab.Store(old)
 	}
@@ -667,7 +739,7 @@ const maxArena = 4 << 20
 
 // write makes the batch's rows, and keeps the table m made (if not nil)
 // and the new key labels, in one transaction.
-func (b *batch) write(m *made, newLabels [][2][]byte, sets, dels []any) error {
+func (b *batch) write(m *made, newLabels [][2][]byte, sets, dels []any, rewrite []blockGroup, arena *[]byte) error {
 	tx, err := b.s.own.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
@@ -687,6 +759,11 @@ func (b *batch) write(m *made, newLabels [][2][]byte, sets, dels []any) error {
 	}
 	if err := execChunks(tx, b.s.delN, func(n int) string { return deleteKeys(t, n) }, dels, 1); err != nil {
 		return err
+	}
+	for _, g := range rewrite {
+		if err := b.s.rewriteBlock(tx, g, arena); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }
