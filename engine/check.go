@@ -41,7 +41,7 @@ func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if fv, ok := s.kv.(FileVerifier); ok {
+	if fv, ok := s.raw.(FileVerifier); ok {
 		if probs, err := fv.VerifyFiles(ctx); err != nil || len(probs) > 0 {
 			return probs, err
 		}

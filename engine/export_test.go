@@ -374,3 +374,7 @@ func commitAtLayout(kv KV, b Batch, as byte) error {
 // ReadAheadKept reports whether what ReadAhead read for p is still kept:
 // not taken by p's decision (a commit came between).
 func ReadAheadKept(p *Prepared) bool { return p.ahead != nil }
+
+// OnCloseWaiting sets what Close calls when it starts waiting for the
+// reads in flight.
+func OnCloseWaiting(s *Store, f func()) { s.reads.waiting = f }

@@ -104,7 +104,7 @@ func (t *tx) indexCurrent(space, key string, oh, nh head, at *record.Version) (a
 // where the backend gives one (Pebble, SQLite). It also has GetMany (as
 // KV's), and is a [ReverseReader] when the store's KV is.
 func (s *Store) IndexReader() Reader {
-	if _, ok := s.kv.(ReverseReader); ok {
+	if _, ok := s.raw.(ReverseReader); ok {
 		return reverseIndexReader{indexReader{s}}
 	}
 	return indexReader{s}

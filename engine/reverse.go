@@ -20,7 +20,7 @@ func (r reverseIndexReader) NewReverseIter(lower, upper []byte) (Iterator, error
 		return nil, err
 	}
 	lo, hi := r.bounds(lower, upper)
-	it, err := r.s.kv.(ReverseReader).NewReverseIter(lo, hi)
+	it, err := r.s.reads.iter(func() (Iterator, error) { return r.s.raw.(ReverseReader).NewReverseIter(lo, hi) })
 	if err != nil {
 		return nil, err
 	}

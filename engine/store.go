@@ -91,8 +91,12 @@ func (o *Options) withDefaults() Options {
 // for concurrent use; writes (Admit, SetStanding, PutFile, SetMeta) are made
 // one at a time.
 type Store struct {
-	kv   KV
-	opts Options
+	// kv is the backend with its reads counted (reads.go), raw the
+	// backend itself, asked what else it can do (ImportBatcher, …).
+	kv    KV
+	raw   KV
+	reads readers
+	opts  Options
 
 	// mu serializes writers: deciding a batch, SetStanding, PutFile,
 	// SetMeta, Close. It guards inflight.
@@ -271,7 +275,8 @@ func decodeCounters(b []byte) (counters, error) {
 
 // Open opens the engine on kv, which it owns from then on (Close closes it).
 func Open(kv KV, opts *Options) (*Store, error) {
-	s := &Store{kv: kv, opts: opts.withDefaults()}
+	s := &Store{raw: kv, opts: opts.withDefaults()}
+	s.kv = countedKV{KV: kv, r: &s.reads}
 	s.cache.size, s.cache.bytes = s.opts.CacheSize, s.opts.CacheBytes
 	s.refusals.size = s.opts.MaxRefusals
 	b, err := kv.Get(keys.InternalKey(stateName))
@@ -315,7 +320,7 @@ func Open(kv KV, opts *Options) (*Store, error) {
 // DefaultImportBatch (DESIGN.md, Backends). A batch is one synced
 // commit, so the size is the backend's trade of commits against memory.
 func (s *Store) ImportBatch() int {
-	if b, ok := s.kv.(ImportBatcher); ok && b.ImportBatch() > 0 {
+	if b, ok := s.raw.(ImportBatcher); ok && b.ImportBatch() > 0 {
 		return b.ImportBatch()
 	}
 	return DefaultImportBatch
@@ -326,6 +331,9 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	// The reads in flight end first (a reader holds no lock of the
+	// store's): closed under one, the KV would fail it and report it.
+	s.reads.close(closeWait)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
