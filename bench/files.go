@@ -49,6 +49,18 @@ type FilesConfig struct {
 	// the run fails), and a failure's error names it and shows its end.
 	Log        io.Writer
 	StallAfter time.Duration
+	// NameWithin bounds how long the upload runs before the writes
+	// naming what it uploaded: a node keeps a file no version names
+	// only for its file grace (docs/stores.md, Files), so a client
+	// uploading for longer uploads a part, names it, and goes on. The
+	// upload and the sync then alternate, each timed on its own.
+	// Default a quarter of node.DefaultFileGrace, leaving the writes the
+	// rest.
+	NameWithin time.Duration
+	// TidyFilesEvery, if set, is each node's `--tidy-files-every`: how
+	// often it deletes the files no version names past the grace, so a
+	// run can cross the tidy sooner than the default hour.
+	TidyFilesEvery time.Duration
 }
 
 // FilesResult is what [RunFiles] measured, medians of the rounds; rates
@@ -97,10 +109,15 @@ type MBps = float64
 type FilesCase struct {
 	Size  int64 `json:"size"`
 	Files int   `json:"files"`
-	// Upload: POST …/files for every file.
+	// Parts is how many times the upload stopped for the writes naming
+	// what it had uploaded, and the sync of those files
+	// (FilesConfig.NameWithin): 1 when the upload took less.
+	Parts int `json:"parts"`
+	// Upload: POST …/files for every file (the parts' uploads together).
 	UploadMBps MBps `json:"uploadMBps"`
-	// Sync: from the first write naming the files, the second node
-	// running with a session open, until it holds every file.
+	// Sync: from the first write naming a part's files, the second node
+	// running with a session open, until it holds every one of them;
+	// the parts' syncs together.
 	SyncMBps MBps `json:"syncMBps"`
 	// Read: GET …/files/{hash} of every file from the second node.
 	ReadMBps MBps `json:"readMBps"`
@@ -156,6 +173,9 @@ func (c *FilesConfig) fill() {
 	}
 	if c.StallAfter <= 0 {
 		c.StallAfter = time.Minute
+	}
+	if c.NameWithin <= 0 {
+		c.NameWithin = node.DefaultFileGrace / 4
 	}
 }
 
@@ -232,7 +252,8 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 		for i, size := range cfg.Sizes {
 			steps.next(fmt.Sprintf("round %d: files of %d bytes", r+1, size))
 			c, err := filesCase(ctx, caseRun{minca: cfg.Minca, dir: filepath.Join(dir, "nodes"), src: src, total: cfg.Bytes,
-				stderr: filepath.Join(logs, fmt.Sprintf("round%d-%d", r+1, size)), log: cfg.Log, stallAfter: cfg.StallAfter}, size)
+				stderr: filepath.Join(logs, fmt.Sprintf("round%d-%d", r+1, size)), log: cfg.Log, stallAfter: cfg.StallAfter,
+				nameWithin: cfg.NameWithin, nodeArgs: nodeArgs(cfg)}, size)
 			if err != nil {
 				return res, err
 			}
@@ -251,6 +272,7 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 			return median(xs)
 		}
 		c := FilesCase{Size: cfg.Sizes[i], Files: cs[0].Files,
+			Parts:               int(pick(func(c FilesCase) float64 { return float64(c.Parts) })),
 			UploadMBps:          pick(func(c FilesCase) float64 { return c.UploadMBps }),
 			SyncMBps:            pick(func(c FilesCase) float64 { return c.SyncMBps }),
 			ReadMBps:            pick(func(c FilesCase) float64 { return c.ReadMBps }),
@@ -442,6 +464,18 @@ type caseRun struct {
 	// stallAfter, with the end of each node's stderr.
 	log        io.Writer
 	stallAfter time.Duration
+	// nameWithin bounds each part of the upload (FilesConfig.NameWithin).
+	nameWithin time.Duration
+	// nodeArgs are passed to both nodes' `minca serve`.
+	nodeArgs []string
+}
+
+// nodeArgs are the `minca serve` flags cfg sets on both nodes.
+func nodeArgs(cfg FilesConfig) []string {
+	if cfg.TidyFilesEvery > 0 {
+		return []string{"--tidy-files-every", cfg.TidyFilesEvery.String()}
+	}
+	return nil
 }
 
 // step runs a step of n items, f counting in done those done, watched
@@ -491,7 +525,7 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 	if _, err = runMinca(ctx, minca, "space", "join", jsonString(out, "invite"), "--dir", bd); err != nil {
 		return c, err
 	}
-	sender, err := startNode(ctx, minca, "sender", ad, r.stderr+"-sender.stderr", "--peer-listen", "127.0.0.1:0")
+	sender, err := startNode(ctx, minca, "sender", ad, r.stderr+"-sender.stderr", append([]string{"--peer-listen", "127.0.0.1:0"}, r.nodeArgs...)...)
 	if err != nil {
 		return c, err
 	}
@@ -506,7 +540,7 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 	if err != nil {
 		return c, failed(fmt.Errorf("bench: the first file: %w", err), sender)
 	}
-	receiver, err := startNode(ctx, minca, "receiver", bd, r.stderr+"-receiver.stderr", "--peer", sender.peers)
+	receiver, err := startNode(ctx, minca, "receiver", bd, r.stderr+"-receiver.stderr", append([]string{"--peer", sender.peers}, r.nodeArgs...)...)
 	if err != nil {
 		return c, failed(err, sender)
 	}
@@ -534,7 +568,6 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 		return c, err
 	}
 
-	// Upload: every file, four at a time; no version names them yet.
 	in, err := os.Open(r.src)
 	if err != nil {
 		return c, err
@@ -554,66 +587,33 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 		return c, fmt.Errorf("bench: hash the source: %w", err)
 	}
 	refs := make([]node.FileRef, c.Files)
-	start := time.Now()
-	if err := r.step("upload", c.Files, func(done *atomic.Int64) error {
-		return parallel(4, c.Files, func(i int) error {
-			f, err := sender.client.Upload(ctx, sp, io.NewSectionReader(in, int64(i)*size, size))
-			refs[i] = f
-			done.Add(1)
-			return err
-		})
-	}, sender); err != nil {
-		return c, err
-	}
-	c.UploadMBps = float64(total) / time.Since(start).Seconds() / 1e6
-
-	// Sync: the writes naming the files, 64 a version, until the
-	// receiver holds every one.
-	sendCPU, err := childCPU(sender.cmd.Process.Pid)
-	if err != nil {
-		return c, err
-	}
-	recvCPU, err := childCPU(receiver.cmd.Process.Pid)
-	if err != nil {
-		return c, err
-	}
-	start = time.Now()
-	const perVersion = 64
-	versions := (c.Files + perVersion - 1) / perVersion
-	if err := r.step("the writes naming the files", versions, func(done *atomic.Int64) error {
-		return parallel(4, versions, func(i int) error {
-			names := refs[i*perVersion : min(len(refs), (i+1)*perVersion)]
-			_, err := sender.client.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.files", "body": map[string]any{"n": i}, "files": names})
-			done.Add(1)
-			return err
-		})
-	}, sender, receiver); err != nil {
-		return c, err
-	}
-	if err := r.step("sync", c.Files, func(done *atomic.Int64) error {
-		return parallel(4, c.Files, func(i int) error {
-			err := receiver.waitFile(ctx, sp, refs[i].Hash.String())
-			done.Add(1)
-			return err
-		})
-	}, sender, receiver); err != nil {
-		return c, err
-	}
-	c.SyncMBps = float64(total) / time.Since(start).Seconds() / 1e6
-	for _, n := range []struct {
-		node *filesNode
-		from time.Duration
-		to   *float64
-	}{{sender, sendCPU, &c.SenderSyncCPU}, {receiver, recvCPU, &c.ReceiverSyncCPU}} {
-		used, err := childCPU(n.node.cmd.Process.Pid)
+	var upload, syncing, sendCPU, recvCPU time.Duration
+	// The files in parts: each uploaded for at most nameWithin, then
+	// named by writes before the node's file grace is over, as a client
+	// must (docs/api.md, Files), then synced to the receiver.
+	for from := 0; from < c.Files; {
+		c.Parts++
+		to, took, err := r.uploadPart(ctx, sender, sp, in, size, refs, from)
 		if err != nil {
 			return c, err
 		}
-		*n.to = (used - n.from).Seconds() / (float64(total) / 1e9)
+		upload += took
+		cpu, took, err := r.syncPart(ctx, sender, receiver, sp, refs, from, to)
+		if err != nil {
+			return c, err
+		}
+		syncing += took
+		sendCPU += cpu[0]
+		recvCPU += cpu[1]
+		from = to
 	}
+	c.UploadMBps = float64(total) / upload.Seconds() / 1e6
+	c.SyncMBps = float64(total) / syncing.Seconds() / 1e6
+	c.SenderSyncCPU = sendCPU.Seconds() / (float64(total) / 1e9)
+	c.ReceiverSyncCPU = recvCPU.Seconds() / (float64(total) / 1e9)
 
 	// Read: every file from the receiver, hashed against the source.
-	start = time.Now()
+	start := time.Now()
 	if err := r.step("read", c.Files, func(done *atomic.Int64) error {
 		return parallel(4, c.Files, func(i int) error {
 			h := sha256.New()
@@ -644,6 +644,98 @@ func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// uploadPart uploads the files from from on, four at a time, starting
+// no new one once nameWithin has passed (at least one is uploaded):
+// refs[from:to] are then uploaded and no version names them yet.
+func (r caseRun) uploadPart(ctx context.Context, sender *filesNode, sp string, in io.ReaderAt, size int64, refs []node.FileRef, from int) (to int, took time.Duration, err error) {
+	start := time.Now()
+	until := start.Add(r.nameWithin)
+	err = r.step("upload", len(refs)-from, func(done *atomic.Int64) error {
+		to, err = parallelUntil(4, from, len(refs), until, func(i int) error {
+			f, err := sender.client.Upload(ctx, sp, io.NewSectionReader(in, int64(i)*size, size))
+			refs[i] = f
+			done.Add(1)
+			return err
+		})
+		return err
+	}, sender)
+	return to, time.Since(start), err
+}
+
+// syncPart writes the versions naming refs[from:to], 64 a version, and
+// waits until the receiver holds every one of those files: the time
+// that took, and the CPU time each node (sender, receiver) used in it.
+func (r caseRun) syncPart(ctx context.Context, sender, receiver *filesNode, sp string, refs []node.FileRef, from, to int) (cpu [2]time.Duration, took time.Duration, err error) {
+	for i, n := range []*filesNode{sender, receiver} {
+		if cpu[i], err = childCPU(n.cmd.Process.Pid); err != nil {
+			return cpu, 0, err
+		}
+	}
+	start := time.Now()
+	const perVersion = 64
+	versions := (to - from + perVersion - 1) / perVersion
+	if err := r.step("the writes naming the files", versions, func(done *atomic.Int64) error {
+		return parallel(4, versions, func(v int) error {
+			names := refs[from+v*perVersion : min(to, from+(v+1)*perVersion)]
+			_, err := sender.client.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.files", "body": map[string]any{"n": from/perVersion + v, "from": from}, "files": names})
+			done.Add(1)
+			return err
+		})
+	}, sender, receiver); err != nil {
+		return cpu, 0, err
+	}
+	if err := r.step("sync", to-from, func(done *atomic.Int64) error {
+		return parallel(4, to-from, func(i int) error {
+			err := receiver.waitFile(ctx, sp, refs[from+i].Hash.String())
+			done.Add(1)
+			return err
+		})
+	}, sender, receiver); err != nil {
+		return cpu, 0, err
+	}
+	took = time.Since(start)
+	for i, n := range []*filesNode{sender, receiver} {
+		used, err := childCPU(n.cmd.Process.Pid)
+		if err != nil {
+			return cpu, 0, err
+		}
+		cpu[i] = used - cpu[i]
+	}
+	return cpu, took, nil
+}
+
+// parallelUntil runs f(from…n-1) on w goroutines, none starting a new
+// one past until but f(from), which always runs; the first error stops
+// it. to is where it stopped: f ran for every i in [from, to).
+func parallelUntil(w, from, n int, until time.Time, f func(i int) error) (to int, err error) {
+	var mu sync.Mutex
+	next := from
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				stop := err != nil || i >= n || (i > from && !time.Now().Before(until))
+				if !stop {
+					next++
+				}
+				mu.Unlock()
+				if stop {
+					return
+				}
+				if ferr := f(i); ferr != nil {
+					mu.Lock()
+					err = cmpErr(err, ferr)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return next, err
 }
 
 // parallel runs f(0…n-1) on w goroutines; the first error stops it.
