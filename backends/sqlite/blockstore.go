@@ -136,9 +136,12 @@ func (s *Store) blockLookups(tx *sql.Tx, keys [][]byte, found func(i int, v []by
 			return err
 		}
 	}
+	var bk []byte
 	for i, k := range keys {
 		idx, _ := s.fam.span(k)
-		if b := blocks[string(blockOf(k))]; b != nil {
+		bk = append(bk[:0], k...)
+		bk[len(bk)-1] &^= blockSpan - 1
+		if b := blocks[string(bk)]; b != nil {
 			if v, ok := b.get(idx); ok {
 				found(i, v)
 			}
