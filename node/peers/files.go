@@ -23,20 +23,24 @@ import (
 
 // Reason codes of file transfers (docs/sync.md §7.7).
 const (
-	CodeFileFlood    = "sync/file-flood" // FILE-DATA past credit or size, out of order, unasked; a ninth transfer
-	codeFileNotHeld  = "file/not-held"
-	codeFileStopped  = "file/stopped"
-	codeFileStalled  = "file/stalled"
-	codeFileCancel   = "file/cancel"
-	fileNotHeldText  = "the file is not held here"
-	fileGrantStep    = 1 << 20          // credit given back once this much is written
-	fileWindow       = 8 << 20          // credit granted and unreceived kept per transfer
-	fileStallAfter   = 30 * time.Second // credit granted and nothing received
-	fileRetryAfter   = 30 * time.Second // before asking a peer again for a file it lacked
-	fileRescanEvery  = 10 * time.Second // the store's missing files looked for at least this often
-	fileCheckEvery   = time.Second
-	fileLookGap      = 5 * time.Millisecond // between looks for missing files a kept file starts
-	maxFileDataChunk = 1 << 20
+	CodeFileFlood = "sync/file-flood" // FILE-DATA past credit or size, out of order, unasked; a ninth transfer
+	// CodeFileUnanswered ends a session whose peer neither answered a
+	// FILE-STOP nor sent the bytes granted before it within the stall
+	// wait (docs/sync.md §7.7).
+	CodeFileUnanswered = "sync/file-unanswered"
+	codeFileNotHeld    = "file/not-held"
+	codeFileStopped    = "file/stopped"
+	codeFileStalled    = "file/stalled"
+	codeFileCancel     = "file/cancel"
+	fileNotHeldText    = "the file is not held here"
+	fileGrantStep      = 1 << 20          // credit given back once this much is written
+	fileWindow         = 8 << 20          // credit granted and unreceived kept per transfer
+	fileStallAfter     = 30 * time.Second // credit granted and nothing received
+	fileRetryAfter     = 30 * time.Second // before asking a peer again for a file it lacked
+	fileRescanEvery    = 10 * time.Second // the store's missing files looked for at least this often
+	fileCheckEvery     = time.Second
+	fileLookGap        = 5 * time.Millisecond // between looks for missing files a kept file starts
+	maxFileDataChunk   = 1 << 20
 )
 
 // FilePolicy says which files a node fetches unasked: those the versions
@@ -123,11 +127,21 @@ type sessionFiles struct {
 	small    []*serveXfer // small transfers waiting to be served, in order
 	smallRun int          // goroutines serving them, at most smallServers
 	fetching map[canonical.ID]*fetchXfer
-	stopping map[canonical.ID]int64     // transfers this end stopped: bytes that may still come
+	stopping map[canonical.ID]stopWait  // transfers this end stopped, waiting for the holder's answer
 	lacked   map[canonical.ID]time.Time // files the peer lacked, or stalled on, and when
 	writers  sync.WaitGroup             // each fetch's writeFile
 	keeping  map[canonical.ID]struct{}  // files whole and being checked and kept: not asked for again meanwhile
 	freed    chan struct{}              // told when a transfer's last byte is written, or a file kept
+}
+
+// stopWait is a transfer this end stopped: the bytes granted that may
+// still come, and when the stop was sent. A stop not answered within the
+// stall wait (fileStallAfter) ends the session (docs/sync.md §7.7): the
+// file may then be asked again, in a session of its own id, where no
+// late byte of the old ask can be taken for the new one's.
+type stopWait struct {
+	left int64
+	at   time.Time
 }
 
 // serveXfer is a file this end sends.
@@ -182,7 +196,7 @@ func (c fileChunk) done(in *budget) {
 func (f *sessionFiles) init() {
 	f.serving = map[canonical.ID]*serveXfer{}
 	f.fetching = map[canonical.ID]*fetchXfer{}
-	f.stopping = map[canonical.ID]int64{}
+	f.stopping = map[canonical.ID]stopWait{}
 	f.lacked = map[canonical.ID]time.Time{}
 	f.keeping = map[canonical.ID]struct{}{}
 	f.freed = make(chan struct{}, 1)
@@ -261,7 +275,8 @@ func (s *session) endFiles() {
 // TransferStatus is a file transfer of a session (docs/sync.md §7.7):
 // State is fetching or serving (Next of Size bytes, Credit granted and
 // unreceived, or given and unsent), stopping (this end stopped it and
-// waits for the holder's answer or Credit more bytes), lacked (the peer
+// waits for the holder's answer or Credit more bytes, stopped Ago
+// seconds ago), lacked (the peer
 // lacked it or stalled, Ago seconds ago: asked again after the retry
 // wait), or keeping (whole, being checked and kept).
 type TransferStatus struct {
@@ -285,8 +300,8 @@ func (s *session) transfers() []TransferStatus {
 	for f, x := range s.files.serving {
 		out = append(out, TransferStatus{File: f.String(), State: "serving", Next: x.next, Size: x.size, Credit: x.credit})
 	}
-	for f, left := range s.files.stopping {
-		out = append(out, TransferStatus{File: f.String(), State: "stopping", Credit: left})
+	for f, w := range s.files.stopping {
+		out = append(out, TransferStatus{File: f.String(), State: "stopping", Credit: w.left, Ago: time.Since(w.at).Seconds()})
 	}
 	for f, at := range s.files.lacked {
 		out = append(out, TransferStatus{File: f.String(), State: "lacked", Ago: time.Since(at).Seconds()})

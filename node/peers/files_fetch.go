@@ -22,9 +22,10 @@ func (s *session) fileData(m *message) *endError {
 	n := int64(len(f.data))
 	x := s.files.fetching[f.file]
 	if x == nil {
-		if left, ok := s.files.stopping[f.file]; ok && left >= n {
-			s.files.stopping[f.file] = left - n
-			if left == n {
+		if w, ok := s.files.stopping[f.file]; ok && w.left >= n {
+			w.left -= n
+			s.files.stopping[f.file] = w
+			if w.left == 0 {
 				// Every byte granted came: the holder's part ended with
 				// its last, and it drops the stop unanswered (FILE-STOP
 				// for no transfer). Remembered, the file would never be
@@ -236,7 +237,7 @@ func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) 
 	s.c.files.mu.Unlock()
 	s.c.p.log.Debug("file transfer dropped", "file", file.String(), "space", s.space, "sid", s.sid, "next", x.next, "size", x.size, "unreceived", x.unreceived, "stop", stop)
 	if stop != "" && x.next < x.size {
-		s.files.stopping[file] = x.unreceived
+		s.files.stopping[file] = stopWait{left: x.unreceived, at: time.Now()}
 		s.post(encodeFileStop(s.sid, file, stop, "the transfer is stopped"))
 	}
 	// Once every byte of the file has come (and a write of them failed),
@@ -427,14 +428,32 @@ func (s *session) askFile(f engine.NamedFile) (done, more bool) {
 }
 
 // stopStalled stops the transfers that received nothing for
-// fileStallAfter while credit was granted: another peer is asked.
+// fileStallAfter while credit was granted: another peer is asked. A stop
+// the peer left unanswered as long (neither FILE-STOP nor the bytes
+// granted came) ends the session: waited on for ever, the file would
+// never be asked of this peer again, and asked again in this session, a
+// late byte of the old transfer would be taken for the new one's. The
+// next session has an id of its own.
 func (s *session) stopStalled() {
+	stall := time.Duration(s.c.p.fileStall.Load())
 	s.files.mu.Lock()
-	defer s.files.mu.Unlock()
 	for file, x := range s.files.fetching {
-		if x.unreceived > 0 && time.Since(x.lastData) > time.Duration(s.c.p.fileStall.Load()) {
+		if x.unreceived > 0 && time.Since(x.lastData) > stall {
 			s.dropFetchLocked(file, x, codeFileStalled)
 			s.files.lacked[file] = time.Now()
 		}
+	}
+	var unanswered canonical.ID
+	var since time.Duration
+	for file, w := range s.files.stopping {
+		if d := time.Since(w.at); d > stall && d > since {
+			unanswered, since = file, d
+		}
+	}
+	s.files.mu.Unlock()
+	if since > 0 {
+		// Not under s.files.mu: the peer is told, and the connection's
+		// reader may wait on it meanwhile.
+		s.finish(ended(CodeFileUnanswered, "the transfer of %s was stopped %v ago, and neither its stop was answered nor the bytes granted came", unanswered, since.Round(time.Millisecond)))
 	}
 }
