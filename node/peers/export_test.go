@@ -72,3 +72,9 @@ func SetFileTimes(p *Peers, stall, retry time.Duration) {
 // AdmissionParts is how many batches a VERSIONS message of raws is
 // admitted in.
 func AdmissionParts(raws [][]byte) int { return len(splitAdmission(raws)) }
+
+// BeforeNegOpen makes p's opening sessions call f with their space just
+// before they send their NEG-OPEN, while their other goroutines run
+// (fetching files, pushing): f may wait for what they do meanwhile. Call
+// it before p serves a connection.
+func BeforeNegOpen(p *Peers, f func(space string)) { p.beforeNegOpen = f }

@@ -2,10 +2,15 @@ package peers_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/minca-go/minca/node/peers"
+	"github.com/minca-go/minca/transport"
 )
 
 // A stop the holder never answers (neither FILE-STOP nor the bytes it had
@@ -45,5 +50,73 @@ func TestUnansweredStopEndsTheSession(t *testing.T) {
 	eventually(t, 10*time.Second, "b keeps the file from the new session", func() bool { return b.holds(f.Hash) })
 	if got, err := b.Store().File(t.Context(), f.Hash); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("the file reads other bytes (%v)", err)
+	}
+}
+
+// An opener's first message in a session is its NEG-OPEN, whatever its
+// other goroutines queued meanwhile: a FILE-WANT sent before it is a
+// message for a session the holder has not opened, dropped there, and
+// the file waited on it for the rest of the session (28 files of
+// 262,144 were left so when building the sync order took a while).
+func TestFileWantWaitsForNegOpen(t *testing.T) {
+	data := noise(3000, 12)
+	a, b0, sp, f := victim(t, data)
+	// b's node served anew, by peers whose test hooks are set before
+	// they serve anything.
+	p, err := peers.New(peers.NodeHost(b0.Node), &peers.Options{Files: peers.FilePolicy{None: true},
+		Transport: &transport.Options{Self: peers.NodeSelf(b0.Node)}, Reopen: 50 * time.Millisecond, Rescan: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &tnode{Node: b0.Node, t: t, peers: p, topt: p.TransportOptions()}
+	var mu sync.Mutex
+	first := map[uint64]byte{} // b's first message of each session
+	peers.TraceSent(b.peers, func(msg []byte) {
+		sid, _ := binary.Uvarint(msg[1:])
+		mu.Lock()
+		if _, ok := first[sid]; !ok {
+			first[sid] = msg[0]
+		}
+		mu.Unlock()
+	})
+	// b's session asks for the file (its FILE-WANT queued, credit
+	// granted) before it sends its NEG-OPEN.
+	var once atomic.Bool
+	peers.BeforeNegOpen(b.peers, func(space string) {
+		if space != sp || !once.CompareAndSwap(false, true) {
+			return
+		}
+		// On the session's own goroutine: no t.Fatal here.
+		asked := func() bool {
+			for _, c := range b.peers.Status() {
+				for _, s := range c.Sessions {
+					for _, x := range s.Transfers {
+						if x.State == "fetching" && x.Credit > 0 {
+							return true
+						}
+					}
+				}
+			}
+			return false
+		}
+		for deadline := time.Now().Add(10 * time.Second); !asked(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Error("b did not ask for the file while opening")
+				return
+			}
+		}
+	})
+	ca, cb, _ := pair(t, a, b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.peers.Serve(ctx, ca, false, "accept")
+	go b.peers.Serve(ctx, cb, true, "dial")
+	eventually(t, 10*time.Second, "b fetches the file", func() bool { return b.holds(f.Hash) })
+	mu.Lock()
+	defer mu.Unlock()
+	for sid, typ := range first {
+		if typ != tNegOpen {
+			t.Fatalf("b's first message in session %d is 0x%02x, not NEG-OPEN", sid, typ)
+		}
 	}
 }

@@ -76,7 +76,10 @@ type Peers struct {
 	// fetched file's bytes: it may wait, as a slow disk does, or fail
 	// the write, as a full one does.
 	beforeFileWrite func() error
-	recheck         time.Duration // how often a sending session asks MayRead again
+	// beforeNegOpen, in tests, is called as an opener's session is about
+	// to send its NEG-OPEN, its other goroutines running.
+	beforeNegOpen func(space string)
+	recheck       time.Duration // how often a sending session asks MayRead again
 	// fileStall and fileRetry are fileStallAfter and fileRetryAfter but
 	// in tests (nanoseconds), set while sessions run.
 	fileStall, fileRetry atomic.Int64

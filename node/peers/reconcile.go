@@ -39,7 +39,10 @@ func (s *session) openNeg() *endError {
 	s.neg, s.phase = cl, PhaseReconciling
 	s.stats.NegBytes += int64(len(first))
 	s.mu.Unlock()
-	s.post(encodeNegOpen(s.sid, p, first))
+	if h := s.c.p.beforeNegOpen; h != nil {
+		h(s.space)
+	}
+	s.queueOpen(encodeNegOpen(s.sid, p, first))
 	return nil
 }
 

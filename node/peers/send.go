@@ -10,10 +10,17 @@ import (
 	"github.com/minca-go/minca/record"
 )
 
-// write sends the session's messages until it ends: small messages
-// first, then answers to the peer's WANTs, then pushes and our own WANTs
-// within the credit the wire allows (MaxPushesOut, MaxWantsOut).
+// write sends the session's messages until it ends, an opener's from
+// its NEG-OPEN on: small messages first, then answers to the peer's
+// WANTs, then pushes and our own WANTs within the credit the wire allows
+// (MaxPushesOut, MaxWantsOut).
 func (s *session) write() {
+	// An opener's first message is its NEG-OPEN (queueOpen).
+	select {
+	case <-s.opened:
+	case <-s.ctx.Done():
+		return
+	}
 	checked := time.Now()
 	for {
 		msg, job, push, want, flag := s.next()

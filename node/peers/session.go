@@ -104,6 +104,7 @@ type session struct {
 	live   bool
 
 	inbox  chan *message
+	opened chan struct{} // closed once the NEG-OPEN is queued first (an opener's), or came (a responder's)
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -161,6 +162,10 @@ func newSession(c *conn, sid uint64, opener bool, p *openParams) *session {
 		phase: PhaseOpening, settled: make(chan struct{}),
 	}
 	s.files.init()
+	s.opened = make(chan struct{})
+	if !opener {
+		close(s.opened)
+	}
 	return s
 }
 
@@ -215,6 +220,29 @@ func (s *session) queueLocked(m []byte) {
 		s.unsentAdm++
 	}
 	s.ctrl = append(s.ctrl, m)
+}
+
+// queueOpen queues an opener's NEG-OPEN ahead of whatever its other
+// goroutines queued meanwhile (FILE-WANTs, while the sync order is
+// built), and lets write send: anything of the session sent before its
+// NEG-OPEN is for a session the peer has not opened, and dropped there
+// (§7.2), and what waits on its answer would wait for ever.
+func (s *session) queueOpen(m []byte) {
+	s.mu.Lock()
+	s.queueLocked(m)
+	copy(s.ctrl[1:], s.ctrl[:len(s.ctrl)-1])
+	s.ctrl[0] = m
+	s.mu.Unlock()
+	close(s.opened)
+	// A transfer asked for meanwhile has waited on the NEG-OPEN, not on
+	// the peer: its stall wait starts now.
+	now := time.Now()
+	s.files.mu.Lock()
+	for _, x := range s.files.fetching {
+		x.lastData = now
+	}
+	s.files.mu.Unlock()
+	s.wake()
 }
 
 // sentCtrl is told that a message of ctrl went out (or never will).
