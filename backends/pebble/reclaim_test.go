@@ -33,20 +33,23 @@ func tableBytes(t *testing.T, dir string) int64 {
 	return n
 }
 
-// A bounded source floods a store with ~900 KB versions that wait for a
+// A bounded source floods a store with ~250 KB versions that wait for a
 // first version that never comes, on a Pebble that compacts only when
 // asked: the latest its own compactions could come. The versions dropped
 // past the source's bound leave the disk once MaxDroppedBytes of them
 // are dropped (Reclaim), so the tables hold at most the source's bound,
-// MaxDroppedBytes and a rewrite's copy of what waits, not the 58 MB
-// sent. Without Reclaim they stay in L0 until Pebble compacts.
+// MaxDroppedBytes and a rewrite's copy of what waits, not the 16 MB
+// sent. Without Reclaim they stay in L0 until Pebble compacts (8.4 MiB
+// bound, tables at 15 MiB). The bounds are a quarter of the defaults,
+// the memtables 1 MiB: the same flood at a quarter of the bytes.
 func TestDroppedWaitingLeaveTheDisk(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
-	kv, err := Open(dir, &Options{MemTableSize: 4 << 20, noAutoCompact: true})
+	kv, err := Open(dir, &Options{MemTableSize: 1 << 20, noAutoCompact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
+	lim := engine.WaitingLimits{MaxBytes: 8 << 20, MaxBytesPerSource: 2 << 20, MaxDroppedBytes: 4 << 20}
+	s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}, Waiting: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +58,7 @@ func TestDroppedWaitingLeaveTheDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n, size = 64, 900_000
+	const n, size = 64, 250_000
 	var peak int64
 	ctx := context.Background()
 	for i := range n {
@@ -83,9 +86,9 @@ func TestDroppedWaitingLeaveTheDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.WaitingDropped < n-10 {
-		t.Fatalf("%d dropped of %d past a bound of %d bytes", st.WaitingDropped, n, engine.DefaultMaxWaitingBytesPerSource)
+		t.Fatalf("%d dropped of %d past a bound of %d bytes", st.WaitingDropped, n, lim.MaxBytesPerSource)
 	}
-	bound := int64(2*engine.DefaultMaxWaitingBytesPerSource + engine.DefaultMaxDroppedWaitingBytes + 2*size)
+	bound := 2*lim.MaxBytesPerSource + lim.MaxDroppedBytes + 2*size
 	t.Logf("%d × %d KB, %d dropped: tables at most %.1f MiB (bound %.1f MiB)", n, size/1000, st.WaitingDropped, float64(peak)/(1<<20), float64(bound)/(1<<20))
 	if peak > bound {
 		t.Errorf("the tables held %d bytes at their peak, past %d: what was dropped waits for a compaction", peak, bound)
