@@ -130,8 +130,9 @@ func TestHostileAnswersNobodyReads(t *testing.T) {
 	fill(t, b, g.ID, 1500)
 	url := serving(t, b)
 	h := attacker(t, url)
-	// The loop below ends when the attacker's connection is gone: it
-	// starts once b lists it (the handshake can end before b does).
+	// The loop below ends when b no longer lists the attacker's
+	// connection: it starts once b lists it, so a connection not listed
+	// yet is not taken for one already ended.
 	eventually(t, patient, "b lists the attacker's connection", func() bool {
 		conns, _ := sessionsOf(b, h.Key)
 		return conns > 0
