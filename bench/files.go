@@ -17,10 +17,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/node"
 )
 
@@ -49,6 +47,18 @@ type FilesConfig struct {
 	// the run fails), and a failure's error names it and shows its end.
 	Log        io.Writer
 	StallAfter time.Duration
+	// NameWithin bounds how long the upload runs before the writes
+	// naming what it uploaded: a node keeps a file no version names
+	// only for its file grace (docs/stores.md, Files), so a client
+	// uploading for longer uploads a part, names it, and goes on. The
+	// upload and the sync then alternate, each timed on its own.
+	// Default a quarter of node.DefaultFileGrace, leaving the writes the
+	// rest.
+	NameWithin time.Duration
+	// TidyFilesEvery, if set, is each node's `--tidy-files-every`: how
+	// often it deletes the files no version names past the grace, so a
+	// run can cross the tidy sooner than the default hour.
+	TidyFilesEvery time.Duration
 }
 
 // FilesResult is what [RunFiles] measured, medians of the rounds; rates
@@ -97,10 +107,15 @@ type MBps = float64
 type FilesCase struct {
 	Size  int64 `json:"size"`
 	Files int   `json:"files"`
-	// Upload: POST …/files for every file.
+	// Parts is how many times the upload stopped for the writes naming
+	// what it had uploaded, and the sync of those files
+	// (FilesConfig.NameWithin): 1 when the upload took less.
+	Parts int `json:"parts"`
+	// Upload: POST …/files for every file (the parts' uploads together).
 	UploadMBps MBps `json:"uploadMBps"`
-	// Sync: from the first write naming the files, the second node
-	// running with a session open, until it holds every file.
+	// Sync: from the first write naming a part's files, the second node
+	// running with a session open, until it holds every one of them;
+	// the parts' syncs together.
 	SyncMBps MBps `json:"syncMBps"`
 	// Read: GET …/files/{hash} of every file from the second node.
 	ReadMBps MBps `json:"readMBps"`
@@ -156,6 +171,9 @@ func (c *FilesConfig) fill() {
 	}
 	if c.StallAfter <= 0 {
 		c.StallAfter = time.Minute
+	}
+	if c.NameWithin <= 0 {
+		c.NameWithin = node.DefaultFileGrace / 4
 	}
 }
 
@@ -232,7 +250,8 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 		for i, size := range cfg.Sizes {
 			steps.next(fmt.Sprintf("round %d: files of %d bytes", r+1, size))
 			c, err := filesCase(ctx, caseRun{minca: cfg.Minca, dir: filepath.Join(dir, "nodes"), src: src, total: cfg.Bytes,
-				stderr: filepath.Join(logs, fmt.Sprintf("round%d-%d", r+1, size)), log: cfg.Log, stallAfter: cfg.StallAfter}, size)
+				stderr: filepath.Join(logs, fmt.Sprintf("round%d-%d", r+1, size)), log: cfg.Log, stallAfter: cfg.StallAfter,
+				nameWithin: cfg.NameWithin, nodeArgs: nodeArgs(cfg)}, size)
 			if err != nil {
 				return res, err
 			}
@@ -251,6 +270,7 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 			return median(xs)
 		}
 		c := FilesCase{Size: cfg.Sizes[i], Files: cs[0].Files,
+			Parts:               int(pick(func(c FilesCase) float64 { return float64(c.Parts) })),
 			UploadMBps:          pick(func(c FilesCase) float64 { return c.UploadMBps }),
 			SyncMBps:            pick(func(c FilesCase) float64 { return c.SyncMBps }),
 			ReadMBps:            pick(func(c FilesCase) float64 { return c.ReadMBps }),
@@ -429,256 +449,6 @@ func copyFile(src, dst string) (float64, error) {
 		return 0, err
 	}
 	return float64(n) / time.Since(start).Seconds() / 1e6, nil
-}
-
-// caseRun is what one case needs besides its size.
-type caseRun struct {
-	minca, dir, src string
-	total           int64
-	// stderr is the prefix of the nodes' stderr files
-	// (PREFIX-sender.stderr, PREFIX-receiver.stderr), kept after the case.
-	stderr string
-	// log, when set, is told of a step that makes no progress for
-	// stallAfter, with the end of each node's stderr.
-	log        io.Writer
-	stallAfter time.Duration
-}
-
-// step runs a step of n items, f counting in done those done, watched
-// for a stall; its error comes with each node's state and the end of its
-// stderr.
-func (r caseRun) step(name string, n int, f func(done *atomic.Int64) error, nodes ...*filesNode) error {
-	var done atomic.Int64
-	stop := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		watchStall(r.log, name, r.stallAfter, &done, n, stop, nodes...)
-	}()
-	err := f(&done)
-	close(stop)
-	<-watched
-	if err != nil {
-		return failed(fmt.Errorf("bench: %s: %w", name, err), nodes...)
-	}
-	return nil
-}
-
-// filesCase runs one file size: two fresh nodes, the upload to the first,
-// the sync to the second, the read back from it.
-func filesCase(ctx context.Context, r caseRun, size int64) (FilesCase, error) {
-	minca, dir, total := r.minca, r.dir, r.total
-	c := FilesCase{Size: size, Files: int(total / size)}
-	if c.Files == 0 {
-		return c, fmt.Errorf("bench: files of %d bytes: --bytes %d holds none", size, total)
-	}
-	os.RemoveAll(dir)
-	defer os.RemoveAll(dir)
-	ad, bd := filepath.Join(dir, "sender"), filepath.Join(dir, "receiver")
-	for _, d := range []string{ad, bd} {
-		if _, err := runMinca(ctx, minca, "init", "--dir", d); err != nil {
-			return c, err
-		}
-	}
-	out, err := runMinca(ctx, minca, "space", "create", "files", "--roles", `{"writer":[{"cmd":"/record"}]}`, "--dir", ad)
-	if err != nil {
-		return c, err
-	}
-	sp := jsonString(out, "id")
-	if out, err = runMinca(ctx, minca, "space", "invite", sp, "--role", "writer", "--dir", ad); err != nil {
-		return c, err
-	}
-	if _, err = runMinca(ctx, minca, "space", "join", jsonString(out, "invite"), "--dir", bd); err != nil {
-		return c, err
-	}
-	sender, err := startNode(ctx, minca, "sender", ad, r.stderr+"-sender.stderr", "--peer-listen", "127.0.0.1:0")
-	if err != nil {
-		return c, err
-	}
-	defer sender.stop()
-	// The receiver starts and dials, and a file of one byte reaches it:
-	// the sync below is of the files alone, between two running nodes
-	// with a session open, not of a node starting.
-	warm, err := sender.client.Upload(ctx, sp, strings.NewReader("w"))
-	if err == nil {
-		_, err = sender.client.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.files", "body": map[string]any{"warm": true}, "files": []node.FileRef{warm}})
-	}
-	if err != nil {
-		return c, failed(fmt.Errorf("bench: the first file: %w", err), sender)
-	}
-	receiver, err := startNode(ctx, minca, "receiver", bd, r.stderr+"-receiver.stderr", "--peer", sender.peers)
-	if err != nil {
-		return c, failed(err, sender)
-	}
-	defer receiver.stop()
-	stopSampling := make(chan struct{})
-	sampled := make(chan [2][]rssSample, 1)
-	go func() {
-		var out [2][]rssSample
-		var wg sync.WaitGroup
-		for i, n := range []*filesNode{sender, receiver} {
-			wg.Go(func() { out[i] = sampleRSS(n.cmd.Process.Pid, 200*time.Millisecond, stopSampling) })
-		}
-		wg.Wait()
-		sampled <- out
-	}()
-	defer func() {
-		if stopSampling != nil {
-			close(stopSampling)
-			<-sampled
-		}
-	}()
-	if err := r.step("the first file", 1, func(done *atomic.Int64) error {
-		return receiver.waitFile(ctx, sp, warm.Hash.String())
-	}, sender, receiver); err != nil {
-		return c, err
-	}
-
-	// Upload: every file, four at a time; no version names them yet.
-	in, err := os.Open(r.src)
-	if err != nil {
-		return c, err
-	}
-	defer in.Close()
-	// Each file's hash from the source, before the clock starts: what is
-	// read back at the end must be these bytes, not only as many.
-	want := make([]canonical.ID, c.Files)
-	if err := parallel(2, c.Files, func(i int) error {
-		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(in, int64(i)*size, size)); err != nil {
-			return err
-		}
-		want[i] = canonical.ID(h.Sum(nil))
-		return nil
-	}); err != nil {
-		return c, fmt.Errorf("bench: hash the source: %w", err)
-	}
-	refs := make([]node.FileRef, c.Files)
-	start := time.Now()
-	if err := r.step("upload", c.Files, func(done *atomic.Int64) error {
-		return parallel(4, c.Files, func(i int) error {
-			f, err := sender.client.Upload(ctx, sp, io.NewSectionReader(in, int64(i)*size, size))
-			refs[i] = f
-			done.Add(1)
-			return err
-		})
-	}, sender); err != nil {
-		return c, err
-	}
-	c.UploadMBps = float64(total) / time.Since(start).Seconds() / 1e6
-
-	// Sync: the writes naming the files, 64 a version, until the
-	// receiver holds every one.
-	sendCPU, err := childCPU(sender.cmd.Process.Pid)
-	if err != nil {
-		return c, err
-	}
-	recvCPU, err := childCPU(receiver.cmd.Process.Pid)
-	if err != nil {
-		return c, err
-	}
-	start = time.Now()
-	const perVersion = 64
-	versions := (c.Files + perVersion - 1) / perVersion
-	if err := r.step("the writes naming the files", versions, func(done *atomic.Int64) error {
-		return parallel(4, versions, func(i int) error {
-			names := refs[i*perVersion : min(len(refs), (i+1)*perVersion)]
-			_, err := sender.client.Do(ctx, "POST", "/v1/spaces/"+sp+"/records", map[string]any{"collection": "app.files", "body": map[string]any{"n": i}, "files": names})
-			done.Add(1)
-			return err
-		})
-	}, sender, receiver); err != nil {
-		return c, err
-	}
-	if err := r.step("sync", c.Files, func(done *atomic.Int64) error {
-		return parallel(4, c.Files, func(i int) error {
-			err := receiver.waitFile(ctx, sp, refs[i].Hash.String())
-			done.Add(1)
-			return err
-		})
-	}, sender, receiver); err != nil {
-		return c, err
-	}
-	c.SyncMBps = float64(total) / time.Since(start).Seconds() / 1e6
-	for _, n := range []struct {
-		node *filesNode
-		from time.Duration
-		to   *float64
-	}{{sender, sendCPU, &c.SenderSyncCPU}, {receiver, recvCPU, &c.ReceiverSyncCPU}} {
-		used, err := childCPU(n.node.cmd.Process.Pid)
-		if err != nil {
-			return c, err
-		}
-		*n.to = (used - n.from).Seconds() / (float64(total) / 1e9)
-	}
-
-	// Read: every file from the receiver, hashed against the source.
-	start = time.Now()
-	if err := r.step("read", c.Files, func(done *atomic.Int64) error {
-		return parallel(4, c.Files, func(i int) error {
-			h := sha256.New()
-			n, err := receiver.client.Download(ctx, sp, refs[i].Hash.String(), 0, h)
-			if err == nil && n != size {
-				err = fmt.Errorf("bench: read %d bytes of a file of %d", n, size)
-			}
-			if got := canonical.ID(h.Sum(nil)); err == nil && got != want[i] {
-				err = fmt.Errorf("bench: file %d read back as %s, not the source's %s", i, got, want[i])
-			}
-			done.Add(1)
-			return err
-		})
-	}, receiver); err != nil {
-		return c, err
-	}
-	c.ReadMBps = float64(total) / time.Since(start).Seconds() / 1e6
-	close(stopSampling)
-	stopSampling = nil
-	samples := <-sampled
-	c.SenderPeakAnonMiB, c.SenderPeakFileMiB = rssPeakParts(samples[0])
-	c.ReceiverPeakAnonMiB, c.ReceiverPeakFileMiB = rssPeakParts(samples[1])
-	c.SenderThreads, c.ReceiverThreads = mostThreads(samples[0]), mostThreads(samples[1])
-	if c.SenderPeakMiB, err = peakRSSMiB(sender.cmd.Process.Pid); err != nil {
-		return c, err
-	}
-	if c.ReceiverPeakMiB, err = peakRSSMiB(receiver.cmd.Process.Pid); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-// parallel runs f(0…n-1) on w goroutines; the first error stops it.
-func parallel(w, n int, f func(i int) error) error {
-	var mu sync.Mutex
-	next, first := 0, error(nil)
-	var wg sync.WaitGroup
-	for range w {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil || i >= n
-				mu.Unlock()
-				if stop {
-					return
-				}
-				if err := f(i); err != nil {
-					mu.Lock()
-					first = cmpErr(first, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // runMinca runs a minca verb and returns what it printed.

@@ -103,6 +103,13 @@ type Options struct {
 	PassKeys judge.KeyRings
 }
 
+// DefaultFileGrace is Options.FileGrace's default: a client names each
+// file it uploads in a write within this (02 §3.1; docs/stores.md, Files).
+const DefaultFileGrace = 10 * time.Minute
+
+// DefaultTidyFilesEvery is Options.TidyFilesEvery's default.
+const DefaultTidyFilesEvery = time.Hour
+
 // DefaultDir is the node directory when Options.Dir is empty: minca under
 // os.UserConfigDir (MINCA_DIR overrides it).
 func DefaultDir() (string, error) {
@@ -149,10 +156,10 @@ func (o *Options) resolve() (Options, error) {
 		return out, errors.New("minca/node: Options: SessionLife, RenewBefore, RenewCheck, MaxBatch, EventRing, EventRingBytes, EventJournalBytes, EventJournalAge, FileGrace and TidyFilesEvery must not be negative")
 	}
 	if out.FileGrace == 0 {
-		out.FileGrace = 10 * time.Minute
+		out.FileGrace = DefaultFileGrace
 	}
 	if out.TidyFilesEvery == 0 {
-		out.TidyFilesEvery = time.Hour
+		out.TidyFilesEvery = DefaultTidyFilesEvery
 	}
 	if out.EventJournalBytes == 0 {
 		out.EventJournalBytes = 64 << 20

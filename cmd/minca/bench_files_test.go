@@ -19,7 +19,11 @@ func TestBenchFiles(t *testing.T) {
 		t.Skip("runs node processes")
 	}
 	path, env := mincaCommand(t)
-	cmd := exec.Command(path, "bench", "files", "--bytes", "1048576", "--sizes", "524288,1048576", "--rounds", "1", "--import-versions", "300", "--dir", filepath.Join(t.TempDir(), "bench"))
+	// --name-within 1ns: the upload stops for the writes after each
+	// file, so every file is a part of its own; the nodes tidy their
+	// files every second, and every file is still read back whole.
+	cmd := exec.Command(path, "bench", "files", "--bytes", "1048576", "--sizes", "524288,1048576", "--rounds", "1", "--import-versions", "300", "--dir", filepath.Join(t.TempDir(), "bench"),
+		"--name-within", "1ns", "--tidy-files-every", "1s")
 	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
@@ -37,6 +41,7 @@ func TestBenchFiles(t *testing.T) {
 		Cases       []struct {
 			Size                  int64
 			Files                 int
+			Parts                 int
 			UploadMBps, SyncMBps  float64
 			ReadMBps, SyncOverTcp float64
 			SyncOverHashedTcp     float64
@@ -58,6 +63,9 @@ func TestBenchFiles(t *testing.T) {
 		t.Fatalf("bench files: %s", out)
 	}
 	for _, c := range r.Cases {
+		if c.Parts != c.Files {
+			t.Errorf("bench files case of %d bytes: %d parts of %d files, want a part a file", c.Size, c.Parts, c.Files)
+		}
 		if c.Files*int(c.Size) != 1<<20 || c.UploadMBps <= 0 || c.SyncMBps <= 0 || c.ReadMBps <= 0 || c.SyncOverTcp <= 0 || c.SyncOverHashedTcp <= 0 || c.SyncOverHash <= 0 || c.SyncOverHashAllCores <= 0 || c.SyncCPUBound < 0 || c.SenderPeakRssMiB <= 0 || c.ReceiverPeakRssMiB <= 0 ||
 			c.SenderSyncCPU == nil || *c.SenderSyncCPU < 0 || c.ReceiverSyncCPU == nil || *c.ReceiverSyncCPU < 0 {
 			t.Fatalf("bench files case: %+v", c)

@@ -178,6 +178,21 @@ func TestServeMemoryBadUsage(t *testing.T) {
 	}
 }
 
+// A serve --tidy-files-every that is not a positive duration is bad
+// usage (exit 2), named, before the node opens.
+func TestServeTidyEveryBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, arg := range []string{"0s", "-1m"} {
+		_, errs, code := minca(t, "", "serve", "--dir", filepath.Join(dir, "n"), "--listen", "127.0.0.1:0", "--tidy-files-every", arg)
+		if code != exitUsage || !strings.Contains(errs, "--tidy-files-every") {
+			t.Errorf("serve --tidy-files-every %s: exit %d, want %d naming the flag:\n%s", arg, code, exitUsage, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n")); !os.IsNotExist(err) {
+		t.Errorf("a serve refused for its flags made its directory: %v", err)
+	}
+}
+
 // serve's defaults are what its table says, $GOMEMLIMIT stands unless
 // go-heap is given, and --memory sets one part and leaves the others.
 func TestNodeMemoryDefaults(t *testing.T) {

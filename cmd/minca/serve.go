@@ -12,7 +12,7 @@ import (
 )
 
 func runServe(ctx context.Context, s *stdio, args []string) error {
-	fs := newFlags(s, "serve", "serve [--dir DIR] [--store URL] [--mirror BLOBURL]… [--listen ADDR]\n      [--peer-listen ADDR [--tls-cert FILE --tls-key FILE] [--serve-relay]]\n      [--peer URL]… [--relay URL]… [--hold SPACE=COLL,…]…\n      [--waiting-bytes BYTES] [--waiting-bytes-per-peer BYTES] [--waiting-age DURATION]\n      [--memory NAME=VALUE]…\n\nRuns the node: its store, the mirrors to folders or S3 continuously, the\nlocal API (docs/api.md) on ADDR (127.0.0.1:7465 by default, or unix:PATH),\nwith the bearer token in DIR/api.token, and sync sessions with its peers\n(docs/sync.md §7–§8) for every space it holds: those it dials (--peer),\nthose that dial it (--peer-listen), and those it meets at relays (--relay).\nThe node directory remembers the store it runs on (an embedded Pebble store\nin DIR unless --store named another once); $MINCA_STORE is not used here.\nPrints {\"url\",\"account\",\"dir\",\"peers\"?} once it listens (peers: where\npeers reach it). SIGINT or SIGTERM drain the writes under way, export what\nthe mirrors have not, close everything and exit 130 or 143.")
+	fs := newFlags(s, "serve", "serve [--dir DIR] [--store URL] [--mirror BLOBURL]… [--listen ADDR]\n      [--peer-listen ADDR [--tls-cert FILE --tls-key FILE] [--serve-relay]]\n      [--peer URL]… [--relay URL]… [--hold SPACE=COLL,…]…\n      [--waiting-bytes BYTES] [--waiting-bytes-per-peer BYTES] [--waiting-age DURATION]\n      [--memory NAME=VALUE]… [--tidy-files-every DURATION]\n\nRuns the node: its store, the mirrors to folders or S3 continuously, the\nlocal API (docs/api.md) on ADDR (127.0.0.1:7465 by default, or unix:PATH),\nwith the bearer token in DIR/api.token, and sync sessions with its peers\n(docs/sync.md §7–§8) for every space it holds: those it dials (--peer),\nthose that dial it (--peer-listen), and those it meets at relays (--relay).\nThe node directory remembers the store it runs on (an embedded Pebble store\nin DIR unless --store named another once); $MINCA_STORE is not used here.\nPrints {\"url\",\"account\",\"dir\",\"peers\"?} once it listens (peers: where\npeers reach it). SIGINT or SIGTERM drain the writes under way, export what\nthe mirrors have not, close everything and exit 130 or 143.")
 	dir := dirFlag(fs)
 	sp := storeFlags(fs, true)
 	// The node's store is its directory's: $MINCA_STORE names the store
@@ -36,6 +36,7 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	waiting := waitingFlags(fs)
 	mem := newNodeMemory()
 	fs.Var(nodeMemoryFlag(mem), "memory", nodeMemoryHelp())
+	tidyEvery := fs.Duration("tidy-files-every", node.DefaultTidyFilesEvery, "how often to delete the files no version names once past their 10-minute grace, a `DURATION` (docs/stores.md, Files)")
 	if done, err := parseFlags(fs, args); done {
 		return err
 	}
@@ -43,6 +44,9 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	ps.limits = lim
 	if fs.NArg() > 0 {
 		return usageError("serve takes no arguments")
+	}
+	if *tidyEvery <= 0 {
+		return usageError("--tidy-files-every: %v is not a positive duration", *tidyEvery)
 	}
 	d, err := resolveDir(*dir)
 	if err != nil {
@@ -60,6 +64,7 @@ func runServe(ctx context.Context, s *stdio, args []string) error {
 	o := withWaiting(nodeOptions(s, d, sp, mirrors), waiting)
 	o.StoreOptions.Memory = mem.store
 	o.EventRingBytes = mem.eventRing
+	o.TidyFilesEvery = *tidyEvery
 	defer mem.limitHeap()()
 	n, err := node.Open(ctx, o)
 	if err != nil {
