@@ -11,21 +11,31 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Blocks. In a store made now (rows in kvt) the values of the versions'
-// table ('v' ‖ vseq, 8 bytes big-endian: engine/internal/keys) are kept
-// blockSpan consecutive vseqs together, zstd-coded as one block in the
-// kvblk table, keyed by the block's first possible key ('v' ‖ vseq with
-// its low six bits zero). A version's value is ~500 bytes, too small for
-// any coding to find what repeats from one version to the next inside it
-// alone; a block of 64 of them (~28 KiB) holds the same members, space,
-// authors and collections thirty times over. A row of kvt with a key
-// inside a block's span wins over the block's copy: a later write of one
-// version is a row, and a delete a tombstone row (z = tombstone), until
-// enough writes fall in the span (compactAt) that the batch making the
-// last of them rewrites the block with them and deletes the rows, in its
-// transaction.
+// Blocks. In a store of blocks (rows in kvt or kvu) the values of the
+// versions' table ('v' ‖ vseq, 8 bytes big-endian: engine/internal/keys)
+// are kept blockSpan consecutive vseqs together, zstd-coded as one block
+// in the kvblk table, keyed by the block's first possible key ('v' ‖
+// vseq with its low six bits zero). A store made now (rows in kvu) keeps
+// the places of writers' lines ('l' ‖ label ‖ 0x00 ‖ line ‖ n, n 8 bytes
+// big-endian, as stored: labels.go) the same way, blockSpan consecutive
+// places of one line to a block keyed by its first possible key: a line's
+// places are written in order, one after another, and each is a key of
+// 43 bytes or so holding a vseq of two or three, which as a row of its
+// own costs SQLite its key, a cell and its share of the pages' slack.
+//
+// A version's value is ~500 bytes, too small for any coding to find what
+// repeats from one version to the next inside it alone; a block of 64 of
+// them (~28 KiB) holds the same members, space, authors and collections
+// thirty times over. A row of the rows' table with a key inside a block's
+// span wins over the block's copy: a later write of one key is a row,
+// and a delete a tombstone row (z = tombstone), until enough writes fall
+// in the span (compactAt) that the batch making the last of them
+// rewrites the block with them and deletes the rows, in its transaction.
+//
+// A block's span is the keys that differ from its key in the low six
+// bits of their last byte alone: its key is one of them, the least.
 const (
-	blockSpan = 64 // vseqs a block covers: a power of two
+	blockSpan = 64 // keys a block covers: a power of two, at most 256
 	// blockValueMax is the largest value a block holds: a larger one is
 	// a row of its own (coded as any row is), so a block decodes to at
 	// most blockSpan × blockValueMax bytes and a large body is not
@@ -48,34 +58,52 @@ const (
 	blockCacheBytes = 4 << 20
 )
 
-// blockable reports whether stored key k is a version's ('v' ‖ 8 bytes),
-// kept in a block in a store of blocks, and its block's base and its
-// index in it.
-func blockable(k []byte) (base uint64, idx int, ok bool) {
-	if len(k) != 9 || k[0] != 'v' {
-		return 0, 0, false
+// families is the tables whose keys a store of blocks keeps in blocks.
+type families uint8
+
+const (
+	famVersions families = 1 << iota // 'v' vseq: every store of blocks
+	famLines                         // 'l' label 0x00 line n: a store with its rows in kvu
+)
+
+// lineRest is the length of a line place's key after its label's end:
+// the line's tag (32 bytes) and n (8).
+const lineRest = 32 + 8
+
+// span reports whether stored key k's value is kept in a block in a store
+// of these families, and its index in its block (its key's low six bits).
+func (f families) span(k []byte) (idx int, ok bool) {
+	switch {
+	case len(k) == 9 && k[0] == 'v' && f&famVersions != 0:
+	case len(k) >= 2+1+lineRest && k[0] == 'l' && f&famLines != 0:
+		// A label (no 0x00 in it) and its end, then exactly the rest.
+		end := len(k) - lineRest - 1
+		if k[end] != 0 || bytes.IndexByte(k[1:end], 0) >= 0 {
+			return 0, false
+		}
+	default:
+		return 0, false
 	}
-	n := binary.BigEndian.Uint64(k[1:])
-	return n &^ (blockSpan - 1), int(n & (blockSpan - 1)), true
+	return int(k[len(k)-1] & (blockSpan - 1)), true
 }
 
-// blockKey is the key of the block whose first vseq is base.
-func blockKey(base uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{'v'}, base)
+// blockOf is the key of the block whose span holds key k (one span
+// holds): k with the low six bits of its last byte zero.
+func blockOf(k []byte) []byte {
+	bk := bytes.Clone(k)
+	bk[len(bk)-1] &^= blockSpan - 1
+	return bk
 }
 
-// entryKey is the key of entry idx of the block at base.
-func entryKey(base uint64, idx int) []byte { return blockKey(base + uint64(idx)) }
-
-// blockFloor is the least block key a block holding a key ≥ lo may have.
-func blockFloor(lo []byte) []byte {
-	if len(lo) == 0 || lo[0] != 'v' {
-		return lo
-	}
-	var n [8]byte
-	copy(n[:], lo[1:])
-	return blockKey(binary.BigEndian.Uint64(n[:]) &^ (blockSpan - 1))
+// entryKey is the key of entry idx of the block bk.
+func entryKey(bk []byte, idx int) []byte {
+	k := bytes.Clone(bk)
+	k[len(k)-1] |= byte(idx)
+	return k
 }
+
+// lastKey is the greatest key block bk's span holds.
+func lastKey(bk []byte) []byte { return entryKey(bk, blockSpan-1) }
 
 // block is a block decoded: entry i's value is raw[off[i]:off[i]+n[i]]
 // when n[i] ≥ 0.
@@ -99,14 +127,14 @@ type blockCodec struct {
 	dec *zstd.Decoder
 
 	mu    sync.Mutex
-	byKey map[uint64]*list.Element // of *block, by base
+	byKey map[string]*list.Element // of *cached, by the block's key
 	lru   list.List
 	bytes int
 }
 
 type cached struct {
-	base uint64
-	b    *block
+	key string
+	b   *block
 }
 
 func newBlockCodec() (*blockCodec, error) {
@@ -119,7 +147,7 @@ func newBlockCodec() (*blockCodec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &blockCodec{enc: enc, dec: dec, byKey: map[uint64]*list.Element{}}, nil
+	return &blockCodec{enc: enc, dec: dec, byKey: map[string]*list.Element{}}, nil
 }
 
 func (c *blockCodec) close() {
@@ -146,12 +174,12 @@ func (c *blockCodec) encode(es []entry) []byte {
 // errDamagedBlock marks a block that does not decode.
 var errDamagedBlock = errors.New("damaged block")
 
-// decode is the block at base whose row is coded, from the cache when it
-// holds one decoded from the same bytes. A block that does not decode is
-// an error wrapping errDamagedValue naming its keys.
-func (c *blockCodec) decode(base uint64, coded []byte) (*block, error) {
+// decode is the block bk whose row is coded, from the cache when it holds
+// one decoded from the same bytes. A block that does not decode is an
+// error wrapping errDamagedBlock.
+func (c *blockCodec) decode(bk, coded []byte) (*block, error) {
 	c.mu.Lock()
-	if el := c.byKey[base]; el != nil && bytes.Equal(el.Value.(*cached).b.coded, coded) {
+	if el := c.byKey[string(bk)]; el != nil && bytes.Equal(el.Value.(*cached).b.coded, coded) {
 		c.lru.MoveToFront(el)
 		b := el.Value.(*cached).b
 		c.mu.Unlock()
@@ -160,9 +188,9 @@ func (c *blockCodec) decode(base uint64, coded []byte) (*block, error) {
 	c.mu.Unlock()
 	b, err := c.decodeRow(coded)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the block of keys %x to %x: %v", errDamagedValue, blockKey(base), blockKey(base+blockSpan-1), err)
+		return nil, err
 	}
-	c.keep(base, b)
+	c.keep(string(bk), b)
 	return b, nil
 }
 
@@ -205,27 +233,27 @@ func (c *blockCodec) decodeRow(coded []byte) (*block, error) {
 
 // keep caches b, dropping the least recently used blocks past
 // blockCacheBytes.
-func (c *blockCodec) keep(base uint64, b *block) {
+func (c *blockCodec) keep(key string, b *block) {
 	size := len(b.raw) + len(b.coded)
 	if size > blockCacheBytes/4 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el := c.byKey[base]; el != nil {
+	if el := c.byKey[key]; el != nil {
 		old := el.Value.(*cached)
 		c.bytes -= len(old.b.raw) + len(old.b.coded)
 		old.b = b
 		c.lru.MoveToFront(el)
 	} else {
-		c.byKey[base] = c.lru.PushFront(&cached{base: base, b: b})
+		c.byKey[key] = c.lru.PushFront(&cached{key: key, b: b})
 	}
 	c.bytes += size
 	for c.bytes > blockCacheBytes {
 		el := c.lru.Back()
 		old := el.Value.(*cached)
 		c.lru.Remove(el)
-		delete(c.byKey, old.base)
+		delete(c.byKey, old.key)
 		c.bytes -= len(old.b.raw) + len(old.b.coded)
 	}
 }

@@ -29,6 +29,26 @@ func (m blocksModel) sorted() []string {
 
 func vkey(n uint64) []byte { return binary.BigEndian.AppendUint64([]byte{'v'}, n) }
 
+// lkey is the engine's key of place n of line line in space space: 'l',
+// the space's 33-byte tag, the line's 32-byte tag, n (8 bytes).
+func lkey(space, line int, n uint64) []byte {
+	k := append([]byte{'l', 1}, bytes.Repeat([]byte{byte(0x40 + space)}, 32)...)
+	k = append(k, bytes.Repeat([]byte{byte(0x60 + line)}, 32)...)
+	return binary.BigEndian.AppendUint64(k, n)
+}
+
+// placeValue is a value like a place's: a vseq or a few, as uvarints.
+func placeValue(r *rand.Rand) []byte {
+	var v []byte
+	for range 1 + r.IntN(2) {
+		v = binary.AppendUvarint(v, 1+r.Uint64N(1<<20))
+	}
+	return v
+}
+
+// models is the spaces and lines TestBlocksReadBack writes places in.
+const modelSpaces, modelLines = 2, 3
+
 // modelValue is a value like a version's: repeated field names, random
 // bytes, sometimes larger than a block holds.
 func modelValue(r *rand.Rand) []byte {
@@ -45,9 +65,10 @@ func modelValue(r *rand.Rand) []byte {
 
 // The rows and blocks of a store read back as one store, key by key
 // (Get, GetMany) and in order both ways over random ranges, through
-// fresh runs of versions, rewrites and deletes of single versions,
-// blocks rewritten, the store reopened (its pending counts gone) and
-// opened read-only.
+// fresh runs of versions and of lines' places, rewrites and deletes of
+// single ones, blocks rewritten, keys between a span's that no block
+// holds, the store reopened (its pending counts gone) and opened
+// read-only.
 func TestBlocksReadBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	r := rand.New(rand.NewPCG(3, 4))
@@ -60,6 +81,7 @@ func TestBlocksReadBack(t *testing.T) {
 		t.Fatal("a new store is not a store of blocks")
 	}
 	next := uint64(1)
+	var places [modelSpaces][modelLines]uint64 // the next place of each line
 	for batch := range 60 {
 		b, err := kv.NewBatch()
 		if err != nil {
@@ -82,6 +104,30 @@ func TestBlocksReadBack(t *testing.T) {
 				delete(m, string(k))
 			default:
 				set(k, modelValue(r))
+			}
+		}
+		// Runs of places of a line or two, as an import writes them, and
+		// places written again or deleted.
+		for range r.IntN(3) {
+			sp, ln := r.IntN(modelSpaces), r.IntN(modelLines)
+			for range r.IntN(90) {
+				set(lkey(sp, ln, places[sp][ln]), placeValue(r))
+				places[sp][ln]++
+			}
+		}
+		for range r.IntN(12) {
+			sp, ln := r.IntN(modelSpaces), r.IntN(modelLines)
+			k := lkey(sp, ln, r.Uint64N(places[sp][ln]+5))
+			switch r.IntN(5) {
+			case 0:
+				b.Delete(k)
+				delete(m, string(k))
+			case 1:
+				set(append(k, byte(r.IntN(3))), placeValue(r)) // a key between a span's: a row
+			case 2:
+				set(k, modelValue(r)) // some larger than a block holds
+			default:
+				set(k, placeValue(r))
 			}
 		}
 		for range r.IntN(5) { // keys of other tables, and of 'v' but not a version's
@@ -108,12 +154,21 @@ func TestBlocksReadBack(t *testing.T) {
 			}
 		}
 	}
-	var blocks, tombstones int
-	if err := kv.db.QueryRow(`SELECT (SELECT count(*) FROM kvblk), (SELECT count(*) FROM kvt WHERE z = -1)`).Scan(&blocks, &tombstones); err != nil {
+	var blocks, lineBlocks, tombstones, lineTombstones int
+	if err := kv.db.QueryRow(`SELECT (SELECT count(*) FROM kvblk WHERE substr(k, 1, 1) = x'76'), (SELECT count(*) FROM kvblk WHERE substr(k, 1, 1) = x'6c'),
+		(SELECT count(*) FROM `+kv.rows+` WHERE z = -1 AND substr(k, 1, 1) = x'76'), (SELECT count(*) FROM `+kv.rows+` WHERE z = -1 AND substr(k, 1, 1) = x'6c')`).Scan(
+		&blocks, &lineBlocks, &tombstones, &lineTombstones); err != nil {
 		t.Fatal(err)
 	}
-	if blocks < int(next)/blockSpan/2 || tombstones == 0 {
-		t.Fatalf("%d blocks for %d vseqs, %d tombstones: the test made too few", blocks, next, tombstones)
+	var placed uint64
+	for _, ls := range places {
+		for _, n := range ls {
+			placed += n
+		}
+	}
+	if kv.rows != rowsLines || blocks < int(next)/blockSpan/2 || lineBlocks < int(placed)/blockSpan/2 || tombstones == 0 || lineTombstones == 0 {
+		t.Fatalf("rows in %s, %d blocks for %d vseqs, %d for %d places, %d and %d tombstones: the test made too few",
+			kv.rows, blocks, next, lineBlocks, placed, tombstones, lineTombstones)
 	}
 	if err := kv.Close(); err != nil {
 		t.Fatal(err)
@@ -123,6 +178,15 @@ func TestBlocksReadBack(t *testing.T) {
 	}
 	defer kv.Close()
 	checkModel(t, kv, m, r, "read-only")
+}
+
+// randomKey is a key of the versions' table or of a line's places,
+// held or not.
+func randomKey(r *rand.Rand) []byte {
+	if r.IntN(2) == 0 {
+		return vkey(uint64(r.IntN(3000)))
+	}
+	return lkey(r.IntN(modelSpaces), r.IntN(modelLines), r.Uint64N(2000))
 }
 
 func checkModel(t *testing.T, kv *Store, m blocksModel, r *rand.Rand, when string) {
@@ -136,8 +200,8 @@ func checkModel(t *testing.T, kv *Store, m blocksModel, r *rand.Rand, when strin
 	}
 	// Every key asked for at once, with keys not held among them.
 	ask := slices.Clone(ks)
-	for range 50 {
-		ask = append(ask, string(vkey(uint64(r.IntN(3000)))))
+	for range 100 {
+		ask = append(ask, string(randomKey(r)))
 	}
 	slices.Sort(ask)
 	ask = slices.Compact(ask)
@@ -160,13 +224,17 @@ func checkModel(t *testing.T, kv *Store, m blocksModel, r *rand.Rand, when strin
 	for i := range 12 {
 		var lo, hi []byte
 		if i > 0 {
-			lo = vkey(uint64(r.IntN(3000)))
-			hi = vkey(binary.BigEndian.Uint64(lo[1:]) + uint64(r.IntN(200)))
+			lo = randomKey(r)
+			at := len(lo) - 8
+			hi = binary.BigEndian.AppendUint64(bytes.Clone(lo[:at]), binary.BigEndian.Uint64(lo[at:])+uint64(r.IntN(200)))
 			if i%4 == 0 {
-				lo = lo[:1+r.IntN(9)] // a bound that is no version's key
+				lo = lo[:1+r.IntN(len(lo))] // a bound that is no key of a block
 			}
 			if i%5 == 0 {
 				hi = nil
+			}
+			if i%6 == 0 {
+				hi = randomKey(r) // a range across tables, or none
 			}
 		}
 		var want []string
@@ -246,6 +314,34 @@ func FuzzDecodeBlock(f *testing.F) {
 		}
 		if b2.n != b.n || !bytes.Equal(b2.raw, b.raw) {
 			t.Fatal("entries do not code back to themselves")
+		}
+	})
+}
+
+// Any key a store's families keep in a block is in the span of the block
+// its key names, at its index, and that block's key is one of a block.
+func FuzzBlockSpan(f *testing.F) {
+	f.Add(vkey(77), uint8(famVersions))
+	f.Add(append([]byte{'l', 0x80, 0}, make([]byte, lineRest)...), uint8(famVersions|famLines))
+	f.Add(append([]byte{'l', 0x80, 0, 0}, make([]byte, lineRest)...), uint8(famVersions|famLines))
+	f.Fuzz(func(t *testing.T, k []byte, fam uint8) {
+		f := families(fam)
+		idx, ok := f.span(k)
+		if !ok {
+			return
+		}
+		bk := blockOf(k)
+		if i, ok := f.span(bk); !ok || i != 0 {
+			t.Fatalf("key %x: its block %x is no block's key", k, bk)
+		}
+		if !sameBlock(bk, k) || !bytes.Equal(entryKey(bk, idx), k) {
+			t.Fatalf("key %x is not entry %d of block %x", k, idx, bk)
+		}
+		if bytes.Compare(bk, k) > 0 || bytes.Compare(k, lastKey(bk)) > 0 {
+			t.Fatalf("key %x outside its block's span %x to %x", k, bk, lastKey(bk))
+		}
+		if k[0] == 'l' && f&famLines == 0 || k[0] == 'v' && f&famVersions == 0 {
+			t.Fatalf("key %x in a block of a table the families %b do not keep", k, f)
 		}
 	})
 }

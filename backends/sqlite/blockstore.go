@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/minca-go/minca/engine"
 )
@@ -16,16 +15,43 @@ import (
 // when the row is a tombstone), else its block's entry.
 
 const (
-	rowsBlocked = "kvt"
+	rowsBlocked = "kvt" // the rows of a store whose versions' values are in blocks
+	rowsLines   = "kvu" // … whose versions' values and lines' places are
 	blocksTable = "kvblk"
 )
 
+// decodeBlock is block bk (a stored key) whose row is coded; one that
+// does not decode is an error wrapping errDamagedValue naming the keys
+// its span holds (the engine's, where the labels name them).
+func (s *Store) decodeBlock(bk, coded []byte) (*block, error) {
+	b, err := s.blocks.decode(bk, coded)
+	if err != nil {
+		first, last := s.blockRange(bk)
+		return nil, fmt.Errorf("%w: the block of keys %x to %x: %v", errDamagedValue, first, last, err)
+	}
+	return b, nil
+}
+
+// blockRange is the first and last key block bk's span holds, the
+// engine's where the store's labels name them, else as stored.
+func (s *Store) blockRange(bk []byte) (first, last []byte) {
+	first, last = bk, lastKey(bk)
+	if l := s.lab.Load(); l != nil {
+		f, err1 := l.engineKey(first)
+		e, err2 := l.engineKey(last)
+		if err1 == nil && err2 == nil {
+			return f, e
+		}
+	}
+	return first, last
+}
+
 // getBlocked reads stored key k (one statement: one view of the store).
 func (s *Store) getBlocked(engineKey, k []byte) ([]byte, error) {
-	var bk any // no block: NULL matches no key
-	base, idx, inBlock := blockable(k)
+	var bk []byte // no block: NULL matches no key
+	idx, inBlock := s.fam.span(k)
 	if inBlock {
-		bk = blockKey(base)
+		bk = blockOf(k)
 	}
 	rows, err := s.getB.Query(k, bk)
 	if err != nil {
@@ -56,7 +82,7 @@ func (s *Store) getBlocked(engineKey, k []byte) ([]byte, error) {
 	case haveRow:
 		return s.value(engineKey, row, z, nil)
 	case blk != nil:
-		b, err := s.blocks.decode(base, blk)
+		b, err := s.decodeBlock(bk, blk)
 		if err != nil {
 			return nil, err
 		}
@@ -71,20 +97,19 @@ func (s *Store) getBlocked(engineKey, k []byte) ([]byte, error) {
 // blockable) in tx, calling found with each key's index in keys and its
 // entry's value for those its block holds.
 func (s *Store) blockLookups(tx *sql.Tx, keys [][]byte, found func(i int, v []byte)) error {
-	var bases []uint64
+	var bks [][]byte
 	for _, k := range keys {
-		base, _, _ := blockable(k)
-		if len(bases) == 0 || bases[len(bases)-1] != base {
-			bases = append(bases, base)
+		if len(bks) == 0 || !sameBlock(bks[len(bks)-1], k) {
+			bks = append(bks, blockOf(k))
 		}
 	}
-	blocks := make(map[uint64]*block, len(bases))
+	blocks := make(map[string]*block, len(bks))
 	st := tx.Stmt(s.getBlocksN)
 	args := make([]any, chunkRows)
-	for lo := 0; lo < len(bases); lo += chunkRows {
-		chunk := bases[lo:min(lo+chunkRows, len(bases))]
+	for lo := 0; lo < len(bks); lo += chunkRows {
+		chunk := bks[lo:min(lo+chunkRows, len(bks))]
 		for i := range args {
-			args[i] = blockKey(chunk[min(i, len(chunk)-1)])
+			args[i] = chunk[min(i, len(chunk)-1)]
 		}
 		rows, err := st.Query(args...)
 		if err != nil {
@@ -96,31 +121,39 @@ func (s *Store) blockLookups(tx *sql.Tx, keys [][]byte, found func(i int, v []by
 				rows.Close()
 				return err
 			}
-			base, _, ok := blockable(k)
-			if !ok {
+			if idx, ok := s.fam.span(k); !ok || idx != 0 {
 				rows.Close()
-				return fmt.Errorf("%w: a block's key %x is not a version's", errDamagedValue, k)
+				return fmt.Errorf("%w: a block's key %x is not a block's", errDamagedValue, k)
 			}
-			b, err := s.blocks.decode(base, v)
+			b, err := s.decodeBlock(k, v)
 			if err != nil {
 				rows.Close()
 				return err
 			}
-			blocks[base] = b
+			blocks[string(k)] = b
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
 	}
+	var bk []byte
 	for i, k := range keys {
-		base, idx, _ := blockable(k)
-		if b := blocks[base]; b != nil {
+		idx, _ := s.fam.span(k)
+		bk = append(bk[:0], k...)
+		bk[len(bk)-1] &^= blockSpan - 1
+		if b := blocks[string(bk)]; b != nil {
 			if v, ok := b.get(idx); ok {
 				found(i, v)
 			}
 		}
 	}
 	return nil
+}
+
+// sameBlock reports whether key k is in the span of block bk.
+func sameBlock(bk, k []byte) bool {
+	n := len(k)
+	return len(bk) == n && bytes.Equal(bk[:n-1], k[:n-1]) && bk[n-1] == k[n-1]&^(blockSpan-1)
 }
 
 // blockIter iterates a store of blocks: its rows and its blocks' entries
@@ -134,15 +167,15 @@ type blockIter struct {
 	desc   bool
 	lo, hi []byte // the range, stored keys (hi nil: none)
 
-	row     bool // rk, rv, rz hold the next row
-	rk, rv  []byte
-	rz      sql.NullInt64
-	blk     bool // bbase, bcoded hold the next block, not yet decoded
-	bbase   uint64
-	bcoded  []byte
-	cur     *block // the block being read, its entries from at on
-	curBase uint64
-	at      int
+	row    bool // rk, rv, rz hold the next row
+	rk, rv []byte
+	rz     sql.NullInt64
+	blk    bool // bkey, bcoded hold the next block, not yet decoded
+	bkey   []byte
+	bcoded []byte
+	cur    *block // the block being read, its entries from at on
+	curKey []byte
+	at     int
 
 	k, v, buf []byte
 	err       error
@@ -170,9 +203,13 @@ func (s *Store) newBlockIter(lower, upper []byte, desc bool) (engine.Iterator, e
 		tx.Rollback()
 		return nil, s.wrap(err)
 	}
-	bargs := slices.Clone(args)
-	bargs[0] = blockFloor(lo)
-	if it.blks, err = tx.Query(`SELECT k, v FROM `+blocksTable+where+order, bargs...); err != nil {
+	// The blocks from the one whose span may hold lo (the greatest
+	// block key at or below it) on.
+	bwhere := ` WHERE k >= coalesce((SELECT max(k) FROM ` + blocksTable + ` WHERE k <= ?1), ?1)`
+	if hi != nil {
+		bwhere += ` AND k < ?2`
+	}
+	if it.blks, err = tx.Query(`SELECT k, v FROM `+blocksTable+bwhere+order, args...); err != nil {
 		it.rows.Close()
 		tx.Rollback()
 		return nil, s.wrap(err)
@@ -204,17 +241,15 @@ func (it *blockIter) nextBlock() {
 		}
 		return
 	}
-	var k []byte
-	it.bcoded = it.bcoded[:0]
-	if it.err = it.blks.Scan(&k, &it.bcoded); it.err != nil {
+	it.bkey, it.bcoded = nil, it.bcoded[:0]
+	if it.err = it.blks.Scan(&it.bkey, &it.bcoded); it.err != nil {
 		return
 	}
-	base, _, ok := blockable(k)
-	if !ok {
-		it.err = fmt.Errorf("%w: a block's key %x is not a version's", errDamagedValue, k)
+	if idx, ok := it.s.fam.span(it.bkey); !ok || idx != 0 {
+		it.err = fmt.Errorf("%w: a block's key %x is not a block's", errDamagedValue, it.bkey)
 		return
 	}
-	it.bbase, it.blk = base, true
+	it.blk = true
 }
 
 // entry is the key of the current block's next entry in the range, or nil.
@@ -225,7 +260,7 @@ func (it *blockIter) entry() []byte {
 			break
 		}
 		if it.cur.n[it.at] >= 0 {
-			k := entryKey(it.curBase, it.at)
+			k := entryKey(it.curKey, it.at)
 			if bytes.Compare(k, it.lo) >= 0 && (it.hi == nil || bytes.Compare(k, it.hi) < 0) {
 				return k
 			}
@@ -257,17 +292,17 @@ func (it *blockIter) Next() bool {
 		if e == nil && it.blk {
 			// The next block is read once no row comes before any of
 			// its entries.
-			first, last := blockKey(it.bbase), blockKey(it.bbase+blockSpan-1)
+			first := it.bkey
 			if it.desc {
-				first = last
+				first = lastKey(it.bkey)
 			}
 			if !it.row || !it.before(it.rk, first) {
-				b, err := it.s.blocks.decode(it.bbase, it.bcoded)
+				b, err := it.s.decodeBlock(it.bkey, it.bcoded)
 				if err != nil {
 					it.err = err
 					return false
 				}
-				it.cur, it.curBase, it.at = b, it.bbase, 0
+				it.cur, it.curKey, it.at = b, it.bkey, 0
 				if it.desc {
 					it.at = blockSpan - 1
 				}
@@ -340,8 +375,8 @@ func (it *blockIter) Close() error {
 // blockGroup is a batch's writes to the keys of one block's span
 // (stored keys, ascending, one write a key).
 type blockGroup struct {
-	base uint64
-	ws   []kvWrite
+	bk []byte // the block's key
+	ws []kvWrite
 }
 
 // planBlocks sorts a batch's writes to keys in blocks (groups, ascending)
@@ -349,15 +384,15 @@ type blockGroup struct {
 // the store opened (and this batch's) come to compactAt has its block
 // rewritten in this batch; the others' writes are rows (sets, three values
 // a row, appended to) and their pending counts counts.
-func (s *Store) planBlocks(groups []blockGroup, sets []any, arena *[]byte) (rewrite []blockGroup, out []any, counts map[uint64]int) {
-	counts = make(map[uint64]int, len(groups))
+func (s *Store) planBlocks(groups []blockGroup, sets []any, arena *[]byte) (rewrite []blockGroup, out []any, counts map[string]int) {
+	counts = make(map[string]int, len(groups))
 	for _, g := range groups {
-		n := s.pending[g.base] + len(g.ws)
+		n := s.pending[string(g.bk)] + len(g.ws)
 		if n >= compactAt {
 			rewrite = append(rewrite, g)
 			continue
 		}
-		counts[g.base] = n
+		counts[string(g.bk)] = n
 		for _, w := range g.ws {
 			if w.del {
 				sets = append(sets, w.k, []byte{}, tombstone)
@@ -375,7 +410,7 @@ func (s *Store) planBlocks(groups []blockGroup, sets []any, arena *[]byte) (rewr
 // in that order, the last winning; the rows it takes in are deleted, and
 // a value larger than a block holds stays (or is written as) a row.
 func (s *Store) rewriteBlock(tx *sql.Tx, g blockGroup, arena *[]byte) error {
-	first, last := blockKey(g.base), blockKey(g.base+blockSpan-1)
+	first, last := g.bk, lastKey(g.bk)
 	var vals [blockSpan][]byte
 	var has [blockSpan]bool
 	var coded []byte
@@ -384,7 +419,7 @@ func (s *Store) rewriteBlock(tx *sql.Tx, g blockGroup, arena *[]byte) error {
 	case err != nil:
 		return err
 	default:
-		b, err := s.blocks.decode(g.base, coded)
+		b, err := s.decodeBlock(first, coded)
 		if err != nil {
 			return err
 		}
@@ -404,7 +439,10 @@ func (s *Store) rewriteBlock(tx *sql.Tx, g blockGroup, arena *[]byte) error {
 			rows.Close()
 			return err
 		}
-		_, idx, _ := blockable(k)
+		idx, ok := s.fam.span(k)
+		if !ok || !sameBlock(first, k) {
+			continue // a key between the span's that no block holds
+		}
 		if z.Valid && z.Int64 == tombstone {
 			has[idx] = false
 			drop = append(drop, k)
@@ -426,7 +464,7 @@ func (s *Store) rewriteBlock(tx *sql.Tx, g blockGroup, arena *[]byte) error {
 	}
 	var sets []any
 	for _, w := range g.ws {
-		_, idx, _ := blockable(w.k)
+		idx, _ := s.fam.span(w.k)
 		switch {
 		case w.del || len(w.v) <= blockValueMax:
 			vals[idx], has[idx] = w.v, !w.del

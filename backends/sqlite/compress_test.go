@@ -124,7 +124,7 @@ func storedIn(t *testing.T, path string) stored {
 	defer db.Close()
 	var s stored
 	rows, tables := sqlitetest.RowsTable(t, db), "zdict"
-	if rows == "kvs" || rows == "kvt" {
+	if rows == "kvs" || rows == "kvt" || rows == "kvu" {
 		tables = "zs2" // a store made now: a dictionary and Huffman codes
 	}
 	if err := db.QueryRow(`SELECT

@@ -1,6 +1,7 @@
 // Package sqlite is an [engine.KV] on SQLite (modernc.org/sqlite, pure Go):
 // one table of (key, value) blobs, WITHOUT ROWID, in one database file,
-// the versions' values 64 consecutive ones to a zstd block (blocks.go),
+// the versions' values and the places of writers' lines 64 consecutive
+// ones to a zstd block (blocks.go),
 // other values of 128 bytes to 128 KiB coded with an S2 dictionary and
 // Huffman codes the store makes from its first values (stores made
 // before: no blocks, or the codes alone; compress.go; docs/stores.md, How

@@ -7,25 +7,27 @@ import (
 	"fmt"
 )
 
-// The store's schema. A store made now keeps its rows in kvt, their keys
+// The store's schema. A store made now keeps its rows in kvu, their keys
 // labelled (labels.go), the labels in klabel, its values coded with a
 // dictionary, then Huffman codes, by the tables in zs2 (compress.go), and
-// its versions' values in zstd blocks in kvblk (blocks.go). Stores made
-// before are read and written as they are, each with every later change
-// to how values are kept that its schema allows (their rows are not
-// rewritten: a store of millions of rows would take minutes to open): a
-// store made before blocks keeps its rows in kvs; one of the schema
-// before that (labels, values Huffman-coded alone) keeps its rows in kvl
-// and its tables of codes in zdict; a store made before labels keeps its
-// rows in kv, each key as it is.
+// its versions' values and its lines' places in zstd blocks in kvblk
+// (blocks.go). Stores made before are read and written as they are, each
+// with every later change to how values are kept that its schema allows
+// (their rows are not rewritten: a store of millions of rows would take
+// minutes to open): a store made before lines' blocks keeps its rows in
+// kvt and only its versions' values in blocks; one made before blocks
+// keeps its rows in kvs; one of the schema before that (labels, values
+// Huffman-coded alone) keeps its rows in kvl and its tables of codes in
+// zdict; a store made before labels keeps its rows in kv, each key as it
+// is.
 //
-// A store made now also has a kvs, a kvl and a kv table, each holding one
-// row: the engine's state under its own key, saying the store is of a
-// layout no minca before it reads (a zdict table, empty, beside them for
-// the minca that reads it when it opens a store with kvl). Those read the
-// kvs, kvl or kv table as the store's, and so refuse it as written by a
-// later minca instead of reading its rows as theirs (and missing every
-// version a block holds).
+// A store made now also has a kvt, a kvs, a kvl and a kv table, each
+// holding one row: the engine's state under its own key, saying the store
+// is of a layout no minca before it reads (a zdict table, empty, beside
+// them for the minca that reads it when it opens a store with kvl).
+// Those read the kvt, kvs, kvl or kv table as the store's, and so refuse
+// it as written by a later minca instead of reading its rows as theirs
+// (and missing every key a block holds that they do not look for there).
 const (
 	rowsCoded    = "kvs"
 	rowsLabelled = "kvl"
@@ -54,12 +56,13 @@ func (s *Store) tables(o Options) (z string, err error) {
 			return "", err
 		}
 	}
-	var hasKV, hasKVL, hasKVS, hasKVT, plainRows int
+	var hasKV, hasKVL, hasKVS, hasKVT, hasKVU, plainRows int
 	if err := s.db.QueryRow(`SELECT
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kv'),
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvl'),
 		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvs'),
-		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvt')`).Scan(&hasKV, &hasKVL, &hasKVS, &hasKVT); err != nil {
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvt'),
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'kvu')`).Scan(&hasKV, &hasKVL, &hasKVS, &hasKVT, &hasKVU); err != nil {
 		return "", err
 	}
 	if hasKV > 0 && hasKVL == 0 && hasKVS == 0 {
@@ -67,19 +70,22 @@ func (s *Store) tables(o Options) (z string, err error) {
 			return "", err
 		}
 	}
-	if hasKVT == 0 && hasKVS == 0 && hasKVL == 0 && plainRows == 0 && !o.ReadOnly {
+	if hasKVU == 0 && hasKVT == 0 && hasKVS == 0 && hasKVL == 0 && plainRows == 0 && !o.ReadOnly {
 		if err := s.create(hasKV > 0); err != nil {
 			return "", err
 		}
-		hasKVT = 1
+		hasKVU = 1
 	}
 	switch {
-	case hasKVT > 0:
-		s.rows = rowsBlocked
+	case hasKVU > 0 || hasKVT > 0:
+		s.rows, s.fam = rowsLines, famVersions|famLines
+		if hasKVU == 0 {
+			s.rows, s.fam = rowsBlocked, famVersions
+		}
 		if s.blocks, err = newBlockCodec(); err != nil {
 			return "", err
 		}
-		s.pending = map[uint64]int{}
+		s.pending = map[string]int{}
 		if err := s.loadLabels(); err != nil {
 			return "", err
 		}
@@ -102,9 +108,9 @@ func (s *Store) tables(o Options) (z string, err error) {
 }
 
 // create makes a new store's tables in one transaction (an empty kv table
-// of an earlier minca, hasKV, is taken over): its rows' table kvt, its
-// blocks' kvblk, and the kvs, kvl and kv tables that earlier mincas read,
-// each with one row claiming a later layout.
+// of an earlier minca, hasKV, is taken over): its rows' table kvu, its
+// blocks' kvblk, and the kvt, kvs, kvl and kv tables that earlier mincas
+// read, each with one row claiming a later layout.
 func (s *Store) create(hasKV bool) error {
 	tx, err := s.db.Begin()
 	if err != nil {
@@ -113,6 +119,7 @@ func (s *Store) create(hasKV bool) error {
 	defer tx.Rollback()
 	state := binary.AppendUvarint(nil, olderLayout)
 	stmts := []string{
+		`CREATE TABLE kvu (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
 		`CREATE TABLE kvt (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
 		`CREATE TABLE kvblk (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID`,
 		`CREATE TABLE kvs (k BLOB PRIMARY KEY, v BLOB, z INTEGER) WITHOUT ROWID`,
@@ -129,7 +136,7 @@ func (s *Store) create(hasKV bool) error {
 			return err
 		}
 	}
-	for _, t := range []string{rowsPlain, rowsLabelled, rowsCoded} {
+	for _, t := range []string{rowsPlain, rowsLabelled, rowsCoded, rowsBlocked} {
 		if _, err := tx.Exec(`INSERT INTO `+t+` (k, v) VALUES (?, ?)`, []byte(stateKey), state); err != nil {
 			return err
 		}

@@ -90,9 +90,11 @@ type Store struct {
 	// and chunkRows blocks at once; nil otherwise.
 	getB, getBlocksN *sql.Stmt
 	blocks           *blockCodec
+	// fam is the tables a store of blocks keeps in them.
+	fam families
 	// pending is how many writes to rows each block's span took since
-	// the store was opened (under ownMu).
-	pending  map[uint64]int
+	// the store was opened (under ownMu), by the block's key.
+	pending  map[string]int
 	codec    codec
 	arena    []byte // the room of a batch's coded values, kept for the next (under ownMu)
 	lock     *localstore.Lock
@@ -455,7 +457,7 @@ func (s *Store) getMany(engineKeys [][]byte, found func(i int, value []byte)) er
 		if s.blocks == nil {
 			return
 		}
-		if _, _, ok := blockable(keys[i]); ok {
+		if _, ok := s.fam.span(keys[i]); ok {
 			inBlocks, inBlocksAt = append(inBlocks, keys[i]), append(inBlocksAt, i)
 		}
 	}
@@ -691,9 +693,9 @@ func (b *batch) commit() error {
 		if lab != nil {
 			k, held = lab.key(w.k)
 		}
-		if base, _, ok := blockable(k); ok && b.s.blocks != nil {
-			if len(groups) == 0 || groups[len(groups)-1].base != base {
-				groups = append(groups, blockGroup{base: base})
+		if _, ok := b.s.fam.span(k); ok && b.s.blocks != nil {
+			if len(groups) == 0 || !sameBlock(groups[len(groups)-1].bk, k) {
+				groups = append(groups, blockGroup{bk: blockOf(k)})
 			}
 			g := &groups[len(groups)-1]
 			g.ws = append(g.ws, kvWrite{k: k, v: w.v, del: w.del})
@@ -714,11 +716,11 @@ func (b *batch) commit() error {
 	}
 	err := b.write(m, newLabels, sets, dels, rewrite, &arena)
 	if err == nil {
-		for base, n := range counts {
-			b.s.pending[base] = n
+		for bk, n := range counts {
+			b.s.pending[bk] = n
 		}
 		for _, g := range rewrite {
-			delete(b.s.pending, g.base)
+			delete(b.s.pending, string(g.bk))
 		}
 	}
 	if err != nil && lab != old {

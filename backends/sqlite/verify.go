@@ -61,13 +61,13 @@ func (s *Store) verifyBlocks(ctx context.Context) ([]string, error) {
 		if err := rows.Scan(&k, &v); err != nil {
 			return s.damage(err)
 		}
-		base, idx, ok := blockable(k)
-		if !ok || idx != 0 {
+		if idx, ok := s.fam.span(k); !ok || idx != 0 {
 			problems = append(problems, s.wrap(fmt.Errorf("%w: a block's key %x is not a block's", errDamagedValue, k)).Error())
 			continue
 		}
 		if _, err := s.blocks.decodeRow(v); err != nil {
-			problems = append(problems, s.wrap(fmt.Errorf("%w: the block of keys %x to %x: %v", errDamagedValue, blockKey(base), blockKey(base+blockSpan-1), err)).Error())
+			first, last := s.blockRange(k)
+			problems = append(problems, s.wrap(fmt.Errorf("%w: the block of keys %x to %x: %v", errDamagedValue, first, last, err)).Error())
 		}
 	}
 	if err := rows.Err(); err != nil {

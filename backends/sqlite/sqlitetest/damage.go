@@ -42,13 +42,13 @@ type Damaged struct {
 	First, Last []byte
 }
 
-// RowsTable is the table of a store's rows: kvt (a store made now), kvs (values coded with a dictionary, no blocks), kvl
+// RowsTable is the table of a store's rows: kvu (a store made now), kvt (only versions in blocks), kvs (values coded with a dictionary, no blocks), kvl
 // (keys labelled, values Huffman-coded alone), or kv in a store made
 // before labels.
 func RowsTable(t *testing.T, db *sql.DB) string {
 	t.Helper()
 	var name string
-	if err := db.QueryRow(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN ('kv', 'kvl', 'kvs', 'kvt') ORDER BY name DESC LIMIT 1`).Scan(&name); err != nil {
+	if err := db.QueryRow(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN ('kv', 'kvl', 'kvs', 'kvt', 'kvu') ORDER BY name DESC LIMIT 1`).Scan(&name); err != nil {
 		t.Fatal(err)
 	}
 	return name
