@@ -297,7 +297,7 @@ func (c *checker) values(ctx context.Context) error {
 	for _, b := range bad {
 		c.add("version value key %x: bad length", b.key)
 	}
-	// Each current version's value ('C') is one a version value marks.
+	// Each current version's value ('c') is one a version value marks.
 	return c.scan(ctx, keys.Current, func(k, _ []byte) error {
 		if len(k) != 9 {
 			c.add("current version value key %x: bad length", k)
@@ -333,7 +333,7 @@ func (c *checker) histories(ctx context.Context) error {
 		if err != nil {
 			c.add("record %q: %v", rec[keys.SpaceLen:len(rec)-1], err)
 		} else if h.hasFirst && first != nil && first.is(heldCurrent) == got.inHead {
-			// A head names its first's value in 'C' (layout 16 on) or
+			// A head names its first's value in 'c' (layout 16 on) or
 			// holds it (11 to 15, its 'v' a marker): never both, never
 			// neither.
 			c.add("record %q: its head and the current versions' table disagree on where its current version's value is", rec[keys.SpaceLen:len(rec)-1])

@@ -55,7 +55,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 	}
 	v := func(i int) *record.Version { return vs[i] }
 	// pick returns a version from the 40th on, and its vseq, that is its
-	// record's current version (its value in 'C', its 'v' the one byte
+	// record's current version (its value in 'c', its 'v' the one byte
 	// 0) or, current false, is not.
 	pick := func(kv engine.KV, current bool) (*record.Version, uint64) {
 		for _, x := range vs[40:] {
@@ -81,7 +81,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 		}},
 		{"current version's value key damaged", func(kv engine.KV, b engine.Batch) []string {
 			b.Set([]byte{keys.Current, 1, 2}, []byte{1, 'x'})
-			return []string{"current version value key 430102: bad length"}
+			return []string{"current version value key 630102: bad length"}
 		}},
 		{"a superseded version's value among the current versions'", func(kv engine.KV, b engine.Batch) []string {
 			x, vseq := pick(kv, false)

@@ -57,7 +57,7 @@ const (
 	heldOrdered                          // its sync-order key was found
 	heldInLine                           // its line place names it
 	heldWaiting                          // a waiting entry has its digest
-	heldCurrent                          // its value is in 'C', its 'v' the mark
+	heldCurrent                          // its value is in 'c', its 'v' the mark
 )
 
 func (f *heldFact) is(fl heldFlag) bool { return f.flags&fl != 0 }

@@ -250,7 +250,7 @@ type head struct {
 	// not whole, or none) of first: read from the head when inHead (a
 	// head as layouts 11 to 15 wrote it, the only home of first's value,
 	// whose 'v' holds a marker), else set in memory by the batch that
-	// made first the first, or nil (first's value is at 'C' firstV, since
+	// made first the first, or nil (first's value is at 'c' firstV, since
 	// layout 16: current_home.go).
 	firstEnv  []byte
 	firstBody []byte
@@ -278,7 +278,7 @@ const (
 )
 
 func (h head) encode() []byte {
-	// The head names its first version's value (at 'C' firstV) and never
+	// The head names its first version's value (at 'c' firstV) and never
 	// holds it (layout 16): what is written ends with first's body length.
 	b := make([]byte, 0, 1+8+32+8+32+4*binary.MaxVarintLen64)
 	var f byte
@@ -341,7 +341,7 @@ func decodeHead(b []byte) (head, error) {
 	}
 	n, k = binary.Uvarint(rest)
 	if k > 0 && k == len(rest) && n <= 1<<40 {
-		// Layout 16 on: the first's body length, its value at 'C' firstV.
+		// Layout 16 on: the first's body length, its value at 'c' firstV.
 		h.firstH.bodyLen = int(n)
 		return h, nil
 	}

@@ -9,32 +9,32 @@ import (
 )
 
 // A record's first standing version — the one that reads (02 §4.3) — has
-// its value in a table of its own since layout 16: 'C' vseq holds it, as
+// its value in a table of its own since layout 16: 'c' vseq holds it, as
 // 'v' vseq holds every other version's, and 'v' vseq holds the one byte 0
 // (currentMark) in its place. The record's head names the vseq and no
 // longer holds the value. So a peer's WANT (02 §9) is answered by reading
-// 'v' and 'C' in vseq order, with no head read for the current versions
+// 'v' and 'c' in vseq order, with no head read for the current versions
 // among the asked (bench/REPORT-sync.md), and a record's current version
-// is read by two point reads, its small head and then its value in 'C': a
+// is read by two point reads, its small head and then its value in 'c': a
 // table of the current versions alone, a third of the values, which a
 // read finds in the block cache where 'v' (every version) would not be.
-// The value moves between 'C' and 'v' in the batch that makes its version
+// The value moves between 'c' and 'v' in the batch that makes its version
 // the first standing one or another in its place (setHead).
 //
 // Layouts 11 to 15 kept that value in the record's head alone, and its
 // own value held a marker naming the record; layout 10 and before kept it
 // in both places. Such heads and markers are read as they are (a marker
 // followed to the head); the batch that next writes such a head writes
-// it in this layout, the value moved from the head to 'C' or 'v'.
+// it in this layout, the value moved from the head to 'c' or 'v'.
 //
-// A marker is 0 ‖ rec, the mark in 'v' of a value in 'C' the one byte 0.
+// A marker is 0 ‖ rec, the mark in 'v' of a value in 'c' the one byte 0.
 // A version value starts with its envelope's length, a uvarint, and an
 // envelope is never empty, so a value never starts with 0.
 
-// currentMark is the 'v' value of a version whose value is in 'C'.
+// currentMark is the 'v' value of a version whose value is in 'c'.
 var currentMark = []byte{0}
 
-// inCurrent reports whether a 'v' value says the value is in 'C'.
+// inCurrent reports whether a 'v' value says the value is in 'c'.
 func inCurrent(vb []byte) bool { return len(vb) == 1 && vb[0] == 0 }
 
 // markedRec returns the record a 'v' value names, when it is a marker.
@@ -66,7 +66,7 @@ func errMarkerAstray(vseq uint64) error {
 	return Errorf(ErrCorrupt, "damaged: version value %d: %w", vseq, errAstray)
 }
 
-// errNoCurrent: a version value says its value is in 'C', and it is not.
+// errNoCurrent: a version value says its value is in 'c', and it is not.
 var errNoCurrent = errors.New("its value is not among the current versions'")
 
 func errCurrentAstray(vseq uint64) error {
@@ -109,7 +109,7 @@ func (t *tx) valueAt(vseq uint64) (env, body []byte, ok bool, err error) {
 }
 
 // readValue is the envelope and body of the version at vseq from r, given
-// vb, the value read at vseq. A mark is followed to 'C', a marker to its
+// vb, the value read at vseq. A mark is followed to 'c', a marker to its
 // record's head. r is not a snapshot: a batch committed between the two
 // reads may have moved the version's value back to 'v' (its record has
 // another current version now), so a value not found where vb said has
@@ -154,10 +154,10 @@ func readValue(r Reader, vseq uint64, vb []byte) (env, body []byte, err error) {
 
 // setHead writes a record's head nh in this layout over oh, its head as
 // read (had: there was one), and moves the values it names: a former
-// first standing version's value goes back to 'v' (from 'C', or from oh
+// first standing version's value goes back to 'v' (from 'c', or from oh
 // when oh holds it, as layouts 11 to 15 wrote it), and nh's first's goes
-// to 'C', its 'v' marked. fresh is a vseq whose value this batch already
-// put in 'C' and marked (0: none). demote, when it follows, drops the
+// to 'c', its 'v' marked. fresh is a vseq whose value this batch already
+// put in 'c' and marked (0: none). demote, when it follows, drops the
 // former first's body from 'v'.
 func (t *tx) setHead(rec []byte, oh, nh head, had bool, fresh uint64) error {
 	same := had && oh.hasFirst && nh.hasFirst && oh.firstV == nh.firstV
@@ -193,7 +193,7 @@ func (t *tx) setHead(rec []byte, oh, nh head, had bool, fresh uint64) error {
 	return nil
 }
 
-// currentValue reads the value of version d from 'C' vseq, as this batch
+// currentValue reads the value of version d from 'c' vseq, as this batch
 // sees it.
 func (t *tx) currentValue(d canonical.ID, vseq uint64) (env, body []byte, err error) {
 	cb, ok, err := t.get(keys.CurrentKey(vseq))

@@ -295,7 +295,7 @@ func Layout14(kv KV, as byte) error {
 }
 
 // Layout15 turns kv into a store as layout 15 kept it (each record's
-// first standing version's value in its head alone, not in 'C', its 'v' a
+// first standing version's value in its head alone, not in 'c', its 'v' a
 // marker naming the record), and marks it as layout `as` (15, or earlier after
 // Layout14's change).
 func Layout15(kv KV, as byte) error {
@@ -388,7 +388,7 @@ func HeadForms(kv KV) (holding, naming int, err error) {
 }
 
 // MarkedValues counts the version values that are markers naming their
-// record (layouts 11 to 15), and those marking a value in 'C'.
+// record (layouts 11 to 15), and those marking a value in 'c'.
 func MarkedValues(kv KV) (markers, marks int, err error) {
 	it, err := kv.NewIter([]byte{keys.Version}, []byte{keys.Version + 1})
 	if err != nil {
@@ -405,7 +405,7 @@ func MarkedValues(kv KV) (markers, marks int, err error) {
 	return markers, marks, it.Err()
 }
 
-// CurrentValues counts the values in 'C'.
+// CurrentValues counts the values in 'c'.
 func CurrentValues(kv KV) (int, error) {
 	it, err := kv.NewIter([]byte{keys.Current}, []byte{keys.Current + 1})
 	if err != nil {

@@ -58,7 +58,7 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 		}
 	}
 	// valueBytes is the bytes of version values and record heads: a
-	// current version's value is kept once in this layout (in 'C') and
+	// current version's value is kept once in this layout (in 'c') and
 	// twice in layout 10 (in 'v' and in its head).
 	valueBytes := func(s *engine.Store) int64 {
 		tables, err := s.Tables(ctx)
@@ -68,7 +68,7 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 		var n int64
 		found := 0
 		for _, tb := range tables {
-			if tb.Table == "v" || tb.Table == "C" || tb.Table == "h heads" {
+			if tb.Table == "v" || tb.Table == "c" || tb.Table == "h heads" {
 				n += tb.ValueBytes
 				found++
 			}

@@ -16,7 +16,7 @@ import (
 // values (each 'v' a marker naming the record), reads, answers a peer's
 // WANT and checks clean as it is, and grows in this layout with no
 // upgrade step: each head the store writes again names its value, moved
-// to 'C' (or back to 'v' when superseded), and the grown store reads as a
+// to 'c' (or back to 'v' when superseded), and the grown store reads as a
 // new one given the same versions.
 func TestLayout15HeadsReadAndGrow(t *testing.T) {
 	ctx := context.Background()
@@ -71,7 +71,7 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 		}
 	}
 	// forms counts heads holding a value and naming one, 'v' markers
-	// naming a record and marks of a value in 'C', and values in 'C'.
+	// naming a record and marks of a value in 'c', and values in 'c'.
 	forms := func(kv engine.KV) (holding, naming, marked int) {
 		t.Helper()
 		holding, naming, err := engine.HeadForms(kv)
@@ -87,7 +87,7 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 			t.Fatal(err)
 		}
 		if marks != naming || cur != naming {
-			t.Fatalf("%d heads name their current version's value, %d 'v' values mark one in 'C', %d are in 'C': want all three equal", naming, marks, cur)
+			t.Fatalf("%d heads name their current version's value, %d 'v' values mark one in 'c', %d are in 'c': want all three equal", naming, marks, cur)
 		}
 		return holding, naming, marked
 	}
@@ -145,7 +145,7 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 // A record whose current version a layout 15 head holds changes standing
 // (its current version withdrawn, an earlier retained one reading
 // again): the head is written in this layout, the withdrawn version's
-// value given back to 'v', the one reading now moved to 'C', and the store
+// value given back to 'v', the one reading now moved to 'c', and the store
 // checks clean.
 func TestLayout15HeadStandingChanges(t *testing.T) {
 	ctx := context.Background()
@@ -222,7 +222,7 @@ func TestLayout15HeadStandingChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n != 3 || marks != 3 || cur != 3 {
-			t.Fatalf("three records (a, b and the control's): %d heads name their current version, %d 'v' values mark one in 'C', %d are in 'C'", n, marks, cur)
+			t.Fatalf("three records (a, b and the control's): %d heads name their current version, %d 'v' values mark one in 'c', %d are in 'c'", n, marks, cur)
 		}
 		return h, n, m
 	}()

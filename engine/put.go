@@ -52,7 +52,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	t.setFresh(keys.IDKey(d), vseqValue(vseq))
 	var fresh uint64
 	if isFirst {
-		fresh = vseq // its value goes to 'C', its record's current version's
+		fresh = vseq // its value goes to 'c', its record's current version's
 		t.setFresh(keys.CurrentKey(vseq), versionValue(e.env, body))
 		t.setFresh(keys.VersionKey(vseq), currentMark)
 	} else {

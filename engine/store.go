@@ -485,7 +485,7 @@ func (s *Store) CurrentJSON(ctx context.Context, space, key string) ([]byte, err
 			}
 		}
 		// The two reads are no snapshot: a batch between them moved the
-		// record on and its value out of 'C' (or it took its body since).
+		// record on and its value out of 'c' (or it took its body since).
 		// The head read again says which; the same head twice is damage.
 		if bytes.Equal(hb, last) {
 			return nil, Errorf(ErrCorrupt, "damaged: record %s: its current version %s is not whole at %d", key, h.first, h.firstV)

@@ -376,7 +376,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 		return Errorf(ErrCorrupt, "damaged: version %s is not held", d)
 	}
 	if isFirst {
-		// Its record's current version: its value in 'C' (a head as
+		// Its record's current version: its value in 'c' (a head as
 		// layouts 11 to 15 wrote it held it, and setHead writes the
 		// head in this layout).
 		t.set(keys.CurrentKey(vseq), versionValue(env, body))
@@ -398,7 +398,7 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 		}
 		var fresh uint64
 		if isFirst {
-			fresh = vseq // its value is in 'C' already
+			fresh = vseq // its value is in 'c' already
 		}
 		if err := t.setHead(rec, oh, h, true, fresh); err != nil {
 			return err

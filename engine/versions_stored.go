@@ -116,7 +116,7 @@ type storedGroup struct {
 	buf   []byte // the group's versions' JSON, side by side
 	raws  [][]byte
 	heads []groupHead
-	cur   []int    // the group's values in 'C' (k, in vseq order)
+	cur   []int    // the group's values in 'c' (k, in vseq order)
 	cKeys [][]byte // their keys
 }
 
@@ -189,7 +189,7 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 			return false
 		}
 		if inCurrent(val) {
-			g.cur = append(g.cur, k) // its record's current version: read from 'C' below
+			g.cur = append(g.cur, k) // its record's current version: read from 'c' below
 			return true
 		}
 		if _, ok := markedRec(val); ok {
@@ -269,7 +269,7 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 	return n, nil
 }
 
-// currents reads the group's values that are in 'C' (g.cur), in vseq
+// currents reads the group's values that are in 'c' (g.cur), in vseq
 // order, the budget allowing (stop: the first k not read, lowered when it
 // runs out).
 func (g *storedGroup) currents(budget int, stop *int) error {

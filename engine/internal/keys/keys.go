@@ -7,9 +7,9 @@
 //	'v' vseq                           → the version as held: its envelope value, then its body
 //	                                     (canonical JSON) when it is whole; in order of arrival.
 //	                                     A record's first standing version's is the one byte 0: its
-//	                                     value is at 'C' vseq (layouts 11 to 15: 0 ‖ rec, its head
+//	                                     value is at 'c' vseq (layouts 11 to 15: 0 ‖ rec, its head
 //	                                     holding it)
-//	'C' vseq                           → the value of a record's first standing version (its current
+//	'c' vseq                           → the value of a record's first standing version (its current
 //	                                     version), as 'v' holds the others': in order of arrival
 //	'h' rec                            → the record's head: top and first standing, how each is held
 //	                                     and at which vseq (layouts 11 to 15: with the first standing
@@ -72,7 +72,7 @@ import (
 const (
 	ID        = 'e'
 	Version   = 'v'
-	Current   = 'C'
+	Current   = 'c'
 	History   = 'h' // and heads
 	Space     = 'S'
 	Order     = 'o'
@@ -145,7 +145,7 @@ func IDKey(d canonical.ID) []byte { return withDigest(ID, d) }
 // VersionKey is 'v' vseq.
 func VersionKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Version}, vseq) }
 
-// CurrentKey is 'C' vseq.
+// CurrentKey is 'c' vseq.
 func CurrentKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Current}, vseq) }
 
 // FileHeldKey is 'f' digest.
