@@ -206,5 +206,29 @@ func (s *Store) write(t *tx) error {
 		s.refusals.add(r.peer, r.id)
 	}
 	s.subs.publish(t.events, t.weight)
+	s.reclaimDropped(t.dropped)
 	return nil
+}
+
+// reclaimDropped counts the bytes of waiting versions a committed batch
+// dropped, and past WaitingLimits.MaxDroppedBytes has a Reclaimer KV give
+// their space back, before the batch is acknowledged: what versions that
+// never stand take on disk is then bounded by the waiting bounds plus
+// MaxDroppedBytes, whenever the KV would have compacted them. Only the
+// waiting entries ('w') are rewritten: they hold the versions; the other
+// waiting keys are small. A failure is not the batch's, which is
+// committed: the bytes stay counted, and the next batch that drops
+// tries again.
+func (s *Store) reclaimDropped(dropped int64) {
+	s.unreclaimed += dropped
+	if dropped == 0 || s.unreclaimed < s.opts.Waiting.MaxDroppedBytes {
+		return
+	}
+	r, ok := s.raw.(Reclaimer)
+	if !ok {
+		return
+	}
+	if r.Reclaim([]byte{keys.Wait}, []byte{keys.Wait + 1}) == nil {
+		s.unreclaimed = 0
+	}
 }

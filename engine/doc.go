@@ -31,7 +31,9 @@
 //     oldest of the source holding the most are dropped as if never
 //     received — none was acknowledged as stored, and a peer sends it
 //     again. [Stats] counts their bytes and those dropped and expired;
-//     [Store.WaitingSources] lists the sources.
+//     [Store.WaitingSources] lists the sources. What was dropped leaves
+//     the disk by WaitingLimits.MaxDroppedBytes on a [Reclaimer] KV, not
+//     when the KV's compactions come.
 //   - Refusals as (peer, id) only, in memory, bounded (Options.MaxRefusals).
 //   - The sync order per space: (createdAt in Unix ms, id digest).
 //   - Files named by versions' files member, by content id: recorded in

@@ -110,6 +110,19 @@ var (
 	ErrUnreachable = errors.New("minca/engine: unreachable")
 )
 
+// Reclaimer is a KV that can give back at once the disk space of what was
+// deleted in a range of keys: a KV that keeps deleted values on disk until
+// a rewrite it schedules itself (Pebble's compactions) implements it, so
+// the engine bounds in bytes what dropped waiting versions take on disk
+// (WaitingLimits.MaxDroppedBytes). A KV that reuses the space of a delete
+// by itself (SQLite's free pages, memory) need not.
+type Reclaimer interface {
+	// Reclaim rewrites [lower, upper) so that no value deleted there
+	// before the call is kept on disk when it returns (files still open
+	// to a reader aside). It may take as long as that rewrite.
+	Reclaim(lower, upper []byte) error
+}
+
 // ImportBatcher is a KV that says how many versions one batch of a bulk
 // import ([Store.ImportBatch]: `minca store import`, `minca bench
 // engine-import`) holds best on it. A KV without it takes

@@ -27,6 +27,10 @@ const (
 	// DefaultMaxWaitingAge is WaitingLimits.MaxAge's default: how long a
 	// bounded source's version waits before it is dropped.
 	DefaultMaxWaitingAge = 24 * time.Hour
+	// DefaultMaxDroppedWaitingBytes is WaitingLimits.MaxDroppedBytes's
+	// default: twice a source's bound, so a flood reclaims once every
+	// two bounds' worth of versions dropped.
+	DefaultMaxDroppedWaitingBytes = 16 << 20
 )
 
 // WaitingLimits bounds, in bytes and in time, the versions held aside as
@@ -53,6 +57,16 @@ type WaitingLimits struct {
 	// MaxAge/64 (at least a second, at most a minute). Default
 	// DefaultMaxWaitingAge (24 h).
 	MaxAge time.Duration
+	// MaxDroppedBytes bounds the bytes of waiting versions dropped (or
+	// expired) that a store may still hold on disk. A KV keeps what a
+	// delete removed until it rewrites the data around it — Pebble until
+	// a compaction it schedules by its own measures, so a flood of
+	// versions that never stand would take disk by compaction timing,
+	// not by the bounds above. Once the bytes dropped since the last
+	// reclaim reach MaxDroppedBytes, a KV that is a [Reclaimer] gives
+	// their space back before the batch that crossed it is acknowledged.
+	// Default DefaultMaxDroppedWaitingBytes (16 MiB).
+	MaxDroppedBytes int64
 	// Unbounded reports the sources (Admit's from) the byte bounds and
 	// MaxAge do not apply to: those whose dropped versions would not come
 	// again, such as a node's own writes, its mirrors and imports. Their
@@ -70,6 +84,9 @@ func (l WaitingLimits) withDefaults() WaitingLimits {
 	}
 	if l.MaxAge <= 0 {
 		l.MaxAge = DefaultMaxWaitingAge
+	}
+	if l.MaxDroppedBytes <= 0 {
+		l.MaxDroppedBytes = DefaultMaxDroppedWaitingBytes
 	}
 	return l
 }

@@ -135,6 +135,10 @@ type Store struct {
 	// filesUnindexed: the store is of an earlier layout, open read-only,
 	// so it has no files index (upgrade.go); MissingFiles reads versions.
 	filesUnindexed bool
+	// unreclaimed is the bytes of waiting versions dropped since the
+	// waiting entries were last reclaimed (reclaimDropped); only the
+	// batch writing touches it, and batches write one after another.
+	unreclaimed int64
 	// groups holds VersionsStored's readers (*storedGroup) with their
 	// buffers, used again by the next call rather than grown anew.
 	groups sync.Pool

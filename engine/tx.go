@@ -45,6 +45,9 @@ type tx struct {
 	final map[canonical.ID]Storage
 	// spaces registered (or found registered) in this batch.
 	spaces map[string]bool
+	// dropped is the bytes of the waiting entries the batch dropped or
+	// expired (WaitingLimits.MaxDroppedBytes).
+	dropped int64
 	// lacks: the batch named a file the store does not hold.
 	lacks bool
 	// restood is the standing a Restander judge changed versions to in

@@ -247,6 +247,7 @@ func (t *tx) drop(d canonical.ID, expired bool) error {
 	} else {
 		t.st.stats.WaitingDropped++
 	}
+	t.dropped += w.size
 	return t.unwait(d, w)
 }
 

@@ -43,6 +43,9 @@ type Options struct {
 	MustExist bool
 
 	fs vfs.FS // the filesystem under Pebble (tests inject faults); nil is vfs.Default
+	// noAutoCompact: Pebble compacts only when asked (tests: compactions
+	// that come late, at their latest).
+	noAutoCompact bool
 }
 
 // MinMemTable is the least MemTableSize: Pebble fails a store whose
@@ -173,6 +176,7 @@ func Open(dir string, opts *Options) (s *Store, err error) {
 		ReadOnly:                    o.ReadOnly,
 	}
 	po.FS = o.fs
+	po.DisableAutomaticCompactions = o.noAutoCompact
 	if o.ReadOnly {
 		po.FS = readOnlyFS{vfs.Default}
 	}
@@ -389,6 +393,26 @@ func (s *Store) Compact(ctx context.Context) error {
 		return nil
 	})
 }
+
+// Reclaim flushes the memtables holding keys in [lower, upper) and
+// compacts that range down to the bottom level (engine.Reclaimer): a value
+// deleted there meets its tombstone in the rewrite and leaves the disk
+// with the tables it was in, instead of waiting for a compaction Pebble
+// picks by its own measures (the tables' depth in L0, their density of
+// tombstones), which come late on a busy machine. The tables the rewrite
+// reads are every one that overlaps the range: most of L0, usually, and
+// the part of the level below that they span.
+func (s *Store) Reclaim(lower, upper []byte) error {
+	if s.readOnly {
+		return s.errReadOnly()
+	}
+	if err := s.fatal.get(); err != nil {
+		return err
+	}
+	return s.await(func() error { return s.wrap(s.db.Compact(context.Background(), lower, upper, false)) })
+}
+
+var _ engine.Reclaimer = (*Store)(nil)
 
 // maxCompactPasses bounds Compact's passes: the first compacts the whole
 // key space, the second rewrites what the first moved down unchanged, and
