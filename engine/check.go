@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -296,7 +297,18 @@ func (c *checker) values(ctx context.Context) error {
 	for _, b := range bad {
 		c.add("version value key %x: bad length", b.key)
 	}
-	return ctx.Err()
+	// Each current version's value ('c') is one a version value marks.
+	return c.scan(ctx, keys.Current, func(k, _ []byte) error {
+		if len(k) != 9 {
+			c.add("current version value key %x: bad length", k)
+			return nil
+		}
+		vseq := binary.BigEndian.Uint64(k[1:])
+		if f := c.at(vseq); f == nil || !f.is(heldCurrent) {
+			c.add("current version value %d: no version value marks it", vseq)
+		}
+		return nil
+	})
 }
 
 // histories checks each record's history against the versions, that each
@@ -320,9 +332,14 @@ func (c *checker) histories(ctx context.Context) error {
 		got, err := decodeHead(hb)
 		if err != nil {
 			c.add("record %q: %v", rec[keys.SpaceLen:len(rec)-1], err)
-		} else if h.hasFirst && c.sum(got.firstEnv, got.firstBody) != first.value {
+		} else if h.hasFirst && first != nil && first.is(heldCurrent) == got.inHead {
+			// A head names its first's value in 'c' (layout 16 on) or
+			// holds it (11 to 15, its 'v' a marker): never both, never
+			// neither.
+			c.add("record %q: its head and the current versions' table disagree on where its current version's value is", rec[keys.SpaceLen:len(rec)-1])
+		} else if h.hasFirst && got.inHead && c.sum(got.firstEnv, got.firstBody) != first.value {
 			c.add("record %q: its head's copy of its first standing version is not the one stored", rec[keys.SpaceLen:len(rec)-1])
-		} else if h.firstEnv, h.firstBody = got.firstEnv, got.firstBody; !got.equal(h) {
+		} else if !got.equal(h) {
 			c.add("record %q: head %+v, history gives %+v", rec[keys.SpaceLen:len(rec)-1], got, h)
 		}
 		return nil
@@ -360,6 +377,9 @@ func (c *checker) histories(ctx context.Context) error {
 			if !h.hasFirst && e.verdict == Stands {
 				h.hasFirst, h.first, h.firstSeq, h.firstV, h.firstH, isFirst = true, d, seq, f.vseq, hold, true
 				first = f
+			}
+			if f.is(heldCurrent) && !isFirst {
+				c.add("version %s: its value is in the current versions' table, and it is not its record's current version", id)
 			}
 			if hold.whole && !e.retain && !e.deleted && n > 1 && !isFirst {
 				c.add("version %s: superseded, not retained, not the one that reads, yet whole (02 §4.5)", id)

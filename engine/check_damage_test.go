@@ -54,7 +54,47 @@ func TestCheckNamesEachDamage(t *testing.T) {
 		do func(kv engine.KV, b engine.Batch) []string
 	}
 	v := func(i int) *record.Version { return vs[i] }
+	// pick returns a version from the 40th on, and its vseq, that is its
+	// record's current version (its value in 'c', its 'v' the one byte
+	// 0) or, current false, is not.
+	pick := func(kv engine.KV, current bool) (*record.Version, uint64) {
+		for _, x := range vs[40:] {
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(x))))
+			vb := get(kv, keys.VersionKey(vseq))
+			if (len(vb) == 1 && vb[0] == 0) == current {
+				return x, vseq
+			}
+		}
+		t.Fatalf("no version with current %v", current)
+		return nil, 0
+	}
 	cases := []damage{
+		{"current version's value removed", func(kv engine.KV, b engine.Batch) []string {
+			x, vseq := pick(kv, true)
+			b.Delete(keys.CurrentKey(vseq))
+			return []string{fmt.Sprintf("version %s: damaged: version value %d: its value is not among the current versions'", x.ID, vseq)}
+		}},
+		{"current version's value of no version", func(kv engine.KV, b engine.Batch) []string {
+			_, vseq := pick(kv, false)
+			b.Set(keys.CurrentKey(vseq), get(kv, keys.VersionKey(vseq)))
+			return []string{fmt.Sprintf("current version value %d: no version value marks it", vseq)}
+		}},
+		{"current version's value key damaged", func(kv engine.KV, b engine.Batch) []string {
+			b.Set([]byte{keys.Current, 1, 2}, []byte{1, 'x'})
+			return []string{"current version value key 630102: bad length"}
+		}},
+		{"a superseded version's value among the current versions'", func(kv engine.KV, b engine.Batch) []string {
+			x, vseq := pick(kv, false)
+			b.Set(keys.CurrentKey(vseq), get(kv, keys.VersionKey(vseq)))
+			b.Set(keys.VersionKey(vseq), []byte{0})
+			return []string{fmt.Sprintf("version %s: its value is in the current versions' table, and it is not its record's current version", x.ID)}
+		}},
+		{"a current version's value in 'v'", func(kv engine.KV, b engine.Batch) []string {
+			x, vseq := pick(kv, true)
+			b.Set(keys.VersionKey(vseq), get(kv, keys.CurrentKey(vseq)))
+			b.Delete(keys.CurrentKey(vseq))
+			return []string{fmt.Sprintf("record %q: its head and the current versions' table disagree on where its current version's value is", x.Key)}
+		}},
 		{"sync order entry removed", func(kv engine.KV, b engine.Batch) []string {
 			d := digest(v(11))
 			b.Delete(keys.OrderKey(v(11).Space, record.UnixMillis(v(11).CreatedAt), d))

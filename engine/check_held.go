@@ -57,6 +57,7 @@ const (
 	heldOrdered                          // its sync-order key was found
 	heldInLine                           // its line place names it
 	heldWaiting                          // a waiting entry has its digest
+	heldCurrent                          // its value is in 'c', its 'v' the mark
 )
 
 func (f *heldFact) is(fl heldFlag) bool { return f.flags&fl != 0 }
@@ -142,6 +143,9 @@ func (c *checker) checkValue(k, val []byte) (r heldValue) {
 	if rec, marked := markedRec(val); marked && v.HasSpace && !bytes.Equal(rec, keys.Rec(v.Space, v.Key)) {
 		f.flags, r.bad = heldBad, Errorf(ErrCorrupt, "damaged: version value %d: it names a record that is not its own", f.vseq)
 		return r
+	}
+	if inCurrent(val) {
+		f.flags |= heldCurrent
 	}
 	d, ok := v.Digest()
 	if ok {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/binary"
 	"slices"
 
@@ -248,16 +247,23 @@ type head struct {
 	firstV   uint64 // first's vseq
 	firstH   holding
 	// firstEnv and firstBody are the stored envelope and body (nil when
-	// not whole, or none) of first, copied here so that reading the
-	// record's current version is one point read.
+	// not whole, or none) of first: read from the head when inHead (a
+	// head as layouts 11 to 15 wrote it, the only home of first's value,
+	// whose 'v' holds a marker), else set in memory by the batch that
+	// made first the first, or nil (first's value is at 'c' firstV, since
+	// layout 16: current_home.go).
 	firstEnv  []byte
 	firstBody []byte
+	inHead    bool
 }
 
+// equal reports whether h and o name the same versions held the same
+// way: what a head writes. The first's envelope and body are not compared
+// (its vseq and holding say which value and how it is held), so a head
+// as layouts 11 to 15 wrote it is not written again while they stay.
 func (h head) equal(o head) bool {
 	return h.topSeq == o.topSeq && h.top == o.top && h.topV == o.topV && h.topH == o.topH && h.hasFirst == o.hasFirst &&
-		h.firstV == o.firstV && h.firstH == o.firstH && h.firstSeq == o.firstSeq && h.first == o.first && bytes.Equal(h.firstEnv, o.firstEnv) &&
-		bytes.Equal(h.firstBody, o.firstBody) && (h.firstBody == nil) == (o.firstBody == nil)
+		h.firstV == o.firstV && h.firstH == o.firstH && h.firstSeq == o.firstSeq && h.first == o.first
 }
 
 // Head flags.
@@ -272,9 +278,9 @@ const (
 )
 
 func (h head) encode() []byte {
-	// Four uvarints at most MaxVarintLen64 each: a head sized short grows,
-	// copying the first version's envelope and body again.
-	b := make([]byte, 0, 1+8+32+8+32+4*binary.MaxVarintLen64+len(h.firstEnv)+1+len(h.firstBody))
+	// The head names its first version's value (at 'c' firstV) and never
+	// holds it (layout 16): what is written ends with first's body length.
+	b := make([]byte, 0, 1+8+32+8+32+4*binary.MaxVarintLen64)
 	var f byte
 	for _, x := range []struct {
 		on  bool
@@ -296,13 +302,7 @@ func (h head) encode() []byte {
 	if !h.hasFirst {
 		return b
 	}
-	b = binary.AppendUvarint(b, uint64(len(h.firstEnv)))
-	b = append(b, h.firstEnv...)
-	if h.firstBody == nil {
-		return append(b, 0)
-	}
-	b = append(b, 1)
-	return append(b, h.firstBody...)
+	return binary.AppendUvarint(b, uint64(h.firstH.bodyLen))
 }
 
 // errBadHead is made once: reads decode a head at every look-up.
@@ -340,9 +340,17 @@ func decodeHead(b []byte) (head, error) {
 		return h, nil
 	}
 	n, k = binary.Uvarint(rest)
+	if k > 0 && k == len(rest) && n <= 1<<40 {
+		// Layout 16 on: the first's body length, its value at 'c' firstV.
+		h.firstH.bodyLen = int(n)
+		return h, nil
+	}
+	// Layouts 11 to 15: the first's envelope (never empty) and body,
+	// whose 'v' holds a marker.
 	if k <= 0 || len(rest) < k+1 || n > uint64(len(rest)-k-1) {
 		return h, errBadHead
 	}
+	h.inHead = true
 	h.firstEnv = rest[k : k+int(n)]
 	rest = rest[k+int(n):]
 	if rest[0] == 1 {

@@ -41,6 +41,9 @@ func uvarintLen(x uint64) int {
 // record's first standing version in 'v' as well as in the record's head —
 // for the test that such a store reads, checks and grows as before.
 func Layout10(kv KV) error {
+	if err := Layout15(kv, 10); err != nil {
+		return err
+	}
 	b, err := kv.NewBatch()
 	if err != nil {
 		return err
@@ -242,6 +245,9 @@ func Layout13(kv KV, as byte) error {
 // entry naming its version by its id's text, not by vseq), and marks it
 // as layout `as` (14, or earlier after Layout13's change).
 func Layout14(kv KV, as byte) error {
+	if err := Layout15(kv, as); err != nil {
+		return err
+	}
 	b, err := kv.NewBatch()
 	if err != nil {
 		return err
@@ -286,6 +292,131 @@ func Layout14(kv KV, as byte) error {
 		return err
 	}
 	return commitAtLayout(kv, b, as)
+}
+
+// Layout15 turns kv into a store as layout 15 kept it (each record's
+// first standing version's value in its head alone, not in 'c', its 'v' a
+// marker naming the record), and marks it as layout `as` (15, or earlier after
+// Layout14's change).
+func Layout15(kv KV, as byte) error {
+	b, err := kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	it, err := kv.NewIter([]byte{keys.History}, []byte{keys.History + 1})
+	if err != nil {
+		return err
+	}
+	for it.Next() {
+		k := it.Key()
+		if !keys.IsHead(k) {
+			continue
+		}
+		h, err := decodeHead(it.Value())
+		if err != nil {
+			return err
+		}
+		if !h.hasFirst || h.inHead {
+			continue
+		}
+		vb, err := kv.Get(keys.CurrentKey(h.firstV))
+		if err != nil {
+			return err
+		}
+		if err := b.Delete(keys.CurrentKey(h.firstV)); err != nil {
+			return err
+		}
+		env, body, err := splitVersion(vb)
+		if err != nil {
+			return err
+		}
+		// The head as layouts 11 to 15 wrote it: this layout's, less the
+		// first's body length, then the first's envelope and body.
+		hb := h.encode()
+		hb = hb[:len(hb)-uvarintLen(uint64(h.firstH.bodyLen))]
+		hb = binary.AppendUvarint(hb, uint64(len(env)))
+		hb = append(hb, env...)
+		if body == nil {
+			hb = append(hb, 0)
+		} else {
+			hb = append(append(hb, 1), body...)
+		}
+		if err := b.Set(bytes.Clone(k), hb); err != nil {
+			return err
+		}
+		if err := b.Set(keys.VersionKey(h.firstV), markerValue(k[1:])); err != nil {
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	return commitAtLayout(kv, b, as)
+}
+
+// markerValue is the 'v' value of a record's first standing version as
+// layouts 11 to 15 wrote it.
+func markerValue(rec []byte) []byte {
+	return append(append(make([]byte, 0, 1+len(rec)), 0), rec...)
+}
+
+// HeadForms counts the record heads holding their first standing
+// version's value (layouts 11 to 15) and those naming it (this layout).
+func HeadForms(kv KV) (holding, naming int, err error) {
+	it, err := kv.NewIter([]byte{keys.History}, []byte{keys.History + 1})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Close()
+	for it.Next() {
+		if !keys.IsHead(it.Key()) {
+			continue
+		}
+		h, err := decodeHead(it.Value())
+		switch {
+		case err != nil:
+			return 0, 0, err
+		case !h.hasFirst:
+		case h.inHead:
+			holding++
+		default:
+			naming++
+		}
+	}
+	return holding, naming, it.Err()
+}
+
+// MarkedValues counts the version values that are markers naming their
+// record (layouts 11 to 15), and those marking a value in 'c'.
+func MarkedValues(kv KV) (markers, marks int, err error) {
+	it, err := kv.NewIter([]byte{keys.Version}, []byte{keys.Version + 1})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Close()
+	for it.Next() {
+		if _, ok := markedRec(it.Value()); ok {
+			markers++
+		} else if inCurrent(it.Value()) {
+			marks++
+		}
+	}
+	return markers, marks, it.Err()
+}
+
+// CurrentValues counts the values in 'c'.
+func CurrentValues(kv KV) (int, error) {
+	it, err := kv.NewIter([]byte{keys.Current}, []byte{keys.Current + 1})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	n := 0
+	for it.Next() {
+		n++
+	}
+	return n, it.Err()
 }
 
 // HistoryForms counts the history entries naming their versions by id

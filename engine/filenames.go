@@ -154,7 +154,7 @@ func (s *Store) namedFilesByScan(ctx context.Context, space string, yield func(N
 			return Errorf(ErrCorrupt, "damaged: version value key %x", k)
 		}
 		env, body, err := readValue(s.kv, binary.BigEndian.Uint64(k[1:]), it.Value())
-		if errors.Is(err, errAstray) {
+		if errors.Is(err, errAstray) || errors.Is(err, errNoCurrent) {
 			continue // names no file; Check names the damage
 		}
 		if err != nil {

@@ -78,17 +78,25 @@ func (t *tx) indexCurrent(space, key string, oh, nh head, at *record.Version) (a
 	c := CurrentChange{Space: space, Key: key}
 	var err error
 	if oh.hasFirst && oh.firstH.whole {
-		if c.Old, err = decodeHeld(oh.firstEnv, oh.firstBody); err != nil {
+		env, body, err := t.firstValue(oh)
+		if err != nil {
+			return nil, err
+		}
+		if c.Old, err = decodeHeld(env, body); err != nil {
 			return nil, err
 		}
 	}
 	if nh.hasFirst && nh.firstH.whole {
-		if c.NewJSON, err = joinWhole(nh.firstEnv, nh.firstBody); err != nil {
+		env, body, err := t.firstValue(nh)
+		if err != nil {
+			return nil, err
+		}
+		if c.NewJSON, err = joinWhole(env, body); err != nil {
 			return nil, err
 		}
 		if at != nil && at.ID == nh.first.String() {
 			c.New = at
-		} else if c.New, err = decodeHeld(nh.firstEnv, nh.firstBody); err != nil {
+		} else if c.New, err = decodeHeld(env, body); err != nil {
 			return nil, err
 		}
 	}
@@ -197,7 +205,11 @@ func (s *Store) Reindex(ctx context.Context) error {
 		if err != nil || !h.hasFirst || !h.firstH.whole {
 			return err
 		}
-		v, err := decodeHeld(h.firstEnv, h.firstBody)
+		env, body, err := t.firstValue(h)
+		if err != nil {
+			return err
+		}
+		v, err := decodeHeld(env, body)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,13 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	if err != nil {
 		return None, err
 	}
+	if hasHead && t.s.opts.Indexer != nil {
+		// The indexer is told what the record read before: read before
+		// this batch demotes it.
+		if oh.firstEnv, oh.firstBody, err = t.firstValue(oh); err != nil {
+			return None, err
+		}
+	}
 	nh := oh
 	isTop := !hasHead || supersedes(v, oh.topSeq, oh.top)
 	isFirst := verdict == Stands && (!oh.hasFirst || supersedes(v, oh.firstSeq, oh.first))
@@ -43,8 +50,11 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 		body = e.body
 	}
 	t.setFresh(keys.IDKey(d), vseqValue(vseq))
+	var fresh uint64
 	if isFirst {
-		t.setFresh(keys.VersionKey(vseq), markerValue(rec)) // the head holds it
+		fresh = vseq // its value goes to 'c', its record's current version's
+		t.setFresh(keys.CurrentKey(vseq), versionValue(e.env, body))
+		t.setFresh(keys.VersionKey(vseq), currentMark)
 	} else {
 		t.setFresh(keys.VersionKey(vseq), versionValue(e.env, body))
 	}
@@ -63,14 +73,13 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	}
 	t.setFresh(keys.HistoryKey(rec, v.Seq, vseq), histEntry{verdict: verdict, retain: v.Retain, deleted: v.Deleted}.encode())
 	if !hasHead || !nh.equal(oh) {
-		t.set(keys.HeadKey(rec), nh.encode())
+		if err := t.setHead(rec, oh, nh, hasHead, fresh); err != nil {
+			return None, err
+		}
 	}
 	if hasHead {
-		if isFirst {
-			t.giveBack(oh)
-		}
 		if oh.top != nh.top && !(nh.hasFirst && oh.top == nh.first) {
-			var env []byte // the head has the first's envelope, not the top's
+			var env []byte // the head may have the first's envelope, not the top's
 			if oh.hasFirst && oh.first == oh.top {
 				env = oh.firstEnv
 			}

@@ -72,23 +72,26 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if t.s.opts.Indexer != nil {
+		// The indexer is told what the record read before: read before
+		// this batch demotes it.
+		if oh.firstEnv, oh.firstBody, err = t.firstValue(oh); err != nil {
+			return false, err
+		}
+	}
 	nh, err := t.firstStanding(rec, oh)
 	if err != nil {
 		return false, err
 	}
 	if !nh.equal(oh) {
-		if !(oh.hasFirst && nh.hasFirst && oh.first == nh.first) {
-			t.giveBack(oh)
-			if nh.hasFirst {
-				t.set(keys.VersionKey(nh.firstV), markerValue(rec)) // the head holds it
-			}
+		if err := t.setHead(rec, oh, nh, true, 0); err != nil {
+			return false, err
 		}
 		if oh.hasFirst && oh.first != nh.top && !(nh.hasFirst && oh.first == nh.first) {
 			if err := t.demote(oh.first, oh.firstV, oh.firstH, oh.firstEnv); err != nil {
 				return false, err
 			}
 		}
-		t.set(keys.HeadKey(rec), nh.encode())
 	}
 	// The change log keeps it with the batch, so it outlives a crash
 	// before anyone heard the event.

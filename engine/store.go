@@ -195,8 +195,11 @@ const stateName = "state"
 // (changelog.go); 14 and before named each version in its record's
 // history ('h' rec order …) by its id's text, and such an entry is read
 // as it is until its standing changes, when it is written again by vseq
-// (history.go).
-const layout = 15
+// (history.go); 11 to 15 kept the value of a record's first standing
+// version in its head alone, its 'v' a marker naming the record, and such
+// a head is read as it is until the record next changes, when its value
+// goes back to 'v' (since 16 the head names it, current_home.go).
+const layout = 16
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.
@@ -452,21 +455,47 @@ func (s *Store) CurrentJSON(ctx context.Context, space, key string) ([]byte, err
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	hb, err := s.kv.Get(keys.HeadKey(keys.Rec(space, key)))
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("%w: record %s in space %s", ErrNotFound, key, space)
+	hk := keys.HeadKey(keys.Rec(space, key))
+	var last []byte
+	for {
+		hb, err := s.kv.Get(hk)
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil, fmt.Errorf("%w: record %s in space %s", ErrNotFound, key, space)
+			}
+			return nil, err
 		}
-		return nil, err
+		h, err := decodeHead(hb)
+		if err != nil {
+			return nil, err
+		}
+		if !h.hasFirst || !h.firstH.whole {
+			return nil, fmt.Errorf("%w: record %s in space %s has no readable current version", ErrNotFound, key, space)
+		}
+		if h.inHead {
+			return joinWhole(h.firstEnv, h.firstBody)
+		}
+		cb, err := s.kv.Get(keys.CurrentKey(h.firstV))
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		if err == nil {
+			env, body, err := splitVersion(cb)
+			if err != nil {
+				return nil, err
+			}
+			if body != nil || h.firstH.deleted {
+				return joinWhole(env, body)
+			}
+		}
+		// The two reads are no snapshot: a batch between them moved the
+		// record on and its value out of 'c' (or it took its body since).
+		// The head read again says which; the same head twice is damage.
+		if bytes.Equal(hb, last) {
+			return nil, Errorf(ErrCorrupt, "damaged: record %s: its current version %s is not whole at %d", key, h.first, h.firstV)
+		}
+		last = bytes.Clone(hb)
 	}
-	h, err := decodeHead(hb)
-	if err != nil {
-		return nil, err
-	}
-	if !h.hasFirst || !h.firstH.whole {
-		return nil, fmt.Errorf("%w: record %s in space %s has no readable current version", ErrNotFound, key, space)
-	}
-	return joinWhole(h.firstEnv, h.firstBody)
 }
 
 // History lists every held version of a record, newest first by 02 §4.3,

@@ -379,7 +379,11 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 		return Errorf(ErrCorrupt, "damaged: version %s is not held", d)
 	}
 	if isFirst {
-		t.set(keys.VersionKey(vseq), markerValue(rec)) // the head holds it
+		// Its record's current version: its value in 'c' (a head as
+		// layouts 11 to 15 wrote it held it, and setHead writes the
+		// head in this layout).
+		t.set(keys.CurrentKey(vseq), versionValue(env, body))
+		t.set(keys.VersionKey(vseq), currentMark)
 	} else {
 		t.set(keys.VersionKey(vseq), versionValue(env, body))
 	}
@@ -393,9 +397,15 @@ func (t *tx) addBody(d canonical.ID, v *record.Version, rec []byte, e histEntry,
 			h.topH = hold
 		}
 		if isFirst {
-			h.firstH, h.firstBody = hold, body
+			h.firstH, h.firstEnv, h.firstBody = hold, env, body
 		}
-		t.set(keys.HeadKey(rec), h.encode())
+		var fresh uint64
+		if isFirst {
+			fresh = vseq // its value is in 'c' already
+		}
+		if err := t.setHead(rec, oh, h, true, fresh); err != nil {
+			return err
+		}
 		if err := t.noteCurrent(v.Space, v.Key, oh, h, v); err != nil {
 			return err
 		}

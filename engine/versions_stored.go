@@ -116,6 +116,8 @@ type storedGroup struct {
 	buf   []byte // the group's versions' JSON, side by side
 	raws  [][]byte
 	heads []groupHead
+	cur   []int    // the group's values in 'c' (k, in vseq order)
+	cKeys [][]byte // their keys
 }
 
 // release gives g back to its store's pool, its buffers kept unless one
@@ -163,7 +165,7 @@ const (
 // sets each one's k; it returns how many of hs it read. g.raws are valid
 // until the next read.
 func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, error) {
-	g.vseqs, g.heads, g.buf = g.vseqs[:0], g.heads[:0], g.buf[:0]
+	g.vseqs, g.heads, g.buf, g.cur = g.vseqs[:0], g.heads[:0], g.buf[:0], g.cur[:0]
 	clear(g.raws)
 	g.raws = g.raws[:0]
 	end := 0 // hs[:end] are the group's
@@ -186,6 +188,10 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 			stop = k
 			return false
 		}
+		if inCurrent(val) {
+			g.cur = append(g.cur, k) // its record's current version: read from 'c' below
+			return true
+		}
 		if _, ok := markedRec(val); ok {
 			g.heads = append(g.heads, groupHead{k: k, vb: bytes.Clone(val)})
 			return true
@@ -195,6 +201,9 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 		return rerr == nil
 	})
 	if err = cmp.Or(err, rerr); err != nil {
+		return 0, err
+	}
+	if err := g.currents(budget, &stop); err != nil {
 		return 0, err
 	}
 	if len(g.heads) > 0 {
@@ -258,6 +267,49 @@ func (g *storedGroup) read(ids []canonical.ID, hs []heldAt, budget int) (int, er
 		}
 	}
 	return n, nil
+}
+
+// currents reads the group's values that are in 'c' (g.cur), in vseq
+// order, the budget allowing (stop: the first k not read, lowered when it
+// runs out).
+func (g *storedGroup) currents(budget int, stop *int) error {
+	g.cKeys = g.cKeys[:0]
+	for _, k := range g.cur {
+		if k < *stop {
+			g.cKeys = append(g.cKeys, keys.CurrentKey(g.vseqs[k]))
+		}
+	}
+	if len(g.cKeys) == 0 {
+		return nil
+	}
+	var rerr error
+	err := g.s.kv.GetMany(g.cKeys, func(i int, cb []byte) {
+		k := g.cur[i]
+		if rerr != nil || k >= *stop {
+			return
+		}
+		if k > 0 && len(g.buf) >= budget {
+			*stop = k
+			return
+		}
+		env, body, err := splitVersion(cb)
+		rerr = g.keep(k, env, body, err)
+	})
+	if err = cmp.Or(err, rerr); err != nil {
+		return err
+	}
+	for _, k := range g.cur {
+		if k >= *stop || g.spans[k].end > 0 {
+			continue
+		}
+		// Moved back to 'v' since it was read (its record has another
+		// current version now), or damage: read again.
+		env, body, err := readValue(g.s.kv, g.vseqs[k], currentMark)
+		if err := g.keep(k, env, body, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // keep joins the k-th value's envelope and body into the group's buf.

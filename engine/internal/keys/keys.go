@@ -6,9 +6,14 @@
 //	'e' digest                         → vseq (8 bytes): the version is held, its value is at 'v' vseq
 //	'v' vseq                           → the version as held: its envelope value, then its body
 //	                                     (canonical JSON) when it is whole; in order of arrival.
-//	                                     The first standing version's is 0 ‖ rec: its head holds it
-//	'h' rec                            → the record's head: top and first standing, how each is held,
-//	                                     and the first standing version's envelope and body
+//	                                     A record's first standing version's is the one byte 0: its
+//	                                     value is at 'c' vseq (layouts 11 to 15: 0 ‖ rec, its head
+//	                                     holding it)
+//	'c' vseq                           → the value of a record's first standing version (its current
+//	                                     version), as 'v' holds the others': in order of arrival
+//	'h' rec                            → the record's head: top and first standing, how each is held
+//	                                     and at which vseq (layouts 11 to 15: with the first standing
+//	                                     version's envelope and body)
 //	'h' rec order vseq                 → a held version's standing and flags in its record (02 §4.3
 //	                                     order: one seq's versions sorted by id as read; layouts
 //	                                     before 15: 'h' rec order id, the id's text)
@@ -67,6 +72,7 @@ import (
 const (
 	ID        = 'e'
 	Version   = 'v'
+	Current   = 'c'
 	History   = 'h' // and heads
 	Space     = 'S'
 	Order     = 'o'
@@ -138,6 +144,9 @@ func IDKey(d canonical.ID) []byte { return withDigest(ID, d) }
 
 // VersionKey is 'v' vseq.
 func VersionKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Version}, vseq) }
+
+// CurrentKey is 'c' vseq.
+func CurrentKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Current}, vseq) }
 
 // FileHeldKey is 'f' digest.
 func FileHeldKey(d canonical.ID) []byte { return withDigest(FileHeld, d) }
