@@ -270,8 +270,9 @@ func (r caseRun) syncPart(ctx context.Context, sender, receiver *filesNode, sp s
 }
 
 // parallelUntil runs f(from…n-1) on w goroutines, none starting a new
-// one past until but f(from), which always runs; the first error stops
-// it. to is where it stopped: f ran for every i in [from, to).
+// one past until (a zero until is none) but f(from), which always runs;
+// the first error stops it. to is where it stopped: f ran for every i in
+// [from, to).
 func parallelUntil(w, from, n int, until time.Time, f func(i int) error) (to int, err error) {
 	var mu sync.Mutex
 	next := from
@@ -281,7 +282,7 @@ func parallelUntil(w, from, n int, until time.Time, f func(i int) error) (to int
 			for {
 				mu.Lock()
 				i := next
-				stop := err != nil || i >= n || (i > from && !time.Now().Before(until))
+				stop := err != nil || i >= n || (i > from && !until.IsZero() && !time.Now().Before(until))
 				if !stop {
 					next++
 				}
@@ -303,30 +304,8 @@ func parallelUntil(w, from, n int, until time.Time, f func(i int) error) (to int
 
 // parallel runs f(0…n-1) on w goroutines; the first error stops it.
 func parallel(w, n int, f func(i int) error) error {
-	var mu sync.Mutex
-	next, first := 0, error(nil)
-	var wg sync.WaitGroup
-	for range w {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil || i >= n
-				mu.Unlock()
-				if stop {
-					return
-				}
-				if err := f(i); err != nil {
-					mu.Lock()
-					first = cmpErr(first, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	_, err := parallelUntil(w, 0, n, time.Time{}, f)
+	return err
 }
 
 func cmpErr(a, b error) error {

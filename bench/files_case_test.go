@@ -21,6 +21,7 @@ func TestParallelUntil(t *testing.T) {
 		{"ahead", 3, 40, time.Now().Add(time.Hour), 40, 37},
 		{"past", 3, 40, time.Now().Add(-time.Hour), 4, 1},
 		{"none left", 40, 40, time.Now().Add(time.Hour), 40, 0},
+		{"no deadline", 0, 40, time.Time{}, 40, 40},
 	} {
 		ran := make([]atomic.Int32, c.n)
 		to, err := parallelUntil(4, c.from, c.n, c.until, func(i int) error {
