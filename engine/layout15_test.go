@@ -70,22 +70,11 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 			t.Fatalf("%s: check: %v %v", when, probs, err)
 		}
 	}
-	// forms counts heads holding a value and naming one, 'v' markers
-	// naming a record and marks of a value in 'c', and values in 'c'.
+	// forms is valueForms, the marks and values in 'c' checked to be one
+	// for each head naming its current version's value.
 	forms := func(kv engine.KV) (holding, naming, marked int) {
 		t.Helper()
-		holding, naming, err := engine.HeadForms(kv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		marked, marks, err := engine.MarkedValues(kv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur, err := engine.CurrentValues(kv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		holding, naming, marked, marks, cur := valueForms(t, kv)
 		if marks != naming || cur != naming {
 			t.Fatalf("%d heads name their current version's value, %d 'v' values mark one in 'c', %d are in 'c': want all three equal", naming, marks, cur)
 		}
@@ -209,18 +198,7 @@ func TestLayout15HeadStandingChanges(t *testing.T) {
 		t.Fatalf("check: %v %v", probs, err)
 	}
 	hold, _, marked := func() (int, int, int) {
-		h, n, err := engine.HeadForms(kv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, marks, err := engine.MarkedValues(kv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur, err := engine.CurrentValues(kv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, n, m, marks, cur := valueForms(t, kv)
 		if n != 3 || marks != 3 || cur != 3 {
 			t.Fatalf("three records (a, b and the control's): %d heads name their current version, %d 'v' values mark one in 'c', %d are in 'c'", n, marks, cur)
 		}
@@ -238,4 +216,23 @@ func TestLayout15HeadStandingChanges(t *testing.T) {
 	} else if v, err := s.Version(ctx, d); err != nil || v.HasBody {
 		t.Fatalf("b0 superseded, not retained, is kept whole (02 §4.5): %v", err)
 	}
+}
+
+// valueForms counts heads holding a value and naming one, 'v' markers
+// naming a record and marks of a value in 'c', and values in 'c'.
+func valueForms(t *testing.T, kv engine.KV) (holding, naming, markers, marks, current int) {
+	t.Helper()
+	holding, naming, err := engine.HeadForms(kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markers, marks, err = engine.MarkedValues(kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current, err = engine.CurrentValues(kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return holding, naming, markers, marks, current
 }
