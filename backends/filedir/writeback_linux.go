@@ -2,6 +2,7 @@ package filedir
 
 import (
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,4 +39,11 @@ func dropBehind(f *os.File, off, n int64) {
 		}
 		unix.Fadvise(int(fd), off, n, unix.FADV_DONTNEED)
 	})
+}
+
+// openDirect opens the file at path a second time, to write past the page
+// cache (O_DIRECT). tmpfs and some other file systems refuse it: the
+// caller then writes through the cache.
+func openDirect(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0)
 }
