@@ -174,8 +174,13 @@ func (d *Dir) Partial(file canonical.ID) (engine.FileTemp, error) {
 	return t, nil
 }
 
-func (t *temp) Write(p []byte) (int, error) {
-	n, err := t.write(p)
+func (t *temp) Write(p []byte) (int, error) { return t.WriteV([][]byte{p}) }
+
+// WriteV appends the bytes of bs in order ([engine.VectorWriter]): with
+// one write past the page cache when every one of them is whole blocks
+// on a block's boundary (write), else one after another.
+func (t *temp) WriteV(bs [][]byte) (int, error) {
+	n, err := t.write(bs)
 	t.size += int64(n)
 	if t.size-t.flushed >= writebackEvery {
 		if t.cached {
@@ -200,9 +205,8 @@ func (t *temp) Write(p []byte) (int, error) {
 // hash, and a file arriving from a peer is not read again soon. Other
 // bytes, and every byte where the file system refuses it, go through
 // the cache. Either way Keep's sync makes them durable.
-func (t *temp) write(p []byte) (int, error) {
-	if t.partial && !t.noDirect && len(p) >= directFrom && len(p)%directBlock == 0 &&
-		t.size%directBlock == 0 && uintptr(unsafe.Pointer(&p[0]))%directBlock == 0 {
+func (t *temp) write(bs [][]byte) (int, error) {
+	if t.partial && !t.noDirect && t.size%directBlock == 0 && wholeBlocks(bs) {
 		if t.direct == nil {
 			f, err := openDirect(t.path)
 			if err != nil {
@@ -211,7 +215,7 @@ func (t *temp) write(p []byte) (int, error) {
 			t.direct = f
 		}
 		if t.direct != nil {
-			n, err := t.direct.WriteAt(p, t.size)
+			n, err := writeDirect(t.direct, bs, t.size)
 			if n > 0 || !errors.Is(err, syscall.EINVAL) {
 				return n, err
 			}
@@ -222,7 +226,26 @@ func (t *temp) write(p []byte) (int, error) {
 		}
 	}
 	t.cached = true
-	return t.f.WriteAt(p, t.size)
+	n := 0
+	for _, p := range bs {
+		k, err := t.f.WriteAt(p, t.size+int64(n))
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// wholeBlocks reports whether every buffer of bs is whole blocks, at
+// least directFrom bytes, starting on a block's boundary of memory.
+func wholeBlocks(bs [][]byte) bool {
+	for _, p := range bs {
+		if len(p) < directFrom || len(p)%directBlock != 0 || uintptr(unsafe.Pointer(&p[0]))%directBlock != 0 {
+			return false
+		}
+	}
+	return len(bs) > 0
 }
 
 // closeDirect closes the file's second opening, if any.

@@ -175,8 +175,14 @@ func TestDirectWritesLeaveNothingToDrop(t *testing.T) {
 		}
 	}
 	const chunk = 1 << 20
-	// Two spans in aligned chunks.
-	for off := 0; off < 2*writebackEvery; off += chunk {
+	// Two spans in aligned chunks: the first in runs of two with one
+	// write (WriteV), the second a chunk at a time.
+	for off := 0; off < writebackEvery; off += 2 * chunk {
+		if n, err := tp.WriteV([][]byte{data[off : off+chunk], data[off+chunk : off+2*chunk]}); err != nil || n != 2*chunk {
+			t.Fatalf("writing a run of 2 chunks at %d: %d, %v", off, n, err)
+		}
+	}
+	for off := writebackEvery; off < 2*writebackEvery; off += chunk {
 		write(data[off : off+chunk])
 	}
 	if tp.noDirect {
