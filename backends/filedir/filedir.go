@@ -101,7 +101,8 @@ type temp struct {
 
 // directBlock is the boundary of memory, of the file and of length a
 // write past the page cache keeps to (O_DIRECT: a disk's logical block,
-// 4 KiB on every disk of today); directFrom the least such a write is.
+// 4 KiB on every disk of today); directFrom the least such a write is (a
+// small file's write, synced at once, gains nothing by it).
 const (
 	directBlock = 4 << 10
 	directFrom  = 64 << 10
@@ -206,46 +207,67 @@ func (t *temp) WriteV(bs [][]byte) (int, error) {
 // bytes, and every byte where the file system refuses it, go through
 // the cache. Either way Keep's sync makes them durable.
 func (t *temp) write(bs [][]byte) (int, error) {
-	if t.partial && !t.noDirect && t.size%directBlock == 0 && wholeBlocks(bs) {
-		if t.direct == nil {
-			f, err := openDirect(t.path)
-			if err != nil {
-				t.noDirect = true
-			}
-			t.direct = f
-		}
-		if t.direct != nil {
-			n, err := writeDirect(t.direct, bs, t.size)
-			if n > 0 || !errors.Is(err, syscall.EINVAL) {
-				return n, err
-			}
-			// Opened, and then refused (a file system that takes the
-			// flag and not the write): through the cache from now on.
-			t.closeDirect()
-			t.noDirect = true
-		}
-	}
-	t.cached = true
 	n := 0
-	for _, p := range bs {
-		k, err := t.f.WriteAt(p, t.size+int64(n))
-		n += k
+	for len(bs) > 0 {
+		at := t.size + int64(n)
+		// A run of whole blocks on a block's boundary, from here on, goes
+		// past the cache with one write: a FILE-DATA cut short by the
+		// credit (whole blocks too, but under directFrom) goes through
+		// the cache alone, not the chunks around it.
+		k, run := 0, 0
+		if t.partial && !t.noDirect && at%directBlock == 0 {
+			for k < len(bs) && wholeBlocks(bs[k]) {
+				run += len(bs[k])
+				k++
+			}
+		}
+		if run >= directFrom {
+			if m, ok, err := t.writeDirect(bs[:k], at); ok {
+				n += m
+				if err != nil {
+					return n, err
+				}
+				bs = bs[k:]
+				continue
+			}
+		}
+		t.cached = true
+		m, err := t.f.WriteAt(bs[0], at)
+		n += m
 		if err != nil {
 			return n, err
 		}
+		bs = bs[1:]
 	}
 	return n, nil
 }
 
-// wholeBlocks reports whether every buffer of bs is whole blocks, at
-// least directFrom bytes, starting on a block's boundary of memory.
-func wholeBlocks(bs [][]byte) bool {
-	for _, p := range bs {
-		if len(p) < directFrom || len(p)%directBlock != 0 || uintptr(unsafe.Pointer(&p[0]))%directBlock != 0 {
-			return false
+// writeDirect writes bs at off past the page cache; false when the file
+// system refuses it (nothing written), and from then on.
+func (t *temp) writeDirect(bs [][]byte, off int64) (int, bool, error) {
+	if t.direct == nil {
+		f, err := openDirect(t.path)
+		if err != nil {
+			t.noDirect = true
+			return 0, false, nil
 		}
+		t.direct = f
 	}
-	return len(bs) > 0
+	n, err := writeDirect(t.direct, bs, off)
+	if n > 0 || !errors.Is(err, syscall.EINVAL) {
+		return n, true, err
+	}
+	// Opened, and then refused (a file system that takes the flag and
+	// not the write): through the cache from now on.
+	t.closeDirect()
+	t.noDirect = true
+	return 0, false, nil
+}
+
+// wholeBlocks reports whether p is whole blocks starting on a block's
+// boundary of memory.
+func wholeBlocks(p []byte) bool {
+	return len(p) > 0 && len(p)%directBlock == 0 && uintptr(unsafe.Pointer(&p[0]))%directBlock == 0
 }
 
 // closeDirect closes the file's second opening, if any.

@@ -199,7 +199,13 @@ func TestDirectWritesLeaveNothingToDrop(t *testing.T) {
 	if !tp.cached {
 		t.Fatal("a chunk at an odd address went past the cache")
 	}
-	for off := 2*writebackEvery + chunk; off < 3*writebackEvery; off += chunk {
+	// A run with a piece of whole blocks under directFrom inside it (a
+	// FILE-DATA cut short by the credit): each byte where it belongs.
+	at := 2*writebackEvery + chunk
+	if n, err := tp.WriteV([][]byte{data[at : at+chunk], data[at+chunk : at+chunk+8*directBlock], data[at+chunk+8*directBlock : at+2*chunk]}); err != nil || n != 2*chunk {
+		t.Fatalf("writing a run with a short piece at %d: %d, %v", at, n, err)
+	}
+	for off := at + 2*chunk; off < 3*writebackEvery; off += chunk {
 		write(data[off : off+chunk])
 	}
 	write(data[3*writebackEvery:])
