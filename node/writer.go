@@ -20,10 +20,11 @@ import (
 // one key in one space are made one at a time"). It takes the writes
 // waiting and, on its own goroutine, derives each version, takes its log
 // place under the places' lock, previews it with the judge, and appends
-// the places to their log (build), starting their sync at once; then the
-// store's admission pipeline (engine.Pipeline) signs the batch and checks
-// it on every core (sign) and decides it through the judge, beside that
-// sync, and commits it once the places are synced and only then
+// the places to their log (build), starting their sync at once, each
+// version handed to the signers on every core as it is previewed
+// (signing); then the store's admission pipeline (engine.Pipeline) waits
+// for the batch's signatures and checks it on every core (sign) and
+// decides it through the judge, beside that sync, and commits it once the places are synced and only then
 // (Stages.Before), each stage while the one before works on the next
 // batch; the answers wait for its synced commit (answer). So a batch's
 // path from build to answer holds one fsync after the work, the store's,
