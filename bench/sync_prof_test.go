@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"testing"
@@ -49,6 +50,10 @@ func BenchmarkSyncInto(b *testing.B) {
 	b.ResetTimer()
 	defer profileCPU(b)()
 	sum, err := syncOnce(ctx, syncHost{st, []string{sp}}, url)
+	// The corpus stays reachable through the sync, as in `minca bench
+	// sync` (its rounds import it again) and in BenchmarkSyncImport: its
+	// bytes raise the collector's goal alike in both.
+	runtime.KeepAlive(lines)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,11 +116,23 @@ func syncCorpus(b *testing.B, dir string) ([][]byte, string) {
 }
 
 // profileCPU starts a CPU profile into the file MINCA_BENCH_PROFILE names,
-// when it names one, and returns what stops it.
+// when it names one, and returns what stops it. With
+// MINCA_BENCH_ALLOCS=FILE it also writes the heap profile (allocations
+// counted since the process began) to FILE.start here and to FILE when
+// stopped: `go tool pprof -sample_index=alloc_space -base FILE.start
+// FILE` is what was allocated in between.
 func profileCPU(b *testing.B) func() {
+	allocs := os.Getenv("MINCA_BENCH_ALLOCS")
+	if allocs != "" {
+		writeHeap(b, allocs+".start")
+	}
 	f := os.Getenv("MINCA_BENCH_PROFILE")
 	if f == "" {
-		return func() {}
+		return func() {
+			if allocs != "" {
+				writeHeap(b, allocs)
+			}
+		}
 	}
 	out, err := os.Create(f)
 	if err != nil {
@@ -128,5 +145,22 @@ func profileCPU(b *testing.B) func() {
 	return func() {
 		pprof.StopCPUProfile()
 		out.Close()
+		if allocs != "" {
+			writeHeap(b, allocs)
+		}
+	}
+}
+
+// writeHeap writes the heap profile to path, after a collection (the
+// profile's counts are as of the last one).
+func writeHeap(b *testing.B, path string) {
+	runtime.GC()
+	out, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	if err := pprof.Lookup("heap").WriteTo(out, 0); err != nil {
+		b.Fatal(err)
 	}
 }
