@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
@@ -20,11 +21,10 @@ import (
 // one key in one space are made one at a time"). It takes the writes
 // waiting and, on its own goroutine, derives each version, takes its log
 // place under the places' lock, previews it with the judge, and appends
-// the places to their log (build), starting their sync at once, each
-// version handed to the signers on every core as it is previewed
-// (signing); then the store's admission pipeline (engine.Pipeline) waits
-// for the batch's signatures and checks it on every core (sign) and
-// decides it through the judge, beside that sync, and commits it once the places are synced and only then
+// the places to their log (build), starting their sync at once; then the
+// store's admission pipeline (engine.Pipeline) signs the batch and checks
+// it on every core (sign) and decides it through the judge, beside that
+// sync, and commits it once the places are synced and only then
 // (Stages.Before), each stage while the one before works on the next
 // batch; the answers wait for its synced commit (answer). So a batch's
 // path from build to answer holds one fsync after the work, the store's,
@@ -214,9 +214,8 @@ type staged struct {
 	// batch is signed and decided, so neither the cores nor the batch wait
 	// on it.
 	synced chan error
-	// signing signs ps as they are added; vs is the batch signed.
-	signing *signing
-	vs      []*record.Version
+	// vs is the batch signed.
+	vs []*record.Version
 	// prov are the batch's versions as previewed (not signed: their ids
 	// are fixed), and ahead what storing them will look up in the store,
 	// read beside the places' sync (engine.Store.ReadAhead).
@@ -245,7 +244,7 @@ func (w *writer) build(batch []*writeReq) *staged {
 		return nil
 	}
 	root := signer.Root()
-	st := &staged{batch: batch, decided: make(chan struct{}), signing: startSigning(len(batch))}
+	st := &staged{batch: batch, decided: make(chan struct{})}
 	heads := map[string][]string{} // each space's access heads, read once a batch
 	free := map[[2]string]int64{}  // lines the store holds nothing of from this place on
 	syncPlaces, err := w.n.sess.places.UpdateDeferred(func(t *PlaceTxn) error {
@@ -291,13 +290,11 @@ func (w *writer) build(batch []*writeReq) *staged {
 			st.prov = append(st.prov, v)
 			st.fresh = append(st.fresh, fresh)
 			st.ps = append(st.ps, pre)
-			st.signing.add(pre)
 			st.idx = append(st.idx, i)
 		}
 		return nil
 	})
 	if err != nil {
-		st.signing.wait() // dropped unseen: nothing at these places is written down
 		w.release(st.ps)
 		for i := range batch {
 			if !answered[i] {
@@ -307,7 +304,6 @@ func (w *writer) build(batch []*writeReq) *staged {
 		return nil
 	}
 	if len(st.ps) == 0 {
-		st.signing.wait()
 		return nil
 	}
 	st.synced = make(chan error, 1)
@@ -399,16 +395,15 @@ func (w *writer) drafted(ctx context.Context, r *writeReq, signer *identity.Sess
 	return d, nil, !readTop, err
 }
 
-// sign waits for a staged batch's signatures, begun as it was built
-// (signing) — the pipeline's checking stage, while the writer builds the
-// next batch and the one before is decided. Its places are being synced
-// meanwhile: the batch is signed and
+// sign signs a staged batch on every core — the pipeline's checking
+// stage, while the writer builds the next batch and the one before is
+// decided. Its places are being synced meanwhile: the batch is signed and
 // decided beside that sync, and committed only once it is done
 // (Stages.Before), so no version signed at a place leaves before the place
 // is written down (02 §4.10). A crash before then loses the batch whole,
 // signatures included: nothing signed at those places was ever seen.
 func (w *writer) sign(_ context.Context, st *staged) ([]*record.Version, error) {
-	vs, err := st.signing.wait()
+	vs, err := signAll(st.ps)
 	if err != nil {
 		return nil, err
 	}
@@ -491,58 +486,26 @@ func (w *writer) held(id canonical.ID) (*record.Version, bool) {
 	return v, ok
 }
 
-// signing signs a batch's versions as it is built: each is handed over
-// as soon as its place is taken and its preview passed, and signed on
-// GOMAXPROCS goroutines while the writer previews the rest, so the
-// batch's signing — its largest part — is mostly done by the time it is
-// built, not begun then. Nothing signed leaves before the batch commits,
-// which waits for its places to be synced (02 §4.10); a batch that fails
-// to be built drops its signatures unseen, as a crash would.
-type signing struct {
-	todo chan signItem
-	wg   sync.WaitGroup
-	n    int // how many were handed over
-	// vs and errs are written at distinct indices by the signers, read
-	// once they are done (wait).
-	vs   []*record.Version
-	errs []error
-}
-
-type signItem struct {
-	i int
-	p *record.Presigned
-}
-
-// startSigning starts the goroutines that sign up to max versions.
-func startSigning(max int) *signing {
-	s := &signing{todo: make(chan signItem, max), vs: make([]*record.Version, max), errs: make([]error, max)}
-	for range min(runtime.GOMAXPROCS(0), max) {
-		s.wg.Add(1)
+// signAll signs presigned versions on GOMAXPROCS goroutines.
+func signAll(ps []*record.Presigned) ([]*record.Version, error) {
+	vs := make([]*record.Version, len(ps))
+	errs := make([]error, len(ps))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ps)) {
+		wg.Add(1)
 		go func() {
-			defer s.wg.Done()
-			for it := range s.todo {
-				s.vs[it.i], s.errs[it.i] = it.p.Sign()
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(ps); i = int(next.Add(1) - 1) {
+				vs[i], errs[i] = ps[i].Sign()
 			}
 		}()
 	}
-	return s
-}
-
-// add hands p over to be signed; only the builder calls it.
-func (s *signing) add(p *record.Presigned) {
-	s.todo <- signItem{s.n, p}
-	s.n++
-}
-
-// wait returns the versions handed over, signed, in the order handed.
-// It is called once.
-func (s *signing) wait() ([]*record.Version, error) {
-	close(s.todo)
-	s.wg.Wait()
-	if err := errors.Join(s.errs[:s.n]...); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("minca/node: signing: %w", err)
 	}
-	return s.vs[:s.n], nil
+	return vs, nil
 }
 
 func refusalText(r *record.Refusal) string {
