@@ -170,10 +170,19 @@ func aCodeWorksForOneProgram(t *testing.T, kind string) {
 	p1, p2 := s.program(s.progKey), s.program(newKey(t))
 	h := s.homeSide()
 	shown := make(chan string, 1)
+	second := make(chan string, 1) // the second program's id in the room, once it joined
 	decide := func(c context.Context, ask connect.Ask) (connect.Decision, error) {
 		// The person decides once the home has ignored the second
-		// program's hello.
-		for len(s.ignoredBy("home")) == 0 {
+		// program's hello: its own, not any ignored message, as the
+		// first program hails until it takes the home's key, and one
+		// slow to take it has its later hails ignored first.
+		var id2 string
+		select {
+		case id2 = <-second:
+		case <-c.Done():
+			return connect.Decision{}, c.Err()
+		}
+		for len(s.ignoredFrom("home", id2)) == 0 {
 			select {
 			case <-c.Done():
 				return connect.Decision{}, c.Err()
@@ -189,9 +198,13 @@ func aCodeWorksForOneProgram(t *testing.T, kind string) {
 	go func() { homeErr <- connect.RunHome(c, homeRoom, h, decide, s.opts("home")) }()
 	go func() { _, err := connect.RunProgram(c, r1, p1, person(shown), s.opts("program")); p1Err <- err }()
 	for !slices.ContainsFunc(s.relay.Recording(), func(r connecttest.Recorded) bool { typ, _ := readMsgQuiet(r.Message); return typ == connect.MsgKey }) {
+		if c.Err() != nil {
+			t.Fatal("the home never sent the first program its key")
+		}
 		time.Sleep(time.Millisecond)
 	}
 	r2 := join(t, s.relay, s.code.Room())
+	second <- r2.ID()
 	c2, cancel2 := context.WithCancel(c)
 	p2Err := make(chan error, 1)
 	go func() {
