@@ -520,3 +520,38 @@ func mustSession(t testing.TB, f *fakeHome, p *connect.Program) *channel.Session
 	}
 	return sess
 }
+
+// heardFirst reads room's events up to its first message (or fails the
+// test past a deadline) and returns the room with them given back first,
+// in their order: a run over it starts with that message already come.
+func heardFirst(t testing.TB, room connect.Room) connect.Room {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	r := &replayRoom{Room: room}
+	for {
+		ev, err := room.Next(c)
+		if err != nil {
+			t.Fatalf("no message came to the room: %v", err)
+		}
+		r.events = append(r.events, ev)
+		if ev.Message != nil {
+			return r
+		}
+	}
+}
+
+// replayRoom gives back events read from its room before the room's own.
+type replayRoom struct {
+	connect.Room
+	events []connect.RoomEvent
+}
+
+func (r *replayRoom) Next(ctx context.Context) (connect.RoomEvent, error) {
+	if len(r.events) > 0 {
+		ev := r.events[0]
+		r.events = r.events[1:]
+		return ev, nil
+	}
+	return r.Room.Next(ctx)
+}
