@@ -43,7 +43,7 @@ type feed struct {
 	wake    chan struct{}  // closed, and replaced, when ids arrive
 	users   int
 	idle    *time.Timer
-	ended   bool // the subscription closed: the feed is no longer listed nor kept
+	ended   bool          // the subscription closed: the feed is no longer listed nor kept
 	indexes []*orderIndex // most recently used first
 }
 
