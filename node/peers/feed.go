@@ -43,6 +43,7 @@ type feed struct {
 	wake    chan struct{}  // closed, and replaced, when ids arrive
 	users   int
 	idle    *time.Timer
+	ended   bool          // the subscription closed: the feed is no longer listed nor kept
 	indexes []*orderIndex // most recently used first
 }
 
@@ -72,7 +73,7 @@ func (fs *feeds) acquire(st *engine.Store, spaceID string) *feed {
 	if f == nil {
 		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents), stop: make(chan struct{}), wake: make(chan struct{})}
 		fs.by[spaceID] = f
-		go f.run()
+		go fs.run(f)
 	}
 	f.mu.Lock()
 	f.users++
@@ -89,7 +90,7 @@ func (fs *feeds) acquire(st *engine.Store, spaceID string) *feed {
 func (fs *feeds) release(f *feed) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.users--; f.users > 0 {
+	if f.users--; f.users > 0 || f.ended {
 		return
 	}
 	f.idle = time.AfterFunc(feedLinger, func() { fs.drop(f) })
@@ -107,6 +108,34 @@ func (fs *feeds) drop(f *feed) {
 	f.mu.Unlock()
 	fs.mu.Unlock()
 	f.sub.Close()
+}
+
+// run moves the subscription's events into the ring until it closes,
+// then forgets the feed.
+func (fs *feeds) run(f *feed) {
+	f.run()
+	fs.forget(f)
+}
+
+// forget forgets a feed whose subscription closed: once the store closes
+// (the node closes), a feed left listed, or its linger timer left
+// pending, would keep the feed, its indexes and through them the store
+// and the node reachable for feedLinger after Close.
+func (fs *feeds) forget(f *feed) {
+	fs.mu.Lock()
+	if fs.by[f.space] == f {
+		delete(fs.by, f.space)
+	}
+	fs.mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ended = true
+	if f.idle != nil {
+		f.idle.Stop()
+		f.idle = nil
+	}
+	clear(f.indexes)
+	f.indexes = nil
 }
 
 // run moves the subscription's events into the ring until it closes.
@@ -207,7 +236,7 @@ func (f *feed) index(ctx context.Context, st *engine.Store, sc enginestore.Scope
 		return nil, err
 	}
 	f.mu.Lock()
-	if f.gen == gen {
+	if f.gen == gen && !f.ended { // an ended feed keeps no index
 		f.indexes = append([]*orderIndex{{scope: key, gen: gen, st: built}}, f.indexes...)
 		kept := f.indexes[:0]
 		for i, ix := range f.indexes {
