@@ -33,7 +33,6 @@ const (
 type feed struct {
 	space string
 	sub   *engine.Subscription
-	stop  chan struct{}
 
 	mu      sync.Mutex
 	ring    []canonical.ID // admitted ids, ring[seq % feedRing]
@@ -71,7 +70,7 @@ func (fs *feeds) acquire(st *engine.Store, spaceID string) *feed {
 	}
 	f := fs.by[spaceID]
 	if f == nil {
-		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents), stop: make(chan struct{}), wake: make(chan struct{})}
+		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents), wake: make(chan struct{})}
 		fs.by[spaceID] = f
 		go fs.run(f)
 	}
