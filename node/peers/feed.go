@@ -128,8 +128,7 @@ func (fs *feeds) forget(f *feed) {
 	fs.mu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ended = true
-	if f.idle != nil {
+	if f.idle != nil { // started before run marked the feed ended
 		f.idle.Stop()
 		f.idle = nil
 	}
@@ -165,9 +164,10 @@ func (f *feed) run() {
 		f.mu.Unlock()
 	}
 	// Closed: the store closes, or the feed was dropped; its sessions'
-	// cursors find it lost.
+	// cursors find it lost, and ended: not behind.
 	f.mu.Lock()
 	f.lost = f.head + 1
+	f.ended = true
 	close(f.wake)
 	f.wake = make(chan struct{})
 	f.mu.Unlock()
@@ -200,6 +200,14 @@ func (c *cursor) read(buf []canonical.ID) ([]canonical.ID, <-chan struct{}, bool
 		buf = append(buf, f.ring[c.next%feedRing])
 	}
 	return buf, f.wake, true
+}
+
+// closed reports whether the feed's subscription closed (the store
+// closes): a cursor that cannot read on is then not behind.
+func (c *cursor) closed() bool {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	return c.f.ended
 }
 
 // behind reports whether ids arrived, or wait in the subscription, that

@@ -18,7 +18,11 @@ func (s *session) pushLive() {
 		var ok bool
 		ids, wake, ok = s.cur.read(ids[:0])
 		if !ok {
-			s.finish(ended(CodeBehind, "live events were dropped"))
+			if s.cur.closed() {
+				s.finish(ended(CodeClosed, "the store is closing"))
+			} else {
+				s.finish(ended(CodeBehind, "live events were dropped"))
+			}
 			return
 		}
 		if len(ids) > 0 {

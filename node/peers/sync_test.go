@@ -2,7 +2,9 @@ package peers_test
 
 import (
 	"context"
+	"log/slog"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,4 +76,85 @@ func TestLivePush(t *testing.T) {
 	if i < 0 || st[0].Sessions[i].Phase != peers.PhaseLive {
 		t.Fatalf("status: %+v", st)
 	}
+}
+
+// A live session whose node closes its store ends as closed, not as
+// behind (which tells the peer to open it again at once).
+func TestLiveSessionOfAClosingStoreEndsClosed(t *testing.T) {
+	ends := &sessionEnds{}
+	a := newNode(t, nil)
+	b := newNode(t, &peers.Options{Logger: slog.New(ends)})
+	g := shared(t, a, b)
+	a.put(g.ID, "app.notes", 0)
+	ca, cb, _ := pair(t, a, b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go b.peers.Serve(ctx, cb, false, "accept")
+	go a.peers.Serve(ctx, ca, true, "dial")
+	eventually(t, 10*time.Second, "a's session of g is live", func() bool {
+		for _, st := range a.peers.Status() {
+			for _, s := range st.Sessions {
+				if s.Space == g.ID && s.Phase == peers.PhaseLive {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var code string
+	eventually(t, 10*time.Second, "b's session of g ends", func() bool {
+		code = ends.of(g.ID)
+		return code != ""
+	})
+	if code != peers.CodeClosed {
+		t.Fatalf("b's live session ended with %q as its store closed, want %q", code, peers.CodeClosed)
+	}
+}
+
+// sessionEnds is a slog handler keeping the code of the first session
+// of each space that ended on this side.
+type sessionEnds struct {
+	mu    sync.Mutex
+	codes map[string]string
+}
+
+func (h *sessionEnds) Enabled(context.Context, slog.Level) bool { return true }
+func (h *sessionEnds) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *sessionEnds) WithGroup(string) slog.Handler            { return h }
+
+func (h *sessionEnds) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "session ended" {
+		return nil
+	}
+	var space, code string
+	remote := false
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "space":
+			space = a.Value.String()
+		case "code":
+			code = a.Value.String()
+		case "remote":
+			remote = a.Value.Bool()
+		}
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.codes == nil {
+		h.codes = map[string]string{}
+	}
+	if _, seen := h.codes[space]; !seen && !remote {
+		h.codes[space] = code
+	}
+	return nil
+}
+
+func (h *sessionEnds) of(space string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.codes[space]
 }
