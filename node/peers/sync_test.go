@@ -51,15 +51,21 @@ func TestSyncOnceBothWays(t *testing.T) {
 	}
 }
 
+// serveLive connects a to b, a dialling, and serves the connection on
+// both until the test ends.
+func serveLive(t *testing.T, a, b *tnode) {
+	ca, cb, _ := pair(t, a, b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go b.peers.Serve(ctx, cb, false, "accept")
+	go a.peers.Serve(ctx, ca, true, "dial")
+}
+
 func TestLivePush(t *testing.T) {
 	a, b := newNode(t, nil), newNode(t, nil)
 	g := shared(t, a, b)
 	a.put(g.ID, "app.notes", 0)
-	ca, cb, _ := pair(t, a, b, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go b.peers.Serve(ctx, cb, false, "accept")
-	go a.peers.Serve(ctx, ca, true, "dial")
+	serveLive(t, a, b)
 	eventually(t, 10*time.Second, "the first version reaches b", func() bool { return len(b.export(g.ID)) == len(a.export(g.ID)) })
 	for i := 1; i < 20; i++ {
 		a.put(g.ID, "app.notes", i)
@@ -86,11 +92,7 @@ func TestLiveSessionOfAClosingStoreEndsClosed(t *testing.T) {
 	b := newNode(t, &peers.Options{Logger: slog.New(ends)})
 	g := shared(t, a, b)
 	a.put(g.ID, "app.notes", 0)
-	ca, cb, _ := pair(t, a, b, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go b.peers.Serve(ctx, cb, false, "accept")
-	go a.peers.Serve(ctx, ca, true, "dial")
+	serveLive(t, a, b)
 	eventually(t, 10*time.Second, "a's session of g is live", func() bool {
 		for _, st := range a.peers.Status() {
 			for _, s := range st.Sessions {
