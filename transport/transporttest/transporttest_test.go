@@ -83,9 +83,15 @@ func TestControlReset(t *testing.T) {
 }
 
 // A peer that stalls in the middle of a frame: the receiver ends it at
-// IdleTimeout, the sender at WriteTimeout once the buffer is full.
+// IdleTimeout, the sender at WriteTimeout once the buffer is full. The
+// sender's WriteTimeout is the longer, so that the receiver's idle timer
+// is what ends the link: with both at 500 ms the sender sometimes gave up
+// first, and its close failed the receiver's keepalives (broken) before
+// its idle timer fired.
 func TestStallMidFrame(t *testing.T) {
-	a, b, _ := Pair(t, shortTimers(t), shortTimers(t), &Faults{StallAfter: 8 << 10, Buffer: 64 << 10})
+	sender := shortTimers(t)
+	sender.WriteTimeout = 1500 * time.Millisecond
+	a, b, _ := Pair(t, sender, shortTimers(t), &Faults{StallAfter: 8 << 10, Buffer: 64 << 10})
 	errc := make(chan error, 1)
 	go func() { errc <- a.Send(context.Background(), bytes.Repeat([]byte("s"), 512<<10)) }()
 	if _, err := b.Recv(context.Background()); transport.Code(err) != transport.CodeIdle {
