@@ -148,19 +148,14 @@ func (s *Store) write(t *tx) error {
 	// the last one went, so sorted writes cost about half as much to
 	// insert as the map's random order.
 	ks := make([]string, 0, len(t.w))
-	size := 0
 	for k := range t.w {
 		ks = append(ks, k)
-		size += len(k)
 	}
 	slices.Sort(ks)
-	// The keys' bytes in one buffer, not one allocation each: the batch
-	// may keep them until it is closed.
-	kb := make([]byte, 0, size)
 	for _, k := range ks {
-		w := t.w[k]
-		kb = append(kb, k...)
-		key := kb[len(kb)-len(k) : len(kb) : len(kb)]
+		// The map's own key, no copy: it is not changed while the batch
+		// lives, and the batch does not change it.
+		w, key := t.w[k], keyBytes(k)
 		if w.del {
 			err = b.Delete(key)
 		} else {

@@ -60,6 +60,8 @@ type tx struct {
 	// the sources whose waiting this batch changed (sources.go).
 	now  int64
 	srcs map[[32]byte]source
+	// ka holds the keys of w (keyarena.go).
+	ka keyArena
 }
 
 // begin starts a batch of about n versions; Store.mu is held. It builds on
@@ -174,7 +176,7 @@ func (t *tx) Standing(id canonical.ID) (Verdict, bool, error) {
 }
 
 func (t *tx) head(rec []byte) (head, bool, error) {
-	hb, ok, err := t.get(keys.HeadKey(rec))
+	hb, ok, err := t.get(keys.AppendHeadKey(t.key(), rec))
 	if !ok || err != nil {
 		return head{}, false, err
 	}

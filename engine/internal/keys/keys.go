@@ -142,11 +142,25 @@ func withDigest(prefix byte, d canonical.ID) []byte {
 // IDKey is 'e' digest.
 func IDKey(d canonical.ID) []byte { return withDigest(ID, d) }
 
+// AppendIDKey appends IDKey(d) to dst. The Append forms let a batch build
+// its keys in a buffer of its own, each key made once.
+func AppendIDKey(dst []byte, d canonical.ID) []byte { return append(append(dst, ID), d[:]...) }
+
 // VersionKey is 'v' vseq.
-func VersionKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Version}, vseq) }
+func VersionKey(vseq uint64) []byte { return AppendVersionKey(nil, vseq) }
+
+// AppendVersionKey appends VersionKey(vseq) to dst.
+func AppendVersionKey(dst []byte, vseq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, Version), vseq)
+}
 
 // CurrentKey is 'c' vseq.
-func CurrentKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Current}, vseq) }
+func CurrentKey(vseq uint64) []byte { return AppendCurrentKey(nil, vseq) }
+
+// AppendCurrentKey appends CurrentKey(vseq) to dst.
+func AppendCurrentKey(dst []byte, vseq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, Current), vseq)
+}
 
 // FileHeldKey is 'f' digest.
 func FileHeldKey(d canonical.ID) []byte { return withDigest(FileHeld, d) }
@@ -184,6 +198,9 @@ func Rec(space, key string) []byte {
 // HeadKey is 'h' rec, the record's history prefix itself.
 func HeadKey(rec []byte) []byte { return append([]byte{History}, rec...) }
 
+// AppendHeadKey appends HeadKey(rec) to dst.
+func AppendHeadKey(dst, rec []byte) []byte { return append(append(dst, History), rec...) }
+
 // IsHead reports whether a key of the 'h' table is a record's head.
 func IsHead(k []byte) bool { return len(k) > 0 && k[len(k)-1] == 0 }
 
@@ -196,8 +213,12 @@ func HistoryPrefix(rec []byte) []byte { return append([]byte{History}, rec...) }
 // order sorts each run of one seq by the ids their values name
 // (HistoryEntry says which form a key is in).
 func HistoryKey(rec []byte, seq int64, vseq uint64) []byte {
-	k := make([]byte, 0, 1+len(rec)+8+binary.MaxVarintLen64)
-	k = append(k, History)
+	return AppendHistoryKey(make([]byte, 0, 1+len(rec)+8+binary.MaxVarintLen64), rec, seq, vseq)
+}
+
+// AppendHistoryKey appends HistoryKey(rec, seq, vseq) to dst.
+func AppendHistoryKey(dst, rec []byte, seq int64, vseq uint64) []byte {
+	k := append(dst, History)
 	k = append(k, rec...)
 	k = binary.BigEndian.AppendUint64(k, uint64(1<<53-1-seq))
 	return binary.AppendUvarint(k, vseq)
@@ -275,7 +296,13 @@ func OrderPrefix(space string) []byte {
 
 // OrderKey is 'o' space millis digest.
 func OrderKey(space string, millis uint64, d canonical.ID) []byte {
-	k := OrderPrefix(space)
+	return AppendOrderKey(make([]byte, 0, 1+SpaceLen+8+32), space, millis, d)
+}
+
+// AppendOrderKey appends OrderKey(space, millis, d) to dst.
+func AppendOrderKey(dst []byte, space string, millis uint64, d canonical.ID) []byte {
+	t := SpaceTag(space)
+	k := append(append(dst, Order), t[:]...)
 	k = binary.BigEndian.AppendUint64(k, millis)
 	return append(k, d[:]...)
 }
@@ -482,6 +509,9 @@ func MetaKey(name string) []byte { return append([]byte{Meta}, name...) }
 
 // IndexKey is 'i' key.
 func IndexKey(k []byte) []byte { return append([]byte{Index}, k...) }
+
+// AppendIndexKey appends IndexKey(k) to dst.
+func AppendIndexKey(dst, k []byte) []byte { return append(append(dst, Index), k...) }
 
 // InternalKey is '_' name.
 func InternalKey(name string) []byte { return append([]byte{Internal}, name...) }
