@@ -15,12 +15,17 @@ import "unsafe"
 // goroutine that decides its batch.
 type keyArena struct {
 	chunk []byte
+	// first is the size of the first chunk, when the batch's size tells
+	// it (0: keyChunk), so that most batches take one.
+	first int
 }
 
 const (
-	// keyChunk is the size of a chunk: a batch of 64 of the node's writes
-	// writes about 40 KB of keys.
+	// keyChunk is the size of a chunk after the first.
 	keyChunk = 16 << 10
+	// keyBytesPerVersion is what a version stored new takes in a batch's
+	// key arena: the node's own writes write eleven keys, 830 bytes, each.
+	keyBytesPerVersion = 1 << 10
 	// keyRoom is the room tail leaves for a key to be built in: more than
 	// any key but one naming a long record key, which append then makes
 	// elsewhere, and own copies in.
@@ -32,7 +37,7 @@ const (
 // tail or own; own keeps it.
 func (a *keyArena) tail() []byte {
 	if cap(a.chunk)-len(a.chunk) < keyRoom {
-		a.chunk = make([]byte, 0, keyChunk)
+		a.chunk = make([]byte, 0, a.size(0))
 	}
 	return a.chunk[len(a.chunk):len(a.chunk)]
 }
@@ -50,12 +55,25 @@ func (a *keyArena) own(k []byte) string {
 		return unsafe.String(&k[0], n)
 	}
 	if n > len(free) {
-		a.chunk = make([]byte, 0, max(keyChunk, n))
+		a.chunk = make([]byte, 0, a.size(n))
 	}
 	start := len(a.chunk)
 	a.chunk = append(a.chunk, k...)
 	return unsafe.String(&a.chunk[start], n)
 }
+
+// size is that of the next chunk, to hold at least n bytes.
+func (a *keyArena) size(n int) int {
+	c := keyChunk
+	if a.first > 0 {
+		c, a.first = a.first+keyRoom, 0
+	}
+	return max(c, n)
+}
+
+// frozen is k as a string without a copy, for a k never changed after
+// (aheadKeys' keys, as the map of what was read ahead keys them).
+func frozen(k []byte) string { return unsafe.String(unsafe.SliceData(k), len(k)) }
 
 // keyBytes is a key of the write map as bytes, without a copy: what is
 // given a KV's batch, which does not change it.

@@ -101,7 +101,7 @@ func (t *tx) del(k []byte) {
 }
 
 // readAhead reads the given keys from the store in one sorted pass, for
-// the gets that follow.
+// the gets that follow. ks are aheadKeys', never changed after.
 func (t *tx) readAhead(ks [][]byte) error {
 	slices.SortFunc(ks, bytes.Compare)
 	ks = slices.CompactFunc(ks, bytes.Equal)
@@ -114,13 +114,13 @@ func (t *tx) readAhead(ks [][]byte) error {
 	found := make([]bool, len(ks))
 	if err := t.s.kv.GetMany(ks, func(i int, v []byte) {
 		found[i] = true
-		t.ahead[string(ks[i])] = aheadOf(v)
+		t.ahead[frozen(ks[i])] = aheadOf(v)
 	}); err != nil {
 		return err
 	}
 	for i, k := range ks {
 		if !found[i] {
-			t.ahead[string(k)] = aheadMissing
+			t.ahead[frozen(k)] = aheadMissing
 		}
 	}
 	return nil

@@ -74,7 +74,8 @@ func (s *Store) begin(j Judge, n int) *tx {
 	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 12*n),
 		events: make([]Event, 0, n),
 		stored: make(map[canonical.ID]*record.Version, n), weight: make(map[canonical.ID]int, n), pending: make(map[canonical.ID][]int),
-		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli()}
+		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli(),
+		ka: keyArena{first: n * keyBytesPerVersion}}
 	if prev := s.inflight; prev != nil {
 		if pp := prev.prev; pp != nil {
 			<-pp.done

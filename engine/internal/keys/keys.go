@@ -309,10 +309,14 @@ func AppendOrderKey(dst []byte, space string, millis uint64, d canonical.ID) []b
 
 // LinePlace is 'l' space line n: the ids at one place in a line.
 func LinePlace(space, author, collection string, n int64) []byte {
+	return AppendLinePlace(make([]byte, 0, 1+SpaceLen+32+8+32), space, author, collection, n)
+}
+
+// AppendLinePlace appends LinePlace(space, author, collection, n) to dst.
+func AppendLinePlace(dst []byte, space, author, collection string, n int64) []byte {
 	t := SpaceTag(space)
 	l := LineTag(author, collection)
-	k := make([]byte, 0, 1+SpaceLen+32+8+32)
-	k = append(k, Line)
+	k := append(dst, Line)
 	k = append(k, t[:]...)
 	k = append(k, l[:]...)
 	return binary.BigEndian.AppendUint64(k, uint64(n))
@@ -417,10 +421,13 @@ func ProofKey(space string, a, b canonical.ID) []byte {
 // RootPrefix is 'a' space root: the held versions of one root in a space.
 // A root is any text (a DID), hashed to 32 bytes.
 func RootPrefix(space, root string) []byte {
+	return appendRootPrefix(make([]byte, 0, RootPrefixLen+32), space, root)
+}
+
+func appendRootPrefix(dst []byte, space, root string) []byte {
 	t := SpaceTag(space)
 	r := sha256.Sum256([]byte("minca/engine/root|" + root))
-	k := make([]byte, 0, RootPrefixLen+32)
-	k = append(k, Root)
+	k := append(dst, Root)
 	k = append(k, t[:]...)
 	return append(k, r[:]...)
 }
@@ -433,6 +440,11 @@ const RootPrefixLen = 1 + SpaceLen + 32
 // the entry needs the digest before the value.
 func RootKey(space, root string, vseq uint64) []byte {
 	return binary.AppendUvarint(RootPrefix(space, root), vseq)
+}
+
+// AppendRootKey appends RootKey(space, root, vseq) to dst.
+func AppendRootKey(dst []byte, space, root string, vseq uint64) []byte {
+	return binary.AppendUvarint(appendRootPrefix(dst, space, root), vseq)
 }
 
 // RootDigestKey is 'a' space root digest, an entry as stores of layouts
