@@ -169,10 +169,17 @@ func (s *Store) write(t *tx) error {
 	// Whatever the KV made of it, what was read before is old: for its
 	// keys at least, when they are known.
 	n := s.applied.Add(1)
+	var last *appliedBatch
 	if len(t.w) <= maxAppliedKeys {
-		s.lastApplied.Store(&appliedBatch{n: n, w: t.w})
+		last = s.lastApplied.Swap(&appliedBatch{n: n, w: t.w})
 	} else {
-		s.lastApplied.Store(nil)
+		last = s.lastApplied.Swap(nil)
+	}
+	if last != nil {
+		// The batch before this one: decided before this one was, read
+		// by none since (the batch decided after this one reads this
+		// one's), its map is free once no longer the last applied.
+		s.spareWrites.Put(last.w)
 	}
 	if err != nil {
 		return fmt.Errorf("minca/engine: commit: %w", err)

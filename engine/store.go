@@ -108,6 +108,9 @@ type Store struct {
 	// moved by one batch whose keys are known (lastApplied).
 	applied     atomic.Uint64
 	lastApplied atomic.Pointer[appliedBatch]
+	// spareWrites holds the write maps of committed batches no longer
+	// read (tx.w, see begin), for the batches after to reuse.
+	spareWrites sync.Pool
 	// state guards what committed batches made known: st, cache, spaces.
 	state  sync.Mutex
 	st     counters

@@ -71,7 +71,7 @@ type tx struct {
 // its index entries: about ten keys), so that a batch does not grow them
 // again and again as it is decided.
 func (s *Store) begin(j Judge, n int) *tx {
-	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 12*n),
+	t := &tx{s: s, j: j, done: make(chan struct{}), w: s.writeMap(12 * n),
 		events: make([]Event, 0, n),
 		stored: make(map[canonical.ID]*record.Version, n), weight: make(map[canonical.ID]int, n), pending: make(map[canonical.ID][]int),
 		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli(),
@@ -93,6 +93,18 @@ func (s *Store) begin(j Judge, n int) *tx {
 	t.st = s.st
 	s.state.Unlock()
 	return t
+}
+
+// writeMap is an empty write map for a batch of about n keys: one a batch
+// before left (Store.write), or a new one. It is cleared here, under
+// Store.mu, as what is read ahead is checked against the last batch's
+// (Ahead.current): nothing reads the map once it is given back.
+func (s *Store) writeMap(n int) map[string]write {
+	if m, ok := s.spareWrites.Get().(map[string]write); ok {
+		clear(m)
+		return m
+	}
+	return make(map[string]write, n)
 }
 
 // envelope returns a held version as the judge sees it (stub or whole), or
