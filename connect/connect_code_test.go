@@ -33,7 +33,14 @@ func theCodeAloneDoesNotOpenARecordedExchange(t *testing.T, kind string) {
 		// Mallory waits until the two have each taken the other's point,
 		// then says hello to the home and offers the program a key.
 		var homePeer, progPeer string
+		// Bounded, so that an exchange that never gets as far as the
+		// points fails the test rather than leaving it to the timeout.
+		deadline := time.Now().Add(30 * time.Second)
 		for homePeer == "" {
+			if time.Now().After(deadline) {
+				t.Error("the two never took each other's point within 30s")
+				return
+			}
 			time.Sleep(time.Millisecond)
 			for _, r := range s.relay.Recording() {
 				if typ, _ := readMsgQuiet(r.Message); typ == connect.MsgPoint {

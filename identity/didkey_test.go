@@ -3,8 +3,10 @@ package identity
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -232,6 +234,36 @@ func TestDERToP1363(t *testing.T) {
 	} {
 		if got, err := derToP1363(bad); err == nil {
 			t.Fatalf("%x taken: %x", bad, got)
+		}
+	}
+}
+
+// Sign's nonce is RFC 6979's: the P-256 / SHA-256 signatures of "sample"
+// and "test" under the key of RFC 6979 A.2.5 are the RFC's, byte for
+// byte, and signing again gives them again.
+func TestSignIsRFC6979(t *testing.T) {
+	x, _ := hex.DecodeString("C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721")
+	ek, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewPrivateKey(ek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ msg, r, s string }{
+		{"sample", "EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716", "F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"},
+		{"test", "F1ABB023518351CD71D881567B1EA663ED3EFCF6C5132B354F28D3B0B7D38367", "019F4113742A2B14BD25926B49C649155F267E60D3814B4C0CC84250E46F0083"},
+	} {
+		want := strings.ToLower(c.r + c.s)
+		for range 2 {
+			sig, err := k.Sign([]byte(c.msg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := hex.EncodeToString(sig); got != want {
+				t.Fatalf("%q: signature %s, RFC 6979 gives %s", c.msg, got, want)
+			}
 		}
 	}
 }

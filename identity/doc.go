@@ -11,7 +11,8 @@
 //
 // A DID is did:key:z + base58btc(0x80 0x24 ‖ 33-byte compressed P-256
 // point). Signatures are ECDSA P-256 over SHA-256 in IEEE P1363 form (r ‖ s,
-// 64 bytes), as 02 §3.1 requires.
+// 64 bytes), as 02 §3.1 requires. A [PrivateKey] signs with RFC 6979's
+// deterministic nonce (any valid signature verifies, 02 §3).
 //
 // # Notes
 //

@@ -294,8 +294,7 @@ func (c *conn) add(s *session) {
 	c.mu.Lock()
 	c.sessions[s.sid] = s
 	c.mu.Unlock()
-	go func() {
-		<-s.done
+	s.onEnd = func() {
 		c.mu.Lock()
 		delete(c.sessions, s.sid)
 		st := s.status()
@@ -308,7 +307,7 @@ func (c *conn) add(s *session) {
 		c.p.mu.Lock()
 		c.p.totals.add(st.Stats)
 		c.p.mu.Unlock()
-	}()
+	}
 }
 
 // open starts a session for a space as the opener.

@@ -186,28 +186,31 @@ func (f *feed) follow() *cursor {
 	return &cursor{f: f, next: f.head}
 }
 
+// readState is what a cursor's read found besides the ids.
+type readState int
+
+const (
+	readOn     readState = iota // the ids are all there were; wait on the channel
+	readBehind                  // some were lost to the cursor: the session is behind
+	readClosed                  // the feed's subscription closed (the store closes): not behind
+)
+
 // read returns the ids that arrived since the last read, a channel closed
-// when more arrive, and false when some were lost to the cursor: the
-// session is behind.
-func (c *cursor) read(buf []canonical.ID) ([]canonical.ID, <-chan struct{}, bool) {
+// when more arrive, and whether the cursor can read on.
+func (c *cursor) read(buf []canonical.ID) ([]canonical.ID, <-chan struct{}, readState) {
 	f := c.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if c.next < f.lost || f.head-c.next > feedRing {
-		return buf, nil, false
+		if f.ended {
+			return buf, nil, readClosed
+		}
+		return buf, nil, readBehind
 	}
 	for ; c.next < f.head; c.next++ {
 		buf = append(buf, f.ring[c.next%feedRing])
 	}
-	return buf, f.wake, true
-}
-
-// closed reports whether the feed's subscription closed (the store
-// closes): a cursor that cannot read on is then not behind.
-func (c *cursor) closed() bool {
-	c.f.mu.Lock()
-	defer c.f.mu.Unlock()
-	return c.f.ended
+	return buf, f.wake, readOn
 }
 
 // behind reports whether ids arrived, or wait in the subscription, that

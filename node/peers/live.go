@@ -15,14 +15,14 @@ func (s *session) pushLive() {
 	var ids []canonical.ID
 	for {
 		var wake <-chan struct{}
-		var ok bool
-		ids, wake, ok = s.cur.read(ids[:0])
-		if !ok {
-			if s.cur.closed() {
-				s.finish(ended(CodeClosed, "the store is closing"))
-			} else {
-				s.finish(ended(CodeBehind, "live events were dropped"))
-			}
+		var state readState
+		ids, wake, state = s.cur.read(ids[:0])
+		switch state {
+		case readClosed:
+			s.finish(ended(CodeClosed, "the store is closing"))
+			return
+		case readBehind:
+			s.finish(ended(CodeBehind, "live events were dropped"))
 			return
 		}
 		if len(ids) > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minca-go/minca/canonical"
@@ -108,6 +109,9 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	running atomic.Int32 // the session's goroutines not yet ended
+	onEnd   func()       // run once done is closed: the connection forgets the session
 
 	counted bool    // a live session counted in the peer's share (guard)
 	feed    *feed   // the space's events and sync-order index
@@ -364,35 +368,46 @@ func (s *session) start(first *message) {
 		s.cur = cur
 		s.mu.Unlock()
 	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); s.write() }()
-	go func() { defer wg.Done(); s.run(first) }()
+	// The session's goroutines; the last to end releases it, so that no
+	// goroutine of its own only waits for the others (a live session's
+	// cost is mostly its goroutines' stacks).
+	jobs := []func(){s.write, func() { s.run(first) }}
 	if s.live {
 		// Files move over live sessions (docs/sync.md §7.7).
-		wg.Add(1)
-		go func() { defer wg.Done(); s.fetchFiles() }()
+		jobs = append(jobs, s.fetchFiles)
 	}
 	if s.cur != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); s.pushLive() }()
+		jobs = append(jobs, s.pushLive)
 	}
 	if s.opener && !s.live {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		jobs = append(jobs, func() {
 			select {
 			case <-s.settled:
 				s.finish(ended(CodeDone, "reconciled"))
 			case <-s.ctx.Done():
 			}
+		})
+	}
+	s.running.Store(int32(len(jobs)))
+	for _, job := range jobs {
+		go func() {
+			defer s.exit()
+			job()
 		}()
 	}
-	go func() {
-		wg.Wait()
-		s.release()
-		close(s.done)
-	}()
+}
+
+// exit is the end of one of the session's goroutines; the last one gives
+// back what the session held, marks it done, and tells its connection.
+func (s *session) exit() {
+	if s.running.Add(-1) != 0 {
+		return
+	}
+	s.release()
+	close(s.done)
+	if s.onEnd != nil {
+		s.onEnd()
+	}
 }
 
 // release gives back what the ended session held: its feed, its live
