@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -67,6 +68,14 @@ type NodeResult struct {
 	WriteCPUMicros float64 `json:"writeCpuMicros,omitempty"`
 	BoundCPUMicros float64 `json:"boundCpuMicros,omitempty"`
 	CPURatio       float64 `json:"cpuRatio,omitempty"`
+	// The same two ratios against a bound that signs as the node does,
+	// with RFC 6979's deterministic nonce (identity), rather than
+	// crypto/ecdsa's hedged one: how much of the node's gain over the
+	// bound is its cheaper nonce.
+	Bound6979PerSec   float64 `json:"bound6979PerSecond"`
+	Ratio6979         float64 `json:"ratio6979"`
+	Bound6979CPUMicro float64 `json:"bound6979CpuMicros,omitempty"`
+	CPURatio6979      float64 `json:"cpuRatio6979,omitempty"`
 	// One writer, one write at a time: what a program that waits for each
 	// write sees (every write its own fsyncs).
 	SerialPerSec   float64 `json:"serialPerSecond"`
@@ -97,6 +106,7 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 	}
 	defer cleanup()
 	var bound, rate, ratio, serial, writeCPU, boundCPU, cpuRatio []float64
+	var bound6979, ratio6979, boundCPU6979, cpuRatio6979 []float64
 	var prev []*record.Version // versions of the same shape, for the bound before a slice of writes
 	steps := newSteps(cfg.Progress, cfg.Rounds+2)
 	for r := range cfg.Rounds {
@@ -116,13 +126,20 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 		// the bound once more after the last; the round's rates are its
 		// writes over their time and the bound's work over its time.
 		// The CPU time each takes is counted too.
-		var wn, wt, bn, bt float64
-		var wcpu, bcpu time.Duration
+		var wn, wt, bn, bt, dn, dt float64
+		var wcpu, bcpu, dcpu time.Duration
 		boundOf := func(vs []*record.Version) error {
 			c := processCPU()
-			b, err := signVerifyRate(vs)
+			b, err := signVerifyRate(vs, false)
 			bcpu += processCPU() - c
+			if err != nil {
+				return err
+			}
 			bn, bt = bn+float64(len(vs)), bt+float64(len(vs))/b
+			c = processCPU()
+			d, err := signVerifyRate(vs, true)
+			dcpu += processCPU() - c
+			dn, dt = dn+float64(len(vs)), dt+float64(len(vs))/d
 			return err
 		}
 		for done := 0; done < cfg.Writes; {
@@ -145,21 +162,25 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 			n.Close()
 			return res, err
 		}
-		if wcpu > 0 && bcpu > 0 {
-			wus, bus := float64(wcpu.Microseconds())/wn, float64(bcpu.Microseconds())/bn
+		if wcpu > 0 && bcpu > 0 && dcpu > 0 {
+			wus, bus, dus := float64(wcpu.Microseconds())/wn, float64(bcpu.Microseconds())/bn, float64(dcpu.Microseconds())/dn
 			writeCPU, boundCPU, cpuRatio = append(writeCPU, wus), append(boundCPU, bus), append(cpuRatio, bus/wus)
+			boundCPU6979, cpuRatio6979 = append(boundCPU6979, dus), append(cpuRatio6979, dus/wus)
 		}
 		s, _, err := writeRate(ctx, n, sp, min(cfg.Writes/20, 500), 1)
 		n.Close()
 		if err != nil {
 			return res, err
 		}
-		w, b := wn/wt, bn/bt
+		w, b, d := wn/wt, bn/bt, dn/dt
 		bound, rate, ratio, serial = append(bound, b), append(rate, w), append(ratio, w/b), append(serial, s)
+		bound6979, ratio6979 = append(bound6979, d), append(ratio6979, w/d)
 	}
 	res.BoundPerSec, res.WritesPerSec, res.Ratio, res.SerialPerSec = median(bound), median(rate), median(ratio), median(serial)
+	res.Bound6979PerSec, res.Ratio6979 = median(bound6979), median(ratio6979)
 	if len(cpuRatio) > 0 {
 		res.WriteCPUMicros, res.BoundCPUMicros, res.CPURatio = median(writeCPU), median(boundCPU), median(cpuRatio)
+		res.Bound6979CPUMicro, res.CPURatio6979 = median(boundCPU6979), median(cpuRatio6979)
 	}
 	n, sp, err := benchNode(ctx, dir+"/events")
 	if err != nil {
@@ -231,7 +252,9 @@ func writeRate(ctx context.Context, n *node.Node, sp string, count, writers int)
 
 // signVerifyRate signs each version's signed part with a fresh P-256 key
 // and verifies it, on every core: the ECDSA work one write needs, alone.
-func signVerifyRate(vs []*record.Version) (float64, error) {
+// The nonce is crypto/ecdsa's hedged one, or with deterministic RFC
+// 6979's, as the node's own keys sign (identity).
+func signVerifyRate(vs []*record.Version, deterministic bool) (float64, error) {
 	payloads := make([][]byte, len(vs))
 	for i, v := range vs {
 		p, err := v.SignedPart()
@@ -253,6 +276,13 @@ func signVerifyRate(vs []*record.Version) (float64, error) {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(payloads); i = int(next.Add(1) - 1) {
 				d := sha256.Sum256(payloads[i])
+				if deterministic {
+					sig, err := k.Sign(nil, d[:], crypto.SHA256)
+					if err != nil || !ecdsa.VerifyASN1(&k.PublicKey, d[:], sig) {
+						bad.Add(1)
+					}
+					continue
+				}
 				r, s, err := ecdsa.Sign(rand.Reader, k, d[:])
 				if err != nil || !ecdsa.Verify(&k.PublicKey, d[:], r, s) {
 					bad.Add(1)

@@ -10,7 +10,7 @@ func TestRunNodeSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.WritesPerSec <= 0 || r.BoundPerSec <= 0 || r.Ratio <= 0 || r.EventP50Ms <= 0 || r.EventHTTPP50Ms <= 0 || r.SerialPerSec <= 0 {
+	if r.WritesPerSec <= 0 || r.BoundPerSec <= 0 || r.Ratio <= 0 || r.Bound6979PerSec <= 0 || r.Ratio6979 <= 0 || r.EventP50Ms <= 0 || r.EventHTTPP50Ms <= 0 || r.SerialPerSec <= 0 {
 		t.Fatalf("a figure is missing: %+v", r)
 	}
 }

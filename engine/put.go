@@ -165,7 +165,7 @@ func (t *tx) index(d canonical.ID, vseq uint64, v *record.Version) error {
 		}
 		t.spaces[v.Space] = true
 	}
-	t.setFresh(keys.AppendOrderKey(t.key(), v.Space, record.UnixMillis(v.CreatedAt), d), []byte(v.Collection))
+	t.setFresh(keys.AppendOrderKey(t.key(), v.Space, record.UnixMillis(v.CreatedAt), d), orderValue(vseq, v.Collection))
 	return t.line(d, vseq, v)
 }
 

@@ -18,7 +18,8 @@
 //	                                     order: one seq's versions sorted by id as read; layouts
 //	                                     before 15: 'h' rec order id, the id's text)
 //	'S' space                          → the space's id as text
-//	'o' space millis digest            → collection: the sync order
+//	'o' space millis digest            → 0xFF ‖ vseq ‖ collection: the sync order, and where the
+//	                                     version's value is (layouts before 17: the collection alone)
 //	'l' space line n                   → the versions held at that place of a writer's line
 //	                                     (02 §4.10), each its vseq as a uvarint (layouts before
 //	                                     13: each its digest); PlaceValue says which
