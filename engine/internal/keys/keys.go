@@ -130,7 +130,11 @@ func Awaited(id string) canonical.ID {
 // LineTag names a writer's line in a space: author and collection (02 §4.10).
 // A verified author is a did:key, which holds no 0x00.
 func LineTag(author, collection string) [32]byte {
-	return sha256.Sum256([]byte("minca/engine/line|" + author + "\x00" + collection))
+	// Hashed from a buffer on the stack when it fits: made for every
+	// version stored, twice.
+	var buf [192]byte
+	b := append(append(append(append(buf[:0], "minca/engine/line|"...), author...), 0), collection...)
+	return sha256.Sum256(b)
 }
 
 func withDigest(prefix byte, d canonical.ID) []byte {
@@ -427,7 +431,8 @@ func RootPrefix(space, root string) []byte {
 
 func appendRootPrefix(dst []byte, space, root string) []byte {
 	t := SpaceTag(space)
-	r := sha256.Sum256([]byte("minca/engine/root|" + root))
+	var buf [160]byte // the text hashed, on the stack when it fits
+	r := sha256.Sum256(append(append(buf[:0], "minca/engine/root|"...), root...))
 	k := append(dst, Root)
 	k = append(k, t[:]...)
 	return append(k, r[:]...)
