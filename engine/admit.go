@@ -205,37 +205,52 @@ func (t *tx) readAheadFor(p *Prepared) error {
 // free (nil: none): the ids at them, and the heads of the fresh records
 // (fresh[i]) among them, are known absent (ReadAheadFresh) and put in
 // absent, not in what is returned.
+//
+// The keys returned are made once, in an arena of their own, and never
+// changed after: a map of what was read keys them by frozen(k).
 func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, []byte, bool), prevStored map[canonical.ID]*record.Version, waiting, logPrev bool, free map[string]bool, fresh []bool) (ks, absent [][]byte) {
 	ks = make([][]byte, 0, 4*len(vs))
+	type digested struct {
+		d   canonical.ID
+		rec []byte
+		ok  bool
+	}
+	ds := make([]digested, len(vs))
 	inBatch := make(map[canonical.ID]bool, len(vs))
 	for i := range vs {
-		if d, _, ok := enc(i); ok {
-			inBatch[d] = true
+		e := &ds[i]
+		if e.d, e.rec, e.ok = enc(i); e.ok {
+			inBatch[e.d] = true
 		}
 	}
+	// An id, a head and a line place each: some 200 bytes.
+	ar := keyArena{first: 256 * len(vs)}
+	own := func(k []byte) []byte { return keyBytes(ar.own(k)) }
 	named := func(d canonical.ID, ok bool) {
 		if ok && !inBatch[d] {
 			if prevStored[d] != nil {
 				return
 			}
 			if _, ok := s.cached(d); !ok {
-				ks = append(ks, keys.IDKey(d))
+				ks = append(ks, own(keys.AppendIDKey(ar.tail(), d)))
 			}
 		}
 	}
 	for i, v := range vs {
-		d, rec, ok := enc(i)
+		d, rec, ok := ds[i].d, ds[i].rec, ds[i].ok
 		if !ok {
 			continue
 		}
-		id, head := keys.IDKey(d), keys.HeadKey(rec)
+		id := own(keys.AppendIDKey(ar.tail(), d))
+		head := own(keys.AppendHeadKey(ar.tail(), rec))
 		switch {
 		case v.Log == nil:
 			ks = append(ks, id, head)
 		case len(free) > 0:
 			// free holds the places it found free, which are not read.
-			place := keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N)
+			place := keys.AppendLinePlace(ar.tail(), v.Space, v.Author, v.Collection, v.Log.N)
 			if !free[string(place)] {
+				place = own(place)
 				ks = append(ks, id, head, place)
 				break
 			}
@@ -248,7 +263,7 @@ func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, [
 				ks = append(ks, head)
 			}
 		default:
-			ks = append(ks, id, head, keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N))
+			ks = append(ks, id, head, own(keys.AppendLinePlace(ar.tail(), v.Space, v.Author, v.Collection, v.Log.N)))
 		}
 		if waiting {
 			ks = append(ks, keys.WaitKey(d))
@@ -321,7 +336,7 @@ func (s *Store) ReadAheadFresh(vs []*record.Version, fresh []bool) (*Ahead, erro
 		a.m[k] = aheadMissing
 	}
 	for _, k := range absent {
-		a.m[string(k)] = aheadMissing
+		a.m[frozen(k)] = aheadMissing
 	}
 	slices.SortFunc(ks, bytes.Compare)
 	ks = slices.CompactFunc(ks, bytes.Equal)
@@ -331,13 +346,13 @@ func (s *Store) ReadAheadFresh(vs []*record.Version, fresh []bool) (*Ahead, erro
 	found := make([]bool, len(ks))
 	if err := s.kv.GetMany(ks, func(i int, v []byte) {
 		found[i] = true
-		a.m[string(ks[i])] = aheadOf(v)
+		a.m[frozen(ks[i])] = aheadOf(v)
 	}); err != nil {
 		return nil, err
 	}
 	for i, k := range ks {
 		if !found[i] {
-			a.m[string(k)] = aheadMissing
+			a.m[frozen(k)] = aheadMissing
 		}
 	}
 	return a, nil

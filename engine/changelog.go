@@ -171,7 +171,7 @@ func (t *tx) changesMade() ([]Change, []uint64, error) {
 				if h, _, err = t.head(p.rec); err != nil {
 					return nil, nil, err
 				}
-				heads[string(p.rec)] = h
+				heads[t.ka.own(p.rec)] = h // a copy in the arena, not one of its own
 			}
 			switch {
 			case !h.hasFirst || !h.firstH.whole:

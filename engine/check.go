@@ -489,8 +489,14 @@ func (c *checker) orders(ctx context.Context) error {
 		if keyed {
 			f.flags |= heldOrdered
 		}
-		if !keyed || c.sum(val) != f.coll {
+		coll, vseq, ok := readOrder(val)
+		switch {
+		case !ok:
+			c.add("sync order entry %s: bad value", d)
+		case !keyed || c.sum(coll) != f.coll:
 			c.add("sync order entry %s: does not match the version", d)
+		case vseq != 0 && vseq != f.vseq:
+			c.add("sync order entry %s: names the value at %d, its version's is at %d", d, vseq, f.vseq)
 		}
 		return nil
 	})

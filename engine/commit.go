@@ -148,19 +148,14 @@ func (s *Store) write(t *tx) error {
 	// the last one went, so sorted writes cost about half as much to
 	// insert as the map's random order.
 	ks := make([]string, 0, len(t.w))
-	size := 0
 	for k := range t.w {
 		ks = append(ks, k)
-		size += len(k)
 	}
 	slices.Sort(ks)
-	// The keys' bytes in one buffer, not one allocation each: the batch
-	// may keep them until it is closed.
-	kb := make([]byte, 0, size)
 	for _, k := range ks {
-		w := t.w[k]
-		kb = append(kb, k...)
-		key := kb[len(kb)-len(k) : len(kb) : len(kb)]
+		// The map's own key, no copy: it is not changed while the batch
+		// lives, and the batch does not change it.
+		w, key := t.w[k], keyBytes(k)
 		if w.del {
 			err = b.Delete(key)
 		} else {
@@ -174,10 +169,17 @@ func (s *Store) write(t *tx) error {
 	// Whatever the KV made of it, what was read before is old: for its
 	// keys at least, when they are known.
 	n := s.applied.Add(1)
+	var last *appliedBatch
 	if len(t.w) <= maxAppliedKeys {
-		s.lastApplied.Store(&appliedBatch{n: n, w: t.w})
+		last = s.lastApplied.Swap(&appliedBatch{n: n, w: t.w})
 	} else {
-		s.lastApplied.Store(nil)
+		last = s.lastApplied.Swap(nil)
+	}
+	if last != nil {
+		// The batch before this one: decided before this one was, read
+		// by none since (the batch decided after this one reads this
+		// one's), its map is free once no longer the last applied.
+		s.spareWrites.Put(last.w)
 	}
 	if err != nil {
 		return fmt.Errorf("minca/engine: commit: %w", err)

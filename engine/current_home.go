@@ -189,7 +189,7 @@ func (t *tx) setHead(rec []byte, oh, nh head, had bool, fresh uint64) error {
 		t.set(keys.CurrentKey(nh.firstV), versionValue(env, body))
 		t.set(keys.VersionKey(nh.firstV), currentMark)
 	}
-	t.set(keys.HeadKey(rec), nh.encode())
+	t.set(keys.AppendHeadKey(t.key(), rec), nh.encode())
 	return nil
 }
 

@@ -296,9 +296,12 @@ func Layout14(kv KV, as byte) error {
 
 // Layout15 turns kv into a store as layout 15 kept it (each record's
 // first standing version's value in its head alone, not in 'c', its 'v' a
-// marker naming the record), and marks it as layout `as` (15, or earlier after
-// Layout14's change).
+// marker naming the record, and Layout16's change), and marks it as layout
+// `as` (15, or earlier after Layout14's change).
 func Layout15(kv KV, as byte) error {
+	if err := Layout16(kv, as); err != nil {
+		return err
+	}
 	b, err := kv.NewBatch()
 	if err != nil {
 		return err

@@ -62,9 +62,11 @@ type IndexBatch interface {
 // indexBatch is a tx seen through the index table.
 type indexBatch struct{ *tx }
 
-func (b indexBatch) Get(key []byte) ([]byte, bool, error) { return b.get(keys.IndexKey(key)) }
-func (b indexBatch) Set(key, value []byte)                { b.set(keys.IndexKey(key), value) }
-func (b indexBatch) Delete(key []byte)                    { b.del(keys.IndexKey(key)) }
+func (b indexBatch) Get(key []byte) ([]byte, bool, error) {
+	return b.get(keys.AppendIndexKey(b.key(), key))
+}
+func (b indexBatch) Set(key, value []byte) { b.set(keys.AppendIndexKey(b.key(), key), value) }
+func (b indexBatch) Delete(key []byte)     { b.del(keys.AppendIndexKey(b.key(), key)) }
 
 // indexCurrent tells the indexer that a record's readable current version
 // went from what oh reads to what nh reads (the caller knows they differ),

@@ -108,7 +108,7 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 	clean(s, "layout 15")
 	admitAll(t, s, vs[half:]...)
 	clean(s, "grown")
-	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 16 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
 		t.Fatalf("a layout 15 store written to is in layout %d", state[0])
 	}
 	hold, name, marked = forms(kv)

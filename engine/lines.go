@@ -20,7 +20,9 @@ func (t *tx) line(d canonical.ID, vseq uint64, v *record.Version) error {
 	if v.Log == nil {
 		return nil
 	}
-	place := keys.LinePlace(v.Space, v.Author, v.Collection, v.Log.N)
+	// Kept in the arena at once: keys are built at its tail as the place
+	// is read and compared.
+	place := keyBytes(t.ka.own(keys.AppendLinePlace(t.key(), v.Space, v.Author, v.Collection, v.Log.N)))
 	others, ds, err := t.place(place)
 	if err != nil {
 		return err

@@ -60,22 +60,31 @@ func (t *tx) get(k []byte) ([]byte, bool, error) {
 	return v, true, nil
 }
 
-func (t *tx) note(k string, w write) {
-	if old, ok := t.w[k]; ok {
+// note records a write of k, its bytes kept in the batch's key arena
+// (keyarena.go).
+func (t *tx) note(k []byte, w write) {
+	ks := t.ka.own(k)
+	if old, ok := t.w[ks]; ok {
 		w.fresh = w.fresh || old.fresh
-	} else if ranged([]byte(k)) {
-		i, _ := slices.BinarySearch(t.sorted, k)
-		t.sorted = slices.Insert(t.sorted, i, k)
+	} else if ranged(k) {
+		i, _ := slices.BinarySearch(t.sorted, ks)
+		t.sorted = slices.Insert(t.sorted, i, ks)
 	}
-	t.w[k] = w
+	t.w[ks] = w
 }
 
 // set writes a key.
-func (t *tx) set(k, v []byte) { t.note(string(k), write{val: v}) }
+func (t *tx) set(k, v []byte) { t.note(k, write{val: v}) }
 
 // setFresh writes a key known not to be in the store before this batch
 // (a version's own keys, when it was not held).
-func (t *tx) setFresh(k, v []byte) { t.note(string(k), write{val: v, fresh: true}) }
+func (t *tx) setFresh(k, v []byte) { t.note(k, write{val: v, fresh: true}) }
+
+// key is an empty slice at the tail of the batch's key arena, for a key
+// to be built in (a keys.Append… form): given to set, setFresh or del, it
+// is kept without a copy; given to get, it is read and left, valid until
+// the next key is built.
+func (t *tx) key() []byte { return t.ka.tail() }
 
 // del deletes a key.
 func (t *tx) del(k []byte) {
@@ -88,11 +97,11 @@ func (t *tx) del(k []byte) {
 		}
 		return
 	}
-	t.note(string(k), write{del: true})
+	t.note(k, write{del: true})
 }
 
 // readAhead reads the given keys from the store in one sorted pass, for
-// the gets that follow.
+// the gets that follow. ks are aheadKeys', never changed after.
 func (t *tx) readAhead(ks [][]byte) error {
 	slices.SortFunc(ks, bytes.Compare)
 	ks = slices.CompactFunc(ks, bytes.Equal)
@@ -105,13 +114,13 @@ func (t *tx) readAhead(ks [][]byte) error {
 	found := make([]bool, len(ks))
 	if err := t.s.kv.GetMany(ks, func(i int, v []byte) {
 		found[i] = true
-		t.ahead[string(ks[i])] = aheadOf(v)
+		t.ahead[frozen(ks[i])] = aheadOf(v)
 	}); err != nil {
 		return err
 	}
 	for i, k := range ks {
 		if !found[i] {
-			t.ahead[string(k)] = aheadMissing
+			t.ahead[frozen(k)] = aheadMissing
 		}
 	}
 	return nil

@@ -217,6 +217,76 @@ func (p *PartialFile) WriteHashAside(b []byte, release func()) (int, error) {
 	return n, err
 }
 
+// WriteHashAsideAll is WriteHashAside for several chunks in a row: each
+// is hashed on the file's hasher, and all are written with one write
+// where the FileDir can (a [VectorWriter]), else one after another.
+// release[i] is called once bs[i] is written and hashed (always exactly
+// once, an error included). A partial file whose chunks a peer sends
+// faster than the disk takes them writes what came meanwhile at once:
+// the disk then has several MiB of the file in flight, not one chunk.
+func (p *PartialFile) WriteHashAsideAll(bs [][]byte, release []func()) (int, error) {
+	if len(bs) == 1 {
+		return p.WriteHashAside(bs[0], release[0])
+	}
+	total := 0
+	for _, b := range bs {
+		total += len(b)
+	}
+	if p.done || p.broken || int64(total) > p.ref.Size-p.n {
+		for _, r := range release {
+			r()
+		}
+		if p.done || p.broken {
+			return 0, errTempClosed
+		}
+		return 0, fmt.Errorf("%w: %d bytes at %d of a file of %d", ErrFileTooLong, total, p.n, p.ref.Size)
+	}
+	if p.jobs == nil {
+		p.jobs = make(chan *hashJob, hashQueue)
+		go p.hashJobs(p.jobs)
+	}
+	js := make([]*hashJob, len(bs))
+	for i, b := range bs {
+		js[i] = &hashJob{b: b, release: release[i]}
+		js[i].left.Store(2)
+		p.pending.Add(1)
+		p.jobs <- js[i]
+	}
+	var n int
+	var err error
+	if vw, ok := p.t.(VectorWriter); ok {
+		n, err = vw.WriteV(bs)
+	} else {
+		for _, b := range bs {
+			var k int
+			k, err = p.t.Write(b)
+			n += k
+			if err != nil || k < len(b) {
+				break
+			}
+		}
+	}
+	p.n += int64(n)
+	for _, j := range js {
+		j.finish()
+	}
+	if n < total {
+		p.broken = true
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+	}
+	return n, err
+}
+
+// VectorWriter is a [FileTemp] that writes several buffers in a row with
+// one write (pwritev(2)): a FileDir on a local disk.
+type VectorWriter interface {
+	// WriteV appends the bytes of bs, in order, as Write would each;
+	// fewer than all of them with an error.
+	WriteV(bs [][]byte) (int, error)
+}
+
 // hashQueue is how many writes may wait for the file's hasher before a
 // WriteHashAside waits for it.
 const hashQueue = 16

@@ -49,14 +49,14 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	if keep {
 		body = e.body
 	}
-	t.setFresh(keys.IDKey(d), vseqValue(vseq))
+	t.setFresh(keys.AppendIDKey(t.key(), d), vseqValue(vseq))
 	var fresh uint64
 	if isFirst {
 		fresh = vseq // its value goes to 'c', its record's current version's
-		t.setFresh(keys.CurrentKey(vseq), versionValue(e.env, body))
-		t.setFresh(keys.VersionKey(vseq), currentMark)
+		t.setFresh(keys.AppendCurrentKey(t.key(), vseq), versionValue(e.env, body))
+		t.setFresh(keys.AppendVersionKey(t.key(), vseq), currentMark)
 	} else {
-		t.setFresh(keys.VersionKey(vseq), versionValue(e.env, body))
+		t.setFresh(keys.AppendVersionKey(t.key(), vseq), versionValue(e.env, body))
 	}
 	if len(body) > 0 {
 		if err := t.nameFiles(d, v.Space, v.Files); err != nil {
@@ -71,7 +71,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	} else {
 		t.st.stats.Stubs++
 	}
-	t.setFresh(keys.HistoryKey(rec, v.Seq, vseq), histEntry{verdict: verdict, retain: v.Retain, deleted: v.Deleted}.encode())
+	t.setFresh(keys.AppendHistoryKey(t.key(), rec, v.Seq, vseq), histEntry{verdict: verdict, retain: v.Retain, deleted: v.Deleted}.encode())
 	if !hasHead || !nh.equal(oh) {
 		if err := t.setHead(rec, oh, nh, hasHead, fresh); err != nil {
 			return None, err
@@ -165,7 +165,7 @@ func (t *tx) index(d canonical.ID, vseq uint64, v *record.Version) error {
 		}
 		t.spaces[v.Space] = true
 	}
-	t.setFresh(keys.OrderKey(v.Space, record.UnixMillis(v.CreatedAt), d), []byte(v.Collection))
+	t.setFresh(keys.AppendOrderKey(t.key(), v.Space, record.UnixMillis(v.CreatedAt), d), orderValue(vseq, v.Collection))
 	return t.line(d, vseq, v)
 }
 

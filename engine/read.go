@@ -45,14 +45,19 @@ func (s *Store) SyncOrder(ctx context.Context, space string, from SyncKey) iter.
 				yield(SyncItem{}, Errorf(ErrCorrupt, "damaged: sync order key"))
 				return
 			}
-			coll, ok := colls[string(it.Value())]
+			cb, vseq, ok := readOrder(it.Value())
 			if !ok {
-				coll = string(it.Value())
+				yield(SyncItem{}, Errorf(ErrCorrupt, "damaged: sync order value"))
+				return
+			}
+			coll, ok := colls[string(cb)]
+			if !ok {
+				coll = string(cb)
 				if len(colls) < maxCollNames {
 					colls[coll] = coll
 				}
 			}
-			item := SyncItem{Millis: binary.BigEndian.Uint64(k[len(p):]), Collection: coll}
+			item := SyncItem{Millis: binary.BigEndian.Uint64(k[len(p):]), Collection: coll, Vseq: vseq}
 			copy(item.Digest[:], k[len(p)+8:])
 			if !yield(item, nil) {
 				return

@@ -114,7 +114,7 @@ func (t *tx) HeldAsIs(d canonical.ID) (*record.Version, bool, error) {
 // indexRoot files a stored version, its value at vseq, under the root it
 // was admitted with.
 func (t *tx) indexRoot(vseq uint64, v *record.Version, root string) {
-	t.setFresh(keys.RootKey(v.Space, root, vseq), []byte{})
+	t.setFresh(keys.AppendRootKey(t.key(), v.Space, root, vseq), []byte{})
 }
 
 // restand asks a Restander judge what v's storing changes, and changes it.

@@ -108,6 +108,9 @@ type Store struct {
 	// moved by one batch whose keys are known (lastApplied).
 	applied     atomic.Uint64
 	lastApplied atomic.Pointer[appliedBatch]
+	// spareWrites holds the write maps of committed batches no longer
+	// read (tx.w, see begin), for the batches after to reuse.
+	spareWrites sync.Pool
 	// state guards what committed batches made known: st, cache, spaces.
 	state  sync.Mutex
 	st     counters
@@ -198,8 +201,12 @@ const stateName = "state"
 // (history.go); 11 to 15 kept the value of a record's first standing
 // version in its head alone, its 'v' a marker naming the record, and such
 // a head is read as it is until the record next changes, when its value
-// goes back to 'v' (since 16 the head names it, current_home.go).
-const layout = 16
+// goes back to 'v' (since 16 the head names it, current_home.go); 16 and
+// before kept each sync-order entry ('o') as its version's collection
+// alone, and such an entry is read as it is, its version looked up by id
+// when asked for (since 17 it names the version's vseq too,
+// order_value.go).
+const layout = 17
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.

@@ -60,6 +60,8 @@ type tx struct {
 	// the sources whose waiting this batch changed (sources.go).
 	now  int64
 	srcs map[[32]byte]source
+	// ka holds the keys of w (keyarena.go).
+	ka keyArena
 }
 
 // begin starts a batch of about n versions; Store.mu is held. It builds on
@@ -69,10 +71,11 @@ type tx struct {
 // its index entries: about ten keys), so that a batch does not grow them
 // again and again as it is decided.
 func (s *Store) begin(j Judge, n int) *tx {
-	t := &tx{s: s, j: j, done: make(chan struct{}), w: make(map[string]write, 12*n),
+	t := &tx{s: s, j: j, done: make(chan struct{}), w: s.writeMap(12 * n),
 		events: make([]Event, 0, n),
 		stored: make(map[canonical.ID]*record.Version, n), weight: make(map[canonical.ID]int, n), pending: make(map[canonical.ID][]int),
-		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli()}
+		final: make(map[canonical.ID]Storage, n), spaces: make(map[string]bool), gaps: make(map[canonical.ID]struct{}), now: s.now().UnixMilli(),
+		ka: keyArena{first: n * keyBytesPerVersion}}
 	if prev := s.inflight; prev != nil {
 		if pp := prev.prev; pp != nil {
 			<-pp.done
@@ -90,6 +93,18 @@ func (s *Store) begin(j Judge, n int) *tx {
 	t.st = s.st
 	s.state.Unlock()
 	return t
+}
+
+// writeMap is an empty write map for a batch of about n keys: one a batch
+// before left (Store.write), or a new one. It is cleared here, under
+// Store.mu, as what is read ahead is checked against the last batch's
+// (Ahead.current): nothing reads the map once it is given back.
+func (s *Store) writeMap(n int) map[string]write {
+	if m, ok := s.spareWrites.Get().(map[string]write); ok {
+		clear(m)
+		return m
+	}
+	return make(map[string]write, n)
 }
 
 // envelope returns a held version as the judge sees it (stub or whole), or
@@ -174,7 +189,7 @@ func (t *tx) Standing(id canonical.ID) (Verdict, bool, error) {
 }
 
 func (t *tx) head(rec []byte) (head, bool, error) {
-	hb, ok, err := t.get(keys.HeadKey(rec))
+	hb, ok, err := t.get(keys.AppendHeadKey(t.key(), rec))
 	if !ok || err != nil {
 		return head{}, false, err
 	}

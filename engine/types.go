@@ -93,6 +93,10 @@ type SyncItem struct {
 	Millis     uint64
 	Digest     canonical.ID
 	Collection string // so a sync of some collections can filter
+	// Vseq is where the store holds the version's value, for
+	// [Store.VersionsStoredAt]; 0 when the entry is of a layout before
+	// 17, which did not keep it.
+	Vseq uint64
 }
 
 // Key is the item's place in the order.

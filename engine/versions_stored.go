@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/minca-go/minca/canonical"
@@ -26,13 +27,28 @@ import (
 // the call (the group's versions lie in one buffer, used again for the
 // next group): a caller that keeps it copies it.
 func (s *Store) VersionsStored(ctx context.Context, ids []canonical.ID, budget int, found func(i int, raw []byte) error) error {
+	return s.VersionsStoredAt(ctx, ids, nil, budget, found)
+}
+
+// VersionsStoredAt is [Store.VersionsStored] told where some of ids are
+// held: at[i], when not 0, is the vseq this store's [Store.SyncOrder]
+// gave ids[i] ([SyncItem.Vseq]), and such an id is read there with no
+// look-up in 'e' (a peer's WANT asks mostly for versions it was just
+// listed). at is nil or as long as ids. A vseq names one version for
+// good (a version is stored once, at the next vseq, and never moves), so
+// one the sync order gave stays true; one from elsewhere would read
+// another version.
+func (s *Store) VersionsStoredAt(ctx context.Context, ids []canonical.ID, at []uint64, budget int, found func(i int, raw []byte) error) error {
 	if err := s.check(); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	hs, err := s.vseqsOf(ids)
+	if at != nil && len(at) != len(ids) {
+		return fmt.Errorf("minca/engine: VersionsStoredAt: %d places for %d ids", len(at), len(ids))
+	}
+	hs, err := s.vseqsOf(ids, at)
 	if err != nil {
 		return err
 	}
@@ -70,11 +86,17 @@ type heldAt struct {
 }
 
 // vseqsOf looks ids up in one sorted pass over their entries ('e') and
-// returns those held, in vseq order (repeats of an id by index).
-func (s *Store) vseqsOf(ids []canonical.ID) ([]heldAt, error) {
-	byID := make([]int, len(ids))
-	for i := range byID {
-		byID[i] = i
+// returns those held, in vseq order (repeats of an id by index); an id
+// whose vseq at gives is not looked up.
+func (s *Store) vseqsOf(ids []canonical.ID, at []uint64) ([]heldAt, error) {
+	hs := make([]heldAt, 0, len(ids))
+	byID := make([]int, 0, len(ids))
+	for i := range ids {
+		if at != nil && at[i] != 0 {
+			hs = append(hs, heldAt{vseq: at[i], i: i})
+		} else {
+			byID = append(byID, i)
+		}
 	}
 	slices.SortStableFunc(byID, func(a, b int) int { return bytes.Compare(ids[a][:], ids[b][:]) })
 	idKeys := make([][]byte, 0, len(ids))
@@ -86,7 +108,6 @@ func (s *Store) vseqsOf(ids []canonical.ID) ([]heldAt, error) {
 		idKeys = append(idKeys, keys.IDKey(ids[i]))
 		first = append(first, j)
 	}
-	hs := make([]heldAt, 0, len(ids))
 	var derr error
 	err := s.kv.GetMany(idKeys, func(k int, val []byte) {
 		vseq, err := decodeVseq(val)

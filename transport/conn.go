@@ -293,7 +293,7 @@ func (c *Conn) readLoop() {
 		t := c.o.clock.AfterFunc(c.o.IdleTimeout, func() {
 			c.end(errorf(CodeIdle, "no whole frame arrived within %v", c.o.IdleTimeout))
 		})
-		f, err := readFrame(c.link, context.Background(), c.o.MaxFrame)
+		f, err := readFrame(c.link, context.Background(), c.o.MaxFrame, c.o.PlaceData)
 		t.Stop()
 		if err != nil {
 			c.fail(err) // a no-op when the connection ended first
@@ -344,7 +344,7 @@ func (c *Conn) drain() {
 	}
 	defer c.linger.Stop()
 	for {
-		f, err := readFrame(c.link, context.Background(), c.o.MaxFrame)
+		f, err := readFrame(c.link, context.Background(), c.o.MaxFrame, c.o.PlaceData)
 		if err != nil {
 			c.link.Close()
 			return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"unsafe"
 )
 
 // Frame is a data message as it was received ([Conn.RecvFrame]), in the
@@ -49,7 +50,8 @@ func (f Frame) Release() {
 
 // FrameBuffer is the size of the buffers large frames are read into,
 // what [Frame.Held] is for each of them: a frame of DefaultFrame bytes,
-// or a file chunk of 1 MiB and its head. A larger frame is read into a
+// or one of DefaultFrame−DataAlign bytes whose data [Options.PlaceData]
+// puts on a DataAlign boundary (up to DataAlign−1 bytes in). A larger frame is read into a
 // buffer of its own.
 const FrameBuffer = DefaultFrame + 4<<10
 
@@ -68,14 +70,14 @@ var framePool = sync.Pool{New: func() any { return new(frameBuf) }}
 
 // frameReader is a Link that reads frames into the frame pool's buffers.
 type frameReader interface {
-	readFrame(ctx context.Context, max int) (Frame, error)
+	readFrame(ctx context.Context, max int, place func([]byte) int) (Frame, error)
 }
 
 // readFrame reads a frame from link, into a pooled buffer when the link
-// can.
-func readFrame(link Link, ctx context.Context, max int) (Frame, error) {
+// can, placed there by place ([Options.PlaceData]; nil: at its start).
+func readFrame(link Link, ctx context.Context, max int, place func([]byte) int) (Frame, error) {
 	if fr, ok := link.(frameReader); ok {
-		return fr.readFrame(ctx, max)
+		return fr.readFrame(ctx, max, place)
 	}
 	b, err := link.ReadFrame(ctx, max)
 	return Frame{b: b}, err
@@ -88,8 +90,11 @@ func readFrame(link Link, ctx context.Context, max int) (Frame, error) {
 // frame pool, so that small frames, the most of them, never take a large
 // buffer; a frame of less than pooledFrom is then copied out at its size
 // and the buffers go back at once. Buffers are taken once the frame has
-// begun, so an idle link holds none.
-func readPooled(r io.Reader, max int) (Frame, error) {
+// begun, so an idle link holds none. A data frame is placed in its
+// buffer so the bytes place names start on a DataAlign boundary (place
+// nil or -1: at the buffer's start); one that then does not fit what is
+// left of the buffer is read into a buffer of its own.
+func readPooled(r io.Reader, max int, place func([]byte) int) (Frame, error) {
 	sb := smallPool.Get().(*smallBuf)
 	defer smallPool.Put(sb)
 	head := sb[:min(len(sb), max+1)]
@@ -108,8 +113,14 @@ func readPooled(r io.Reader, max int) (Frame, error) {
 		return readRest(head, r, max)
 	}
 	fb := framePool.Get().(*frameBuf)
-	copy(fb[:], head)
-	f, err := readInto(fb, n, r, max)
+	o := 0
+	if place != nil && head[0] == kindData {
+		if at := place(head[1:n]); at >= 0 && at < n-1 {
+			o = alignGap(fb, 1+at)
+		}
+	}
+	copy(fb[o:], head)
+	f, err := readInto(fb, o, n, r, max)
 	if f.buf == nil {
 		framePool.Put(fb)
 	}
@@ -121,9 +132,17 @@ type smallBuf [16 << 10]byte
 
 var smallPool = sync.Pool{New: func() any { return new(smallBuf) }}
 
-// readInto reads the rest of a frame whose first n bytes are in fb.
-func readInto(fb *frameBuf, n int, r io.Reader, max int) (Frame, error) {
-	buf := fb[:min(len(fb), max+1)]
+// alignGap is how far into fb a frame is to start for its byte at to lie
+// on a DataAlign boundary of memory.
+func alignGap(fb *frameBuf, at int) int {
+	addr := uintptr(unsafe.Pointer(&fb[0])) + uintptr(at)
+	return int((DataAlign - addr%DataAlign) % DataAlign)
+}
+
+// readInto reads the rest of a frame whose first n bytes are in fb from
+// o on.
+func readInto(fb *frameBuf, o, n int, r io.Reader, max int) (Frame, error) {
+	buf := fb[o:min(len(fb), o+max+1)]
 	k, err := io.ReadFull(r, buf[n:])
 	n += k
 	switch {
@@ -135,8 +154,9 @@ func readInto(fb *frameBuf, n int, r io.Reader, max int) (Frame, error) {
 		return Frame{}, errorf(CodeFrameTooLarge, "a frame of more than %d bytes; the limit is %d", max, max)
 	default:
 		// The buffer is full: the frame ends with it, or it is longer
-		// than the pool's buffers (a peer whose limit is past
-		// DefaultFrame) and is read on at its size.
+		// than what is left of the pool's buffer (a peer whose limit is
+		// past DefaultFrame, or a frame placed too far in) and is read on
+		// at its size.
 		var one [1]byte
 		k, err := r.Read(one[:])
 		for k == 0 && err == nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Large frames are received in pooled buffers that hold them until they
@@ -106,4 +107,90 @@ func TestFramesHeldUntilReleased(t *testing.T) {
 		check(t, sc, c)
 		check(t, c, sc)
 	})
+}
+
+// A data frame is placed in its pooled buffer so the bytes PlaceData
+// names start on a DataAlign boundary of memory, every byte as sent; one
+// that no longer fits what is left of the buffer, one too small to be
+// pooled, and one PlaceData names no bytes of are read as before. Here
+// a message's first byte says where its data starts.
+func TestPlacedDataOnABlockBoundary(t *testing.T) {
+	place := func(msg []byte) int {
+		if len(msg) == 0 || msg[0] == 0xff {
+			return -1
+		}
+		return int(msg[0])
+	}
+	type tc struct {
+		head, size int
+		aligned    bool // its data is to start on a boundary
+	}
+	cases := []tc{
+		{1, DefaultFrame - DataAlign + 1, true},
+		{40, DefaultFrame - DataAlign + 40, true},
+		{54, DefaultFrame - DataAlign + 54, true},
+		{200, 600_000, true},
+		{40, DefaultFrame - 1, true},     // the most a 1 MiB limit lets a peer send
+		{40, FrameBuffer - 10, false},    // placed, it would pass the buffer's end: a buffer of its own
+		{40, pooledFrom / 2, false},      // too small to be pooled: copied out at its size
+		{0xff, DefaultFrame - 1, false},  // no bytes named: at the buffer's start
+		{250, 300, false},                // small: copied out at its size
+		{120, DefaultFrame - 4096, true}, // a chunk shorter than the most
+	}
+	msg := func(i int, c tc) []byte {
+		b := make([]byte, c.size)
+		rand.NewChaCha8([32]byte{byte(i)}).Read(b)
+		b[0] = byte(c.head)
+		return b
+	}
+	server, client := newAccount(t), newAccount(t)
+	sent := make(chan *Conn, 1)
+	s, err := NewServer(&Options{Self: server.session(hourFromNow(), 0)}, nil, func(ctx context.Context, c *Conn) {
+		sent <- c
+		<-ctx.Done()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(PathPeer, s)
+	l, err := Listen("127.0.0.1:0", mux, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(); s.Close() })
+	c, err := Dial(context.Background(), l.URL(PathPeer), &Options{Self: client.session(hourFromNow(), 0), PlaceData: place, MaxFrame: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sc := <-sent
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		for i, m := range cases {
+			if sc.Send(ctx, msg(i, m)) != nil {
+				return
+			}
+		}
+	}()
+	var held []Frame
+	for i, m := range cases {
+		f, err := c.RecvFrame(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, f)
+		got := f.Msg()
+		if !bytes.Equal(got, msg(i, m)) {
+			t.Fatalf("case %d (head %d, %d bytes): the message reads other bytes", i, m.head, m.size)
+		}
+		at := uintptr(unsafe.Pointer(&got[min(m.head, len(got)-1)]))
+		if m.aligned && (at%DataAlign != 0 || f.Held() != FrameBuffer) {
+			t.Fatalf("case %d (head %d, %d bytes): its data at %#x (mod %d = %d), in a buffer of %d; want on a boundary, in a pooled buffer", i, m.head, m.size, at, DataAlign, at%DataAlign, f.Held())
+		}
+	}
+	for _, f := range held {
+		f.Release()
+	}
 }

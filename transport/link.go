@@ -54,13 +54,13 @@ func (l *streamLink) watch(ctx context.Context) (stop func() bool) {
 }
 
 func (l *streamLink) ReadFrame(ctx context.Context, max int) ([]byte, error) {
-	f, err := l.readFrame(ctx, max)
+	f, err := l.readFrame(ctx, max, nil)
 	return f.b, err
 }
 
 // readFrame reads a frame whose length says it is a large one into a
 // pooled buffer (framebuf.go).
-func (l *streamLink) readFrame(ctx context.Context, max int) (Frame, error) {
+func (l *streamLink) readFrame(ctx context.Context, max int, _ func([]byte) int) (Frame, error) {
 	stop := l.watch(ctx)
 	defer stop()
 	if _, err := io.ReadFull(l.rwc, l.hdr[:]); err != nil {

@@ -44,6 +44,11 @@ const (
 	MaxFrameCap  = 64 << 20
 )
 
+// DataAlign is the boundary of memory [Options.PlaceData] places bytes
+// on: a disk's block, what a write that bypasses the page cache
+// (O_DIRECT) asks of its buffer.
+const DataAlign = 4 << 10
+
 // Options are how this end opens and keeps connections. nil means
 // defaults where allowed; Self is required. An Options is read, never
 // changed, by this package, and may be shared.
@@ -81,6 +86,16 @@ type Options struct {
 	Linger time.Duration
 	// RootCAs verifies wss:// servers. nil: the system roots.
 	RootCAs *x509.CertPool
+	// PlaceData says where a large data frame's bytes lie in the buffer
+	// it is read into: given the frame's message as far as read (at
+	// least its first 16 KiB, past the kind byte), the offset in it of
+	// bytes the receiver hands to the disk as they are, which are then
+	// read to start on a DataAlign boundary of memory; -1 for none. It
+	// neither keeps nor changes its argument. A node passes where a
+	// FILE-DATA's file bytes start, so a chunk is written to its partial
+	// file with no copy (docs/sync.md §7.7). nil: every frame lies at the
+	// start of its buffer.
+	PlaceData func(msg []byte) int
 
 	// clock runs a connection's idle, keep-alive and write timers. nil:
 	// the real one; tests set their own, which moves only when told.

@@ -37,13 +37,13 @@ func newWSLink(ws *websocket.Conn, max int) *wsLink {
 }
 
 func (l *wsLink) ReadFrame(ctx context.Context, max int) ([]byte, error) {
-	f, err := l.readFrame(ctx, max)
+	f, err := l.readFrame(ctx, max, nil)
 	return f.b, err
 }
 
 // readFrame reads a message into a pooled buffer (framebuf.go): the
 // frame is received with the one copy out of the socket.
-func (l *wsLink) readFrame(ctx context.Context, max int) (Frame, error) {
+func (l *wsLink) readFrame(ctx context.Context, max int, place func([]byte) int) (Frame, error) {
 	typ, r, err := l.ws.Reader(ctx)
 	if err != nil {
 		return Frame{}, wsErr(err)
@@ -51,7 +51,7 @@ func (l *wsLink) readFrame(ctx context.Context, max int) (Frame, error) {
 	if typ != websocket.MessageBinary {
 		return Frame{}, errorf(CodeFrameMalformed, "a text WebSocket message: frames are binary messages")
 	}
-	f, err := readPooled(r, max)
+	f, err := readPooled(r, max, place)
 	if err != nil {
 		return Frame{}, wsErr(err)
 	}

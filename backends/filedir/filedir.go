@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
@@ -87,7 +88,25 @@ type temp struct {
 	// the writes started (dropBehind, but for tests), up to dropped.
 	dropped int64
 	drop    func(f *os.File, off, n int64)
+	// cached: bytes went through the page cache since the last span's
+	// writes were started; cachedBehind: in the span before it. Spans
+	// written past the cache (direct) have nothing to start or drop.
+	cached, cachedBehind bool
+	// direct is the partial file opened a second time, to write whole
+	// blocks past the page cache (openDirect); nil until the first such
+	// write, and noDirect once the file system refused it.
+	direct   *os.File
+	noDirect bool
 }
+
+// directBlock is the boundary of memory, of the file and of length a
+// write past the page cache keeps to (O_DIRECT: a disk's logical block,
+// 4 KiB on every disk of today); directFrom the least such a write is (a
+// small file's write, synced at once, gains nothing by it).
+const (
+	directBlock = 4 << 10
+	directFrom  = 64 << 10
+)
 
 // writebackEvery is how many bytes a file being written gathers before
 // the disk is asked to start writing them, without waiting: a file
@@ -156,18 +175,107 @@ func (d *Dir) Partial(file canonical.ID) (engine.FileTemp, error) {
 	return t, nil
 }
 
-func (t *temp) Write(p []byte) (int, error) {
-	n, err := t.f.Write(p)
+func (t *temp) Write(p []byte) (int, error) { return t.WriteV([][]byte{p}) }
+
+// WriteV appends the bytes of bs in order ([engine.VectorWriter]): with
+// one write past the page cache when every one of them is whole blocks
+// on a block's boundary (write), else one after another.
+func (t *temp) WriteV(bs [][]byte) (int, error) {
+	n, err := t.write(bs)
 	t.size += int64(n)
 	if t.size-t.flushed >= writebackEvery {
-		t.writeback(t.f, t.flushed, t.size-t.flushed)
+		if t.cached {
+			t.writeback(t.f, t.flushed, t.size-t.flushed)
+		}
 		if t.drop != nil && t.flushed > t.dropped {
-			t.drop(t.f, t.dropped, t.flushed-t.dropped)
+			if t.cachedBehind {
+				t.drop(t.f, t.dropped, t.flushed-t.dropped)
+			}
 			t.dropped = t.flushed
 		}
+		t.cachedBehind, t.cached = t.cached, false
 		t.flushed = t.size
 	}
 	return n, err
+}
+
+// write writes p at the file's end. A partial file's whole blocks, from
+// a buffer on a block's boundary (a chunk from a peer, which the
+// transport reads so: docs/sync.md §7.7), go past the page cache: the
+// copy into the cache was the receiving end's largest cost after the
+// hash, and a file arriving from a peer is not read again soon. Other
+// bytes, and every byte where the file system refuses it, go through
+// the cache. Either way Keep's sync makes them durable.
+func (t *temp) write(bs [][]byte) (int, error) {
+	n := 0
+	for len(bs) > 0 {
+		at := t.size + int64(n)
+		// A run of whole blocks on a block's boundary, from here on, goes
+		// past the cache with one write: a FILE-DATA cut short by the
+		// credit (whole blocks too, but under directFrom) goes through
+		// the cache alone, not the chunks around it.
+		k, run := 0, 0
+		if t.partial && !t.noDirect && at%directBlock == 0 {
+			for k < len(bs) && wholeBlocks(bs[k]) {
+				run += len(bs[k])
+				k++
+			}
+		}
+		if run >= directFrom {
+			if m, ok, err := t.writeDirect(bs[:k], at); ok {
+				n += m
+				if err != nil {
+					return n, err
+				}
+				bs = bs[k:]
+				continue
+			}
+		}
+		t.cached = true
+		m, err := t.f.WriteAt(bs[0], at)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		bs = bs[1:]
+	}
+	return n, nil
+}
+
+// writeDirect writes bs at off past the page cache; false when the file
+// system refuses it (nothing written), and from then on.
+func (t *temp) writeDirect(bs [][]byte, off int64) (int, bool, error) {
+	if t.direct == nil {
+		f, err := openDirect(t.path)
+		if err != nil {
+			t.noDirect = true
+			return 0, false, nil
+		}
+		t.direct = f
+	}
+	n, err := writeDirect(t.direct, bs, off)
+	if n > 0 || !errors.Is(err, syscall.EINVAL) {
+		return n, true, err
+	}
+	// Opened, and then refused (a file system that takes the flag and
+	// not the write): through the cache from now on.
+	t.closeDirect()
+	t.noDirect = true
+	return 0, false, nil
+}
+
+// wholeBlocks reports whether p is whole blocks starting on a block's
+// boundary of memory.
+func wholeBlocks(p []byte) bool {
+	return len(p) > 0 && len(p)%directBlock == 0 && uintptr(unsafe.Pointer(&p[0]))%directBlock == 0
+}
+
+// closeDirect closes the file's second opening, if any.
+func (t *temp) closeDirect() {
+	if t.direct != nil {
+		t.direct.Close()
+		t.direct = nil
+	}
 }
 
 func (t *temp) ReadAt(p []byte, off int64) (int, error) { return t.f.ReadAt(p, off) }
@@ -179,6 +287,7 @@ func (t *temp) Keep(file canonical.ID) error {
 		return os.ErrClosed
 	}
 	t.closed = true
+	t.closeDirect()
 	return t.d.held(func() error {
 		err := t.d.sync(t.f)
 		if cerr := t.f.Close(); err == nil {
@@ -202,6 +311,7 @@ func (t *temp) Close() error {
 		return nil
 	}
 	t.closed = true
+	t.closeDirect()
 	return t.d.held(func() error {
 		err := t.f.Close()
 		if !t.partial {

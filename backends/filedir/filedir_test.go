@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/minca-go/minca/backends/filedir"
 	"github.com/minca-go/minca/backends/memory"
@@ -317,5 +319,103 @@ func TestDirListsPagesWhileRemoving(t *testing.T) {
 	}
 	if es, err := os.ReadDir(root); err != nil || len(es) != 0 {
 		t.Fatalf("%d entries left (%v)", len(es), err)
+	}
+}
+
+// writeAll writes data in runs of one to four pieces of 1 MiB with
+// WriteHashAsideAll, from buffers on a 4 KiB boundary (so a partial
+// file's runs are written past the page cache, with one write) reused as
+// soon as each is released; it reports the releases.
+func writeAll(t *testing.T, p *engine.PartialFile, data []byte) {
+	t.Helper()
+	const piece = 1 << 20
+	free := make(chan []byte, 8)
+	for range 8 {
+		b := make([]byte, piece+4096)
+		skip := (4096 - int(uintptr(unsafe.Pointer(&b[0]))%4096)) % 4096
+		free <- b[skip : skip+piece]
+	}
+	var released atomic.Int32
+	calls := 0
+	for off, run := 0, 1; off < len(data); run = run%4 + 1 {
+		var bs [][]byte
+		var rs []func()
+		for range run {
+			if off == len(data) {
+				break
+			}
+			buf := <-free
+			n := copy(buf, data[off:])
+			off += n
+			bs = append(bs, buf[:n])
+			rs = append(rs, func() { released.Add(1); free <- buf[:piece] })
+		}
+		calls += len(bs)
+		if _, err := p.WriteHashAsideAll(bs, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 8 {
+		clear(<-free)
+	}
+	if int(released.Load()) != calls {
+		t.Fatalf("%d buffers released of %d written", released.Load(), calls)
+	}
+}
+
+// A file written in runs of chunks, each run with one write, is kept
+// whole: from the start, resumed after a Close off a block's boundary
+// (its runs then through the page cache), and with a byte changed on the
+// way refused at Keep.
+func TestDirKeepsAFileWrittenInRuns(t *testing.T) {
+	root := t.TempDir()
+	s, err := engine.Open(memory.Open(nil), &engine.Options{Files: filedir.Open(root)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	big := make([]byte, 23<<20+777)
+	for i := range big {
+		big[i] = byte(i*11/3 + i>>16)
+	}
+	p, err := s.OpenPartial(ctx, ref(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := 9<<20 + 512
+	writeAll(t, p, big[:9<<20])
+	if _, err := p.Write(big[9<<20 : half]); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = s.OpenPartial(ctx, ref(big)); err != nil || p.Offset() != int64(half) {
+		t.Fatalf("resumed at %d, not %d (%v)", p.Offset(), half, err)
+	}
+	if _, err := p.WriteHashAsideAll([][]byte{make([]byte, 1<<20), make([]byte, len(big))}, []func(){func() {}, func() {}}); !errors.Is(err, engine.ErrFileTooLong) {
+		t.Fatalf("bytes past the size: %v", err)
+	}
+	writeAll(t, p, big[half:])
+	if err := p.Keep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, ref(big).Hash.String())); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("the file kept: %v", err)
+	}
+
+	bad := bytes.Clone(big)
+	bad[0] ^= 1
+	named := ref(bad)
+	bad[13<<20+5] ^= 0x40
+	if p, err = s.OpenPartial(ctx, named); err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, p, bad)
+	if err := p.Keep(ctx); !errors.Is(err, engine.ErrFileMismatch) {
+		t.Fatalf("a changed byte: %v", err)
+	}
+	if held, _ := s.HasFile(ctx, named.Hash); held {
+		t.Fatal("a file of changed bytes is held")
 	}
 }

@@ -1,7 +1,9 @@
 package filedir
 
 import (
+	"io"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,4 +40,47 @@ func dropBehind(f *os.File, off, n int64) {
 		}
 		unix.Fadvise(int(fd), off, n, unix.FADV_DONTNEED)
 	})
+}
+
+// openDirect opens the file at path a second time, to write past the page
+// cache (O_DIRECT). tmpfs and some other file systems refuse it: the
+// caller then writes through the cache.
+func openDirect(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0)
+}
+
+// writeDirect writes bs in a row at off to f, opened by openDirect, with
+// as few writes as the kernel allows (pwritev(2)); all of them or an
+// error.
+func writeDirect(f *os.File, bs [][]byte, off int64) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(bs) > 0 {
+		var k int
+		var werr error
+		if cerr := rc.Control(func(fd uintptr) { k, werr = unix.Pwritev(int(fd), bs, off+int64(n)) }); cerr != nil {
+			return n, cerr
+		}
+		if werr != nil {
+			return n + max(k, 0), werr
+		}
+		if k == 0 {
+			return n, io.ErrShortWrite
+		}
+		n += k
+		// Past the buffers written whole, and into the one cut short.
+		for k > 0 && len(bs) > 0 {
+			if k >= len(bs[0]) {
+				k -= len(bs[0])
+				bs = bs[1:]
+				continue
+			}
+			bs = append([][]byte{bs[0][k:]}, bs[1:]...)
+			k = 0
+		}
+	}
+	return n, nil
 }

@@ -23,21 +23,33 @@ type Engine struct {
 	Store *engine.Store
 }
 
-var _ SyncOrder = Engine{}
+var _ PlacedOrder = Engine{}
 
 // Iterate yields the scope's items from the first not below from.
 func (e Engine) Iterate(ctx context.Context, scope Scope, from negentropy.Item) iter.Seq2[negentropy.Item, error] {
 	return func(yield func(negentropy.Item, error) bool) {
+		for it, err := range e.IteratePlaced(ctx, scope, from) {
+			if !yield(it.Item, err) {
+				return
+			}
+		}
+	}
+}
+
+// IteratePlaced is Iterate with each item's vseq ([engine.SyncItem.Vseq]:
+// 0 for an entry of a layout before 17).
+func (e Engine) IteratePlaced(ctx context.Context, scope Scope, from negentropy.Item) iter.Seq2[Placed, error] {
+	return func(yield func(Placed, error) bool) {
 		start := engine.SyncKey{Millis: from.Timestamp, Digest: canonical.ID(from.ID)}
 		for it, err := range e.Store.SyncOrder(ctx, scope.Space, start) {
 			if err != nil {
-				yield(negentropy.Item{}, err)
+				yield(Placed{}, err)
 				return
 			}
 			if len(scope.Collections) > 0 && !slices.Contains(scope.Collections, it.Collection) {
 				continue
 			}
-			if !yield(negentropy.Item{Timestamp: it.Millis, ID: negentropy.ID(it.Digest)}, nil) {
+			if !yield(Placed{Item: negentropy.Item{Timestamp: it.Millis, ID: negentropy.ID(it.Digest)}, At: it.Vseq}, nil) {
 				return
 			}
 		}

@@ -35,11 +35,13 @@ type Store struct {
 	sums   []negentropy.Accumulator // sums[b]: ids of blocks before b
 	cache  [2]cached                // the last blocks read
 	next   int                      // which cache slot to fill next
+	listed *Listed                  // told each item Iterate yields, when set (List)
 }
 
 type cached struct {
 	block int // -1 when empty
 	items []negentropy.Item
+	ats   []uint64 // each item's place (Placed.At)
 }
 
 // Build indexes the scope's items in one streaming pass over order.
@@ -107,9 +109,9 @@ func (s *Store) load(b int) ([]negentropy.Item, error) {
 	c := &s.cache[s.next]
 	s.next = (s.next + 1) % len(s.cache)
 	c.block = -1
-	c.items = c.items[:0]
-	if err := s.read(b*s.block, n, func(it negentropy.Item) bool {
-		c.items = append(c.items, it)
+	c.items, c.ats = c.items[:0], c.ats[:0]
+	if err := s.read(b*s.block, n, func(it Placed) bool {
+		c.items, c.ats = append(c.items, it.Item), append(c.ats, it.At)
 		return true
 	}); err != nil {
 		return nil, err
@@ -129,16 +131,16 @@ func (s *Store) load(b int) ([]negentropy.Item, error) {
 
 // read streams n items from index start, checking the order still matches
 // the index.
-func (s *Store) read(start, n int, yield func(negentropy.Item) bool) error {
+func (s *Store) read(start, n int, yield func(Placed) bool) error {
 	b := start / s.block
 	skip := start - b*s.block
 	got := 0
 	first := true
-	for it, err := range s.order.Iterate(s.ctx, s.scope, s.firsts[b]) {
+	for it, err := range placed(s.ctx, s.order, s.scope, s.firsts[b]) {
 		if err != nil {
 			return fmt.Errorf("enginestore: reading space %q: %w", s.scope.Space, err)
 		}
-		if first && it != s.firsts[b] {
+		if first && it.Item != s.firsts[b] {
 			return fmt.Errorf("%w: block %d starts at %d,%s", ErrChanged, b, it.Timestamp, it.ID)
 		}
 		first = false
@@ -171,7 +173,11 @@ func (s *Store) Iterate(begin, end int, yield func(int, negentropy.Item) bool) e
 			return err
 		}
 		off := b * s.block
+		ats := s.cache[s.slot(b)].ats
 		for i := begin; i < end; i++ {
+			if s.listed != nil {
+				s.listed.note(&items[i-off].ID, ats[i-off])
+			}
 			if !yield(i, items[i-off]) {
 				break
 			}
@@ -179,11 +185,27 @@ func (s *Store) Iterate(begin, end int, yield func(int, negentropy.Item) bool) e
 		return nil
 	}
 	i := begin
-	return s.read(begin, end-begin, func(it negentropy.Item) bool {
+	return s.read(begin, end-begin, func(it Placed) bool {
+		if s.listed != nil {
+			s.listed.note(&it.ID, it.At)
+		}
 		i++
-		return yield(i-1, it)
+		return yield(i-1, it.Item)
 	})
 }
+
+// slot is the cache slot holding block b, which load just returned.
+func (s *Store) slot(b int) int {
+	if s.cache[0].block == b {
+		return 0
+	}
+	return 1
+}
+
+// List has s note in l each item Iterate yields from now on, with where
+// the store holds it: the items a reconciliation's responder lists to
+// its peer (and the few it reads for a range's bound).
+func (s *Store) List(l *Listed) { s.listed = l }
 
 // prefix is the sum of the ids of the first k items.
 func (s *Store) prefix(k int) (negentropy.Accumulator, error) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/minca-go/minca/negentropy/enginestore"
 	"github.com/minca-go/minca/transport"
 )
 
@@ -41,6 +42,9 @@ type conn struct {
 
 	out *budget // bytes built and not yet written (Limits.SendQueue)
 	in  *budget // bytes received and not yet handled (Limits.RecvQueue)
+	// listedRoom bounds what the sessions' Listed remember of the ids
+	// they listed (listedBytes).
+	listedRoom *enginestore.Room
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -57,7 +61,7 @@ type conn struct {
 
 func newConn(ctx context.Context, p *Peers, c *transport.Conn, opener, live bool, via string) *conn {
 	cc := &conn{p: p, host: p.host, c: c, peer: c.Peer(), opener: opener, live: live, via: via, addr: c.Addr(),
-		out: newBudget(p.lim.SendQueue), in: newBudget(p.lim.RecvQueue),
+		out: newBudget(p.lim.SendQueue), in: newBudget(p.lim.RecvQueue), listedRoom: enginestore.NewRoom(listedBytes),
 		sessions: map[uint64]*session{}, narrow: map[string][]string{}, since: time.Now()}
 	cc.ctx, cc.cancel = context.WithCancel(ctx)
 	return cc

@@ -41,6 +41,7 @@ const (
 	fileCheckEvery     = time.Second
 	fileLookGap        = 5 * time.Millisecond // between looks for missing files a kept file starts
 	maxFileDataChunk   = 1 << 20
+	fileWriteMost      = 4 << 20 // the most bytes of a transfer written with one write
 )
 
 // FilePolicy says which files a node fetches unasked: those the versions

@@ -123,22 +123,36 @@ func (s *session) writeFile(x *fetchXfer, version canonical.ID) {
 			x.p.Close()
 			return
 		}
-		c := x.queue[0]
-		x.queue[0] = fileChunk{}
-		x.queue = x.queue[1:]
+		// What came while the last write went on is written at once, up
+		// to fileWriteMost: a disk slower than the link then has several
+		// MiB of the file in flight, not a chunk at a time.
+		k, n := 0, 0
+		for k < len(x.queue) && (k == 0 || n+len(x.queue[k].data) <= fileWriteMost) {
+			n += len(x.queue[k].data)
+			k++
+		}
+		cs := make([]fileChunk, k)
+		copy(cs, x.queue)
+		clear(x.queue[:k])
+		x.queue = x.queue[k:]
 		s.files.mu.Unlock()
 		var err error
 		if w := s.c.p.beforeFileWrite; w != nil {
 			err = w()
 		}
-		// The chunk is hashed on the file's hasher beside this write and
+		// Each chunk is hashed on the file's hasher beside this write and
 		// the next, and its frame counts in the RecvQueue until both are
 		// done.
-		n := len(c.data)
 		if err == nil {
-			_, err = x.p.WriteHashAside(c.data, func() { c.done(s.c.in) })
+			bs, rs := make([][]byte, k), make([]func(), k)
+			for i, c := range cs {
+				bs[i], rs[i] = c.data, func() { c.done(s.c.in) }
+			}
+			_, err = x.p.WriteHashAsideAll(bs, rs)
 		} else {
-			c.done(s.c.in)
+			for _, c := range cs {
+				c.done(s.c.in)
+			}
 		}
 		s.files.mu.Lock()
 		if err != nil {

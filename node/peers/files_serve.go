@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/transport"
 )
 
 // Serving files to the peer (docs/sync.md §7.7).
@@ -155,6 +156,12 @@ func (s *session) serveFile(x *serveXfer, r engine.FileReader) {
 		s.endServe(x)
 	}()
 	chunk := int64(max(1, min(s.c.c.MaxMessage()-64, maxFileDataChunk)))
+	if chunk >= 2*transport.DataAlign {
+		// Whole disk blocks, each chunk ending on a block's boundary of
+		// the file: the asker writes them past the page cache, from where
+		// it read them (docs/sync.md §7.7).
+		chunk -= chunk % transport.DataAlign
+	}
 	ahead := startReadAhead(r, x.next, x.size, chunk)
 	defer ahead.stop()
 	var head [fileDataHeadMax]byte
@@ -275,6 +282,11 @@ func startReadAhead(r io.ReaderAt, off, size, chunk int64) *readAhead {
 				return
 			}
 			n := int(min(chunk, size-off))
+			if chunk%transport.DataAlign == 0 && int64(n) == chunk {
+				// Resumed off a block's boundary: the first chunk ends on
+				// the next one, and the rest stay whole blocks.
+				n -= int(off % transport.DataAlign)
+			}
 			_, err := r.ReadAt(buf[aheadRoom:aheadRoom+n], off)
 			select {
 			case a.full <- aheadChunk{buf: buf, n: n, err: err}:

@@ -30,7 +30,17 @@ func FuzzDecodeFile(f *testing.F) {
 	f.Add([]byte{msgFileWant, 0x01})                                 // no digest
 	f.Add(append([]byte{msgFileData, 0x01}, make([]byte, 32)...))    // no offset
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// Where the transport places a FILE-DATA's bytes: never a panic,
+		// and for one that decodes, where its bytes start.
+		at := fileDataAt(b)
 		m, err := decode(b)
+		if err == nil && m.typ == msgFileData {
+			if want := len(b) - len(m.file.data); at != want {
+				t.Fatalf("fileDataAt says FILE-DATA's bytes start at %d; they start at %d", at, want)
+			}
+		} else if err == nil && at != -1 {
+			t.Fatalf("fileDataAt says %s has file bytes at %d", msgNames[m.typ], at)
+		}
 		if err != nil {
 			if _, ok := err.(*wireError); !ok {
 				t.Fatalf("an error of type %T", err)

@@ -150,6 +150,9 @@ func New(host Host, o *Options) (*Peers, error) {
 		return nil, err
 	}
 	topt := *oo.Transport
+	if topt.PlaceData == nil {
+		topt.PlaceData = fileDataAt
+	}
 	if topt.Revoked == nil {
 		if hs, ok := host.(interface{ histories() Histories }); ok {
 			topt.Revoked = revocations{hs: hs.histories(), spaces: host.Spaces}

@@ -70,6 +70,11 @@ func (s *session) serverRound(q []byte) *endError {
 	if rounds > maxRounds {
 		return ended(CodeNegTooLong, "more than %d negentropy rounds", maxRounds)
 	}
+	if rounds > 1 {
+		// Past the first answer (small: answerLimit), where the ids
+		// listed are held is kept for the WANTs that follow (send.go).
+		s.listed.Keep()
+	}
 	// The answer fits what the connection has room to send: short of
 	// room, smaller answers and more rounds, never more held. And it
 	// fits the session's own allowance, which starts small and grows

@@ -7,6 +7,7 @@ import (
 
 	"github.com/minca-go/minca/canonical"
 	"github.com/minca-go/minca/engine"
+	"github.com/minca-go/minca/negentropy"
 	"github.com/minca-go/minca/record"
 )
 
@@ -147,10 +148,22 @@ func (s *session) answer(j *wantJob) error {
 	// The versions asked are looked up in one sorted pass and read in
 	// the order the store keeps them, answerBytes at a time: for a peer
 	// catching up, near-sequential reads rather than a point read each.
-	err = s.c.host.Store().VersionsStored(s.ctx, j.ids, answerBytes, func(_ int, raw []byte) error {
-		raw, ok, err := s.sendable(raw, j.flag == wantBodies)
-		if err != nil || !ok || !vb.alone(len(raw)) {
-			return err
+	// Those this session listed are read where the sync order said they
+	// are, the rest looked up by id.
+	at := make([]uint64, len(j.ids))
+	s.listed.Places(len(j.ids), func(i int) negentropy.ID { return negentropy.ID(j.ids[i]) }, at)
+	err = s.c.host.Store().VersionsStoredAt(s.ctx, j.ids, at, answerBytes, func(i int, raw []byte) error {
+		// One this session listed is of its scope (its sync order is
+		// the scope's alone): only the others are read for theirs.
+		if at[i] == 0 || j.flag == wantBodies {
+			var ok bool
+			var err error
+			if raw, ok, err = s.sendable(raw, j.flag == wantBodies); err != nil || !ok {
+				return err
+			}
+		}
+		if !vb.alone(len(raw)) {
+			return nil
 		}
 		if !vb.fits(len(raw)) {
 			err := s.c.sendFrame(s.ctx, s, vb.frame(versAnswer))
@@ -174,6 +187,13 @@ func (s *session) answer(j *wantJob) error {
 	s.count(sent)
 	return s.c.sendFrame(s.ctx, s, vb.frame(versLast))
 }
+
+// listedBytes bounds what a connection's sessions remember of where the
+// ids they listed are held (48 bytes an id): about 109,000 ids, so that
+// the WANTs after a reconciliation of a space that size read no id
+// entries; past it the rest are looked up by id. Each is forgotten once
+// asked for, and all of a session's when it ends.
+const listedBytes = 5 << 20
 
 // answerBytes bounds the versions an answer holds read from the store
 // and not yet sent (past one version): enough to share a read's fixed

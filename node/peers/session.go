@@ -152,6 +152,10 @@ type session struct {
 
 	neg    *negentropy.Client // opener
 	negSrv *negentropy.Server // responder
+	// listed: where the ids the responder listed are held, so that the
+	// peer's WANTs of them read no id entries (send.go answer); within
+	// the connection's listedRoom.
+	listed *enginestore.Listed
 
 	files sessionFiles // file transfers (files.go)
 }
@@ -166,6 +170,7 @@ func newSession(c *conn, sid uint64, opener bool, p *openParams) *session {
 		phase: PhaseOpening, settled: make(chan struct{}),
 	}
 	s.files.init()
+	s.listed = enginestore.NewListed(c.listedRoom)
 	s.opened = make(chan struct{})
 	if !opener {
 		close(s.opened)
@@ -414,6 +419,7 @@ func (s *session) exit() {
 // share, and its queued bytes, sent and received.
 func (s *session) release() {
 	s.endFiles()
+	s.listed.Close()
 	s.c.p.feeds.release(s.feed)
 	if s.counted {
 		s.c.p.guard.giveLive(s.c.peer.DID, s.c.addr)
@@ -527,6 +533,7 @@ func (s *session) handle(m *message) *endError {
 		if err != nil {
 			return ended(CodeInternal, "negentropy: %v", err)
 		}
+		st.List(s.listed) // where each id listed is held, for the WANTs that follow
 		s.mu.Lock()
 		s.negSrv, s.phase = srv, PhaseReconciling
 		s.mu.Unlock()

@@ -151,6 +151,35 @@ func appendFileDataHead(b []byte, sid uint64, file canonical.ID, offset int64) [
 	return binary.AppendUvarint(b, uint64(offset))
 }
 
+// fileDataAt is where a FILE-DATA's file bytes start in msg, its message
+// as far as read ([transport.Options.PlaceData]); -1 for another message
+// or a head not whole in msg. The transport places them on a disk block's
+// boundary, so the asker writes them to the partial file with no copy.
+func fileDataAt(msg []byte) int {
+	if len(msg) == 0 || msg[0] != msgFileData {
+		return -1
+	}
+	at := 1
+	if _, n := binary.Uvarint(msg[at:]); n > 0 {
+		at += n
+	} else {
+		return -1
+	}
+	at += 32
+	if at >= len(msg) {
+		return -1
+	}
+	if _, n := binary.Uvarint(msg[at:]); n > 0 {
+		at += n
+	} else {
+		return -1
+	}
+	if at >= len(msg) {
+		return -1
+	}
+	return at
+}
+
 func encodeFileCredit(sid uint64, file canonical.ID, credit int64) []byte {
 	b := header(msgFileCredit, sid, 32+binary.MaxVarintLen64)
 	b = append(b, file[:]...)

@@ -18,7 +18,8 @@
 //	                                     order: one seq's versions sorted by id as read; layouts
 //	                                     before 15: 'h' rec order id, the id's text)
 //	'S' space                          → the space's id as text
-//	'o' space millis digest            → collection: the sync order
+//	'o' space millis digest            → 0xFF ‖ vseq ‖ collection: the sync order, and where the
+//	                                     version's value is (layouts before 17: the collection alone)
 //	'l' space line n                   → the versions held at that place of a writer's line
 //	                                     (02 §4.10), each its vseq as a uvarint (layouts before
 //	                                     13: each its digest); PlaceValue says which
@@ -129,7 +130,11 @@ func Awaited(id string) canonical.ID {
 // LineTag names a writer's line in a space: author and collection (02 §4.10).
 // A verified author is a did:key, which holds no 0x00.
 func LineTag(author, collection string) [32]byte {
-	return sha256.Sum256([]byte("minca/engine/line|" + author + "\x00" + collection))
+	// Hashed from a buffer on the stack when it fits: made for every
+	// version stored, twice.
+	var buf [192]byte
+	b := append(append(append(append(buf[:0], "minca/engine/line|"...), author...), 0), collection...)
+	return sha256.Sum256(b)
 }
 
 func withDigest(prefix byte, d canonical.ID) []byte {
@@ -142,11 +147,25 @@ func withDigest(prefix byte, d canonical.ID) []byte {
 // IDKey is 'e' digest.
 func IDKey(d canonical.ID) []byte { return withDigest(ID, d) }
 
+// AppendIDKey appends IDKey(d) to dst. The Append forms let a batch build
+// its keys in a buffer of its own, each key made once.
+func AppendIDKey(dst []byte, d canonical.ID) []byte { return append(append(dst, ID), d[:]...) }
+
 // VersionKey is 'v' vseq.
-func VersionKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Version}, vseq) }
+func VersionKey(vseq uint64) []byte { return AppendVersionKey(nil, vseq) }
+
+// AppendVersionKey appends VersionKey(vseq) to dst.
+func AppendVersionKey(dst []byte, vseq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, Version), vseq)
+}
 
 // CurrentKey is 'c' vseq.
-func CurrentKey(vseq uint64) []byte { return binary.BigEndian.AppendUint64([]byte{Current}, vseq) }
+func CurrentKey(vseq uint64) []byte { return AppendCurrentKey(nil, vseq) }
+
+// AppendCurrentKey appends CurrentKey(vseq) to dst.
+func AppendCurrentKey(dst []byte, vseq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, Current), vseq)
+}
 
 // FileHeldKey is 'f' digest.
 func FileHeldKey(d canonical.ID) []byte { return withDigest(FileHeld, d) }
@@ -184,6 +203,9 @@ func Rec(space, key string) []byte {
 // HeadKey is 'h' rec, the record's history prefix itself.
 func HeadKey(rec []byte) []byte { return append([]byte{History}, rec...) }
 
+// AppendHeadKey appends HeadKey(rec) to dst.
+func AppendHeadKey(dst, rec []byte) []byte { return append(append(dst, History), rec...) }
+
 // IsHead reports whether a key of the 'h' table is a record's head.
 func IsHead(k []byte) bool { return len(k) > 0 && k[len(k)-1] == 0 }
 
@@ -196,8 +218,12 @@ func HistoryPrefix(rec []byte) []byte { return append([]byte{History}, rec...) }
 // order sorts each run of one seq by the ids their values name
 // (HistoryEntry says which form a key is in).
 func HistoryKey(rec []byte, seq int64, vseq uint64) []byte {
-	k := make([]byte, 0, 1+len(rec)+8+binary.MaxVarintLen64)
-	k = append(k, History)
+	return AppendHistoryKey(make([]byte, 0, 1+len(rec)+8+binary.MaxVarintLen64), rec, seq, vseq)
+}
+
+// AppendHistoryKey appends HistoryKey(rec, seq, vseq) to dst.
+func AppendHistoryKey(dst, rec []byte, seq int64, vseq uint64) []byte {
+	k := append(dst, History)
 	k = append(k, rec...)
 	k = binary.BigEndian.AppendUint64(k, uint64(1<<53-1-seq))
 	return binary.AppendUvarint(k, vseq)
@@ -275,17 +301,27 @@ func OrderPrefix(space string) []byte {
 
 // OrderKey is 'o' space millis digest.
 func OrderKey(space string, millis uint64, d canonical.ID) []byte {
-	k := OrderPrefix(space)
+	return AppendOrderKey(make([]byte, 0, 1+SpaceLen+8+32), space, millis, d)
+}
+
+// AppendOrderKey appends OrderKey(space, millis, d) to dst.
+func AppendOrderKey(dst []byte, space string, millis uint64, d canonical.ID) []byte {
+	t := SpaceTag(space)
+	k := append(append(dst, Order), t[:]...)
 	k = binary.BigEndian.AppendUint64(k, millis)
 	return append(k, d[:]...)
 }
 
 // LinePlace is 'l' space line n: the ids at one place in a line.
 func LinePlace(space, author, collection string, n int64) []byte {
+	return AppendLinePlace(make([]byte, 0, 1+SpaceLen+32+8+32), space, author, collection, n)
+}
+
+// AppendLinePlace appends LinePlace(space, author, collection, n) to dst.
+func AppendLinePlace(dst []byte, space, author, collection string, n int64) []byte {
 	t := SpaceTag(space)
 	l := LineTag(author, collection)
-	k := make([]byte, 0, 1+SpaceLen+32+8+32)
-	k = append(k, Line)
+	k := append(dst, Line)
 	k = append(k, t[:]...)
 	k = append(k, l[:]...)
 	return binary.BigEndian.AppendUint64(k, uint64(n))
@@ -390,10 +426,14 @@ func ProofKey(space string, a, b canonical.ID) []byte {
 // RootPrefix is 'a' space root: the held versions of one root in a space.
 // A root is any text (a DID), hashed to 32 bytes.
 func RootPrefix(space, root string) []byte {
+	return appendRootPrefix(make([]byte, 0, RootPrefixLen+32), space, root)
+}
+
+func appendRootPrefix(dst []byte, space, root string) []byte {
 	t := SpaceTag(space)
-	r := sha256.Sum256([]byte("minca/engine/root|" + root))
-	k := make([]byte, 0, RootPrefixLen+32)
-	k = append(k, Root)
+	var buf [160]byte // the text hashed, on the stack when it fits
+	r := sha256.Sum256(append(append(buf[:0], "minca/engine/root|"...), root...))
+	k := append(dst, Root)
 	k = append(k, t[:]...)
 	return append(k, r[:]...)
 }
@@ -406,6 +446,11 @@ const RootPrefixLen = 1 + SpaceLen + 32
 // the entry needs the digest before the value.
 func RootKey(space, root string, vseq uint64) []byte {
 	return binary.AppendUvarint(RootPrefix(space, root), vseq)
+}
+
+// AppendRootKey appends RootKey(space, root, vseq) to dst.
+func AppendRootKey(dst []byte, space, root string, vseq uint64) []byte {
+	return binary.AppendUvarint(appendRootPrefix(dst, space, root), vseq)
 }
 
 // RootDigestKey is 'a' space root digest, an entry as stores of layouts
@@ -482,6 +527,9 @@ func MetaKey(name string) []byte { return append([]byte{Meta}, name...) }
 
 // IndexKey is 'i' key.
 func IndexKey(k []byte) []byte { return append([]byte{Index}, k...) }
+
+// AppendIndexKey appends IndexKey(k) to dst.
+func AppendIndexKey(dst, k []byte) []byte { return append(append(dst, Index), k...) }
 
 // InternalKey is '_' name.
 func InternalKey(name string) []byte { return append([]byte{Internal}, name...) }
