@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
-	"net/http"
 	"testing"
 	"time"
 	"unsafe"
@@ -81,29 +80,8 @@ func TestFramesHeldUntilReleased(t *testing.T) {
 		}
 	})
 	t.Run("websocket", func(t *testing.T) {
-		server, client := newAccount(t), newAccount(t)
-		sent := make(chan *Conn, 1)
-		s, err := NewServer(&Options{Self: server.session(hourFromNow(), 0), MaxFrame: max}, nil, func(ctx context.Context, c *Conn) {
-			sent <- c
-			<-ctx.Done()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle(PathPeer, s)
-		l, err := Listen("127.0.0.1:0", mux, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close(); s.Close() })
-		c, err := Dial(context.Background(), l.URL(PathPeer), &Options{Self: client.session(hourFromNow(), 0), MaxFrame: max})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
 		// Both ways: the server's frames are not masked, the client's are.
-		sc := <-sent
+		sc, c := webSocketPair(t, Options{MaxFrame: max}, Options{MaxFrame: max})
 		check(t, sc, c)
 		check(t, c, sc)
 	})
@@ -143,28 +121,7 @@ func TestPlacedDataOnABlockBoundary(t *testing.T) {
 		b[0] = byte(c.head)
 		return b
 	}
-	server, client := newAccount(t), newAccount(t)
-	sent := make(chan *Conn, 1)
-	s, err := NewServer(&Options{Self: server.session(hourFromNow(), 0)}, nil, func(ctx context.Context, c *Conn) {
-		sent <- c
-		<-ctx.Done()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle(PathPeer, s)
-	l, err := Listen("127.0.0.1:0", mux, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close(); s.Close() })
-	c, err := Dial(context.Background(), l.URL(PathPeer), &Options{Self: client.session(hourFromNow(), 0), PlaceData: place, MaxFrame: 2 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sc := <-sent
+	sc, c := webSocketPair(t, Options{}, Options{PlaceData: place, MaxFrame: 2 << 20})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	go func() {

@@ -47,6 +47,36 @@ func (a *account) session(exp, nbf int64) *identity.SessionSigner {
 
 func hourFromNow() int64 { return time.Now().Add(time.Hour).Unix() }
 
+// webSocketPair serves one connection over loopback WebSocket and dials
+// it: the server's end and the client's, each with its own account's
+// session as Self over the options given. Both close with the test.
+func webSocketPair(t *testing.T, serverOpts, clientOpts Options) (server, client *Conn) {
+	t.Helper()
+	serverOpts.Self = newAccount(t).session(hourFromNow(), 0)
+	clientOpts.Self = newAccount(t).session(hourFromNow(), 0)
+	sent := make(chan *Conn, 1)
+	s, err := NewServer(&serverOpts, nil, func(ctx context.Context, c *Conn) {
+		sent <- c
+		<-ctx.Done()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(PathPeer, s)
+	l, err := Listen("127.0.0.1:0", mux, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(); s.Close() })
+	c, err := Dial(context.Background(), l.URL(PathPeer), &clientOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return <-sent, c
+}
+
 func newKey(t testing.TB) *identity.PrivateKey {
 	t.Helper()
 	k, err := identity.GenerateKey()
