@@ -23,13 +23,6 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 	space := enginetest.SpaceID("layout 10")
 	vs := enginetest.CorpusVersions(t, space, enginetest.CorpusOptions{Versions: 400, Seed: 9})
 	half := len(vs) / 2
-	open := func(kv engine.KV) *engine.Store {
-		s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	// reads is what a store answers for every version: each record's
 	// current version, and each version by id.
 	reads := func(s *engine.Store) map[string]string {
@@ -51,11 +44,6 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 			out["id "+v.ID] = string(b)
 		}
 		return out
-	}
-	clean := func(s *engine.Store, when string) {
-		if probs, err := s.Check(ctx, nil); err != nil || len(probs) != 0 {
-			t.Fatalf("%s: check: %v %v", when, probs, err)
-		}
 	}
 	// valueBytes is the bytes of version values and record heads: a
 	// current version's value is kept once in this layout (in 'c') and
@@ -80,7 +68,7 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 	}
 
 	kv := keepKV{memory.Open(nil)}
-	s := open(kv)
+	s := openJudged(t, kv)
 	admitAll(t, s, vs[:half]...)
 	before, small := reads(s), valueBytes(s)
 	s.Close()
@@ -90,21 +78,21 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 	if state, _ := kv.Get([]byte("_state")); state[0] != 10 {
 		t.Fatalf("the store made for the test is in layout %d", state[0])
 	}
-	s = open(kv)
+	s = openJudged(t, kv)
 	if big := valueBytes(s); big < small+int64(half/4)*200 {
 		t.Fatalf("the layout 10 store holds %d bytes of version values, this layout %d: no duplicates", big, small)
 	}
 	if got := reads(s); !maps.Equal(got, before) {
 		t.Fatal("a layout 10 store reads otherwise")
 	}
-	clean(s, "layout 10")
+	checksClean(t, s, "layout 10")
 	admitAll(t, s, vs[half:]...)
-	clean(s, "grown")
+	checksClean(t, s, "grown")
 	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout {
 		t.Fatalf("a layout 10 store written to is in layout %d", state[0])
 	}
 
-	fresh := open(keepKV{memory.Open(nil)})
+	fresh := openJudged(t, keepKV{memory.Open(nil)})
 	defer fresh.Close()
 	admitAll(t, fresh, vs...)
 	if got, want := reads(s), reads(fresh); !maps.Equal(got, want) {
@@ -120,12 +108,12 @@ func TestLayout10StoreReadsAndGrows(t *testing.T) {
 	s.Close()
 	// Reopened, the grown store is in this layout: an engine of layout 10
 	// refuses it (TestLaterLayoutRefused), and this one reads it.
-	s = open(kv)
+	s = openJudged(t, kv)
 	defer s.Close()
 	if got, want := reads(s), reads(fresh); !maps.Equal(got, want) {
 		t.Fatal("the grown store reopened reads otherwise")
 	}
-	clean(s, "reopened")
+	checksClean(t, s, "reopened")
 }
 
 // A record's current version lives in its head alone, and its value by

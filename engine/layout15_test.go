@@ -23,13 +23,6 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 	space := enginetest.SpaceID("layout 15")
 	vs := enginetest.CorpusVersions(t, space, enginetest.CorpusOptions{Versions: 400, Seed: 15})
 	half := len(vs) / 2
-	open := func(kv engine.KV) *engine.Store {
-		s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	// reads is what a store answers for every version: each record's
 	// current version, each version by id, and each by a WANT of them all
 	// (VersionsStored, in groups small enough that heads and values are
@@ -64,12 +57,6 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 		}
 		return out
 	}
-	clean := func(s *engine.Store, when string) {
-		t.Helper()
-		if probs, err := s.Check(ctx, nil); err != nil || len(probs) != 0 {
-			t.Fatalf("%s: check: %v %v", when, probs, err)
-		}
-	}
 	// forms is valueForms, the marks and values in 'c' checked to be one
 	// for each head naming its current version's value.
 	forms := func(kv engine.KV) (holding, naming, marked int) {
@@ -82,7 +69,7 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 	}
 
 	kv := keepKV{memory.Open(nil)}
-	s := open(kv)
+	s := openJudged(t, kv)
 	admitAll(t, s, vs[:half]...)
 	before := reads(s)
 	s.Close()
@@ -101,13 +88,13 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 		t.Fatalf("the layout 15 store has %d heads holding a value, %d naming one, %d markers; want %d, 0, %d", hold15, name15, marked15, name, name)
 	}
 
-	s = open(kv)
+	s = openJudged(t, kv)
 	if got := reads(s); !maps.Equal(got, before) {
 		t.Fatal("a layout 15 store reads otherwise")
 	}
-	clean(s, "layout 15")
+	checksClean(t, s, "layout 15")
 	admitAll(t, s, vs[half:]...)
-	clean(s, "grown")
+	checksClean(t, s, "grown")
 	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
 		t.Fatalf("a layout 15 store written to is in layout %d", state[0])
 	}
@@ -116,19 +103,19 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 		t.Fatalf("grown: %d heads holding a value (of %d), %d naming one, %d markers: a head written in the old form, or a marker left without its head", hold, hold15, name, marked)
 	}
 
-	fresh := open(keepKV{memory.Open(nil)})
+	fresh := openJudged(t, keepKV{memory.Open(nil)})
 	defer fresh.Close()
 	admitAll(t, fresh, vs...)
 	if got, want := reads(s), reads(fresh); !maps.Equal(got, want) {
 		t.Fatal("the grown layout 15 store reads otherwise than a new one")
 	}
 	s.Close()
-	s = open(kv)
+	s = openJudged(t, kv)
 	defer s.Close()
 	if got, want := reads(s), reads(fresh); !maps.Equal(got, want) {
 		t.Fatal("the grown store reopened reads otherwise")
 	}
-	clean(s, "reopened")
+	checksClean(t, s, "reopened")
 }
 
 // A record whose current version a layout 15 head holds changes standing

@@ -60,13 +60,6 @@ func TestLayout16OrderReadAndGrows(t *testing.T) {
 	space := enginetest.SpaceID("layout 16")
 	vs := enginetest.CorpusVersions(t, space, enginetest.CorpusOptions{Versions: 400, Seed: 16})
 	half := len(vs) / 2
-	open := func(kv engine.KV) *engine.Store {
-		s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	ids := make([]canonical.ID, len(vs))
 	for i, v := range vs {
 		var err error
@@ -116,12 +109,6 @@ func TestLayout16OrderReadAndGrows(t *testing.T) {
 		}
 		return byID
 	}
-	clean := func(s *engine.Store, when string) {
-		t.Helper()
-		if probs, err := s.Check(ctx, nil); err != nil || len(probs) != 0 {
-			t.Fatalf("%s: check: %v %v", when, probs, err)
-		}
-	}
 	// placesTrue checks every vseq the sync order gives against the id
 	// entry's, and returns how many it gave.
 	placesTrue := func(s *engine.Store) int {
@@ -151,7 +138,7 @@ func TestLayout16OrderReadAndGrows(t *testing.T) {
 	}
 
 	kv := keepKV{memory.Open(nil)}
-	s := open(kv)
+	s := openJudged(t, kv)
 	admitAll(t, s, vs[:half]...)
 	before := reads(s)
 	s.Close()
@@ -169,16 +156,16 @@ func TestLayout16OrderReadAndGrows(t *testing.T) {
 		t.Fatalf("the layout 16 store has %d sync-order entries naming a vseq, %d without; want 0, some", placed16, bare16)
 	}
 
-	s = open(kv)
+	s = openJudged(t, kv)
 	if n := placesTrue(s); n != 0 {
 		t.Fatalf("a layout 16 store's sync order gives %d vseqs, want none", n)
 	}
 	if got := reads(s); !maps.Equal(got, before) {
 		t.Fatal("a layout 16 store reads otherwise")
 	}
-	clean(s, "layout 16")
+	checksClean(t, s, "layout 16")
 	admitAll(t, s, vs[half:]...)
-	clean(s, "grown")
+	checksClean(t, s, "grown")
 	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
 		t.Fatalf("a layout 16 store written to is in layout %d", state[0])
 	}
@@ -190,19 +177,19 @@ func TestLayout16OrderReadAndGrows(t *testing.T) {
 		t.Fatalf("the grown store's sync order gives %d vseqs, its entries name %d", n, placed)
 	}
 
-	fresh := open(keepKV{memory.Open(nil)})
+	fresh := openJudged(t, keepKV{memory.Open(nil)})
 	defer fresh.Close()
 	admitAll(t, fresh, vs...)
 	if got, want := reads(s), reads(fresh); !maps.Equal(got, want) {
 		t.Fatal("the grown layout 16 store reads otherwise than a new one")
 	}
 	s.Close()
-	s = open(kv)
+	s = openJudged(t, kv)
 	defer s.Close()
 	if got, want := reads(s), reads(fresh); !maps.Equal(got, want) {
 		t.Fatal("the grown store reopened reads otherwise")
 	}
-	clean(s, "reopened")
+	checksClean(t, s, "reopened")
 }
 
 // Check names a sync-order entry whose vseq is not its version's, and

@@ -214,3 +214,23 @@ func TestLaterLayoutRefused(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// openJudged opens a store over kv under the judge that lets every root
+// write, as the layout tests grow and reopen their stores.
+func openJudged(t *testing.T, kv engine.KV) *engine.Store {
+	t.Helper()
+	s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// checksClean fails the test unless s checks clean; when says at which
+// step of the test.
+func checksClean(t *testing.T, s *engine.Store, when string) {
+	t.Helper()
+	if probs, err := s.Check(context.Background(), nil); err != nil || len(probs) != 0 {
+		t.Fatalf("%s: check: %v %v", when, probs, err)
+	}
+}
