@@ -225,13 +225,11 @@ func (s *session) appendIDList(w *writer, out []byte, mark, lower, upper int, bo
 	end, newUpper := bound, upper
 	if lower+count < upper {
 		newUpper = lower + count
-		err := s.storage.Iterate(newUpper, newUpper+1, func(_ int, it Item) bool {
-			end = ItemBound(it)
-			return false
-		})
+		it, err := item(s.storage, newUpper)
 		if err != nil {
 			return nil, 0, fmt.Errorf("storage: %w", err)
 		}
+		end = ItemBound(it)
 	}
 	out = slices.Grow(out, 64+count*IDSize)
 	out = w.appendBound(out, end)
@@ -282,15 +280,11 @@ func (s *session) splitRange(w *writer, out []byte, lower, upper int, upperBound
 		curr += size
 		next := upperBound
 		if curr != upper {
-			var prev, first Item
-			err := s.storage.Iterate(curr-1, curr+1, func(j int, it Item) bool {
-				if j == curr-1 {
-					prev = it
-				} else {
-					first = it
-				}
-				return true
-			})
+			prev, err := item(s.storage, curr-1)
+			if err != nil {
+				return nil, fmt.Errorf("storage: %w", err)
+			}
+			first, err := item(s.storage, curr)
 			if err != nil {
 				return nil, fmt.Errorf("storage: %w", err)
 			}

@@ -17,3 +17,27 @@ type Storage interface {
 	// (§Fingerprint Algorithm).
 	Fingerprint(begin, end int) (Fingerprint, error)
 }
+
+// ItemReader is a Storage that reads one item apart from Iterate. The
+// reconciliation reads the items beside a bound it writes (the first item
+// an IdList leaves out, the two around a bucket's end) with Item when its
+// Storage has it, so that Iterate is called only for the items it
+// compares or lists: a Storage may take Iterate's items as those the peer
+// was shown.
+type ItemReader interface {
+	// Item returns the item at index i.
+	Item(i int) (Item, error)
+}
+
+// item reads the item at index i of st.
+func item(st Storage, i int) (Item, error) {
+	if r, ok := st.(ItemReader); ok {
+		return r.Item(i)
+	}
+	var out Item
+	err := st.Iterate(i, i+1, func(_ int, it Item) bool {
+		out = it
+		return false
+	})
+	return out, err
+}

@@ -23,11 +23,24 @@ type Listed struct {
 	mu     sync.Mutex
 	sorted []listedAt // by id; at 0 once asked for
 	heads  []uint64   // the first 8 bytes of each of sorted's ids, searched first
-	tail   []listedAt // noted since the last look-up, in the order listed
+	// run is what was noted since the last merge, in the order listed, in
+	// chunks of runChunk; run[0][next:] and the chunks after are not yet
+	// asked for. A peer asks for what it was listed in the order it was
+	// listed (a WANT after a reconciliation), so each id asked is most
+	// often the run's next: found with no search, and no sort of the
+	// run. An id that is not is looked for in sorted, and past that the
+	// run is merged into sorted.
+	run    [][]listedAt
+	next   int
+	passed []listedAt // items the run's next passed over and not asked for, from the chunks given back
 	taken  int64      // bytes taken from room
 	keep   bool       // notes kept (Keep)
 	closed bool
 }
+
+// runChunk is the items a chunk of the run holds: a chunk is given back
+// once all its items are asked for.
+const runChunk = 1024
 
 // listedAt is an item listed and where its store holds it.
 type listedAt struct {
@@ -73,7 +86,11 @@ func (l *Listed) note(id *negentropy.ID, at uint64) {
 		return
 	}
 	l.taken += listedSize
-	l.tail = append(l.tail, listedAt{*id, at})
+	if n := len(l.run); n == 0 || len(l.run[n-1]) == runChunk {
+		l.run = append(l.run, make([]listedAt, 0, runChunk))
+	}
+	last := &l.run[len(l.run)-1]
+	*last = append(*last, listedAt{*id, at})
 }
 
 // Keep has l keep the items noted from now on; until then it keeps
@@ -92,33 +109,116 @@ func (l *Listed) Keep() {
 func (l *Listed) Places(n int, id func(i int) negentropy.ID, at []uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.merge()
-	if len(l.sorted) == 0 {
-		return
-	}
+	var missed []int
 	for i := range n {
 		d := id(i)
-		// The heads first (a small array, searched fast), then the
-		// few ids sharing one.
-		h := binary.BigEndian.Uint64(d[:8])
-		for j, _ := slices.BinarySearch(l.heads, h); j < len(l.heads) && l.heads[j] == h; j++ {
-			if e := &l.sorted[j]; e.id == d && e.at != 0 {
-				at[i] = e.at
-				e.at = 0
-				break
-			}
+		if a, ok := l.takeNext(&d); ok {
+			at[i] = a
+		} else if a, ok := l.takeSorted(&d); ok {
+			at[i] = a
+		} else {
+			missed = append(missed, i)
+		}
+	}
+	if len(missed) == 0 || len(l.run) == 0 && len(l.passed) == 0 {
+		return
+	}
+	// Asked out of the order listed (or never listed): the run is
+	// merged into sorted, where the rest are looked for.
+	l.merge()
+	for _, i := range missed {
+		d := id(i)
+		if a, ok := l.takeSorted(&d); ok {
+			at[i] = a
 		}
 	}
 }
 
-// merge sorts the items noted since the last look-up into those before,
-// dropping those asked for since (and giving their room back).
+// takeNext takes the place of id when it is among the run's next items
+// (runAhead), and gives back each chunk of the run once all of it is
+// passed. The items passed over (ids the peer holds or refused, so does
+// not ask for) are kept for the next merge.
+func (l *Listed) takeNext(id *negentropy.ID) (uint64, bool) {
+	c, j := 0, l.next
+	for range runAhead + 1 {
+		for c < len(l.run) && j == len(l.run[c]) {
+			c, j = c+1, 0
+		}
+		if c == len(l.run) {
+			return 0, false
+		}
+		if l.run[c][j].id == *id {
+			at := l.run[c][j].at
+			l.run[c][j].at = 0
+			l.next = j + 1
+			if l.next == runChunk {
+				c, l.next = c+1, 0
+			}
+			for range c {
+				l.dropChunk()
+			}
+			return at, true
+		}
+		j++
+	}
+	return 0, false
+}
+
+// runAhead is how many of the run's next items an id asked for may pass
+// over and still be taken from the run.
+const runAhead = 16
+
+// dropChunk gives back the run's first chunk, all of it passed: the room
+// of what was asked for, and what was not into passed.
+func (l *Listed) dropChunk() {
+	kept := 0
+	for _, e := range l.run[0] {
+		if e.at != 0 {
+			l.passed = append(l.passed, e)
+			kept++
+		}
+	}
+	l.give(int64(len(l.run[0])-kept) * listedSize)
+	l.run[0] = nil
+	l.run = l.run[1:]
+}
+
+// takeSorted takes the place of id from the items merged before.
+func (l *Listed) takeSorted(id *negentropy.ID) (uint64, bool) {
+	// The heads first (a small array, searched fast), then the few ids
+	// sharing one.
+	h := binary.BigEndian.Uint64(id[:8])
+	for j, _ := slices.BinarySearch(l.heads, h); j < len(l.heads) && l.heads[j] == h; j++ {
+		if e := &l.sorted[j]; e.id == *id && e.at != 0 {
+			at := e.at
+			e.at = 0
+			return at, true
+		}
+	}
+	return 0, false
+}
+
+// merge sorts the run's items not asked for into those before, dropping
+// those asked for since (and giving their room back).
 func (l *Listed) merge() {
-	if len(l.tail) == 0 {
+	tail := l.passed
+	asked := 0
+	for _, c := range l.run {
+		for _, e := range c {
+			if e.at != 0 {
+				tail = append(tail, e)
+			} else {
+				asked++
+			}
+		}
+	}
+	l.give(int64(asked) * listedSize)
+	l.run, l.next, l.passed = nil, 0, nil
+	if len(tail) == 0 {
 		return
 	}
 	cmpID := func(a, b listedAt) int { return bytes.Compare(a.id[:], b.id[:]) }
-	slices.SortFunc(l.tail, cmpID)
+	slices.SortFunc(tail, cmpID)
 	// Those asked for dropped first, then both merged from the back into
 	// sorted, grown in place.
 	kept := l.sorted[:0]
@@ -128,14 +228,14 @@ func (l *Listed) merge() {
 		}
 	}
 	l.give(int64(len(l.sorted)-len(kept)) * listedSize)
-	i, j := len(kept)-1, len(l.tail)-1
-	l.sorted = slices.Grow(kept, len(l.tail))[:len(kept)+len(l.tail)]
+	i, j := len(kept)-1, len(tail)-1
+	l.sorted = slices.Grow(kept, len(tail))[:len(kept)+len(tail)]
 	for k := len(l.sorted) - 1; j >= 0; k-- {
-		if i >= 0 && cmpID(l.sorted[i], l.tail[j]) > 0 {
+		if i >= 0 && cmpID(l.sorted[i], tail[j]) > 0 {
 			l.sorted[k] = l.sorted[i]
 			i--
 		} else {
-			l.sorted[k] = l.tail[j]
+			l.sorted[k] = tail[j]
 			j--
 		}
 	}
@@ -158,11 +258,6 @@ func (l *Listed) merge() {
 	for i := range l.sorted {
 		l.heads = append(l.heads, binary.BigEndian.Uint64(l.sorted[i].id[:8]))
 	}
-	if cap(l.tail) > 4096 {
-		l.tail = nil // a large round's: not kept for the next
-	} else {
-		l.tail = l.tail[:0]
-	}
 }
 
 func (l *Listed) give(n int64) {
@@ -176,5 +271,5 @@ func (l *Listed) Close() {
 	defer l.mu.Unlock()
 	l.closed = true
 	l.give(l.taken)
-	l.sorted, l.tail, l.heads = nil, nil, nil
+	l.sorted, l.run, l.passed, l.heads = nil, nil, nil, nil
 }

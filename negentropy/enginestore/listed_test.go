@@ -177,3 +177,70 @@ func TestListedKeepsNothingUntilTold(t *testing.T) {
 		}
 	}
 }
+
+// Ids asked in another order than listed are placed all the same (the
+// run is merged and searched), each once; and the room of those asked for
+// is given back, in the order listed or not.
+func TestListedPlacesInAnyOrder(t *testing.T) {
+	items := placedItems(3000)
+	want := map[negentropy.ID]uint64{}
+	for i, it := range items {
+		want[it.ID] = 1000 + uint64(i)
+	}
+	orders := map[string]func([]negentropy.ID) []negentropy.ID{
+		"as listed": func(ids []negentropy.ID) []negentropy.ID { return ids },
+		"reversed": func(ids []negentropy.ID) []negentropy.ID {
+			out := make([]negentropy.ID, len(ids))
+			for i, d := range ids {
+				out[len(ids)-1-i] = d
+			}
+			return out
+		},
+		"every other first": func(ids []negentropy.ID) []negentropy.ID {
+			var out []negentropy.ID
+			for i := 0; i < len(ids); i += 2 {
+				out = append(out, ids[i])
+			}
+			for i := 1; i < len(ids); i += 2 {
+				out = append(out, ids[i])
+			}
+			return out
+		},
+	}
+	for name, order := range orders {
+		t.Run(name, func(t *testing.T) {
+			room := enginestore.NewRoom(1 << 20)
+			l := enginestore.NewListed(room)
+			defer l.Close()
+			l.Keep()
+			asked := order(listAll(t, placedOrder{&fakeOrder{items: items}}, l))
+			if len(asked) != len(items) {
+				t.Fatalf("the initiator needs %d ids, want %d", len(asked), len(items))
+			}
+			// Asked in WANTs of 100.
+			for lo := 0; lo < len(asked); lo += 100 {
+				part := asked[lo:min(lo+100, len(asked))]
+				at := make([]uint64, len(part))
+				l.Places(len(part), func(i int) negentropy.ID { return part[i] }, at)
+				for i, d := range part {
+					if at[i] != want[d] {
+						t.Fatalf("id %s: place %d, want %d", d, at[i], want[d])
+					}
+				}
+			}
+			// One more look-up gives back what the last merged.
+			l.Places(1, func(int) negentropy.ID { return sha256.Sum256([]byte("not listed")) }, make([]uint64, 1))
+			left := enginestore.NewListed(room)
+			defer left.Close()
+			left.Keep()
+			got := listAll(t, placedOrder{&fakeOrder{items: items}}, left)
+			at := make([]uint64, len(got))
+			left.Places(len(got), func(i int) negentropy.ID { return got[i] }, at)
+			for i, d := range got {
+				if at[i] != want[d] {
+					t.Fatalf("after all were asked for, id %s: place %d, want %d (room not given back)", d, at[i], want[d])
+				}
+			}
+		})
+	}
+}

@@ -159,6 +159,20 @@ func (s *Store) read(start, n int, yield func(Placed) bool) error {
 	return nil
 }
 
+// Item returns the item at index i ([negentropy.ItemReader]): an item
+// read beside a bound, not listed, so not noted in the Store's Listed.
+func (s *Store) Item(i int) (negentropy.Item, error) {
+	if err := s.check(i, i+1); err != nil {
+		return negentropy.Item{}, err
+	}
+	b := i / s.block
+	items, err := s.load(b)
+	if err != nil {
+		return negentropy.Item{}, err
+	}
+	return items[i-b*s.block], nil
+}
+
 // Iterate streams items begin..end-1 from the engine ([negentropy.Storage]).
 func (s *Store) Iterate(begin, end int, yield func(int, negentropy.Item) bool) error {
 	if err := s.check(begin, end); err != nil {
