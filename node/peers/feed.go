@@ -39,7 +39,7 @@ type feed struct {
 	head    uint64         // the seq the next id gets
 	lost    uint64         // ids before this seq may be missing: the subscription dropped some
 	gen     uint64         // bumped by every change to the space's sync order
-	wake    chan struct{}  // closed, and replaced, when ids arrive
+	wake    chan struct{}  // closed when ids arrive; made when a cursor waits (nil: none does)
 	users   int
 	idle    *time.Timer
 	ended   bool          // the subscription closed: the feed is no longer listed nor kept
@@ -70,7 +70,7 @@ func (fs *feeds) acquire(st *engine.Store, spaceID string) *feed {
 	}
 	f := fs.by[spaceID]
 	if f == nil {
-		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents), wake: make(chan struct{})}
+		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents)}
 		fs.by[spaceID] = f
 		go fs.run(f)
 	}
@@ -158,8 +158,7 @@ func (f *feed) run() {
 			f.ring[f.head%feedRing] = d
 			f.head++
 			f.gen++
-			close(f.wake)
-			f.wake = make(chan struct{})
+			f.wakeAll()
 		}
 		f.mu.Unlock()
 	}
@@ -168,9 +167,18 @@ func (f *feed) run() {
 	f.mu.Lock()
 	f.lost = f.head + 1
 	f.ended = true
-	close(f.wake)
-	f.wake = make(chan struct{})
+	f.wakeAll()
 	f.mu.Unlock()
+}
+
+// wakeAll wakes the cursors waiting for ids, if any: the channel is made
+// only when one waits, not for each id of a space no live session
+// follows. f.mu is held.
+func (f *feed) wakeAll() {
+	if f.wake != nil {
+		close(f.wake)
+		f.wake = nil
+	}
 }
 
 // cursor is one session's place in its space's feed.
@@ -209,6 +217,9 @@ func (c *cursor) read(buf []canonical.ID) ([]canonical.ID, <-chan struct{}, read
 	}
 	for ; c.next < f.head; c.next++ {
 		buf = append(buf, f.ring[c.next%feedRing])
+	}
+	if f.wake == nil {
+		f.wake = make(chan struct{})
 	}
 	return buf, f.wake, readOn
 }

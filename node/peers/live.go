@@ -49,8 +49,12 @@ func (s *session) pushLive() {
 	}
 }
 
-// remember notes a version the peer sent, so it is not pushed back.
+// remember notes a version the peer sent, so it is not pushed back; a
+// session that is not live pushes nothing, so notes nothing.
 func (s *session) remember(v *record.Version) {
+	if !s.live {
+		return
+	}
 	d, ok := v.Digest()
 	if !ok {
 		return
