@@ -120,3 +120,27 @@ func TestFileWantWaitsForNegOpen(t *testing.T) {
 		}
 	}
 }
+
+// A file whose FILE-WANT the holder never read is asked again within the
+// stall wait, the stop's wait and the opener's Reopen (under 45 s by
+// default, docs/sync.md §7.7): the session ends sync/file-unanswered and the
+// opener opens the next at once, not at its next rescan (an hour here).
+func TestUnansweredStopIsAskedAgainWithinTheBound(t *testing.T) {
+	a := newNode(t, nil)
+	b := newNode(t, &peers.Options{Rescan: time.Hour})
+	g := shared(t, a, b)
+	f, _ := a.attach(g.ID, noise(3000, 12))
+	peers.LoseFileWants(a.peers, 1)
+	peers.SetFileTimes(b.peers, 500*time.Millisecond, 300*time.Millisecond)
+	var ends atomic.Int64
+	peers.TraceSent(b.peers, func(msg []byte) {
+		if msg[0] == tNegErr && bytes.Contains(msg, []byte(peers.CodeFileUnanswered)) {
+			ends.Add(1)
+		}
+	})
+	live(t, b, a) // b opens
+	eventually(t, 20*time.Second, "b asks again and holds the file", func() bool { return b.holds(f.Hash) })
+	if ends.Load() != 1 {
+		t.Fatalf("%d sessions ended %s; want the one whose FILE-WANT was lost", ends.Load(), peers.CodeFileUnanswered)
+	}
+}

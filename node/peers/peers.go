@@ -80,9 +80,13 @@ type Peers struct {
 	// to send its NEG-OPEN, its other goroutines running.
 	beforeNegOpen func(space string)
 	recheck       time.Duration // how often a sending session asks MayRead again
-	// fileStall and fileRetry are fileStallAfter and fileRetryAfter but
-	// in tests (nanoseconds), set while sessions run.
-	fileStall, fileRetry atomic.Int64
+	// fileStall, fileRetry and fileStopWait are fileStallAfter,
+	// fileRetryAfter and fileStopWait but in tests (nanoseconds), set
+	// while sessions run.
+	fileStall, fileRetry, fileStopWait atomic.Int64
+	// loseFileWant, in tests, is asked at each FILE-WANT received: true
+	// drops it unread, as a holder that never got it.
+	loseFileWant func() bool
 	// idle holds the live sessions whose file fetchers ended with
 	// nothing to fetch, until something may be.
 	idle fileWaker
@@ -165,6 +169,7 @@ func New(host Host, o *Options) (*Peers, error) {
 		dials: map[string]*dialState{}, conns: map[*conn]struct{}{}, roomSpace: map[string]string{}}
 	p.fileStall.Store(int64(fileStallAfter))
 	p.fileRetry.Store(int64(fileRetryAfter))
+	p.fileStopWait.Store(int64(fileStopWait))
 	return p, nil
 }
 
