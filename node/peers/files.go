@@ -153,6 +153,10 @@ type sessionFiles struct {
 type stopWait struct {
 	left int64
 	at   time.Time
+	// ends: the bytes granted reach the file's end, so the holder's part
+	// ends with the last of them and it answers no stop; otherwise its
+	// part waits on credit when the stop comes, and it answers.
+	ends bool
 }
 
 // serveXfer is a file this end sends.

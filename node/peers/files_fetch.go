@@ -28,11 +28,14 @@ func (s *session) fileData(m *message) *endError {
 			w.left -= n
 			w.at = time.Now()
 			s.files.stopping[f.file] = w
-			if w.left == 0 {
-				// Every byte granted came: the holder's part ended with
-				// its last, and it drops the stop unanswered (FILE-STOP
-				// for no transfer). Remembered, the file would never be
-				// asked of this peer again.
+			if w.left == 0 && w.ends {
+				// Every byte granted came, the file's last with them: the
+				// holder's part ended with it, and it drops the stop
+				// unanswered (FILE-STOP for no transfer). Remembered, the
+				// file would never be asked of this peer again. (Granted
+				// bytes short of the end leave the holder waiting on
+				// credit: it answers, and the file waits for that answer,
+				// which asked again first would cancel the new ask.)
 				delete(s.files.stopping, f.file)
 			}
 			fileChunk{frame: m.frame, size: m.size}.done(s.c.in)
@@ -254,7 +257,7 @@ func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) 
 	s.c.files.mu.Unlock()
 	s.c.p.log.Debug("file transfer dropped", "file", file.String(), "space", s.space, "sid", s.sid, "next", x.next, "size", x.size, "unreceived", x.unreceived, "stop", stop)
 	if stop != "" && x.next < x.size {
-		s.files.stopping[file] = stopWait{left: x.unreceived, at: time.Now()}
+		s.files.stopping[file] = stopWait{left: x.unreceived, at: time.Now(), ends: x.next+x.unreceived == x.size}
 		s.post(encodeFileStop(s.sid, file, stop, "the transfer is stopped"))
 	}
 	// Once every byte of the file has come (and a write of them failed),
