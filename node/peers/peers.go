@@ -249,6 +249,7 @@ func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, 
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
+		cc.cancel()
 		c.CloseWith(CodeClosed, "the node is closing")
 		return
 	}
@@ -338,7 +339,8 @@ func (p *Peers) Run(ctx context.Context) error {
 	return outer.Err()
 }
 
-// ErrClosed is what Run returns once Close is called, and before it.
+// ErrClosed is what Run returns when Close ended it, or was called
+// before it.
 var ErrClosed = errors.New("minca/peers: closed")
 
 // Close ends p: every connection Run, Serve and Handler run is closed

@@ -42,6 +42,7 @@ func (p *Peers) relayClient(url string) (*transport.RelayClient, error) {
 			p.mu.Lock()
 			if p.closed {
 				p.mu.Unlock()
+				cc.cancel()
 				c.CloseWith(CodeClosed, "the node is closing")
 				return
 			}
