@@ -24,7 +24,7 @@ type Listed struct {
 	sorted []listedAt // by id; at 0 once asked for
 	heads  []uint64   // the first 8 bytes of each of sorted's ids, searched first
 	// run is what was noted since the last merge, in the order listed, in
-	// chunks of runChunk; run[0][next:] and the chunks after are not yet
+	// chunks (firstChunk, runChunk); run[0][next:] and the chunks after are not yet
 	// asked for. A peer asks for what it was listed in the order it was
 	// listed (a WANT after a reconciliation), so each id asked is most
 	// often the run's next: found with no search, and no sort of the
@@ -32,15 +32,22 @@ type Listed struct {
 	// run is merged into sorted.
 	run    [][]listedAt
 	next   int
+	chunks int        // chunks made
 	passed []listedAt // items the run's next passed over and not asked for, from the chunks given back
 	taken  int64      // bytes taken from room
 	keep   bool       // notes kept (Keep)
 	closed bool
 }
 
-// runChunk is the items a chunk of the run holds: a chunk is given back
-// once all its items are asked for.
+// runChunk is the most items a chunk of the run holds. A chunk's room is
+// taken whole when it is made (fewer items when the room has less left),
+// and given back once all its items are passed.
 const runChunk = 1024
+
+// firstChunk is the items the run's first chunk holds; each chunk after
+// holds twice the one before, up to runChunk: a session that lists few
+// ids takes little room.
+const firstChunk = 64
 
 // listedAt is an item listed and where its store holds it.
 type listedAt struct {
@@ -71,6 +78,21 @@ func (r *Room) take(n int64) bool {
 	return false
 }
 
+// takeUpTo takes as many units of unit bytes as are left, at most max,
+// and returns how many.
+func (r *Room) takeUpTo(max int, unit int64) int {
+	for {
+		left := r.left.Load()
+		n := int(min(int64(max), left/unit))
+		if n <= 0 {
+			return 0
+		}
+		if r.left.CompareAndSwap(left, left-int64(n)*unit) {
+			return n
+		}
+	}
+}
+
 // NewListed is an empty Listed holding what room lets it, once told to
 // Keep.
 func NewListed(room *Room) *Listed { return &Listed{room: room} }
@@ -82,12 +104,17 @@ func (l *Listed) note(id *negentropy.ID, at uint64) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.keep || l.closed || !l.room.take(listedSize) {
+	if !l.keep || l.closed {
 		return
 	}
-	l.taken += listedSize
-	if n := len(l.run); n == 0 || len(l.run[n-1]) == runChunk {
-		l.run = append(l.run, make([]listedAt, 0, runChunk))
+	if n := len(l.run); n == 0 || len(l.run[n-1]) == cap(l.run[n-1]) {
+		c := l.room.takeUpTo(min(runChunk, firstChunk<<min(l.chunks, 4)), listedSize)
+		if c == 0 {
+			return // the room is spent
+		}
+		l.taken += int64(c) * listedSize
+		l.chunks++
+		l.run = append(l.run, make([]listedAt, 0, c))
 	}
 	last := &l.run[len(l.run)-1]
 	*last = append(*last, listedAt{*id, at})
@@ -151,7 +178,7 @@ func (l *Listed) takeNext(id *negentropy.ID) (uint64, bool) {
 			at := l.run[c][j].at
 			l.run[c][j].at = 0
 			l.next = j + 1
-			if l.next == runChunk {
+			if l.next == cap(l.run[c]) {
 				c, l.next = c+1, 0
 			}
 			for range c {
@@ -168,19 +195,26 @@ func (l *Listed) takeNext(id *negentropy.ID) (uint64, bool) {
 // over and still be taken from the run.
 const runAhead = 16
 
-// dropChunk gives back the run's first chunk, all of it passed: the room
-// of what was asked for, and what was not into passed.
+// dropChunk gives back the run's first chunk, all of it passed; what was
+// not asked for goes into passed, within the room.
 func (l *Listed) dropChunk() {
-	kept := 0
-	for _, e := range l.run[0] {
-		if e.at != 0 {
-			l.passed = append(l.passed, e)
-			kept++
-		}
-	}
-	l.give(int64(len(l.run[0])-kept) * listedSize)
+	l.passed = l.unchunk(l.passed, l.run[0])
 	l.run[0] = nil
 	l.run = l.run[1:]
+}
+
+// unchunk gives back chunk's room and appends to out its items not asked
+// for, each taking its own room (those the room has none for are
+// forgotten).
+func (l *Listed) unchunk(out, chunk []listedAt) []listedAt {
+	l.give(int64(cap(chunk)) * listedSize)
+	for _, e := range chunk {
+		if e.at != 0 && l.room.take(listedSize) {
+			l.taken += listedSize
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // takeSorted takes the place of id from the items merged before.
@@ -202,17 +236,9 @@ func (l *Listed) takeSorted(id *negentropy.ID) (uint64, bool) {
 // those asked for since (and giving their room back).
 func (l *Listed) merge() {
 	tail := l.passed
-	asked := 0
 	for _, c := range l.run {
-		for _, e := range c {
-			if e.at != 0 {
-				tail = append(tail, e)
-			} else {
-				asked++
-			}
-		}
+		tail = l.unchunk(tail, c)
 	}
-	l.give(int64(asked) * listedSize)
 	l.run, l.next, l.passed = nil, 0, nil
 	if len(tail) == 0 {
 		return

@@ -244,3 +244,35 @@ func TestListedPlacesInAnyOrder(t *testing.T) {
 		})
 	}
 }
+
+// A Listed takes its room for a chunk of ids as it starts one, not an id
+// at a time: sessions that each list a few ids hold no more than their
+// Room between them, the memory their chunks take counted.
+func TestListedRoomCountsWholeChunks(t *testing.T) {
+	items := placedItems(40)
+	room := enginestore.NewRoom(2 * 64 * 48) // two first chunks
+	placed := func(l *enginestore.Listed) int {
+		need := listAll(t, placedOrder{&fakeOrder{items: items}}, l)
+		at := make([]uint64, len(need))
+		l.Places(len(need), func(i int) negentropy.ID { return need[i] }, at)
+		n := 0
+		for _, a := range at {
+			if a != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	var ls []*enginestore.Listed
+	for range 3 {
+		l := enginestore.NewListed(room)
+		l.Keep()
+		ls = append(ls, l)
+		defer l.Close()
+	}
+	for i, want := range []int{40, 40, 0} {
+		if n := placed(ls[i]); n != want {
+			t.Fatalf("Listed %d placed %d ids, want %d (a chunk's room each)", i, n, want)
+		}
+	}
+}
