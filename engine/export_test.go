@@ -512,3 +512,11 @@ func ReadAheadKept(p *Prepared) bool { return p.ahead != nil }
 // OnCloseWaiting sets what Close calls when it starts waiting for the
 // reads in flight.
 func OnCloseWaiting(s *Store, f func()) { s.reads.waiting = f }
+
+// Filled reports whether the store knows of a space a Filling fills
+// (filling.go).
+func Filled(s *Store) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fill != nil
+}

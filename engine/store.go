@@ -103,6 +103,9 @@ type Store struct {
 	mu sync.Mutex
 	// inflight is the last batch decided, which may still be committing.
 	inflight *tx
+	// fill is what the store knows of the space a Filling fills, while
+	// that source's batches are the only ones decided (filling.go).
+	fill *fillState
 	// applied counts the batches committed to the KV (Store.write): what
 	// was read ahead for a batch is good while it has not moved, or has
 	// moved by one batch whose keys are known (lastApplied).
