@@ -226,6 +226,9 @@ func (t *tx) readAheadFor(p *Prepared) error {
 // changed after: a map of what was read keys them by frozen(k).
 func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, []byte, bool), prevStored map[canonical.ID]*record.Version, waiting, logPrev bool, free map[string]bool, fresh []bool, known func(v *record.Version, k []byte) bool) (ks, absent [][]byte) {
 	ks = make([][]byte, 0, 4*len(vs))
+	if known != nil {
+		absent = make([][]byte, 0, 3*len(vs)) // an id, a head, a line place each
+	}
 	type digested struct {
 		d   canonical.ID
 		rec []byte
