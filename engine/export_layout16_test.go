@@ -13,26 +13,11 @@ func OrderValue(vseq uint64, coll string) []byte { return orderValue(vseq, coll)
 // entry the version's collection alone, not its vseq), and marks it as
 // layout `as` (16, or earlier after Layout15's change).
 func Layout16(kv KV, as byte) error {
-	b, err := kv.NewBatch()
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	it, err := kv.NewIter([]byte{keys.Order}, []byte{keys.Order + 1})
-	if err != nil {
-		return err
-	}
-	for it.Next() {
-		coll, vseq, ok := readOrder(it.Value())
+	return rewriteFamily(kv, keys.Order, as, func(b Batch, k, v []byte) error {
+		coll, vseq, ok := readOrder(v)
 		if !ok || vseq == 0 {
-			continue
+			return nil
 		}
-		if err := b.Set(bytes.Clone(it.Key()), bytes.Clone(coll)); err != nil {
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	return commitAtLayout(kv, b, as)
+		return b.Set(bytes.Clone(k), bytes.Clone(coll))
+	})
 }

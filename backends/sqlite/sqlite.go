@@ -93,7 +93,13 @@ type Store struct {
 	// fam is the tables a store of blocks keeps in them.
 	fam families
 	// pending is how many writes to rows each block's span took since
-	// the store was opened (under ownMu), by the block's key.
+	// the store was opened (under ownMu), by the block's key. It is kept
+	// in memory only, and counted only once a batch commits: a crash (or
+	// Close) loses it, which costs only a later rewrite. No read uses it
+	// (a row wins over its block), a span holds at most one row a key
+	// (blockSpan rows), and the rewrite takes in every row of its span,
+	// those written before the store was last opened too
+	// (TestPendingCountLostOnlyDelaysTheRewrite).
 	pending  map[string]int
 	codec    codec
 	arena    []byte // the room of a batch's coded values, kept for the next (under ownMu)

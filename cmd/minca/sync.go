@@ -121,6 +121,9 @@ func startPeers(ctx context.Context, s *stdio, n *node.Node, ps *peerSpec) (p *p
 			c()
 		}
 		<-done
+		// Every connection ended and every goroutine of the peers with
+		// them, before the node closes its store.
+		p.Close()
 	}, nil
 }
 
