@@ -426,8 +426,8 @@ func idAt(kv KV, vseq uint64) (canonical.ID, error) {
 func ReadAheadKept(p *Prepared) bool { return p.ahead != nil }
 
 // OnCloseWaiting sets what Close calls when it starts waiting for the
-// reads in flight.
-func OnCloseWaiting(s *Store, f func()) { s.reads.waiting = f }
+// calls in progress.
+func OnCloseWaiting(s *Store, f func()) { s.calls.waiting = f }
 
 // Filled reports whether the store knows of a space a Filling fills
 // (filling.go).

@@ -181,6 +181,7 @@ be reached or the connection broke: try again.`)
 	if err != nil {
 		return err
 	}
+	defer p.Close() // before the store, deferred above
 	cctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()
 	c, err := transport.Dial(cctx, fs.Arg(0), p.TransportOptions())
