@@ -10,8 +10,8 @@ import (
 // A node's first sync of a space fills a space the store held nothing of:
 // every version it is sent is new, and admitting each looks up keys that
 // are not there — its id, its record's head, its place in its writer's
-// line — one look-up each, some 1.5 µs on Pebble (half of them misses
-// through every level's filter). A Filling lets such a source skip them:
+// line — one look-up each, some 1.5 µs on Pebble (a miss goes through
+// every level and its filter). A Filling lets such a source skip them:
 // while its batches are the only ones decided in the store since it found
 // the space empty, a key of the space is in the store only if one of its
 // own batches wrote it, and it remembers which it wrote.
