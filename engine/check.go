@@ -330,6 +330,7 @@ func (c *checker) histories(ctx context.Context) error {
 			return nil
 		}
 		got, err := decodeHead(hb)
+		h.num = got.num // which entries are the record's: checked by histories
 		if err != nil {
 			c.add("record %q: %v", rec[keys.SpaceLen:len(rec)-1], err)
 		} else if h.hasFirst && first != nil && first.is(heldCurrent) == got.inHead {
@@ -393,23 +394,8 @@ func (c *checker) histories(ctx context.Context) error {
 	}
 	var at []byte   // the record of the entries in rows
 	var lone []byte // a head not yet followed by its record's history
-	err := c.scan(ctx, keys.History, func(k, val []byte) error {
-		if keys.IsHead(k) {
-			if lone != nil {
-				c.add("record head %q: no history", lone[keys.SpaceLen:len(lone)-1])
-			}
-			lone = k[1:]
-			return nil
-		}
-		he, ok := keys.HistoryEntry(k)
-		if !ok {
-			c.add("history key %x: neither a version value's place nor an id", k)
-			return nil
-		}
-		r := he.Rec
-		if bytes.Equal(r, lone) {
-			lone = nil
-		}
+	// entry takes one history entry, of the record r, into rows.
+	entry := func(r []byte, he keys.HistEntry, val []byte) error {
 		if !bytes.Equal(r, at) {
 			if err := take(at); err != nil {
 				return err
@@ -421,15 +407,9 @@ func (c *checker) histories(ctx context.Context) error {
 		var f *heldFact
 		id, d := he.ID, he.D
 		if he.ByVseq {
-			id = fmt.Sprintf("at %d", he.Vseq)
-			if f = c.at(he.Vseq); f != nil && f.is(heldBad) {
-				f = nil
-			}
+			id, f = c.entryID(he.Vseq)
 			if f != nil {
 				d = f.d
-				if id = c.oddID[f.vseq]; id == "" {
-					id = d.String()
-				}
 			}
 		} else {
 			f = c.named(d)
@@ -460,6 +440,48 @@ func (c *checker) histories(ctx context.Context) error {
 		}
 		rows = append(rows, row{id: id, d: d, seq: seq, f: f, e: e, home: home})
 		return nil
+	}
+	// The records of layout 18 on: their heads (in 'h', by key) name
+	// their numbers, under which their entries are ('H', by number).
+	type numberedHead struct {
+		num      uint64
+		off, end int // its rec in recs
+		seen     bool
+	}
+	var numbered []numberedHead
+	var recs []byte
+	var keyed []byte // a head naming a number: no entry may follow it under its key
+	err := c.scan(ctx, keys.History, func(k, val []byte) error {
+		if keys.IsHead(k) {
+			if lone != nil {
+				c.add("record head %q: no history", lone[keys.SpaceLen:len(lone)-1])
+			}
+			lone, keyed = k[1:], nil
+			if h, err := decodeHead(val); err == nil && h.num != 0 {
+				numbered = append(numbered, numberedHead{num: h.num, off: len(recs), end: len(recs) + len(k) - 1})
+				recs = append(recs, k[1:]...)
+				lone, keyed = nil, k[1:]
+			}
+			return nil
+		}
+		he, ok := keys.HistoryEntry(k)
+		if !ok {
+			c.add("history key %x: neither a version value's place nor an id", k)
+			return nil
+		}
+		r := he.Rec
+		if bytes.Equal(r, keyed) {
+			id := he.ID
+			if he.ByVseq {
+				id, _ = c.entryID(he.Vseq)
+			}
+			c.add("history entry %s: under its record's key, where its record's head names a number", id)
+			return nil
+		}
+		if bytes.Equal(r, lone) {
+			lone = nil
+		}
+		return entry(r, he, val)
 	})
 	if err != nil {
 		return err
@@ -470,7 +492,91 @@ func (c *checker) histories(ctx context.Context) error {
 	if lone != nil {
 		c.add("record head %q: no history", lone[keys.SpaceLen:len(lone)-1])
 	}
+	recOf := func(n *numberedHead) []byte { return recs[n.off:n.end] }
+	slices.SortStableFunc(numbered, func(a, b numberedHead) int { return cmp.Compare(a.num, b.num) })
+	for i := range numbered {
+		n := &numbered[i]
+		r := recOf(n)
+		if n.num > c.want.recs {
+			c.add("record %q: its number %d is past the last one given (%d)", r[keys.SpaceLen:len(r)-1], n.num, c.want.recs)
+		}
+		if i > 0 && numbered[i-1].num == n.num {
+			o := recOf(&numbered[i-1])
+			c.add("record %q: its number %d is record %q's too", r[keys.SpaceLen:len(r)-1], n.num, o[keys.SpaceLen:len(o)-1])
+		}
+	}
+	j := 0
+	var unnamed uint64 // the last number no head names, its record named
+	if err := c.scan(ctx, keys.HistNum, func(k, val []byte) error {
+		he, ok := keys.HistoryEntry(k)
+		if !ok {
+			c.add("history key %x: neither a version value's place nor an id", k)
+			return nil
+		}
+		for j < len(numbered) && numbered[j].num < he.Num {
+			j++
+		}
+		if j == len(numbered) || numbered[j].num != he.Num {
+			id, f := c.entryID(he.Vseq)
+			if f != nil && he.Num != unnamed {
+				unnamed = he.Num
+				if err := c.recordOf(f.vseq, he.Num); err != nil {
+					return err
+				}
+			}
+			c.add("history entry %s: its record number %d names no record", id, he.Num)
+			return nil
+		}
+		numbered[j].seen = true
+		return entry(recOf(&numbered[j]), he, val)
+	}); err != nil {
+		return err
+	}
+	if err := take(at); err != nil {
+		return err
+	}
+	for i := range numbered {
+		if n := &numbered[i]; !n.seen && (i == 0 || numbered[i-1].num != n.num) {
+			r := recOf(n)
+			c.add("record head %q: no history", r[keys.SpaceLen:len(r)-1])
+		}
+	}
 	return flush()
+}
+
+// recordOf names the record of the version at vseq, whose history
+// entries are under a number no head names: its head is gone, or names
+// another number.
+func (c *checker) recordOf(vseq, num uint64) error {
+	v, err := c.s.readHeld(vseq)
+	if err != nil {
+		return nil // the versions pass names it
+	}
+	hb, err := c.s.kv.Get(keys.HeadKey(keys.Rec(v.Space, v.Key)))
+	if errors.Is(err, ErrNotFound) {
+		c.add("record %q: no head: %v", v.Key, err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if h, err := decodeHead(hb); err == nil {
+		c.add("record %q: its head names number %d, its history entries %d", v.Key, h.num, num)
+	}
+	return nil
+}
+
+// entryID is how a problem names the version a history entry names by
+// vseq, and its facts (nil when no sound version is there).
+func (c *checker) entryID(vseq uint64) (string, *heldFact) {
+	f := c.at(vseq)
+	if f == nil || f.is(heldBad) {
+		return fmt.Sprintf("at %d", vseq), nil
+	}
+	if id := c.oddID[f.vseq]; id != "" {
+		return id, f
+	}
+	return f.d.String(), f
 }
 
 func (c *checker) orders(ctx context.Context) error {
