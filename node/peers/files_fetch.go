@@ -262,7 +262,9 @@ func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) 
 
 // fetchFiles asks the peer for the files the store lacks that versions of
 // the space held whole name, as the policy says, and those readers asked
-// for, until the session ends; it stops transfers that stall.
+// for, until the session ends or it has nothing to fetch and nothing in
+// hand (it is then started again on demand, files_idle.go); it stops
+// transfers that stall.
 func (s *session) fetchFiles() {
 	st := s.c.host.Store()
 	wanter, _ := s.c.host.(fileWanter)
@@ -329,6 +331,12 @@ func (s *session) fetchFiles() {
 			// The look went round to where it started: the next starts
 			// at the first, where a file let go meanwhile may be.
 			after = canonical.ID{}
+		}
+		if scanned && len(missing) == 0 && s.idleFiles() && s.c.p.idle.park(s, named, wantCh) {
+			// Nothing to fetch and nothing in hand: the fetcher ends, and
+			// is started again when a version names a missing file or a
+			// reader asks for one (files_idle.go).
+			return
 		}
 		select {
 		case <-s.ctx.Done():

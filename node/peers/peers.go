@@ -83,6 +83,9 @@ type Peers struct {
 	// fileStall and fileRetry are fileStallAfter and fileRetryAfter but
 	// in tests (nanoseconds), set while sessions run.
 	fileStall, fileRetry atomic.Int64
+	// idle holds the live sessions whose file fetchers ended with
+	// nothing to fetch, until something may be.
+	idle fileWaker
 }
 
 // Totals counts what every session carried, those running included.

@@ -418,6 +418,7 @@ func (s *session) exit() {
 // release gives back what the ended session held: its feed, its live
 // share, and its queued bytes, sent and received.
 func (s *session) release() {
+	s.c.p.idle.unpark(s)
 	s.endFiles()
 	s.listed.Close()
 	s.c.p.feeds.release(s.feed)
