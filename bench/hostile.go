@@ -509,6 +509,7 @@ func ServeTarget(ctx context.Context, dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close() // its connections end before the store closes
 	srv, err := p.Handler(ctx, nil)
 	if err != nil {
 		return err

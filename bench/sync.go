@@ -203,6 +203,7 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 	if err != nil {
 		return res, err
 	}
+	defer sp0.Close() // before the store it serves
 	url, stop, err := listenPeers(ctx, sp0)
 	if err != nil {
 		return res, err
@@ -270,6 +271,7 @@ func syncOnce(ctx context.Context, h syncHost, url string) (peers.Summary, error
 	if err != nil {
 		return peers.Summary{}, err
 	}
+	defer p.Close()
 	c, err := transport.Dial(ctx, url, p.TransportOptions())
 	if err != nil {
 		return peers.Summary{}, err
@@ -331,6 +333,7 @@ func diffCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult) 
 	if err != nil {
 		return err
 	}
+	defer pa.Close()
 	url, stop, err := listenPeers(ctx, pa)
 	if err != nil {
 		return err
@@ -402,10 +405,12 @@ func liveCase(ctx context.Context, dir string, cfg SyncConfig, webrtc bool) (p50
 	if err != nil {
 		return 0, 0, err
 	}
+	defer pa.Close()
 	pb, err := newPeers(syncHost{b, []string{sp}}, relays)
 	if err != nil {
 		return 0, 0, err
 	}
+	defer pb.Close()
 	if webrtc {
 		for _, p := range []*peers.Peers{pa, pb} {
 			wg.Add(1)
@@ -504,6 +509,7 @@ func fanoutCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult
 	if err != nil {
 		return err
 	}
+	defer ps.Close()
 	lctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -525,6 +531,7 @@ func fanoutCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult
 		if err != nil {
 			return err
 		}
+		defer p.Close() // before st's Close, deferred above
 		c, err := transport.Dial(ctx, url, p.TransportOptions())
 		if err != nil {
 			return err

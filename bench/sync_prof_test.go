@@ -37,6 +37,7 @@ func BenchmarkSyncInto(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer p.Close()
 	url, stop, err := listenPeers(ctx, p)
 	if err != nil {
 		b.Fatal(err)

@@ -63,9 +63,10 @@ type Prepared struct {
 // Prepare runs Judge.Check over vs on every core (Options.Workers), and
 // encodes what storing each version that passes needs.
 func (s *Store) Prepare(ctx context.Context, vs []*record.Version) (*Prepared, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	j := s.opts.Judge
 	if j == nil {
 		return nil, ErrNoJudge
@@ -315,9 +316,10 @@ func (s *Store) ReadAhead(vs []*record.Version) (*Ahead, error) {
 // would be stored over its record's head, so only a key the caller drew
 // itself may be named.
 func (s *Store) ReadAheadFresh(vs []*record.Version, fresh []bool) (*Ahead, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	s.state.Lock()
 	waiting, logPrev := s.st.stats.Waiting > 0, s.st.logPrev > 0
 	s.state.Unlock()

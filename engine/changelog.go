@@ -465,10 +465,11 @@ func (s *Store) Changes(ctx context.Context, after uint64) iter.Seq2[Change, err
 // happened outlives a crash that comes before anyone heard the event.
 func (s *Store) ChangeLog(ctx context.Context, after uint64) iter.Seq2[Change, error] {
 	return func(yield func(Change, error) bool) {
-		if err := s.check(); err != nil {
+		if err := s.enter(); err != nil {
 			yield(Change{}, err)
 			return
 		}
+		defer s.leave()
 		// The first entry at or after after+1 holds the change after after.
 		it, err := s.kv.NewIter(keys.ChangeKey(after+1), []byte{keys.Change + 1})
 		if err != nil {

@@ -36,9 +36,10 @@ type FileVerifier interface {
 // nothing read from such a store is checked further. Damage met while
 // reading is an error wrapping ErrCorrupt.
 func (s *Store) Check(ctx context.Context, vf *record.Verifier) ([]string, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	if fv, ok := s.raw.(FileVerifier); ok {
 		if probs, err := fv.VerifyFiles(ctx); err != nil || len(probs) > 0 {
 			return probs, err

@@ -16,26 +16,11 @@ func Layout16(kv KV, as byte) error {
 	if err := Layout17(kv, as); err != nil {
 		return err
 	}
-	b, err := kv.NewBatch()
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	it, err := kv.NewIter([]byte{keys.Order}, []byte{keys.Order + 1})
-	if err != nil {
-		return err
-	}
-	for it.Next() {
-		coll, vseq, ok := readOrder(it.Value())
+	return rewriteFamily(kv, keys.Order, as, func(b Batch, k, v []byte) error {
+		coll, vseq, ok := readOrder(v)
 		if !ok || vseq == 0 {
-			continue
+			return nil
 		}
-		if err := b.Set(bytes.Clone(it.Key()), bytes.Clone(coll)); err != nil {
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	return commitAtLayout(kv, b, as)
+		return b.Set(bytes.Clone(k), bytes.Clone(coll))
+	})
 }

@@ -51,28 +51,22 @@ func Layout10(kv KV) error {
 		return err
 	}
 	defer b.Close()
-	it, err := kv.NewIter([]byte{keys.Version}, []byte{keys.Version + 1})
-	if err != nil {
-		return err
-	}
-	for it.Next() {
-		rec, marked := markedRec(it.Value())
+	err = EachInFamily(kv, keys.Version, func(k, v []byte) error {
+		rec, marked := markedRec(v)
 		if !marked {
-			continue
+			return nil
 		}
 		hb, err := kv.Get(keys.HeadKey(rec))
 		if err != nil {
 			return err
 		}
-		env, body, ok, err := fromHead(hb, binary.BigEndian.Uint64(it.Key()[1:]))
+		env, body, ok, err := fromHead(hb, binary.BigEndian.Uint64(k[1:]))
 		if err != nil || !ok {
-			return fmt.Errorf("value %x: %v", it.Key(), err)
+			return fmt.Errorf("value %x: %v", k, err)
 		}
-		if err := b.Set(bytes.Clone(it.Key()), versionValue(env, body)); err != nil {
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
+		return b.Set(bytes.Clone(k), versionValue(env, body))
+	})
+	if err != nil {
 		return err
 	}
 	if err := b.Commit(Sync); err != nil {
@@ -89,48 +83,24 @@ func Layout11(kv KV, as byte) error {
 	if err := Layout12(kv, as); err != nil {
 		return err
 	}
-	b, err := kv.NewBatch()
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	it, err := kv.NewIter([]byte{keys.Root}, []byte{keys.Root + 1})
-	if err != nil {
-		return err
-	}
-	for it.Next() {
-		k := bytes.Clone(it.Key())
+	return rewriteFamily(kv, keys.Root, as, func(b Batch, k, _ []byte) error {
+		k = bytes.Clone(k)
 		vseq, _, byVseq, ok := keys.RootEntry(k)
 		if !ok {
 			return fmt.Errorf("root index key %x", k)
 		}
 		if !byVseq {
-			continue
+			return nil
 		}
-		vb, err := kv.Get(keys.VersionKey(vseq))
+		d, err := idAt(kv, vseq)
 		if err != nil {
 			return err
 		}
-		env, _, err := readValue(kv, vseq, vb)
-		if err != nil {
-			return err
-		}
-		v, err := decodeHeld(env, nil)
-		if err != nil {
-			return err
-		}
-		d, _ := keys.ParseExact(v.ID)
 		if err := b.Delete(k); err != nil {
 			return err
 		}
-		if err := b.Set(append(k[:keys.RootPrefixLen:keys.RootPrefixLen], d[:]...), nil); err != nil {
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	return commitAtLayout(kv, b, as)
+		return b.Set(append(k[:keys.RootPrefixLen:keys.RootPrefixLen], d[:]...), nil)
+	})
 }
 
 // Layout12 turns kv into a store as layout 12 kept it (each place of a
@@ -141,48 +111,24 @@ func Layout12(kv KV, as byte) error {
 	if err := Layout13(kv, as); err != nil {
 		return err
 	}
-	b, err := kv.NewBatch()
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	it, err := kv.NewIter([]byte{keys.Line}, []byte{keys.Line + 1})
-	if err != nil {
-		return err
-	}
-	for it.Next() {
-		vseqs, _, byVseq, ok := keys.ReadPlace(it.Value())
+	return rewriteFamily(kv, keys.Line, as, func(b Batch, k, v []byte) error {
+		vseqs, _, byVseq, ok := keys.ReadPlace(v)
 		if !ok {
-			return fmt.Errorf("line place %x", it.Key())
+			return fmt.Errorf("line place %x", k)
 		}
 		if !byVseq {
-			continue
+			return nil
 		}
 		var ds []byte
 		for _, vseq := range vseqs {
-			vb, err := kv.Get(keys.VersionKey(vseq))
+			d, err := idAt(kv, vseq)
 			if err != nil {
 				return err
 			}
-			env, _, err := readValue(kv, vseq, vb)
-			if err != nil {
-				return err
-			}
-			v, err := decodeHeld(env, nil)
-			if err != nil {
-				return err
-			}
-			d, _ := keys.ParseExact(v.ID)
 			ds = append(ds, d[:]...)
 		}
-		if err := b.Set(bytes.Clone(it.Key()), ds); err != nil {
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	return commitAtLayout(kv, b, as)
+		return b.Set(bytes.Clone(k), ds)
+	})
 }
 
 // Layout13 turns kv into a store as layout 13 kept it (each change log
@@ -192,39 +138,15 @@ func Layout13(kv KV, as byte) error {
 	if err := Layout14(kv, as); err != nil {
 		return err
 	}
-	b, err := kv.NewBatch()
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	it, err := kv.NewIter([]byte{keys.Change}, []byte{keys.Change + 1})
-	if err != nil {
-		return err
-	}
-	id := func(vseq uint64) (canonical.ID, error) {
-		vb, err := kv.Get(keys.VersionKey(vseq))
-		if err != nil {
-			return canonical.ID{}, err
-		}
-		env, _, err := readValue(kv, vseq, vb)
-		if err != nil {
-			return canonical.ID{}, err
-		}
-		v, err := decodeHeld(env, nil)
-		if err != nil {
-			return canonical.ID{}, err
-		}
-		d, _ := keys.ParseExact(v.ID)
-		return d, nil
-	}
-	for it.Next() {
-		k := bytes.Clone(it.Key())
-		_, cs, refs, err := readChanges(k, it.Value())
+	id := func(vseq uint64) (canonical.ID, error) { return idAt(kv, vseq) }
+	return rewriteFamily(kv, keys.Change, as, func(b Batch, k, v []byte) error {
+		k = bytes.Clone(k)
+		_, cs, refs, err := readChanges(k, v)
 		if err != nil {
 			return err
 		}
 		if refs == nil {
-			continue
+			return nil
 		}
 		if err := idsByVseq(cs, refs, id); err != nil {
 			return err
@@ -233,14 +155,8 @@ func Layout13(kv KV, as byte) error {
 			return err
 		}
 		k[len(k)-1] = changeFormat
-		if err := b.Set(k, encodeChanges(cs, nil)); err != nil {
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	return commitAtLayout(kv, b, as)
+		return b.Set(k, encodeChanges(cs, nil))
+	})
 }
 
 // Layout14 turns kv into a store as layout 14 kept it (each history
@@ -250,26 +166,17 @@ func Layout14(kv KV, as byte) error {
 	if err := Layout15(kv, as); err != nil {
 		return err
 	}
-	b, err := kv.NewBatch()
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	it, err := kv.NewIter([]byte{keys.History}, []byte{keys.History + 1})
-	if err != nil {
-		return err
-	}
-	for it.Next() {
-		k := bytes.Clone(it.Key())
+	return rewriteFamily(kv, keys.History, as, func(b Batch, k, val []byte) error {
+		k = bytes.Clone(k)
 		if keys.IsHead(k) {
-			continue
+			return nil
 		}
 		e, ok := keys.HistoryEntry(k)
 		if !ok {
 			return fmt.Errorf("history key %x", k)
 		}
 		if !e.ByVseq {
-			continue
+			return nil
 		}
 		vb, err := kv.Get(keys.VersionKey(e.Vseq))
 		if err != nil {
@@ -286,14 +193,8 @@ func Layout14(kv KV, as byte) error {
 		if err := b.Delete(k); err != nil {
 			return err
 		}
-		if err := b.Set(keys.HistoryIDKey(e.Rec, e.Seq, v.ID), bytes.Clone(it.Value())); err != nil {
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	return commitAtLayout(kv, b, as)
+		return b.Set(keys.HistoryIDKey(e.Rec, e.Seq, v.ID), bytes.Clone(val))
+	})
 }
 
 // Layout15 turns kv into a store as layout 15 kept it (each record's
@@ -304,26 +205,16 @@ func Layout15(kv KV, as byte) error {
 	if err := Layout16(kv, as); err != nil {
 		return err
 	}
-	b, err := kv.NewBatch()
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	it, err := kv.NewIter([]byte{keys.History}, []byte{keys.History + 1})
-	if err != nil {
-		return err
-	}
-	for it.Next() {
-		k := it.Key()
+	return rewriteFamily(kv, keys.History, as, func(b Batch, k, v []byte) error {
 		if !keys.IsHead(k) {
-			continue
+			return nil
 		}
-		h, err := decodeHead(it.Value())
+		h, err := decodeHead(v)
 		if err != nil {
 			return err
 		}
 		if !h.hasFirst || h.inHead {
-			continue
+			return nil
 		}
 		vb, err := kv.Get(keys.CurrentKey(h.firstV))
 		if err != nil {
@@ -350,14 +241,8 @@ func Layout15(kv KV, as byte) error {
 		if err := b.Set(bytes.Clone(k), hb); err != nil {
 			return err
 		}
-		if err := b.Set(keys.VersionKey(h.firstV), markerValue(k[1:])); err != nil {
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	return commitAtLayout(kv, b, as)
+		return b.Set(keys.VersionKey(h.firstV), markerValue(k[1:]))
+	})
 }
 
 // markerValue is the 'v' value of a record's first standing version as
@@ -369,59 +254,44 @@ func markerValue(rec []byte) []byte {
 // HeadForms counts the record heads holding their first standing
 // version's value (layouts 11 to 15) and those naming it (this layout).
 func HeadForms(kv KV) (holding, naming int, err error) {
-	it, err := kv.NewIter([]byte{keys.History}, []byte{keys.History + 1})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer it.Close()
-	for it.Next() {
-		if !keys.IsHead(it.Key()) {
-			continue
+	err = EachInFamily(kv, keys.History, func(k, v []byte) error {
+		if !keys.IsHead(k) {
+			return nil
 		}
-		h, err := decodeHead(it.Value())
+		h, err := decodeHead(v)
 		switch {
 		case err != nil:
-			return 0, 0, err
+			return err
 		case !h.hasFirst:
 		case h.inHead:
 			holding++
 		default:
 			naming++
 		}
-	}
-	return holding, naming, it.Err()
+		return nil
+	})
+	return holding, naming, err
 }
 
 // MarkedValues counts the version values that are markers naming their
 // record (layouts 11 to 15), and those marking a value in 'c'.
 func MarkedValues(kv KV) (markers, marks int, err error) {
-	it, err := kv.NewIter([]byte{keys.Version}, []byte{keys.Version + 1})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer it.Close()
-	for it.Next() {
-		if _, ok := markedRec(it.Value()); ok {
+	err = EachInFamily(kv, keys.Version, func(_, v []byte) error {
+		if _, ok := markedRec(v); ok {
 			markers++
-		} else if inCurrent(it.Value()) {
+		} else if inCurrent(v) {
 			marks++
 		}
-	}
-	return markers, marks, it.Err()
+		return nil
+	})
+	return markers, marks, err
 }
 
 // CurrentValues counts the values in 'c'.
 func CurrentValues(kv KV) (int, error) {
-	it, err := kv.NewIter([]byte{keys.Current}, []byte{keys.Current + 1})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
 	n := 0
-	for it.Next() {
-		n++
-	}
-	return n, it.Err()
+	err := EachInFamily(kv, keys.Current, func(_, _ []byte) error { n++; return nil })
+	return n, err
 }
 
 // HistoryForms counts the history entries naming their versions by id
@@ -431,44 +301,36 @@ func HistoryForms(kv KV) (byID, byVseq int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	it, err := kv.NewIter([]byte{keys.History}, []byte{keys.History + 1})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer it.Close()
-	for it.Next() {
-		if keys.IsHead(it.Key()) {
-			continue
+	err = EachInFamily(kv, keys.History, func(k, _ []byte) error {
+		if keys.IsHead(k) {
+			return nil
 		}
-		e, ok := keys.HistoryEntry(it.Key())
+		e, ok := keys.HistoryEntry(k)
 		switch {
 		case !ok:
-			return 0, 0, fmt.Errorf("history key %x", it.Key())
+			return fmt.Errorf("history key %x", k)
 		case e.ByVseq:
 			byVseq++
 		default:
 			byID++
 		}
-	}
-	return byID, byVseq, it.Err()
+		return nil
+	})
+	return byID, byVseq, err
 }
 
 // ChangeForms counts the change log entries naming their versions by
 // digest and by vseq.
 func ChangeForms(kv KV) (byDigest, byVseq int, err error) {
-	it, err := kv.NewIter([]byte{keys.Change}, []byte{keys.Change + 1})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer it.Close()
-	for it.Next() {
-		if k := it.Key(); k[len(k)-1] == changeByVseq && len(k) == 10 {
+	err = EachInFamily(kv, keys.Change, func(k, _ []byte) error {
+		if k[len(k)-1] == changeByVseq && len(k) == 10 {
 			byVseq++
 		} else {
 			byDigest++
 		}
-	}
-	return byDigest, byVseq, nil
+		return nil
+	})
+	return byDigest, byVseq, err
 }
 
 // HeldCache is how many versions the cache of recently stored ones holds, and
@@ -511,10 +373,64 @@ func commitAtLayout(kv KV, b Batch, as byte) error {
 	return b.Commit(Sync)
 }
 
+// EachInFamily calls f with each key and value of a key family (the keys
+// whose first byte is family) in kv, in order, until f fails; k and v are
+// kv's, valid during the call only. The layout tests count and rewrite a
+// family's entries with it.
+func EachInFamily(kv KV, family byte, f func(k, v []byte) error) error {
+	it, err := kv.NewIter([]byte{family}, []byte{family + 1})
+	if err != nil {
+		return err
+	}
+	for it.Next() {
+		if err := f(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Err(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+// rewriteFamily rewrites a family's entries in one batch, f setting and
+// deleting in b, and marks the store as written in layout as.
+func rewriteFamily(kv KV, family, as byte, f func(b Batch, k, v []byte) error) error {
+	b, err := kv.NewBatch()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := EachInFamily(kv, family, func(k, v []byte) error { return f(b, k, v) }); err != nil {
+		return err
+	}
+	return commitAtLayout(kv, b, as)
+}
+
+// idAt is the digest of the version held at vseq.
+func idAt(kv KV, vseq uint64) (canonical.ID, error) {
+	vb, err := kv.Get(keys.VersionKey(vseq))
+	if err != nil {
+		return canonical.ID{}, err
+	}
+	env, _, err := readValue(kv, vseq, vb)
+	if err != nil {
+		return canonical.ID{}, err
+	}
+	v, err := decodeHeld(env, nil)
+	if err != nil {
+		return canonical.ID{}, err
+	}
+	d, _ := keys.ParseExact(v.ID)
+	return d, nil
+}
+
 // ReadAheadKept reports whether what ReadAhead read for p is still kept:
 // not taken by p's decision (a commit came between).
 func ReadAheadKept(p *Prepared) bool { return p.ahead != nil }
 
 // OnCloseWaiting sets what Close calls when it starts waiting for the
-// reads in flight.
-func OnCloseWaiting(s *Store, f func()) { s.reads.waiting = f }
+// calls in progress.
+func OnCloseWaiting(s *Store, f func()) { s.calls.waiting = f }

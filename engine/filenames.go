@@ -32,9 +32,10 @@ var filesMember = []byte(`"files":`)
 // once for each. It reads the files index ('n'), not the versions, and
 // calls yield with no iterator open.
 func (s *Store) NamedFiles(ctx context.Context, space string, yield func(NamedFile) bool) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	if s.filesUnindexed {
 		return s.namedFilesByScan(ctx, space, yield)
 	}
@@ -64,9 +65,10 @@ func (s *Store) NamedFiles(ctx context.Context, space string, yield func(NamedFi
 // files index's entries of that file alone, so asking for one file costs
 // the same in a store naming a million as in one naming ten.
 func (s *Store) NamingFile(ctx context.Context, space string, hash canonical.ID) (NamedFile, bool, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return NamedFile{}, false, err
 	}
+	defer s.leave()
 	if s.filesUnindexed {
 		var found NamedFile
 		ok := false
@@ -195,6 +197,10 @@ type TidyFilesResult struct {
 // version that will name it, and a file a reader has open.
 func (s *Store) TidyFiles(ctx context.Context, grace time.Duration) (TidyFilesResult, error) {
 	var res TidyFilesResult
+	if err := s.enter(); err != nil {
+		return res, err
+	}
+	defer s.leave()
 	if err := s.writable(); err != nil {
 		return res, err
 	}

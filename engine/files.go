@@ -110,6 +110,9 @@ type fileRecord struct {
 func (s *Store) recordFiles(group []*fileRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err // Close closed the KV holding mu
+	}
 	s.settle()
 	b, err := s.kv.NewBatch()
 	if err != nil {
@@ -199,9 +202,10 @@ func (g *signal) fire() {
 // writable fails on a store that refuses writes, before any file is
 // written.
 func (s *Store) writable() error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	b, err := s.kv.NewBatch()
 	if err != nil {
 		return err
@@ -294,9 +298,10 @@ func (s *Store) PutFile(ctx context.Context, hash canonical.ID, data []byte) err
 // FileInfo returns a held file's size and when it was kept; ErrNotFound
 // when it is not held.
 func (s *Store) FileInfo(ctx context.Context, hash canonical.ID) (FileInfo, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return FileInfo{}, err
 	}
+	defer s.leave()
 	b, err := s.kv.Get(keys.FileHeldKey(hash))
 	if err != nil {
 		return FileInfo{}, err
@@ -355,9 +360,10 @@ func (s *Store) HasFile(ctx context.Context, hash canonical.ID) (bool, error) {
 
 // Files lists the held files in content id order.
 func (s *Store) Files(ctx context.Context, yield func(FileInfo) bool) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	it, err := s.kv.NewIter([]byte{keys.FileHeld}, []byte{keys.FileHeld + 1})
 	if err != nil {
 		return err
@@ -401,6 +407,9 @@ func (s *Store) DeleteFile(ctx context.Context, hash canonical.ID) error {
 func (s *Store) unrecordFile(d canonical.ID, size int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err // Close closed the KV holding mu
+	}
 	s.settle()
 	b, err := s.kv.NewBatch()
 	if err != nil {

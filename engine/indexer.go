@@ -123,16 +123,18 @@ func (s *Store) IndexReader() Reader {
 type indexReader struct{ s *Store }
 
 func (r indexReader) Get(key []byte) ([]byte, error) {
-	if err := r.s.check(); err != nil {
+	if err := r.s.enter(); err != nil {
 		return nil, err
 	}
+	defer r.s.leave()
 	return r.s.kv.Get(keys.IndexKey(key))
 }
 
 func (r indexReader) NewIter(lower, upper []byte) (Iterator, error) {
-	if err := r.s.check(); err != nil {
+	if err := r.s.enter(); err != nil {
 		return nil, err
 	}
+	defer r.s.leave()
 	it, err := r.s.kv.NewIter(r.bounds(lower, upper))
 	if err != nil {
 		return nil, err
@@ -144,9 +146,10 @@ func (r indexReader) NewIter(lower, upper []byte) (Iterator, error) {
 // without repeats, in one pass (KV.GetMany); value is valid only during
 // the call.
 func (r indexReader) GetMany(ks [][]byte, found func(i int, value []byte)) error {
-	if err := r.s.check(); err != nil {
+	if err := r.s.enter(); err != nil {
 		return err
 	}
+	defer r.s.leave()
 	full := make([][]byte, len(ks))
 	for i, k := range ks {
 		full[i] = keys.IndexKey(k)
@@ -178,9 +181,10 @@ const reindexBatch = 1000
 // unrecorded, so the next Open reindexes again. Open calls it when the
 // layout differs; it publishes no events (nothing readable changes).
 func (s *Store) Reindex(ctx context.Context) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	ix := s.opts.Indexer
 	if ix == nil {
 		return errors.New("minca/engine: Reindex: the store was opened without an indexer")

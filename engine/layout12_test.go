@@ -15,21 +15,20 @@ import (
 // versions by digest (as layout 12 and before wrote them) and by vseq.
 func lineForms(t *testing.T, kv engine.KV) (byDigest, byVseq int) {
 	t.Helper()
-	it, err := kv.NewIter([]byte{keys.Line}, []byte{keys.Line + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	for it.Next() {
-		_, _, v, ok := keys.ReadPlace(it.Value())
+	err := engine.EachInFamily(kv, keys.Line, func(k, val []byte) error {
+		_, _, v, ok := keys.ReadPlace(val)
 		switch {
 		case !ok:
-			t.Fatalf("line place %x: value %x of neither form", it.Key(), it.Value())
+			t.Fatalf("line place %x: value %x of neither form", k, val)
 		case v:
 			byVseq++
 		default:
 			byDigest++
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return byDigest, byVseq
 }

@@ -20,17 +20,16 @@ import (
 // (this layout's) and those holding the collection alone (layout 16's).
 func orderForms(t *testing.T, kv engine.KV) (placed, bare int) {
 	t.Helper()
-	it, err := kv.NewIter([]byte{keys.Order}, []byte{keys.Order + 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	for it.Next() {
-		if v := it.Value(); len(v) > 0 && v[0] == 0xFF {
+	err := engine.EachInFamily(kv, keys.Order, func(_, v []byte) error {
+		if len(v) > 0 && v[0] == 0xFF {
 			placed++
 		} else {
 			bare++
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return placed, bare
 }

@@ -170,9 +170,10 @@ func (s *Store) MissingFilesExcept(ctx context.Context, space string, skip func(
 // one space; with space "", or in a store whose files index is still
 // being built, the look starts at the first.
 func (s *Store) MissingFilesAfter(ctx context.Context, space string, after canonical.ID, skip func(canonical.ID) bool, yield func(NamedFile) bool) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	if s.filesUnindexed {
 		return s.missingByScan(ctx, space, func(f NamedFile) bool {
 			if skip != nil && skip(f.Hash) {

@@ -21,10 +21,11 @@ const maxCollNames = 256
 // space; an error is yielded once, last.
 func (s *Store) SyncOrder(ctx context.Context, space string, from SyncKey) iter.Seq2[SyncItem, error] {
 	return func(yield func(SyncItem, error) bool) {
-		if err := s.check(); err != nil {
+		if err := s.enter(); err != nil {
 			yield(SyncItem{}, err)
 			return
 		}
+		defer s.leave()
 		p := keys.OrderPrefix(space)
 		it, err := s.kv.NewIter(keys.OrderKey(space, from.Millis, from.Digest), keys.PrefixEnd(p))
 		if err != nil {
@@ -123,9 +124,10 @@ func (s *Store) ExportJSON(ctx context.Context, space string) iter.Seq2[[]byte, 
 // LineProofs lists the forks and breaks of writers' lines found in a space
 // (02 §4.10), each with both versions as stubs.
 func (s *Store) LineProofs(ctx context.Context, space string) ([]*record.LineProof, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	p := keys.ProofPrefix(space)
 	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
 	if err != nil {
@@ -169,9 +171,10 @@ func (s *Store) LineProofs(ctx context.Context, space string) ([]*record.LinePro
 // each place is a look-up a place. A writer about to give places n, n+1,
 // … asks once whether they are all free.
 func (s *Store) LineHeldFrom(ctx context.Context, space, author, collection string, n int64) (bool, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return false, err
 	}
+	defer s.leave()
 	if n < 0 || n > record.MaxSafeInteger {
 		return false, fmt.Errorf("minca/engine: line place %d is not one a version can take (02 §4.6)", n)
 	}
@@ -186,9 +189,10 @@ func (s *Store) LineHeldFrom(ctx context.Context, space, author, collection stri
 // Line returns the ids held at one place of a writer's line (02 §4.10): one,
 // or more when the line forked there.
 func (s *Store) Line(ctx context.Context, space, author, collection string, n int64) ([]string, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	b, err := s.kv.Get(keys.LinePlace(space, author, collection, n))
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil

@@ -2,83 +2,85 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// The reads in flight on a store's KV (an open iterator, a Get, a
-// GetMany), so that Close waits for them before it closes the KV: a
-// backend closed under an open iterator reports it leaked (Pebble:
-// "leaked iterators") and fails the read. Once Close has begun, a new
-// read is ErrClosed.
+// What Close waits for before it closes the KV: the calls in progress
+// in the store (Store.calls), then the reads on the KV still open outside
+// one (Store.reads: an iterator of IndexReader, say). A backend closed
+// under an open iterator reports it leaked (Pebble: "leaked iterators")
+// and fails the read. Once Close has begun a new call is ErrClosed, while
+// a call already in reads on to its end; once the calls have ended, so is
+// a new read.
 
-// readers counts a store's reads in flight.
-type readers struct {
-	mu      sync.Mutex
-	n       int
-	closing bool
-	idle    chan struct{} // closed when n reaches 0 while closing
-	// waiting is called when close starts waiting for reads (tests).
+// gate counts what is in flight and, once shut, refuses more. It costs an
+// atomic add each way: it is taken on every call and every read of the
+// KV, the admission path's included, and holds nothing through them.
+type gate struct {
+	// n is what is in, plus shutBit once shut.
+	n    atomic.Int64
+	idle chan struct{} // made by shut, closed once nothing is in
+	once sync.Once
+	// waiting is called when shut starts waiting (tests).
 	waiting func()
 }
 
-// enter counts a read in; ErrClosed once the store closes.
-func (r *readers) enter() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closing {
+// shutBit marks a shut gate in gate.n, far above any count in flight.
+const shutBit = 1 << 62
+
+// enter counts one in; ErrClosed once the gate is shut.
+func (g *gate) enter() error {
+	if g.n.Add(1) >= shutBit {
+		g.leave()
 		return ErrClosed
 	}
-	r.n++
 	return nil
 }
 
-func (r *readers) leave() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.n--
-	if r.n == 0 && r.idle != nil {
-		close(r.idle)
-		r.idle = nil
+func (g *gate) leave() {
+	if g.n.Add(-1) == shutBit {
+		// Shut and nothing in: idle was made before the bit was set.
+		g.once.Do(func() { close(g.idle) })
 	}
 }
 
-// close refuses new reads and waits, at most wait, for those in flight
-// to end; false when some had not.
-func (r *readers) close(wait time.Duration) bool {
-	r.mu.Lock()
-	r.closing = true
-	if r.n == 0 {
-		r.mu.Unlock()
+// shut refuses what comes after and waits, until deadline, for what is
+// in to leave; false when some had not. It is called once.
+func (g *gate) shut(deadline time.Time) bool {
+	g.idle = make(chan struct{})
+	if g.n.Add(shutBit) == shutBit {
 		return true
 	}
-	if r.idle == nil {
-		r.idle = make(chan struct{})
+	if g.waiting != nil {
+		g.waiting()
 	}
-	idle := r.idle
-	r.mu.Unlock()
-	if r.waiting != nil {
-		r.waiting()
-	}
-	t := time.NewTimer(wait)
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
-	case <-idle:
+	case <-g.idle:
 		return true
 	case <-t.C:
 		return false
 	}
 }
 
-// closeWait is how long Close waits for the reads in flight: a read
-// pages through the store with an iterator it closes between pages, or
-// ends at the caller's pace (a stream to a peer); one still open after
+// closeWait is how long Close waits for the calls and reads in flight: a
+// read pages through the store with an iterator it closes between pages,
+// or ends at the caller's pace (a stream to a peer); one still open after
 // this is left to the backend to report.
 const closeWait = 10 * time.Second
 
-// countedKV is a store's KV with its reads counted (readers).
+// enter counts a call in the store, to be ended with leave; ErrClosed once
+// the store is closing.
+func (s *Store) enter() error { return s.calls.enter() }
+
+func (s *Store) leave() { s.calls.leave() }
+
+// countedKV is a store's KV with its reads counted (Store.reads).
 type countedKV struct {
 	KV
-	r *readers
+	r *gate
 }
 
 func (k countedKV) Get(key []byte) ([]byte, error) {
@@ -102,7 +104,7 @@ func (k countedKV) NewIter(lower, upper []byte) (Iterator, error) {
 }
 
 // iter opens an iterator counted in until it is closed.
-func (r *readers) iter(open func() (Iterator, error)) (Iterator, error) {
+func (r *gate) iter(open func() (Iterator, error)) (Iterator, error) {
 	if err := r.enter(); err != nil {
 		return nil, err
 	}
@@ -117,7 +119,7 @@ func (r *readers) iter(open func() (Iterator, error)) (Iterator, error) {
 // countedIter is an iterator counted in until its Close.
 type countedIter struct {
 	Iterator
-	r      *readers
+	r      *gate
 	closed bool
 }
 

@@ -155,9 +155,10 @@ func unwritten(j Judge) {
 // that is not a version (a space's genesis, which a judge keeps itself and
 // names by the space's id). Durable when it returns.
 func (s *Store) Wake(ctx context.Context, id canonical.ID) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	j := s.opts.Judge
 	if j == nil {
 		return ErrNoJudge

@@ -16,9 +16,10 @@ type ReverseReader interface {
 type reverseIndexReader struct{ indexReader }
 
 func (r reverseIndexReader) NewReverseIter(lower, upper []byte) (Iterator, error) {
-	if err := r.s.check(); err != nil {
+	if err := r.s.enter(); err != nil {
 		return nil, err
 	}
+	defer r.s.leave()
 	lo, hi := r.bounds(lower, upper)
 	it, err := r.s.reads.iter(func() (Iterator, error) { return r.s.raw.(ReverseReader).NewReverseIter(lo, hi) })
 	if err != nil {

@@ -16,9 +16,10 @@ import (
 // becomes the one that reads while a stub reads as not held until its body
 // arrives (§4.5). Durable when it returns.
 func (s *Store) SetStanding(ctx context.Context, d canonical.ID, to Verdict) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	if to != Stands && to != Withdrawn {
 		return fmt.Errorf("minca/engine: SetStanding: %v is not a standing", to)
 	}

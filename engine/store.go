@@ -93,9 +93,12 @@ func (o *Options) withDefaults() Options {
 type Store struct {
 	// kv is the backend with its reads counted (reads.go), raw the
 	// backend itself, asked what else it can do (ImportBatcher, …).
-	kv    KV
-	raw   KV
-	reads readers
+	kv  KV
+	raw KV
+	// calls and reads are what Close waits for: the calls in progress,
+	// then the reads of kv still open (reads.go).
+	calls gate
+	reads gate
 	opts  Options
 
 	// mu serializes writers: deciding a batch, SetStanding, PutFile,
@@ -351,14 +354,20 @@ func (s *Store) ImportBatch() int {
 	return DefaultImportBatch
 }
 
-// Close closes the store and its KV.
+// Close closes the store and its KV. A call made after it begins fails
+// with ErrClosed; the calls in progress end first (Close waits at most
+// closeWait for them), and the batch committing.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	// The reads in flight end first (a reader holds no lock of the
-	// store's): closed under one, the KV would fail it and report it.
-	s.reads.close(closeWait)
+	// A call holds no lock of the store's while Close waits for it, and
+	// one writing takes mu: Close takes it after them. A read the calls
+	// left open (an index iterator) is waited for next: closed under one,
+	// the KV would fail it and report it.
+	deadline := time.Now().Add(closeWait)
+	s.calls.shut(deadline)
+	s.reads.shut(deadline)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
@@ -366,6 +375,8 @@ func (s *Store) Close() error {
 	return s.kv.Close()
 }
 
+// check is ErrClosed once Close has begun: a write that takes mu checks
+// it once it holds mu, as Close closes the KV holding it.
 func (s *Store) check() error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -389,9 +400,10 @@ func (s *Store) knownSpace(space string) bool {
 
 // Stats returns the counts of what the store holds.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return Stats{}, err
 	}
+	defer s.leave()
 	s.state.Lock()
 	defer s.state.Unlock()
 	return s.st.stats, nil
@@ -414,9 +426,10 @@ func (s *Store) Version(ctx context.Context, id canonical.ID) (*record.Version, 
 
 // VersionJSON is [Store.Version] as canonical JSON, read without parsing.
 func (s *Store) VersionJSON(ctx context.Context, id canonical.ID) ([]byte, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	return readWhole(s.kv, id)
 }
 
@@ -470,9 +483,10 @@ func (s *Store) Current(ctx context.Context, space, key string) (*record.Version
 
 // CurrentJSON is [Store.Current] as canonical JSON, read without parsing.
 func (s *Store) CurrentJSON(ctx context.Context, space, key string) ([]byte, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	hk := keys.HeadKey(keys.Rec(space, key))
 	var last []byte
 	for {
@@ -519,9 +533,10 @@ func (s *Store) CurrentJSON(ctx context.Context, space, key string) ([]byte, err
 // History lists every held version of a record, newest first by 02 §4.3,
 // stubs as stubs, each with its standing.
 func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	rec := keys.Rec(space, key)
 	hb, err := s.kv.Get(keys.HeadKey(rec))
 	if errors.Is(err, ErrNotFound) {
@@ -573,9 +588,10 @@ func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) 
 // Standing returns a held version's standing (Stands or Withdrawn) and how
 // it is held; ErrNotFound when it is not held.
 func (s *Store) Standing(ctx context.Context, id canonical.ID) (Verdict, Storage, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return Refused, None, err
 	}
+	defer s.leave()
 	vseq, env, body, err := readVersion(s.kv, id)
 	if err != nil {
 		return Refused, None, err
@@ -597,9 +613,10 @@ func (s *Store) Standing(ctx context.Context, id canonical.ID) (Verdict, Storage
 
 // Spaces lists the spaces the store holds versions of.
 func (s *Store) Spaces(ctx context.Context) ([]string, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	p := []byte{keys.Space}
 	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
 	if err != nil {
@@ -615,9 +632,10 @@ func (s *Store) Spaces(ctx context.Context) ([]string, error) {
 // Meta returns a small durable value kept beside the store's state (a
 // mirror's writer id, say); ok is false when there is none.
 func (s *Store) Meta(ctx context.Context, name string) ([]byte, bool, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, false, err
 	}
+	defer s.leave()
 	b, err := s.kv.Get(keys.MetaKey(name))
 	if errors.Is(err, ErrNotFound) {
 		return nil, false, nil
@@ -627,9 +645,10 @@ func (s *Store) Meta(ctx context.Context, name string) ([]byte, bool, error) {
 
 // SetMeta stores a meta value durably; nil deletes it.
 func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()

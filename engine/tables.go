@@ -27,9 +27,10 @@ const headsTable = "h heads"
 // in key order (heads after the history entries): where the store's bytes
 // go, for sizing a layout.
 func (s *Store) Tables(ctx context.Context) ([]TableBytes, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	it, err := s.kv.NewIter(nil, nil)
 	if err != nil {
 		return nil, err

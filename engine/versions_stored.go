@@ -39,9 +39,10 @@ func (s *Store) VersionsStored(ctx context.Context, ids []canonical.ID, budget i
 // one the sync order gave stays true; one from elsewhere would read
 // another version.
 func (s *Store) VersionsStoredAt(ctx context.Context, ids []canonical.ID, at []uint64, budget int, found func(i int, raw []byte) error) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	if len(ids) == 0 {
 		return nil
 	}

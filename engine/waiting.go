@@ -362,9 +362,10 @@ func (t *tx) waitersOf(d canonical.ID) ([]canonical.ID, error) {
 // Waiting lists the versions held aside as later, oldest first, with what
 // each waits for.
 func (s *Store) Waiting(yield func(v *record.Version, waits []string) bool) error {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return err
 	}
+	defer s.leave()
 	p := []byte{keys.WaitQueue}
 	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
 	if err != nil {
@@ -407,9 +408,10 @@ type WaitingSource struct {
 // WaitingSources lists the sources with versions waiting, the most bytes
 // first, at most n of them (all when n ≤ 0).
 func (s *Store) WaitingSources(n int) ([]WaitingSource, error) {
-	if err := s.check(); err != nil {
+	if err := s.enter(); err != nil {
 		return nil, err
 	}
+	defer s.leave()
 	s.state.Lock()
 	out := make([]WaitingSource, 0, len(s.srcs))
 	for _, src := range s.srcs {

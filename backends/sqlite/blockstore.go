@@ -177,8 +177,8 @@ type blockIter struct {
 	curKey []byte
 	at     int
 
-	k, v, buf []byte
-	err       error
+	pair
+	err error
 }
 
 func (s *Store) newBlockIter(lower, upper []byte, desc bool) (engine.Iterator, error) {
@@ -337,32 +337,11 @@ func (it *blockIter) Next() bool {
 // coded says v is a row's (decoded by its z), else a block's entry (the
 // cached block's bytes, which nothing writes into).
 func (it *blockIter) emit(k, v []byte, z sql.NullInt64, coded bool) bool {
-	if l := it.s.lab.Load(); l != nil {
-		ek, err := l.engineKey(k)
-		if err != nil {
-			it.err = err
-			return false
-		}
-		k = ek
-	}
-	it.k = append(it.k[:0], k...)
-	if coded {
-		var err error
-		if v, err = it.s.value(it.k, v, z, it.buf); err != nil {
-			it.err = err
-			return false
-		}
-		if z.Valid {
-			it.buf = v
-		}
-	}
-	it.v = v
-	return true
+	it.err = it.pair.set(it.s, k, v, z, coded)
+	return it.err == nil
 }
 
-func (it *blockIter) Key() []byte   { return it.k }
-func (it *blockIter) Value() []byte { return it.v }
-func (it *blockIter) Err() error    { return it.s.wrap(it.err) }
+func (it *blockIter) Err() error { return it.s.wrap(it.err) }
 func (it *blockIter) Close() error {
 	if it.tx == nil {
 		return nil

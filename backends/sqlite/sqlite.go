@@ -93,7 +93,13 @@ type Store struct {
 	// fam is the tables a store of blocks keeps in them.
 	fam families
 	// pending is how many writes to rows each block's span took since
-	// the store was opened (under ownMu), by the block's key.
+	// the store was opened (under ownMu), by the block's key. It is kept
+	// in memory only, and counted only once a batch commits: a crash (or
+	// Close) loses it, which costs only a later rewrite. No read uses it
+	// (a row wins over its block), a span holds at most one row a key
+	// (blockSpan rows), and the rewrite takes in every row of its span,
+	// those written before the store was last opened too
+	// (TestPendingCountLostOnlyDelaysTheRewrite).
 	pending  map[string]int
 	codec    codec
 	arena    []byte // the room of a batch's coded values, kept for the next (under ownMu)
@@ -527,10 +533,6 @@ func (s *Store) getMany(engineKeys [][]byte, found func(i int, value []byte)) er
 // NewIter iterates [lower, upper) within one read transaction, a consistent
 // view of the store.
 func (s *Store) NewIter(lower, upper []byte) (engine.Iterator, error) {
-	return s.newIter(nil, lower, upper)
-}
-
-func (s *Store) newIter(tx *sql.Tx, lower, upper []byte) (engine.Iterator, error) {
 	if s.blocks != nil {
 		return s.newBlockIter(lower, upper, false)
 	}
@@ -541,9 +543,6 @@ func (s *Store) newIter(tx *sql.Tx, lower, upper []byte) (engine.Iterator, error
 	st, args := s.it, []any{lower, upper}
 	if upper == nil {
 		st, args = s.itOpen, []any{lower}
-	}
-	if tx != nil {
-		st = tx.Stmt(st)
 	}
 	rows, err := st.Query(args...)
 	if err != nil {
@@ -578,47 +577,72 @@ func (s *Store) Close() error {
 	return s.wrap(errors.Join(errs...))
 }
 
+// iter iterates a store of rows alone (no blocks: an earlier layout), in
+// one query, a consistent view of the store.
 type iter struct {
-	s         *Store
-	rows      *sql.Rows
-	k, v, raw []byte
-	buf       []byte // what compressed values are decompressed into
-	z         sql.NullInt64
-	err       error
+	s    *Store
+	rows *sql.Rows // k, v, z; nil for an empty range
+	raw  []byte
+	z    sql.NullInt64
+	pair
+	err error
 }
 
 func (i *iter) Next() bool {
-	if i.rows == nil || !i.rows.Next() {
+	if i.rows == nil {
+		return false
+	}
+	if !i.rows.Next() {
 		i.err = i.rows.Err()
 		return false
 	}
+	// The key is scanned into the pair's own buffer: set then copies it
+	// onto itself, as a block's iterator copies its row's.
 	i.k, i.raw = i.k[:0], i.raw[:0]
 	if err := i.rows.Scan(&i.k, &i.raw, &i.z); err != nil {
 		i.err = err
 		return false
 	}
-	if l := i.s.lab.Load(); l != nil {
-		k, err := l.engineKey(i.k)
-		if err != nil {
-			i.err = err
-			return false
-		}
-		i.k = k
-	}
-	v, err := i.s.value(i.k, i.raw, i.z, i.buf)
-	if err != nil {
-		i.err = err
-		return false
-	}
-	if i.z.Valid {
-		i.buf = v
-	}
-	i.v = v
-	return true
+	i.err = i.pair.set(i.s, i.k, i.raw, i.z, true)
+	return i.err == nil
 }
-func (i *iter) Key() []byte   { return i.k }
-func (i *iter) Value() []byte { return i.v }
-func (i *iter) Err() error    { return i.s.wrap(i.err) }
+
+// pair is an iterator's current key and value, made from a stored key and
+// value, with the buffers they are made in kept from one to the next.
+type pair struct {
+	k, v []byte
+	buf  []byte // what compressed values are decompressed into
+}
+
+func (p *pair) Key() []byte   { return p.k }
+func (p *pair) Value() []byte { return p.v }
+
+// set makes stored key k and value v current: k as the engine keys it
+// (labels), v decoded by z when coded (a row's), else taken as it is (a
+// block's entry).
+func (p *pair) set(s *Store, k, v []byte, z sql.NullInt64, coded bool) error {
+	if l := s.lab.Load(); l != nil {
+		ek, err := l.engineKey(k)
+		if err != nil {
+			return err
+		}
+		k = ek
+	}
+	p.k = append(p.k[:0], k...)
+	if coded {
+		var err error
+		if v, err = s.value(p.k, v, z, p.buf); err != nil {
+			return err
+		}
+		if z.Valid {
+			p.buf = v
+		}
+	}
+	p.v = v
+	return nil
+}
+
+func (i *iter) Err() error { return i.s.wrap(i.err) }
 func (i *iter) Close() error {
 	if i.rows == nil {
 		return nil

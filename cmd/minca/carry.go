@@ -35,6 +35,7 @@ func (n carryNetwork) Run(ctx context.Context, c *carrier.Carrier) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	return p.Run(ctx)
 }
 

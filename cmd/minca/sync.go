@@ -121,6 +121,9 @@ func startPeers(ctx context.Context, s *stdio, n *node.Node, ps *peerSpec) (p *p
 			c()
 		}
 		<-done
+		// Every connection ended and every goroutine of the peers with
+		// them, before the node closes its store.
+		p.Close()
 	}, nil
 }
 
@@ -178,6 +181,7 @@ be reached or the connection broke: try again.`)
 	if err != nil {
 		return err
 	}
+	defer p.Close() // before the store, deferred above
 	cctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()
 	c, err := transport.Dial(cctx, fs.Arg(0), p.TransportOptions())

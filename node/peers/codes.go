@@ -26,11 +26,12 @@ const (
 )
 
 // retryable reports whether an opener opens a session that ended so
-// again (after a wait): what ends it is a moment's state, not the peer's
-// fault nor a refusal.
+// again after Reopen, not Rescan: what ends it is a moment's state, not
+// a refusal, or a message lost on the way that only a new session gets
+// past (CodeFileUnanswered: the file waiting on it is asked again there).
 func retryable(code string) bool {
 	switch code {
-	case CodeChanged, CodeBehind, CodeInternal, CodeScope:
+	case CodeChanged, CodeBehind, CodeInternal, CodeScope, CodeFileUnanswered:
 		return true
 	}
 	return false

@@ -161,14 +161,21 @@ func covers(held, asked []string) bool {
 
 // run reads the connection until it ends, then ends its sessions.
 func (c *conn) run() {
+	opening := make(chan struct{})
 	defer func() {
 		c.cancel()
+		<-opening // no session is opened past here
 		for _, s := range c.list() {
 			<-s.done
 		}
 	}()
 	if c.opener && c.live {
-		go c.openLoop()
+		go func() {
+			defer close(opening)
+			c.openLoop()
+		}()
+	} else {
+		close(opening)
 	}
 	for {
 		fr, err := c.c.RecvFrame(c.ctx)

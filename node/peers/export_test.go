@@ -62,11 +62,21 @@ func TraceSent(p *Peers, f func(msg []byte)) {
 }
 
 // SetFileTimes sets how long p's sessions wait on a transfer that
-// receives nothing before stopping it (30 s), and before asking a peer
-// again for a file it lacked or stalled on (30 s).
+// receives nothing before stopping it (30 s), and on a stop left
+// unanswered before ending the session (10 s; here stall too), and
+// before asking a peer again for a file it lacked or stalled on (30 s).
 func SetFileTimes(p *Peers, stall, retry time.Duration) {
 	p.fileStall.Store(int64(stall))
+	p.fileStopWait.Store(int64(stall))
 	p.fileRetry.Store(int64(retry))
+}
+
+// LoseFileWants makes p drop the next n FILE-WANTs it receives unread,
+// as a holder that never got them. Call it before p serves a connection.
+func LoseFileWants(p *Peers, n int) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	p.loseFileWant = func() bool { return left.Add(-1) >= 0 }
 }
 
 // AdmissionParts is how many batches a VERSIONS message of raws is

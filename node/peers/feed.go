@@ -42,6 +42,7 @@ type feed struct {
 	wake    chan struct{}  // closed, and replaced, when ids arrive
 	users   int
 	idle    *time.Timer
+	gone    chan struct{} // closed when its goroutine (feeds.run) ends
 	ended   bool          // the subscription closed: the feed is no longer listed nor kept
 	indexes []*orderIndex // most recently used first
 }
@@ -70,7 +71,7 @@ func (fs *feeds) acquire(st *engine.Store, spaceID string) *feed {
 	}
 	f := fs.by[spaceID]
 	if f == nil {
-		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents), wake: make(chan struct{})}
+		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents), wake: make(chan struct{}), gone: make(chan struct{})}
 		fs.by[spaceID] = f
 		go fs.run(f)
 	}
@@ -95,23 +96,53 @@ func (fs *feeds) release(f *feed) {
 	f.idle = time.AfterFunc(feedLinger, func() { fs.drop(f) })
 }
 
-func (fs *feeds) drop(f *feed) {
+// closeIdle drops at once every feed nobody uses, not waiting for its
+// linger (Peers.Close).
+func (fs *feeds) closeIdle() {
+	fs.mu.Lock()
+	var idle []*feed
+	for _, f := range fs.by {
+		f.mu.Lock()
+		if f.users == 0 {
+			idle = append(idle, f)
+		}
+		f.mu.Unlock()
+	}
+	fs.mu.Unlock()
+	for _, f := range idle {
+		f.mu.Lock()
+		if f.idle != nil {
+			f.idle.Stop()
+			f.idle = nil
+		}
+		f.mu.Unlock()
+		if fs.drop(f) {
+			<-f.gone
+		}
+	}
+}
+
+// drop ends a feed nobody uses: true when it was, false when it is used
+// again or gone already.
+func (fs *feeds) drop(f *feed) bool {
 	fs.mu.Lock()
 	f.mu.Lock()
 	if f.users > 0 || fs.by[f.space] != f {
 		f.mu.Unlock()
 		fs.mu.Unlock()
-		return
+		return false
 	}
 	delete(fs.by, f.space)
 	f.mu.Unlock()
 	fs.mu.Unlock()
 	f.sub.Close()
+	return true
 }
 
 // run moves the subscription's events into the ring until it closes,
 // then forgets the feed.
 func (fs *feeds) run(f *feed) {
+	defer close(f.gone)
 	f.run()
 	fs.forget(f)
 }

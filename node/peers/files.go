@@ -25,8 +25,9 @@ import (
 const (
 	CodeFileFlood = "sync/file-flood" // FILE-DATA past credit or size, out of order, unasked; a ninth transfer
 	// CodeFileUnanswered ends a session whose peer neither answered a
-	// FILE-STOP nor sent the bytes granted before it within the stall
-	// wait (docs/sync.md §7.7).
+	// FILE-STOP nor sent any of the bytes granted before it for 10 s
+	// (docs/sync.md §7.7); the opener opens the next at once, and it asks
+	// for the file again.
 	CodeFileUnanswered = "sync/file-unanswered"
 	codeFileNotHeld    = "file/not-held"
 	codeFileStopped    = "file/stopped"
@@ -36,12 +37,20 @@ const (
 	fileGrantStep      = 1 << 20          // credit given back once this much is written
 	fileWindow         = 8 << 20          // credit granted and unreceived kept per transfer
 	fileStallAfter     = 30 * time.Second // credit granted and nothing received
-	fileRetryAfter     = 30 * time.Second // before asking a peer again for a file it lacked
-	fileRescanEvery    = 10 * time.Second // the store's missing files looked for at least this often
-	fileCheckEvery     = time.Second
-	fileLookGap        = 5 * time.Millisecond // between looks for missing files a kept file starts
-	maxFileDataChunk   = 1 << 20
-	fileWriteMost      = 4 << 20 // the most bytes of a transfer written with one write
+	// fileStopWait is how long a stop this end sent may go unanswered,
+	// nothing of its transfer coming either, before the session ends
+	// (CodeFileUnanswered) and the next asks again. An honest holder
+	// answers as soon as it reads the stop; the wait is short so that a
+	// file whose FILE-WANT was lost is asked again within fileStallAfter,
+	// fileStopWait and the opener's Reopen, each seen within
+	// fileCheckEvery: under 45 s by default (docs/sync.md §7.7).
+	fileStopWait     = 10 * time.Second
+	fileRetryAfter   = 30 * time.Second // before asking a peer again for a file it lacked
+	fileRescanEvery  = 10 * time.Second // the store's missing files looked for at least this often
+	fileCheckEvery   = time.Second
+	fileLookGap      = 5 * time.Millisecond // between looks for missing files a kept file starts
+	maxFileDataChunk = 1 << 20
+	fileWriteMost    = 4 << 20 // the most bytes of a transfer written with one write
 )
 
 // FilePolicy says which files a node fetches unasked: those the versions
@@ -136,13 +145,18 @@ type sessionFiles struct {
 }
 
 // stopWait is a transfer this end stopped: the bytes granted that may
-// still come, and when the stop was sent. A stop not answered within the
-// stall wait (fileStallAfter) ends the session (docs/sync.md §7.7): the
-// file may then be asked again, in a session of its own id, where no
-// late byte of the old ask can be taken for the new one's.
+// still come, and when the stop was sent or the last of them came. A
+// stop that goes unanswered, nothing of its transfer coming either, for
+// fileStopWait ends the session (docs/sync.md §7.7): the file may then be
+// asked again, in a session of its own id, where no late byte of the old
+// ask can be taken for the new one's.
 type stopWait struct {
 	left int64
 	at   time.Time
+	// ends: the bytes granted reach the file's end, so the holder's part
+	// ends with the last of them and it answers no stop; otherwise its
+	// part waits on credit when the stop comes, and it answers.
+	ends bool
 }
 
 // serveXfer is a file this end sends.
@@ -220,6 +234,9 @@ func (s *session) handleFile(m *message) *endError {
 	f := m.file
 	switch m.typ {
 	case msgFileWant:
+		if lose := s.c.p.loseFileWant; lose != nil && lose() {
+			return nil
+		}
 		return s.fileWant(f)
 	case msgFileData:
 		return s.fileData(m)
@@ -276,8 +293,8 @@ func (s *session) endFiles() {
 // TransferStatus is a file transfer of a session (docs/sync.md §7.7):
 // State is fetching or serving (Next of Size bytes, Credit granted and
 // unreceived, or given and unsent), stopping (this end stopped it and
-// waits for the holder's answer or Credit more bytes, stopped Ago
-// seconds ago), lacked (the peer
+// waits for the holder's answer or Credit more bytes, stopped, or last
+// sent a byte of it, Ago seconds ago), lacked (the peer
 // lacked it or stalled, Ago seconds ago: asked again after the retry
 // wait), or keeping (whole, being checked and kept).
 type TransferStatus struct {

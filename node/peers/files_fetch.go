@@ -23,13 +23,19 @@ func (s *session) fileData(m *message) *endError {
 	x := s.files.fetching[f.file]
 	if x == nil {
 		if w, ok := s.files.stopping[f.file]; ok && w.left >= n {
+			// Bytes still coming are not an unanswered stop: its wait
+			// counts from the last of them.
 			w.left -= n
+			w.at = time.Now()
 			s.files.stopping[f.file] = w
-			if w.left == 0 {
-				// Every byte granted came: the holder's part ended with
-				// its last, and it drops the stop unanswered (FILE-STOP
-				// for no transfer). Remembered, the file would never be
-				// asked of this peer again.
+			if w.left == 0 && w.ends {
+				// Every byte granted came, the file's last with them: the
+				// holder's part ended with it, and it drops the stop
+				// unanswered (FILE-STOP for no transfer). Remembered, the
+				// file would never be asked of this peer again. (Granted
+				// bytes short of the end leave the holder waiting on
+				// credit: it answers, and the file waits for that answer,
+				// which asked again first would cancel the new ask.)
 				delete(s.files.stopping, f.file)
 			}
 			fileChunk{frame: m.frame, size: m.size}.done(s.c.in)
@@ -251,7 +257,7 @@ func (s *session) dropFetchLocked(file canonical.ID, x *fetchXfer, stop string) 
 	s.c.files.mu.Unlock()
 	s.c.p.log.Debug("file transfer dropped", "file", file.String(), "space", s.space, "sid", s.sid, "next", x.next, "size", x.size, "unreceived", x.unreceived, "stop", stop)
 	if stop != "" && x.next < x.size {
-		s.files.stopping[file] = stopWait{left: x.unreceived, at: time.Now()}
+		s.files.stopping[file] = stopWait{left: x.unreceived, at: time.Now(), ends: x.next+x.unreceived == x.size}
 		s.post(encodeFileStop(s.sid, file, stop, "the transfer is stopped"))
 	}
 	// Once every byte of the file has come (and a write of them failed),
@@ -451,13 +457,14 @@ func (s *session) askFile(f engine.NamedFile) (done, more bool) {
 
 // stopStalled stops the transfers that received nothing for
 // fileStallAfter while credit was granted: another peer is asked. A stop
-// the peer left unanswered as long (neither FILE-STOP nor the bytes
-// granted came) ends the session: waited on for ever, the file would
+// the peer left unanswered for fileStopWait (neither FILE-STOP nor any
+// byte granted came) ends the session: waited on for ever, the file would
 // never be asked of this peer again, and asked again in this session, a
 // late byte of the old transfer would be taken for the new one's. The
 // next session has an id of its own.
 func (s *session) stopStalled() {
 	stall := time.Duration(s.c.p.fileStall.Load())
+	stopWait := time.Duration(s.c.p.fileStopWait.Load())
 	s.files.mu.Lock()
 	for file, x := range s.files.fetching {
 		if x.unreceived > 0 && time.Since(x.lastData) > stall {
@@ -468,7 +475,7 @@ func (s *session) stopStalled() {
 	var unanswered canonical.ID
 	var since time.Duration
 	for file, w := range s.files.stopping {
-		if d := time.Since(w.at); d > stall && d > since {
+		if d := time.Since(w.at); d > stopWait && d > since {
 			unanswered, since = file, d
 		}
 	}
@@ -476,6 +483,6 @@ func (s *session) stopStalled() {
 	if since > 0 {
 		// Not under s.files.mu: the peer is told, and the connection's
 		// reader may wait on it meanwhile.
-		s.finish(ended(CodeFileUnanswered, "the transfer of %s was stopped %v ago, and neither its stop was answered nor the bytes granted came", unanswered, since.Round(time.Millisecond)))
+		s.finish(ended(CodeFileUnanswered, "the transfer of %s was stopped, and for %v neither its stop was answered nor any of the bytes granted came", unanswered, since.Round(time.Millisecond)))
 	}
 }

@@ -18,6 +18,9 @@ type fileWaker struct {
 	mu     sync.Mutex
 	parked map[*session]struct{}
 	quit   chan struct{} // the running watcher's: closed when no session is parked; nil: none runs
+	// watchers counts the watcher goroutines, for Peers.Close to wait
+	// on once no live session is left to park.
+	watchers sync.WaitGroup
 }
 
 // idleFiles reports whether s has nothing in hand a fetcher must watch:
@@ -59,6 +62,7 @@ func (w *fileWaker) park(s *session, named, wants <-chan struct{}) bool {
 		// The watcher waits on this fetcher's channels: taken before this
 		// park, they are closed by anything that came after it.
 		w.quit = make(chan struct{})
+		w.watchers.Add(1)
 		go w.watch(w.quit, named, wants)
 	}
 	return true
@@ -79,6 +83,7 @@ func (w *fileWaker) unpark(s *session) {
 // then starts the fetcher of every parked session; each looks again, and
 // parks again if it has nothing to fetch.
 func (w *fileWaker) watch(quit chan struct{}, named, wants <-chan struct{}) {
+	defer w.watchers.Done()
 	select {
 	case <-named:
 	case <-wants:

@@ -120,3 +120,69 @@ func TestFileWantWaitsForNegOpen(t *testing.T) {
 		}
 	}
 }
+
+// A file whose FILE-WANT the holder never read is asked again within the
+// stall wait, the stop's wait and the opener's Reopen (under 45 s by
+// default, docs/sync.md §7.7): the session ends sync/file-unanswered and the
+// opener opens the next at once, not at its next rescan (an hour here).
+func TestUnansweredStopIsAskedAgainWithinTheBound(t *testing.T) {
+	a := newNode(t, nil)
+	b := newNode(t, &peers.Options{Rescan: time.Hour})
+	g := shared(t, a, b)
+	f, _ := a.attach(g.ID, noise(3000, 12))
+	peers.LoseFileWants(a.peers, 1)
+	peers.SetFileTimes(b.peers, 500*time.Millisecond, 300*time.Millisecond)
+	var ends atomic.Int64
+	peers.TraceSent(b.peers, func(msg []byte) {
+		if msg[0] == tNegErr && bytes.Contains(msg, []byte(peers.CodeFileUnanswered)) {
+			ends.Add(1)
+		}
+	})
+	live(t, b, a) // b opens
+	eventually(t, 20*time.Second, "b asks again and holds the file", func() bool { return b.holds(f.Hash) })
+	if ends.Load() != 1 {
+		t.Fatalf("%d sessions ended %s; want the one whose FILE-WANT was lost", ends.Load(), peers.CodeFileUnanswered)
+	}
+}
+
+// A stop whose bytes granted all came, short of the file's end, waits for
+// the holder's answer before the file is asked again: the holder's part
+// was waiting on credit when the stop came, and it answers (file/stopped).
+// Asked again first, the late answer was taken for the new ask's and
+// cancelled it, and the new ask's bytes ended the session as unasked.
+func TestLateStopAnswerIsNotTakenForANewAsk(t *testing.T) {
+	data := noise(8<<20+4096, 13)
+	_, b, sp, f := victim(t, data)
+	peers.SetFileTimes(b.peers, 200*time.Millisecond, 300*time.Millisecond)
+	h := newHostile(t, b, nil)
+	h.send(negOpen(t, 1, sp, nil))
+	file, _, size, off, credit := fileWant(t, h.until(tFileWant, 1))
+	if file != f.Hash || off != 0 || credit >= size {
+		t.Fatalf("FILE-WANT %s from %d with credit %d of %d; want credit short of the end", file, off, credit, size)
+	}
+	if stop := h.until(tFileStop, 1); !bytes.Contains(stop, []byte("file/stalled")) {
+		t.Fatalf("b's FILE-STOP: %q", stop)
+	}
+	// The stop is now waited on a minute; the file lacked of late, 300 ms.
+	peers.SetFileTimes(b.peers, time.Minute, 300*time.Millisecond)
+	sendData := func(from, to int) {
+		for at := from; at < to; at += 256 << 10 {
+			h.send(fileData(1, file, at, data[at:min(at+256<<10, to)]))
+		}
+	}
+	sendData(0, int(credit)) // every byte granted, after the stop
+	// Well past the retry wait and the fetcher's look each second: asked
+	// again now, the answer below would cancel that ask.
+	time.Sleep(2500 * time.Millisecond)
+	h.send(wire(tFileStop, 1, file[:], []byte(`{"code":"file/stopped","message":"stopped as asked"}`)))
+	again, _, _, off, credit := fileWant(t, h.until(tFileWant, 1))
+	if again != file {
+		t.Fatalf("asked for %s", again)
+	}
+	sendData(int(off), int(off+credit))
+	if off+credit < size {
+		h.until(tFileCredit, 1)
+		sendData(int(off+credit), int(size))
+	}
+	eventually(t, 10*time.Second, "b keeps the file asked again after the answer", func() bool { return b.holds(f.Hash) })
+}

@@ -66,6 +66,14 @@ type Peers struct {
 	guard *guard
 	feeds feeds
 
+	// life ends with Close (end); closed, under mu, refuses Run and
+	// Serve after it, and running counts Run and the connections served,
+	// for Close to wait on.
+	life    context.Context
+	end     context.CancelFunc
+	closed  bool
+	running sync.WaitGroup
+
 	mu        sync.Mutex
 	dials     map[string]*dialState
 	conns     map[*conn]struct{}
@@ -80,9 +88,13 @@ type Peers struct {
 	// to send its NEG-OPEN, its other goroutines running.
 	beforeNegOpen func(space string)
 	recheck       time.Duration // how often a sending session asks MayRead again
-	// fileStall and fileRetry are fileStallAfter and fileRetryAfter but
-	// in tests (nanoseconds), set while sessions run.
-	fileStall, fileRetry atomic.Int64
+	// fileStall, fileRetry and fileStopWait are fileStallAfter,
+	// fileRetryAfter and fileStopWait but in tests (nanoseconds), set
+	// while sessions run.
+	fileStall, fileRetry, fileStopWait atomic.Int64
+	// loseFileWant, in tests, is asked at each FILE-WANT received: true
+	// drops it unread, as a holder that never got it.
+	loseFileWant func() bool
 	// idle holds the live sessions whose file fetchers ended with
 	// nothing to fetch, until something may be.
 	idle fileWaker
@@ -111,7 +123,7 @@ type dialState struct {
 }
 
 // New makes the peers of host. Nothing happens until Run, Handler or
-// Serve.
+// Serve; Close ends what they started.
 func New(host Host, o *Options) (*Peers, error) {
 	if o == nil || o.Transport == nil || o.Transport.Self == nil {
 		return nil, errors.New("minca/peers: Options.Transport.Self is required")
@@ -163,8 +175,10 @@ func New(host Host, o *Options) (*Peers, error) {
 	}
 	p := &Peers{host: host, o: oo, lim: lim, guard: newGuard(lim), topt: &topt, log: oo.Logger, recheck: recheckEvery,
 		dials: map[string]*dialState{}, conns: map[*conn]struct{}{}, roomSpace: map[string]string{}}
+	p.life, p.end = context.WithCancel(context.Background())
 	p.fileStall.Store(int64(fileStallAfter))
 	p.fileRetry.Store(int64(fileRetryAfter))
+	p.fileStopWait.Store(int64(fileStopWait))
 	return p, nil
 }
 
@@ -233,13 +247,24 @@ func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, 
 	cc := newConn(context.WithoutCancel(ctx), p, c, opener, true, via)
 	cc.url = url
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		cc.cancel()
+		c.CloseWith(CodeClosed, "the node is closing")
+		return
+	}
+	p.running.Add(1)
+	defer p.running.Done()
 	p.conns[cc] = struct{}{}
 	p.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() {
+	closing := sync.OnceFunc(func() {
 		cc.drainPushes(p.o.DrainFor)
 		c.CloseWith(CodeClosed, "the node is closing")
 	})
+	stop := context.AfterFunc(ctx, closing)
 	defer stop()
+	stopLife := context.AfterFunc(p.life, closing)
+	defer stopLife()
 	cc.run()
 	p.mu.Lock()
 	delete(p.conns, cc)
@@ -247,8 +272,21 @@ func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, 
 	p.log.Debug("peer connection ended", "peer", cc.peer.DID, "via", via, "reason", transport.Code(c.Err()), "err", c.Err())
 }
 
-// Run keeps the connections to Options.Peers and Relays until ctx is done.
+// Run keeps the connections to Options.Peers and Relays until ctx is
+// done or p is closed (ErrClosed).
 func (p *Peers) Run(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	p.running.Add(1)
+	defer p.running.Done()
+	p.mu.Unlock()
+	outer := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(p.life, cancel)()
 	var wg sync.WaitGroup
 	for _, u := range p.o.Peers {
 		p.mu.Lock()
@@ -295,7 +333,32 @@ func (p *Peers) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	wg.Wait()
-	return ctx.Err()
+	if outer.Err() == nil {
+		return ErrClosed
+	}
+	return outer.Err()
+}
+
+// ErrClosed is what Run returns when Close ended it, or was called
+// before it.
+var ErrClosed = errors.New("minca/peers: closed")
+
+// Close ends p: every connection Run, Serve and Handler run is closed
+// with sync/closed once what was pushed on it is acknowledged (at most
+// Options.DrainFor), Run returns ErrClosed, and the goroutines p started
+// have ended, and its feeds let go, when Close returns. A connection
+// given to Serve later is closed at once. Connections of Sync are the
+// caller's, ended by its ctx. Close may be called more than once; it
+// returns nil.
+func (p *Peers) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.end()
+	p.running.Wait()
+	p.idle.watchers.Wait()
+	p.feeds.closeIdle()
+	return nil
 }
 
 // Status is what a node tells of one connection and its sessions

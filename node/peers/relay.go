@@ -40,6 +40,14 @@ func (p *Peers) relayClient(url string) (*transport.RelayClient, error) {
 			cc := newConn(ctx, p, c, opener, true, "webrtc "+room)
 			cc.only = []string{spaceID}
 			p.mu.Lock()
+			if p.closed {
+				p.mu.Unlock()
+				cc.cancel()
+				c.CloseWith(CodeClosed, "the node is closing")
+				return
+			}
+			p.running.Add(1)
+			defer p.running.Done()
 			p.conns[cc] = struct{}{}
 			p.mu.Unlock()
 			cc.run()
