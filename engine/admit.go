@@ -58,6 +58,8 @@ type Prepared struct {
 	ahead *Ahead
 	// before is waited for before the batch commits (Prepared.Before).
 	before func() error
+	// fill is the source filling a space the batch is of (Prepared.Fill).
+	fill *Filling
 }
 
 // Prepare runs Judge.Check over vs on every core (Options.Workers), and
@@ -192,10 +194,22 @@ func (t *tx) readAheadFor(p *Prepared) error {
 	if t.prev != nil {
 		prevStored = t.prev.stored
 	}
-	ks, _ := t.s.aheadKeys(p.vs, func(i int) (canonical.ID, []byte, bool) {
+	var known func(v *record.Version, k []byte) bool
+	if t.fill != nil {
+		known = t.fill.absent
+	}
+	ks, absent := t.s.aheadKeys(p.vs, func(i int) (canonical.ID, []byte, bool) {
 		e := &p.enc[i]
 		return e.d, e.rec, !p.refused[i] && e.ok && e.rec != nil
-	}, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0, nil, nil)
+	}, prevStored, t.st.stats.Waiting > 0, t.st.logPrev > 0, nil, nil, known)
+	if len(absent) > 0 {
+		if t.ahead == nil {
+			t.ahead = make(map[string]ahead, len(ks)+len(absent))
+		}
+		for _, k := range absent {
+			t.ahead[frozen(k)] = aheadMissing
+		}
+	}
 	return t.readAhead(ks)
 }
 
@@ -205,12 +219,17 @@ func (t *tx) readAheadFor(p *Prepared) error {
 // versions and log.prev entries to look for. free are line places known
 // free (nil: none): the ids at them, and the heads of the fresh records
 // (fresh[i]) among them, are known absent (ReadAheadFresh) and put in
-// absent, not in what is returned.
+// absent, not in what is returned. known, when not nil, tells of a
+// version's own keys (its id, its head, its line place) those known
+// absent (a Filling's, filling.go): put in absent too.
 //
 // The keys returned are made once, in an arena of their own, and never
 // changed after: a map of what was read keys them by frozen(k).
-func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, []byte, bool), prevStored map[canonical.ID]*record.Version, waiting, logPrev bool, free map[string]bool, fresh []bool) (ks, absent [][]byte) {
+func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, []byte, bool), prevStored map[canonical.ID]*record.Version, waiting, logPrev bool, free map[string]bool, fresh []bool, known func(v *record.Version, k []byte) bool) (ks, absent [][]byte) {
 	ks = make([][]byte, 0, 4*len(vs))
+	if known != nil {
+		absent = make([][]byte, 0, 3*len(vs)) // an id, a head, a line place each
+	}
 	type digested struct {
 		d   canonical.ID
 		rec []byte
@@ -237,6 +256,13 @@ func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, [
 			}
 		}
 	}
+	read := func(v *record.Version, k []byte) {
+		if known != nil && known(v, k) {
+			absent = append(absent, k)
+		} else {
+			ks = append(ks, k)
+		}
+	}
 	for i, v := range vs {
 		d, rec, ok := ds[i].d, ds[i].rec, ds[i].ok
 		if !ok {
@@ -246,7 +272,8 @@ func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, [
 		head := own(keys.AppendHeadKey(ar.tail(), rec))
 		switch {
 		case v.Log == nil:
-			ks = append(ks, id, head)
+			read(v, id)
+			read(v, head)
 		case len(free) > 0:
 			// free holds the places it found free, which are not read.
 			place := keys.AppendLinePlace(ar.tail(), v.Space, v.Author, v.Collection, v.Log.N)
@@ -264,7 +291,9 @@ func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, [
 				ks = append(ks, head)
 			}
 		default:
-			ks = append(ks, id, head, own(keys.AppendLinePlace(ar.tail(), v.Space, v.Author, v.Collection, v.Log.N)))
+			read(v, id)
+			read(v, head)
+			read(v, own(keys.AppendLinePlace(ar.tail(), v.Space, v.Author, v.Collection, v.Log.N)))
 		}
 		if waiting {
 			ks = append(ks, keys.WaitKey(d))
@@ -332,7 +361,7 @@ func (s *Store) ReadAheadFresh(vs []*record.Version, fresh []bool) (*Ahead, erro
 			return d, nil, false
 		}
 		return d, keys.Rec(v.Space, v.Key), true
-	}, nil, waiting, logPrev, free, fresh)
+	}, nil, waiting, logPrev, free, fresh, nil)
 	a.m = make(map[string]ahead, len(ks)+len(free)+len(absent))
 	for k := range free {
 		a.m[k] = aheadMissing

@@ -53,6 +53,19 @@ func TestCheckNamesEachDamage(t *testing.T) {
 		// problems must hold, one problem each.
 		do func(kv engine.KV, b engine.Batch) []string
 	}
+	// layout17 names the damages done to a store made a layout 17 one
+	// first (its records' history entries under their keys): those of
+	// such entries alone.
+	layout17 := map[string]bool{"history entry of no version": true, "history key of neither form": true}
+	// histKey is the key of v's history entry at seq, naming vseq, where
+	// the store keeps its record's.
+	histKey := func(kv engine.KV, v *record.Version, seq int64, vseq uint64) []byte {
+		k, err := engine.HistKey(kv, v.Space, v.Key, seq, vseq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
 	v := func(i int) *record.Version { return vs[i] }
 	// pick returns a version from the 40th on, and its vseq, that is its
 	// record's current version (its value in 'c', its 'v' the one byte
@@ -101,7 +114,7 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			return []string{fmt.Sprintf("version %s: missing from the sync order", v(11).ID)}
 		}},
 		{"history entry removed", func(kv engine.KV, b engine.Batch) []string {
-			b.Delete(keys.HistoryKey(keys.Rec(v(12).Space, v(12).Key), v(12).Seq, decodeVseq(t, get(kv, keys.IDKey(digest(v(12)))))))
+			b.Delete(histKey(kv, v(12), v(12).Seq, decodeVseq(t, get(kv, keys.IDKey(digest(v(12)))))))
 			return []string{fmt.Sprintf("version %s: no history entry in record %s", v(12).ID, v(12).Key)}
 		}},
 		{"line place removed", func(kv engine.KV, b engine.Batch) []string {
@@ -232,16 +245,14 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			return []string{fmt.Sprintf("history entry %s: no version", d)}
 		}},
 		{"history entry naming no version value", func(kv engine.KV, b engine.Batch) []string {
-			rec := keys.Rec(v(34).Space, v(34).Key)
 			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(34)))))
-			b.Set(keys.HistoryKey(rec, 99, 1<<40), get(kv, keys.HistoryKey(rec, v(34).Seq, vseq)))
+			b.Set(histKey(kv, v(34), 99, 1<<40), get(kv, histKey(kv, v(34), v(34).Seq, vseq)))
 			return []string{fmt.Sprintf("history entry at %d: no version", uint64(1<<40))}
 		}},
 		{"history entry by vseq filed under another seq", func(kv engine.KV, b engine.Batch) []string {
-			rec := keys.Rec(v(35).Space, v(35).Key)
 			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(35)))))
-			k := keys.HistoryKey(rec, v(35).Seq, vseq)
-			b.Set(keys.HistoryKey(rec, v(35).Seq+1000, vseq), get(kv, k))
+			k := histKey(kv, v(35), v(35).Seq, vseq)
+			b.Set(histKey(kv, v(35), v(35).Seq+1000, vseq), get(kv, k))
 			b.Delete(k)
 			return []string{
 				fmt.Sprintf("history entry %s: filed under another record or seq", v(35).ID),
@@ -254,10 +265,68 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			b.Set(k, []byte{byte(engine.Stands), 0})
 			return []string{"history key ", ": neither a version value's place nor an id"}
 		}},
+		{"history key by number of neither form", func(kv engine.KV, b engine.Batch) []string {
+			// A uvarint cut short after the number and order.
+			k := histKey(kv, v(36), 99, 1)
+			b.Set(append(k[:len(k)-1], 0x80, 0x80), []byte{byte(engine.Stands), 0})
+			return []string{"history key ", ": neither a version value's place nor an id"}
+		}},
+		{"history entry under a number no head names", func(kv engine.KV, b engine.Batch) []string {
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(37)))))
+			b.Set(keys.HistNumKey(1<<30, v(37).Seq, vseq), get(kv, histKey(kv, v(37), v(37).Seq, vseq)))
+			return []string{fmt.Sprintf("history entry %s: its record number %d names no record", v(37).ID, 1<<30)}
+		}},
+		{"history entry under its record's key, its head naming a number", func(kv engine.KV, b engine.Batch) []string {
+			vseq := decodeVseq(t, get(kv, keys.IDKey(digest(v(38)))))
+			b.Set(keys.HistoryKey(keys.Rec(v(38).Space, v(38).Key), v(38).Seq, vseq), get(kv, histKey(kv, v(38), v(38).Seq, vseq)))
+			return []string{fmt.Sprintf("history entry %s: under its record's key, where its record's head names a number", v(38).ID)}
+		}},
+	}
+	// A head naming another number than its entries' is done after the
+	// batch (the head is rewritten whole): a number no record has, or
+	// another record's.
+	numbered := []struct {
+		name string
+		to   func(kv engine.KV, was uint64) uint64
+		want func(was, to uint64) []string
+	}{
+		{"head naming a number no entries have", func(kv engine.KV, was uint64) uint64 { return 1 << 20 }, func(was, to uint64) []string {
+			return []string{
+				fmt.Sprintf("record %q: its head names number %d, its history entries %d", v(39).Key, to, was),
+				fmt.Sprintf("record %q: its number %d is past the last one given", v(39).Key, to),
+				fmt.Sprintf("record head %q: no history", v(39).Key),
+				fmt.Sprintf("its record number %d names no record", was),
+			}
+		}},
+		{"head naming another record's number", func(kv engine.KV, was uint64) uint64 {
+			other, err := engine.RecNum(kv, v(0).Space, v(0).Key)
+			if err != nil || other == was {
+				t.Fatalf("record %q: number %d (%v), want another than %d", v(0).Key, other, err, was)
+			}
+			return other
+		}, func(was, to uint64) []string {
+			return []string{
+				fmt.Sprintf("its number %d is record", to),
+				fmt.Sprintf("its record number %d names no record", was),
+			}
+		}},
+	}
+	for _, c := range numbered {
+		cases = append(cases, damage{name: c.name, do: func(kv engine.KV, b engine.Batch) []string {
+			was, err := engine.RecNum(kv, v(39).Space, v(39).Key)
+			if err != nil || was == 0 {
+				t.Fatalf("record %q: number %d (%v)", v(39).Key, was, err)
+			}
+			to := c.to(kv, was)
+			if err := engine.SetRecNum(kv, v(39).Space, v(39).Key, to); err != nil {
+				t.Fatal(err)
+			}
+			return c.want(was, to)
+		}})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			kv := memory.Open(nil)
+			kv := keepKV{memory.Open(nil)}
 			s, err := engine.Open(kv, &engine.Options{Judge: &judge.Judge{}})
 			if err != nil {
 				t.Fatal(err)
@@ -265,6 +334,16 @@ func TestCheckNamesEachDamage(t *testing.T) {
 			defer s.Close()
 			if _, err := s.Admit(ctx, "p", vs); err != nil {
 				t.Fatal(err)
+			}
+			if layout17[c.name] {
+				s.Close()
+				if err := engine.Layout17(kv, 17); err != nil {
+					t.Fatal(err)
+				}
+				if s, err = engine.Open(kv, &engine.Options{Judge: &judge.Judge{}}); err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
 			}
 			if probs, err := s.Check(ctx, nil); err != nil || len(probs) > 0 {
 				t.Fatalf("check of a sound store: %v %v", probs, err)

@@ -255,6 +255,10 @@ type head struct {
 	firstEnv  []byte
 	firstBody []byte
 	inHead    bool
+	// num is the record's number, under which its history entries are
+	// ('H' num …, layout 18 on); 0 for a record whose head a layout
+	// before 18 wrote, its entries under its key ('h' rec …).
+	num uint64
 }
 
 // equal reports whether h and o name the same versions held the same
@@ -263,7 +267,7 @@ type head struct {
 // as layouts 11 to 15 wrote it is not written again while they stay.
 func (h head) equal(o head) bool {
 	return h.topSeq == o.topSeq && h.top == o.top && h.topV == o.topV && h.topH == o.topH && h.hasFirst == o.hasFirst &&
-		h.firstV == o.firstV && h.firstH == o.firstH && h.firstSeq == o.firstSeq && h.first == o.first
+		h.firstV == o.firstV && h.firstH == o.firstH && h.firstSeq == o.firstSeq && h.first == o.first && h.num == o.num
 }
 
 // Head flags.
@@ -275,18 +279,19 @@ const (
 	topWhole
 	topRetain
 	topDeleted
+	numbered // the record's number follows the ids (layout 18 on)
 )
 
 func (h head) encode() []byte {
 	// The head names its first version's value (at 'c' firstV) and never
 	// holds it (layout 16): what is written ends with first's body length.
-	b := make([]byte, 0, 1+8+32+8+32+4*binary.MaxVarintLen64)
+	b := make([]byte, 0, 1+8+32+8+32+5*binary.MaxVarintLen64)
 	var f byte
 	for _, x := range []struct {
 		on  bool
 		bit byte
 	}{{h.hasFirst, hasFirst}, {h.firstH.whole, firstWhole}, {h.firstH.retain, firstRetain}, {h.firstH.deleted, firstDeleted},
-		{h.topH.whole, topWhole}, {h.topH.retain, topRetain}, {h.topH.deleted, topDeleted}} {
+		{h.topH.whole, topWhole}, {h.topH.retain, topRetain}, {h.topH.deleted, topDeleted}, {h.num != 0, numbered}} {
 		if x.on {
 			f |= x.bit
 		}
@@ -296,6 +301,9 @@ func (h head) encode() []byte {
 	b = append(b, h.top[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(h.firstSeq))
 	b = append(b, h.first[:]...)
+	if h.num != 0 {
+		b = binary.AppendUvarint(b, h.num)
+	}
 	b = binary.AppendUvarint(b, uint64(h.topH.bodyLen))
 	b = binary.AppendUvarint(b, h.topV)
 	b = binary.AppendUvarint(b, h.firstV)
@@ -310,7 +318,7 @@ var errBadHead = Errorf(ErrCorrupt, "damaged: record head")
 
 func decodeHead(b []byte) (head, error) {
 	var h head
-	if len(b) < 1+8+32+8+32+1 || b[0]&0x80 != 0 {
+	if len(b) < 1+8+32+8+32+1 {
 		return h, errBadHead
 	}
 	f := b[0]
@@ -322,6 +330,14 @@ func decodeHead(b []byte) (head, error) {
 	h.firstSeq = int64(binary.BigEndian.Uint64(b[41:]))
 	copy(h.first[:], b[49:81])
 	rest := b[81:]
+	if f&numbered != 0 {
+		// Layout 18 on: the record's number, never 0.
+		num, k := binary.Uvarint(rest)
+		if k <= 0 || num == 0 {
+			return h, errBadHead
+		}
+		h.num, rest = num, rest[k:]
+	}
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > 1<<40 {
 		return h, errBadHead

@@ -80,11 +80,20 @@ func TestHeadAndHistRoundTrip(t *testing.T) {
 		{topSeq: 3, top: canonical.IDOf([]byte("a")), topH: holding{whole: true, deleted: true}, hasFirst: true,
 			firstH: holding{whole: true, deleted: true}, firstSeq: 3, first: canonical.IDOf([]byte("a")), firstEnv: []byte{1, '{', '}'}},
 		{topSeq: 1, top: canonical.IDOf([]byte("c")), topH: holding{}},
+		{topSeq: 1, top: canonical.IDOf([]byte("c")), topH: holding{}, num: 1},
+		{topSeq: 3, top: canonical.IDOf([]byte("a")), topV: 300, firstV: 1 << 40, topH: holding{whole: true, bodyLen: 77}, hasFirst: true,
+			firstH: holding{whole: true, bodyLen: 2}, firstSeq: 2, first: canonical.IDOf([]byte("b")), num: 1<<63 + 5},
 	} {
 		got, err := decodeHead(h.encode())
 		if err != nil || !got.equal(h) {
 			t.Fatalf("%+v %v", got, err)
 		}
+	}
+	// A head naming number 0 is one naming none: the flag says which.
+	numbered := head{topSeq: 1, top: canonical.IDOf([]byte("c")), num: 7}.encode()
+	numbered[1+8+32+8+32] = 0
+	if _, err := decodeHead(numbered); err == nil {
+		t.Fatal("a head naming number 0 decodes")
 	}
 	e := histEntry{verdict: Withdrawn, retain: true, deleted: true}
 	if got, err := decodeHist(e.encode()); err != nil || got != e {
@@ -114,6 +123,8 @@ func FuzzStoredValues(f *testing.F) {
 	f.Add([]byte{0, 1, 0x81, 0x01, 5, 4, 7}, []byte("g\x00\x00\x00\x00\x00\x00\x00\x01\x03"))
 	f.Add([]byte("\x00\x00\x00\x00\x01aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x01"), []byte("g\x00\x00\x00\x00\x00\x00\x00\x01"))
 	f.Add(keys.HistoryKey(keys.Rec("s", "k"), 3, 300), keys.HistoryIDKey(keys.Rec("s", "k"), 3, canonical.IDOf([]byte("a")).String()))
+	f.Add(keys.HistNumKey(300, 3, 300), keys.HistNumKey(1<<40, 0, 1))
+	f.Add((head{num: 300, hasFirst: true, topV: 2, firstV: 2}).encode(), (head{num: 1 << 40}).encode())
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		keys.HistoryEntry(a)
 		keys.HistoryEntry(b)

@@ -51,7 +51,16 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	fill := s.takeFill(p.fill)
 	t := s.begin(j, len(p.vs))
+	if fill == nil && p.fill != nil {
+		var err error
+		if fill, err = t.startFill(p.fill); err != nil {
+			unwritten(j)
+			return nil, err
+		}
+	}
+	t.fill = fill
 	if a := p.ahead; a != nil && a.current(s) {
 		// What was read ahead for the batch is still what the store
 		// holds, but for the batch committing, read through in memory
@@ -66,6 +75,9 @@ func (s *Store) Submit(ctx context.Context, from string, p *Prepared) (*Admissio
 	if err := t.seal(); err != nil {
 		unwritten(j)
 		return nil, err
+	}
+	if fill != nil {
+		s.keepFill(fill)
 	}
 	prev := t.prev
 	t.before = p.before

@@ -13,6 +13,9 @@ func OrderValue(vseq uint64, coll string) []byte { return orderValue(vseq, coll)
 // entry the version's collection alone, not its vseq), and marks it as
 // layout `as` (16, or earlier after Layout15's change).
 func Layout16(kv KV, as byte) error {
+	if err := Layout17(kv, as); err != nil {
+		return err
+	}
 	return rewriteFamily(kv, keys.Order, as, func(b Batch, k, v []byte) error {
 		coll, vseq, ok := readOrder(v)
 		if !ok || vseq == 0 {

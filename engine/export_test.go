@@ -20,7 +20,9 @@ func Layout6State(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	c.stats.WaitingBytes, c.stats.WaitingDropped, c.stats.WaitingExpired = 0, 0, 0
+	c.recs = 0
 	n := c.encode()
+	n = n[:len(n)-1] // layout 6 kept no last record number: its one byte of 0
 	// Layout 6 had no waiting bytes, dropped or expired: the three
 	// varints (zero: one byte each) before the index's length.
 	cut := len(n) - len(c.index) - uvarintLen(uint64(len(c.index))) - 3
@@ -293,8 +295,12 @@ func CurrentValues(kv KV) (int, error) {
 }
 
 // HistoryForms counts the history entries naming their versions by id
-// and by vseq.
+// and by vseq (under their records' keys or numbers).
 func HistoryForms(kv KV) (byID, byVseq int, err error) {
+	_, byVseq, err = HistNumForms(kv)
+	if err != nil {
+		return 0, 0, err
+	}
 	err = EachInFamily(kv, keys.History, func(k, _ []byte) error {
 		if keys.IsHead(k) {
 			return nil
@@ -428,3 +434,11 @@ func ReadAheadKept(p *Prepared) bool { return p.ahead != nil }
 // OnCloseWaiting sets what Close calls when it starts waiting for the
 // calls in progress.
 func OnCloseWaiting(s *Store, f func()) { s.calls.waiting = f }
+
+// Filled reports whether the store knows of a space a Filling fills
+// (filling.go).
+func Filled(s *Store) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fill != nil
+}

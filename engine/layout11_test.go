@@ -97,7 +97,7 @@ func TestLayout11RootsReadAndGrow(t *testing.T) {
 	if d, v := rootKeys(t, kv); d != 3 || v != 1 {
 		t.Fatalf("the grown store has %d root index entries by digest and %d by vseq, want 3 and 1", d, v)
 	}
-	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 18 {
 		t.Fatalf("the layout 11 store written to is in layout %d", state[0])
 	}
 	if probs, err := s.Check(ctx, nil); err != nil || len(probs) != 0 {

@@ -115,7 +115,7 @@ func TestLayout12LinesReadAndGrow(t *testing.T) {
 	if d, v := lineForms(t, kv); d != 2 || v != 1 {
 		t.Fatalf("the grown store has %d line places by digest and %d by vseq, want 2 and 1", d, v)
 	}
-	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 18 {
 		t.Fatalf("the layout 12 store written to is in layout %d", state[0])
 	}
 	if probs, err := s.Check(ctx, nil); err != nil || len(probs) != 0 {

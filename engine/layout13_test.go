@@ -86,7 +86,7 @@ func TestLayout13ChangesReadAndGrow(t *testing.T) {
 	if d, v, err := engine.ChangeForms(kv); err != nil || d != 4 || v != 1 {
 		t.Fatalf("the grown store has %d change log entries by digest and %d by vseq, want 4 and 1 (%v)", d, v, err)
 	}
-	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 18 {
 		t.Fatalf("the layout 13 store written to is in layout %d", state[0])
 	}
 	got := changeLog(t, s)

@@ -133,7 +133,7 @@ func TestLayout14HistoryReadAndGrow(t *testing.T) {
 	if currentOf(t, s, sp, a0.Key) != fork[0].ID {
 		t.Fatalf("current %s, want the fork's first %s", currentOf(t, s, sp, a0.Key), fork[0].ID)
 	}
-	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 18 {
 		t.Fatalf("the layout 14 store written to is in layout %d", state[0])
 	}
 	a2 := mustV(t)(w.Next(fork[2], "2"))

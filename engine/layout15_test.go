@@ -95,7 +95,7 @@ func TestLayout15HeadsReadAndGrow(t *testing.T) {
 	checksClean(t, s, "layout 15")
 	admitAll(t, s, vs[half:]...)
 	checksClean(t, s, "grown")
-	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 18 {
 		t.Fatalf("a layout 15 store written to is in layout %d", state[0])
 	}
 	hold, name, marked = forms(kv)

@@ -165,7 +165,7 @@ func TestLayout16OrderReadAndGrows(t *testing.T) {
 	checksClean(t, s, "layout 16")
 	admitAll(t, s, vs[half:]...)
 	checksClean(t, s, "grown")
-	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 18 {
 		t.Fatalf("a layout 16 store written to is in layout %d", state[0])
 	}
 	placed, bare := orderForms(t, kv)

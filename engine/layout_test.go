@@ -196,7 +196,7 @@ func TestLayout9Read(t *testing.T) {
 	if _, err := st.Admit(ctx, "peer", []*record.Version{v1}); err != nil {
 		t.Fatal(err)
 	}
-	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 17 {
+	if state, _ := kv.Get([]byte("_state")); state[0] != engine.Layout || engine.Layout != 18 {
 		t.Fatalf("written to, the store is in layout %d", state[0])
 	}
 }
@@ -205,12 +205,12 @@ func TestLayout9Read(t *testing.T) {
 func TestLaterLayoutRefused(t *testing.T) {
 	kv := memory.Open(nil)
 	b, _ := kv.NewBatch()
-	b.Set([]byte("_state"), []byte{18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	b.Set([]byte("_state"), []byte{19, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	if err := b.Commit(engine.Sync); err != nil {
 		t.Fatal(err)
 	}
 	_, err := engine.Open(kv, nil)
-	if !errors.Is(err, engine.ErrLayout) || errors.Is(err, engine.ErrCorrupt) || !strings.Contains(err.Error(), "layout 18, written by a later minca") {
+	if !errors.Is(err, engine.ErrLayout) || errors.Is(err, engine.ErrCorrupt) || !strings.Contains(err.Error(), "layout 19, written by a later minca") {
 		t.Fatalf("%v", err)
 	}
 }

@@ -64,6 +64,9 @@ func (t *tx) get(k []byte) ([]byte, bool, error) {
 // (keyarena.go).
 func (t *tx) note(k []byte, w write) {
 	ks := t.ka.own(k)
+	if t.fill != nil && told(ks) {
+		t.fill.add(ks) // before the batch is decided: filling.go
+	}
 	if old, ok := t.w[ks]; ok {
 		w.fresh = w.fresh || old.fresh
 	} else if ranged(k) {

@@ -57,6 +57,9 @@ type Stages[T any] struct {
 	// that reads before it hands its versions over (the node's own
 	// writes: once their ids are fixed, beside the sync of their places).
 	ReadAhead func(item T) *Ahead
+	// Fill, when set, marks every batch as the source's that fills a
+	// space ([Prepared.Fill], [NewFilling]).
+	Fill *Filling
 	// Before, when set, is waited for before a decided batch commits
 	// ([Prepared.Before]): what must be durable before its versions are
 	// in the store (the node's log places, 02 §4.10), made durable beside
@@ -209,6 +212,9 @@ func (p *Pipeline[T]) through(prev, b *piped[T]) {
 		b.vs, b.err = p.f.Versions(p.ctx, b.item)
 		if b.err == nil && len(b.vs) > 0 {
 			b.p, b.err = p.s.Prepare(p.ctx, b.vs)
+		}
+		if b.err == nil && b.p != nil {
+			b.p.Fill(p.f.Fill)
 		}
 		if b.err == nil && b.p != nil && p.f.ReadAhead != nil {
 			b.p.ReadAhead(p.f.ReadAhead(b.item))

@@ -25,6 +25,12 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 		}
 	}
 	nh := oh
+	if !hasHead {
+		// A record first stored takes the next number, durable with its
+		// first version in this batch (history.go).
+		t.st.recs++
+		nh.num = t.st.recs
+	}
 	isTop := !hasHead || supersedes(v, oh.topSeq, oh.top)
 	isFirst := verdict == Stands && (!oh.hasFirst || supersedes(v, oh.firstSeq, oh.first))
 	keep := v.HasBody && (v.Deleted || v.Retain || isTop || isFirst)
@@ -71,7 +77,7 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 	} else {
 		t.st.stats.Stubs++
 	}
-	t.setFresh(keys.AppendHistoryKey(t.key(), rec, v.Seq, vseq), histEntry{verdict: verdict, retain: v.Retain, deleted: v.Deleted}.encode())
+	t.setFresh(appendHistKey(t.key(), rec, nh.num, v.Seq, vseq), histEntry{verdict: verdict, retain: v.Retain, deleted: v.Deleted}.encode())
 	if !hasHead || !nh.equal(oh) {
 		if err := t.setHead(rec, oh, nh, hasHead, fresh); err != nil {
 			return None, err

@@ -54,25 +54,28 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 	if vseq == 0 {
 		return false, fmt.Errorf("%w: version %s", ErrNotFound, d)
 	}
-	e, at, err := t.histEntryAt(v, vseq)
+	rec := keys.Rec(v.Space, v.Key)
+	oh, ok, err := t.head(rec)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, Errorf(ErrCorrupt, "damaged: version %s has no history entry: its record has no head", v.ID)
+	}
+	e, at, err := t.histEntryOf(rec, oh.num, v, vseq)
 	if err != nil {
 		return false, err
 	}
 	if e.verdict == to {
 		return false, nil
 	}
-	rec := keys.Rec(v.Space, v.Key)
 	e.verdict = to
 	// An entry by id (layouts before 15) is written again by vseq.
-	k := keys.HistoryKey(rec, v.Seq, vseq)
+	k := appendHistKey(nil, rec, oh.num, v.Seq, vseq)
 	if !bytes.Equal(at, k) {
 		t.del(at)
 	}
 	t.set(k, e.encode())
-	oh, _, err := t.head(rec)
-	if err != nil {
-		return false, err
-	}
 	if t.s.opts.Indexer != nil {
 		// The indexer is told what the record read before: read before
 		// this batch demotes it.
@@ -112,14 +115,14 @@ func (t *tx) setStanding(d canonical.ID, to Verdict) (changed bool, err error) {
 // the first entry in 02 §4.3 order, the one that reads the first that
 // stands.
 func (t *tx) firstStanding(rec []byte, h head) (head, error) {
-	rows, err := t.history(rec)
+	rows, err := t.history(rec, h.num)
 	if err != nil {
 		return h, err
 	}
 	if len(rows) == 0 {
 		return h, Errorf(ErrCorrupt, "damaged: record with no history")
 	}
-	nh := head{top: rows[0].d, topSeq: rows[0].k.Seq}
+	nh := head{top: rows[0].d, topSeq: rows[0].k.Seq, num: h.num}
 	for _, r := range rows {
 		if r.e.verdict == Stands {
 			nh.hasFirst, nh.first, nh.firstSeq = true, r.d, r.k.Seq

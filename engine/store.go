@@ -106,6 +106,9 @@ type Store struct {
 	mu sync.Mutex
 	// inflight is the last batch decided, which may still be committing.
 	inflight *tx
+	// fill is what the store knows of the space a Filling fills, while
+	// that source's batches are the only ones decided (filling.go).
+	fill *fillState
 	// applied counts the batches committed to the KV (Store.write): what
 	// was read ahead for a batch is good while it has not moved, or has
 	// moved by one batch whose keys are known (lastApplied).
@@ -161,7 +164,11 @@ type counters struct {
 	// While it is 0, storing a version needs no look-up for them.
 	logPrev uint64
 	// vseq is the last version stored's place in 'v'.
-	vseq  uint64
+	vseq uint64
+	// recs is the last record number given (layout 18 on): a record
+	// first stored takes the next, in the batch that stores it, so a
+	// number is never given twice (history.go).
+	recs  uint64
 	stats Stats
 	// index is the layout of the Indexer the index table was kept under
 	// by every batch since it was built; "" when none (indexer.go).
@@ -208,8 +215,12 @@ const stateName = "state"
 // before kept each sync-order entry ('o') as its version's collection
 // alone, and such an entry is read as it is, its version looked up by id
 // when asked for (since 17 it names the version's vseq too,
-// order_value.go).
-const layout = 17
+// order_value.go); 17 and before kept a record's history entries under
+// its key ('h' rec order …), and such a record's entries stay there, read
+// as they are, its head naming no number (since 18 a record first stored
+// takes a number its head names, its entries under 'H' num …,
+// history.go).
+const layout = 18
 
 // filesIndexed is the first layout with the files index: a store in it or
 // later needs no upgrade.
@@ -235,7 +246,8 @@ func (c *counters) encode() []byte {
 	for _, n := range []int64{s.WaitingBytes, s.WaitingDropped, s.WaitingExpired} {
 		b = binary.AppendVarint(b, n)
 	}
-	return append(binary.AppendUvarint(b, uint64(len(c.index))), c.index...)
+	b = append(binary.AppendUvarint(b, uint64(len(c.index))), c.index...)
+	return binary.AppendUvarint(b, c.recs)
 }
 
 func decodeCounters(b []byte) (counters, error) {
@@ -286,7 +298,9 @@ func decodeCounters(b []byte) (counters, error) {
 	c.stats.Changes = int64(c.changeSeq)
 	if n := next(); n > 0 && n <= uint64(len(b)) { // absent before indexers: no index
 		c.index = string(b[:n])
+		b = b[n:]
 	}
+	c.recs = next() // absent before layout 18: no number given
 	return c, nil
 }
 
@@ -526,14 +540,26 @@ func (s *Store) History(ctx context.Context, space, key string) ([]Held, error) 
 		return nil, err
 	}
 	defer s.leave()
-	p := keys.HistoryPrefix(keys.Rec(space, key))
+	rec := keys.Rec(space, key)
+	hb, err := s.kv.Get(keys.HeadKey(rec))
+	if errors.Is(err, ErrNotFound) {
+		return []Held{}, nil // no version of the record is held
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, err := decodeHead(hb)
+	if err != nil {
+		return nil, err
+	}
+	p := histPrefix(rec, h.num)
 	it, err := s.kv.NewIter(p, keys.PrefixEnd(p))
 	if err != nil {
 		return nil, err
 	}
 	var rows []histRow
 	for it.Next() {
-		if keys.IsHead(it.Key()) {
+		if h.num == 0 && keys.IsHead(it.Key()) {
 			continue
 		}
 		r, err := histRowOf(bytes.Clone(it.Key()), it.Value(), s.idOfVersionValue)

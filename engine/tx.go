@@ -62,6 +62,9 @@ type tx struct {
 	srcs map[[32]byte]source
 	// ka holds the keys of w (keyarena.go).
 	ka keyArena
+	// fill, for a batch of a Filling, is what the store knows of its
+	// space: keys of it not read ahead (filling.go).
+	fill *fillState
 }
 
 // begin starts a batch of about n versions; Store.mu is held. It builds on
@@ -71,6 +74,7 @@ type tx struct {
 // its index entries: about ten keys), so that a batch does not grow them
 // again and again as it is decided.
 func (s *Store) begin(j Judge, n int) *tx {
+	s.fill = nil // another batch: what a Filling knew ends (Submit keeps its own)
 	t := &tx{s: s, j: j, done: make(chan struct{}), w: s.writeMap(12 * n),
 		events: make([]Event, 0, n),
 		stored: make(map[canonical.ID]*record.Version, n), weight: make(map[canonical.ID]int, n), pending: make(map[canonical.ID][]int),

@@ -102,7 +102,7 @@ func (ix *Index) Watch(space string, q *Query, account string) (*Live, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.live == nil {
-		ix.live = &dispatcher{ix: ix, lives: map[*Live]struct{}{}, sub: st.Subscribe("", ix.opts.EventBuffer)}
+		ix.live = &dispatcher{ix: ix, lives: map[*Live]struct{}{}, sub: st.Subscribe("", ix.opts.EventBuffer), ended: make(chan struct{})}
 		go ix.live.run()
 	}
 	d := ix.live
@@ -116,7 +116,8 @@ func (ix *Index) Watch(space string, q *Query, account string) (*Live, error) {
 	return l, nil
 }
 
-// Close stops the live queries (they end with engine.ErrClosed).
+// Close stops the live queries (they end with engine.ErrClosed): each
+// has ended, its channel closed, when Close returns.
 func (ix *Index) Close() {
 	ix.mu.Lock()
 	d := ix.live
@@ -124,6 +125,7 @@ func (ix *Index) Close() {
 	ix.mu.Unlock()
 	if d != nil {
 		d.sub.Close()
+		<-d.ended // run holds no lock of ix's while it ends them
 	}
 }
 
@@ -135,9 +137,11 @@ type dispatcher struct {
 	mu    sync.Mutex // guards lives, done, and sends and closes on their channels
 	lives map[*Live]struct{}
 	done  bool
+	ended chan struct{} // closed when run has ended every live query
 }
 
 func (d *dispatcher) run() {
+	defer close(d.ended)
 	why := fmt.Errorf("minca/index: live query: %w", engine.ErrClosed)
 	for e := range d.sub.Events() {
 		if d.sub.Dropped() > 0 {

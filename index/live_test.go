@@ -225,3 +225,38 @@ func TestConcurrentFindWatchWrite(t *testing.T) {
 	wg.Wait()
 	l.Close()
 }
+
+// Close ends the live queries before it returns: each one's channel is
+// closed and its Err says why, with nothing left running to end it later.
+func TestIndexCloseEndsLiveQueries(t *testing.T) {
+	w := newWorld(t, 41, memory.Open(nil))
+	for range 5 {
+		w.op()
+	}
+	q, err := index.Parse([]byte(`{"collection":"app.item","where":{"n":{"$gte":0}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls []*index.Live
+	for range 3 {
+		l, err := w.ix.Watch(w.space, q, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	w.ix.Close()
+	for i, l := range ls {
+		select {
+		case _, ok := <-l.Changes():
+			if ok {
+				t.Fatalf("live query %d: a change after Close", i)
+			}
+		default:
+			t.Fatalf("live query %d still open when Close returned", i)
+		}
+		if !errors.Is(l.Err(), engine.ErrClosed) {
+			t.Fatalf("live query %d ended with %v, want ErrClosed", i, l.Err())
+		}
+	}
+}

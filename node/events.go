@@ -126,6 +126,12 @@ type events struct {
 	dropped int64
 
 	done chan struct{}
+	// serving counts the subscriptions' serve goroutines: close waits
+	// for them before the journal and the store they read close.
+	serving sync.WaitGroup
+	// replaying is called before each page a subscription reads again
+	// (tests).
+	replaying func()
 
 	// replayPage is how many changes' events a subscription reads again
 	// from the change log at once: a reader resuming from far back is
@@ -165,6 +171,9 @@ func (e *events) close() error {
 	e.closed = true
 	close(e.wake)
 	e.mu.Unlock()
+	// Each subscription ends at once now (done and wake are closed),
+	// after the page it may be reading again.
+	e.serving.Wait()
 	return e.journal.close()
 }
 
@@ -371,6 +380,13 @@ func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error)
 		from = c
 	}
 	s := &Subscription{c: make(chan Event, buffer), stop: make(chan struct{})}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e.serving.Add(1) // before close can wait for the serving
+	e.mu.Unlock()
 	go e.serve(s, space, from, live, pos)
 	return s, nil
 }
@@ -378,6 +394,7 @@ func (n *Node) Subscribe(space, after string, buffer int) (*Subscription, error)
 // serve delivers a subscription: what happened in (from, live] read again
 // from the change log and the journal, then the ring from pos on.
 func (e *events) serve(s *Subscription, space string, from, live cursor, pos uint64) {
+	defer e.serving.Done()
 	end := func(err error) {
 		s.mu.Lock()
 		s.err = err
@@ -400,6 +417,9 @@ func (e *events) serve(s *Subscription, space string, from, live cursor, pos uin
 		}
 	}
 	for from.before(live) {
+		if e.replaying != nil {
+			e.replaying()
+		}
 		evs, reached, err := e.replay(from, live, e.replayPage)
 		if err != nil {
 			e.mu.Lock()

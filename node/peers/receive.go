@@ -120,8 +120,15 @@ type admission struct {
 // session does: a batch that arrived whole is checked, decided and
 // committed though the session or its connection ends meanwhile (the
 // session's end waits for it), as the peer may count it delivered.
+//
+// Its batches fill the session's space (engine.Filling): into a space the
+// store held nothing of (a node's first sync of it), while nothing else
+// writes to the store, they look up only the keys their own batches
+// wrote, not the ids, heads and line places every new version would
+// find missing.
 func (s *session) newAdmit() *engine.Pipeline[*admission] {
 	return engine.NewPipeline(context.WithoutCancel(s.ctx), s.c.host.Store(), s.c.peer.DID, engine.Stages[*admission]{
+		Fill:     engine.NewFilling(s.space),
 		Versions: s.decode,
 		Decided:  func(ad *admission) { s.c.in.give(ad.size) },
 		Done:     s.admitted,

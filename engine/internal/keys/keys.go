@@ -14,9 +14,11 @@
 //	'h' rec                            → the record's head: top and first standing, how each is held
 //	                                     and at which vseq (layouts 11 to 15: with the first standing
 //	                                     version's envelope and body)
-//	'h' rec order vseq                 → a held version's standing and flags in its record (02 §4.3
-//	                                     order: one seq's versions sorted by id as read; layouts
-//	                                     before 15: 'h' rec order id, the id's text)
+//	'H' num order vseq                 → a held version's standing and flags in its record (02 §4.3
+//	                                     order: one seq's versions sorted by id as read), num the
+//	                                     record's number, which its head names (layout 18 on)
+//	'h' rec order vseq                 → the same, for a record whose head names no number (layouts
+//	                                     before 18; before 15: 'h' rec order id, the id's text)
 //	'S' space                          → the space's id as text
 //	'o' space millis digest            → 0xFF ‖ vseq ‖ collection: the sync order, and where the
 //	                                     version's value is (layouts before 17: the collection alone)
@@ -75,6 +77,7 @@ const (
 	Version   = 'v'
 	Current   = 'c'
 	History   = 'h' // and heads
+	HistNum   = 'H' // history entries by record number (layout 18 on)
 	Space     = 'S'
 	Order     = 'o'
 	Line      = 'l'
@@ -240,9 +243,56 @@ func HistoryIDKey(rec []byte, seq int64, id string) []byte {
 	return append(k, id...)
 }
 
+// AppendRecNum appends a record number so that byte order is numeric
+// order and small numbers are short: a byte n (1–8), then the number's n
+// bytes big-endian, the first not 0. A number is never 0.
+func AppendRecNum(dst []byte, num uint64) []byte {
+	n := 1
+	for x := num >> 8; x > 0; x >>= 8 {
+		n++
+	}
+	dst = append(dst, byte(n))
+	for i := n - 1; i >= 0; i-- {
+		dst = append(dst, byte(num>>(8*i)))
+	}
+	return dst
+}
+
+// ReadRecNum reads a record number AppendRecNum wrote at the start of b:
+// the number and its length; n is 0 on bytes of no number (cut short, a
+// length past 8, a first byte 0, or the number 0).
+func ReadRecNum(b []byte) (num uint64, n int) {
+	if len(b) < 2 || b[0] < 1 || b[0] > 8 || len(b) < 1+int(b[0]) || b[1] == 0 {
+		return 0, 0
+	}
+	for _, c := range b[1 : 1+int(b[0])] {
+		num = num<<8 | uint64(c)
+	}
+	return num, 1 + int(b[0])
+}
+
+// HistNumPrefix is 'H' num: every held version of the record numbered
+// num (layout 18 on).
+func HistNumPrefix(num uint64) []byte { return AppendRecNum([]byte{HistNum}, num) }
+
+// HistNumKey is 'H' num order vseq: a history entry of the record numbered
+// num, order and vseq as in HistoryKey. Numbers are given in the order
+// records first arrive, so a store's new entries come in key order.
+func HistNumKey(num uint64, seq int64, vseq uint64) []byte {
+	return AppendHistNumKey(make([]byte, 0, 1+9+8+binary.MaxVarintLen64), num, seq, vseq)
+}
+
+// AppendHistNumKey appends HistNumKey(num, seq, vseq) to dst.
+func AppendHistNumKey(dst []byte, num uint64, seq int64, vseq uint64) []byte {
+	k := AppendRecNum(append(dst, HistNum), num)
+	k = binary.BigEndian.AppendUint64(k, uint64(1<<53-1-seq))
+	return binary.AppendUvarint(k, vseq)
+}
+
 // HistEntry is a history key read by HistoryEntry.
 type HistEntry struct {
-	Rec    []byte // space tag ‖ key ‖ 0x00
+	Num    uint64 // the record's number, for a key of 'H' (Rec nil) …
+	Rec    []byte // … else space tag ‖ key ‖ 0x00
 	Seq    int64
 	ByVseq bool         // the key names the version by vseq (layout 15 on)
 	Vseq   uint64       // when ByVseq
@@ -255,26 +305,38 @@ type HistEntry struct {
 // form, never 0: a history key never ends in 0x00, as a head's does) or,
 // as layouts before 15 wrote it, by the 53 characters of its id. ok is
 // false on a key of neither form: the one place a history key is read.
+//
+// A key of 'H' (HistNumKey) reads the same, the record named by its
+// number: always by vseq.
 func HistoryEntry(k []byte) (e HistEntry, ok bool) {
-	if len(k) < 1+SpaceLen+1+8+1 || k[0] != History {
+	var end int
+	switch {
+	case len(k) > 0 && k[0] == HistNum:
+		var n int
+		if e.Num, n = ReadRecNum(k[1:]); n == 0 {
+			return e, false
+		}
+		end = 1 + n
+	case len(k) >= 1+SpaceLen+1+8+1 && k[0] == History:
+		end = bytes.IndexByte(k[1+SpaceLen:], 0) // a record key holds no 0x00
+		if end < 0 {
+			return e, false
+		}
+		end += 1 + SpaceLen + 1
+		e.Rec = k[1:end]
+	default:
 		return e, false
 	}
-	end := bytes.IndexByte(k[1+SpaceLen:], 0) // a record key holds no 0x00
-	if end < 0 {
-		return e, false
-	}
-	end += 1 + SpaceLen + 1
 	if len(k) < end+8+1 {
 		return e, false
 	}
-	e.Rec = k[1:end]
 	order := binary.BigEndian.Uint64(k[end:])
 	if order > 1<<53-1 {
 		return e, false
 	}
 	e.Seq = int64(1<<53 - 1 - order)
 	tail := k[end+8:]
-	if len(tail) == canonical.IDLen {
+	if len(tail) == canonical.IDLen && e.Rec != nil {
 		e.ID = string(tail)
 		e.D, ok = canonical.ParseExactID(e.ID)
 		return e, ok

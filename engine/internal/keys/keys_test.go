@@ -177,6 +177,59 @@ func TestHistoryEntry(t *testing.T) {
 	}
 }
 
+// A record number reads back as written, byte order is numeric order
+// (so a store's records' entries come in the order they were numbered),
+// and bytes of no number are refused.
+func TestRecNum(t *testing.T) {
+	nums := []uint64{1, 2, 255, 256, 300, 65535, 65536, 1<<24 - 1, 1 << 24, 1 << 40, 1<<56 - 1, 1 << 56, 1<<64 - 1}
+	var last []byte
+	for _, n := range nums {
+		b := AppendRecNum(nil, n)
+		got, used := ReadRecNum(append(b, 7, 7))
+		if got != n || used != len(b) {
+			t.Fatalf("%d: wrote %x, read %d (%d bytes)", n, b, got, used)
+		}
+		if last != nil && bytes.Compare(last, b) >= 0 {
+			t.Fatalf("%d: %x does not sort after %x", n, b, last)
+		}
+		last = b
+		k := HistNumKey(n, 3, 300)
+		e, ok := HistoryEntry(k)
+		if !ok || e.Num != n || e.Rec != nil || !e.ByVseq || e.Vseq != 300 || e.Seq != 3 {
+			t.Fatalf("%d: history key %x read as %+v %v", n, k, e, ok)
+		}
+		if !bytes.HasPrefix(k, HistNumPrefix(n)) || bytes.HasPrefix(k, HistNumPrefix(n+1)) {
+			t.Fatalf("%d: key %x and the record's prefix", n, k)
+		}
+	}
+	if b := AppendRecNum(nil, 300); !bytes.Equal(b, []byte{2, 1, 0x2c}) {
+		t.Fatalf("300 written %x", b)
+	}
+	for name, bad := range map[string][]byte{
+		"empty":        nil,
+		"length 0":     {0, 1},
+		"length 9":     {9, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+		"cut short":    {3, 1, 2},
+		"leading zero": {2, 0, 5},
+		"zero":         {1, 0},
+	} {
+		if n, used := ReadRecNum(bad); used != 0 {
+			t.Errorf("%s: read %d", name, n)
+		}
+	}
+	k := HistNumKey(5, 7, 300)
+	for name, bad := range map[string][]byte{
+		"vseq 0":            HistNumKey(5, 7, 0),
+		"uvarint cut short": k[:len(k)-1],
+		"no order":          k[:4],
+		"number cut short":  {HistNum, 3, 1},
+	} {
+		if e, ok := HistoryEntry(bad); ok {
+			t.Errorf("%s: read as %+v", name, e)
+		}
+	}
+}
+
 // LinePlaces is LinePlace for each place, in order, each key its own.
 func TestLinePlaces(t *testing.T) {
 	ns := []int64{0, 1, 7, 1 << 40, 3}
