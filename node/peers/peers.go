@@ -246,17 +246,10 @@ func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, 
 	// acknowledged before it closes.
 	cc := newConn(context.WithoutCancel(ctx), p, c, opener, true, via)
 	cc.url = url
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		cc.cancel()
-		c.CloseWith(CodeClosed, "the node is closing")
+	if !p.track(cc, c) {
 		return
 	}
-	p.running.Add(1)
-	defer p.running.Done()
-	p.conns[cc] = struct{}{}
-	p.mu.Unlock()
+	defer p.untrack(cc)
 	closing := sync.OnceFunc(func() {
 		cc.drainPushes(p.o.DrainFor)
 		c.CloseWith(CodeClosed, "the node is closing")
@@ -266,10 +259,32 @@ func (p *Peers) serve(ctx context.Context, c *transport.Conn, opener bool, via, 
 	stopLife := context.AfterFunc(p.life, closing)
 	defer stopLife()
 	cc.run()
+	p.log.Debug("peer connection ended", "peer", cc.peer.DID, "via", via, "reason", transport.Code(c.Err()), "err", c.Err())
+}
+
+// track counts cc among the connections Close ends and waits for; false,
+// with c closed, once p is closing. Each true is ended by untrack once
+// cc has run.
+func (p *Peers) track(cc *conn, c *transport.Conn) bool {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		cc.cancel()
+		c.CloseWith(CodeClosed, "the node is closing")
+		return false
+	}
+	p.running.Add(1)
+	p.conns[cc] = struct{}{}
+	p.mu.Unlock()
+	return true
+}
+
+// untrack ends what track began: cc is no longer one of p's connections.
+func (p *Peers) untrack(cc *conn) {
 	p.mu.Lock()
 	delete(p.conns, cc)
 	p.mu.Unlock()
-	p.log.Debug("peer connection ended", "peer", cc.peer.DID, "via", via, "reason", transport.Code(c.Err()), "err", c.Err())
+	p.running.Done()
 }
 
 // Run keeps the connections to Options.Peers and Relays until ctx is

@@ -39,21 +39,11 @@ func (p *Peers) relayClient(url string) (*transport.RelayClient, error) {
 			opener := p.topt.Self.DID() < c.Peer().DID
 			cc := newConn(ctx, p, c, opener, true, "webrtc "+room)
 			cc.only = []string{spaceID}
-			p.mu.Lock()
-			if p.closed {
-				p.mu.Unlock()
-				cc.cancel()
-				c.CloseWith(CodeClosed, "the node is closing")
+			if !p.track(cc, c) {
 				return
 			}
-			p.running.Add(1)
-			defer p.running.Done()
-			p.conns[cc] = struct{}{}
-			p.mu.Unlock()
+			defer p.untrack(cc)
 			cc.run()
-			p.mu.Lock()
-			delete(p.conns, cc)
-			p.mu.Unlock()
 		},
 	})
 }
