@@ -24,6 +24,18 @@ func newKindCounter() *kindCounter {
 	return &kindCounter{Store: memory.Open(nil), got: map[byte]int{}}
 }
 
+// openCounted is a store over a kindCounter, closed when t ends.
+func openCounted(t *testing.T) (*engine.Store, *kindCounter) {
+	t.Helper()
+	kv := newKindCounter()
+	s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, kv
+}
+
 func (c *kindCounter) count(k []byte) {
 	c.mu.Lock()
 	c.got[k[0]]++
@@ -148,22 +160,12 @@ func TestFillingReadsOnlyWhatItWrote(t *testing.T) {
 	vs := enginetest.CorpusVersions(t, sp, enginetest.CorpusOptions{Versions: 300, Seed: 7})
 	bs := fillBatches(vs)
 
-	plainKV := newKindCounter()
-	plain, err := engine.Open(plainKV, &engine.Options{Judge: enginetest.Judge{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
+	plain, plainKV := openCounted(t)
 	plainKV.told()
 	want := admitPiped(t, plain, bs, nil)
 	plainReads := plainKV.told()
 
-	kv := newKindCounter()
-	s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, kv := openCounted(t)
 	kv.told()
 	got := admitPiped(t, s, bs, engine.NewFilling(sp))
 	reads := kv.told()
@@ -195,12 +197,7 @@ func TestFillingEndsWhenAnotherWrites(t *testing.T) {
 	vs := enginetest.CorpusVersions(t, sp, enginetest.CorpusOptions{Versions: 80, Seed: 8})
 	other := enginetest.CorpusVersions(t, enginetest.SpaceID("another space"), enginetest.CorpusOptions{Versions: 5, Seed: 9})
 
-	kv := newKindCounter()
-	s, err := engine.Open(kv, &engine.Options{Judge: enginetest.Judge{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, kv := openCounted(t)
 	fill := engine.NewFilling(sp)
 	admit := func(batch []*record.Version) []engine.Outcome {
 		t.Helper()

@@ -129,27 +129,16 @@ func TestListedBoundedByRoom(t *testing.T) {
 	items := placedItems(300)
 	order := placedOrder{&fakeOrder{items: items}}
 	room := enginestore.NewRoom(100 * 48) // 100 ids
-	placedOf := func(l *enginestore.Listed, need []negentropy.ID) int {
-		at := make([]uint64, len(need))
-		l.Places(len(need), func(i int) negentropy.ID { return need[i] }, at)
-		n := 0
-		for _, a := range at {
-			if a != 0 {
-				n++
-			}
-		}
-		return n
-	}
 	a := enginestore.NewListed(room)
 	a.Keep()
 	need := listAll(t, order, a)
 	b := enginestore.NewListed(room)
 	b.Keep()
 	listAll(t, order, b)
-	if n := placedOf(b, need); n != 0 {
+	if n := placedCount(b, need); n != 0 {
 		t.Fatalf("a second Listed placed %d ids with the room spent, want 0", n)
 	}
-	if n := placedOf(a, need); n != 100 {
+	if n := placedCount(a, need); n != 100 {
 		t.Fatalf("placed %d ids within a room of 100, want 100", n)
 	}
 	a.Close()
@@ -158,7 +147,7 @@ func TestListedBoundedByRoom(t *testing.T) {
 	defer c.Close()
 	c.Keep()
 	need = listAll(t, order, c)
-	if n := placedOf(c, need); n != 100 {
+	if n := placedCount(c, need); n != 100 {
 		t.Fatalf("after the others closed, placed %d ids, want 100", n)
 	}
 }
@@ -252,16 +241,7 @@ func TestListedRoomCountsWholeChunks(t *testing.T) {
 	items := placedItems(40)
 	room := enginestore.NewRoom(2 * 64 * 48) // two first chunks
 	placed := func(l *enginestore.Listed) int {
-		need := listAll(t, placedOrder{&fakeOrder{items: items}}, l)
-		at := make([]uint64, len(need))
-		l.Places(len(need), func(i int) negentropy.ID { return need[i] }, at)
-		n := 0
-		for _, a := range at {
-			if a != 0 {
-				n++
-			}
-		}
-		return n
+		return placedCount(l, listAll(t, placedOrder{&fakeOrder{items: items}}, l))
 	}
 	var ls []*enginestore.Listed
 	for range 3 {
@@ -275,4 +255,17 @@ func TestListedRoomCountsWholeChunks(t *testing.T) {
 			t.Fatalf("Listed %d placed %d ids, want %d (a chunk's room each)", i, n, want)
 		}
 	}
+}
+
+// placedCount is how many of need l knows the place of.
+func placedCount(l *enginestore.Listed, need []negentropy.ID) int {
+	at := make([]uint64, len(need))
+	l.Places(len(need), func(i int) negentropy.ID { return need[i] }, at)
+	n := 0
+	for _, a := range at {
+		if a != 0 {
+			n++
+		}
+	}
+	return n
 }
