@@ -24,6 +24,22 @@ func newKindCounter() *kindCounter {
 	return &kindCounter{Store: memory.Open(nil), got: map[byte]int{}}
 }
 
+// admitFilled admits batch into s as one of fill's batches.
+func admitFilled(t *testing.T, s *engine.Store, fill *engine.Filling, batch []*record.Version) []engine.Outcome {
+	t.Helper()
+	ctx := context.Background()
+	p, err := s.Prepare(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fill(fill)
+	outs, err := s.AdmitPrepared(ctx, "p", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs
+}
+
 // openCounted is a store over a kindCounter, closed when t ends.
 func openCounted(t *testing.T) (*engine.Store, *kindCounter) {
 	t.Helper()
@@ -201,16 +217,7 @@ func TestFillingEndsWhenAnotherWrites(t *testing.T) {
 	fill := engine.NewFilling(sp)
 	admit := func(batch []*record.Version) []engine.Outcome {
 		t.Helper()
-		p, err := s.Prepare(ctx, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Fill(fill)
-		outs, err := s.AdmitPrepared(ctx, "p", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return outs
+		return admitFilled(t, s, fill, batch)
 	}
 	admit(vs[:10])
 	kv.told()
@@ -295,15 +302,7 @@ func TestFillingOfOneSpaceOnly(t *testing.T) {
 	admitAll(t, s, ws...)
 	fill := engine.NewFilling(sp)
 	for i := range 3 {
-		p, err := s.Prepare(ctx, append(slices.Clone(vs[i*3:i*3+3]), ws...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Fill(fill)
-		outs, err := s.AdmitPrepared(ctx, "p", p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		outs := admitFilled(t, s, fill, append(slices.Clone(vs[i*3:i*3+3]), ws...))
 		for k, o := range outs {
 			if o.Verdict != engine.Stands || o.New != (k < 3) {
 				t.Fatalf("batch %d, %s: %+v", i, o.ID, o)
