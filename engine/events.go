@@ -80,6 +80,10 @@ type Subscription struct {
 	c       chan Event
 	space   string
 	dropped atomic.Int64
+	// holding, while set, counts the subscription's events in passed
+	// rather than sending them (Hold).
+	holding bool // guarded by the owner's mu
+	passed  atomic.Int64
 	owner   *subscribers
 	// weights are the weights (weightOf) of the events sent and perhaps
 	// not yet taken, oldest first, and held their sum (guarded by the
@@ -134,6 +138,23 @@ func (s *Subscription) Events() <-chan Event { return s.c }
 
 // Dropped is how many events were dropped because the buffer was full.
 func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
+
+// Hold stops sending the subscription's events, or (false) starts again:
+// while held, each event is counted (Passed) and not sent, for a
+// subscriber that at times needs to know only that its space changed,
+// not what changed — the channel send and the subscriber's taking of
+// each event cost more than the count. Events of a batch committed
+// before Hold(false) returns are counted, those after it sent: none is
+// both, none neither.
+func (s *Subscription) Hold(on bool) {
+	s.owner.mu.Lock()
+	s.holding = on
+	s.owner.mu.Unlock()
+}
+
+// Passed is how many events were counted and not sent while the
+// subscription was held (Hold).
+func (s *Subscription) Passed() int64 { return s.passed.Load() }
 
 // Close stops the subscription and closes its channel.
 func (s *Subscription) Close() { s.owner.remove(s) }
@@ -200,11 +221,19 @@ func (ss *subscribers) publish(evs []Event, weight map[canonical.ID]int) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for sub := range ss.set {
+		passed := int64(0)
 		for i, e := range evs {
 			if sub.space != "" && sub.space != e.Space {
 				continue
 			}
+			if sub.holding {
+				passed++
+				continue
+			}
 			sub.send(e, ws[i])
+		}
+		if passed > 0 {
+			sub.passed.Add(passed)
 		}
 	}
 }

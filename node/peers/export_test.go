@@ -88,3 +88,18 @@ func AdmissionParts(raws [][]byte) int { return len(splitAdmission(raws)) }
 // (fetching files, pushing): f may wait for what they do meanwhile. Call
 // it before p serves a connection.
 func BeforeNegOpen(p *Peers, f func(space string)) { p.beforeNegOpen = f }
+
+// FeedCounts is what p's feed of space took of the store's events (ids
+// admitted) and what its subscription counted while held; ok false when
+// p has no feed of space.
+func FeedCounts(p *Peers, space string) (taken uint64, passed int64, ok bool) {
+	p.feeds.mu.Lock()
+	f := p.feeds.by[space]
+	p.feeds.mu.Unlock()
+	if f == nil {
+		return 0, 0, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.head, f.sub.Passed(), true
+}

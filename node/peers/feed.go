@@ -38,7 +38,8 @@ type feed struct {
 	ring    []canonical.ID // admitted ids, ring[seq % feedRing]
 	head    uint64         // the seq the next id gets
 	lost    uint64         // ids before this seq may be missing: the subscription dropped some
-	gen     uint64         // bumped by every change to the space's sync order
+	gen     uint64         // bumped by every change to the space's sync order taken (and by Passed: held)
+	follows int            // live sessions' cursors: while none, the subscription is held
 	wake    chan struct{}  // closed when ids arrive; made when a cursor waits (nil: none does)
 	users   int
 	idle    *time.Timer
@@ -72,6 +73,11 @@ func (fs *feeds) acquire(st *engine.Store, spaceID string) *feed {
 	f := fs.by[spaceID]
 	if f == nil {
 		f = &feed{space: spaceID, sub: st.Subscribe(spaceID, feedEvents), gone: make(chan struct{})}
+		// Held until a live session follows: a session that is not live
+		// needs to know only whether the space changed, for its index
+		// (generation), not each id admitted, which the store would send
+		// and this feed take one by one — a sync's every version.
+		f.sub.Hold(true)
 		fs.by[spaceID] = f
 		go fs.run(f)
 	}
@@ -218,12 +224,32 @@ type cursor struct {
 	next uint64
 }
 
-// follow starts a cursor at what arrives from now on.
+// follow starts a cursor at what arrives from now on: the subscription
+// sends each event from now on, once it held them (none followed). What
+// was committed before is in what the session reconciles, read after
+// this; each event after it is taken after the cursor starts (f.mu).
 func (f *feed) follow() *cursor {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.follows++; f.follows == 1 {
+		f.sub.Hold(false)
+	}
 	return &cursor{f: f, next: f.head}
 }
+
+// unfollow ends a cursor: once none follows, the subscription holds its
+// events again, counting them (generation).
+func (f *feed) unfollow() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.follows--; f.follows == 0 {
+		f.sub.Hold(true)
+	}
+}
+
+// generation counts the changes to the space's sync order: those taken,
+// and those the subscription counted while held. f.mu is held.
+func (f *feed) generation() uint64 { return f.gen + uint64(f.sub.Passed()) }
 
 // readState is what a cursor's read found besides the ids.
 type readState int
@@ -270,7 +296,7 @@ func (c *cursor) behind() bool {
 func (f *feed) index(ctx context.Context, st *engine.Store, sc enginestore.Scope, builds *atomic.Int64) (*enginestore.Store, error) {
 	key := strings.Join(sc.Collections, " ")
 	f.mu.Lock()
-	gen := f.gen
+	gen := f.generation()
 	for i, ix := range f.indexes {
 		if ix.scope == key && ix.gen == gen {
 			copy(f.indexes[1:i+1], f.indexes[:i])
@@ -288,7 +314,7 @@ func (f *feed) index(ctx context.Context, st *engine.Store, sc enginestore.Scope
 		return nil, err
 	}
 	f.mu.Lock()
-	if f.gen == gen && !f.ended { // an ended feed keeps no index
+	if f.generation() == gen && !f.ended { // an ended feed keeps no index
 		f.indexes = append([]*orderIndex{{scope: key, gen: gen, st: built}}, f.indexes...)
 		kept := f.indexes[:0]
 		for i, ix := range f.indexes {

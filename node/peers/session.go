@@ -421,6 +421,12 @@ func (s *session) release() {
 	s.c.p.idle.unpark(s)
 	s.endFiles()
 	s.listed.Close()
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	if cur != nil {
+		cur.f.unfollow()
+	}
 	s.c.p.feeds.release(s.feed)
 	if s.counted {
 		s.c.p.guard.giveLive(s.c.peer.DID, s.c.addr)
