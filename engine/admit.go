@@ -354,13 +354,31 @@ func (s *Store) ReadAheadFresh(vs []*record.Version, fresh []bool) (*Ahead, erro
 	s.state.Unlock()
 	a := &Ahead{at: s.applied.Load()} // before the reads: a commit during them moves it
 	free := s.freeLinePlaces(vs)
+	// The recs are made in one buffer, and each space's tag once: a rec
+	// is needed here only for its head's key, and Prepare makes each
+	// again for the batch's writes, on every core.
+	n := 0
+	for _, v := range vs {
+		n += keys.RecLen(v.Key)
+	}
+	recs := make([]byte, 0, n)
+	var (
+		space  string
+		tag    [keys.SpaceLen]byte
+		tagged bool
+	)
 	ks, absent := s.aheadKeys(vs, func(i int) (canonical.ID, []byte, bool) {
 		v := vs[i]
 		d, ok := v.Digest()
 		if !ok || !v.HasSpace {
 			return d, nil, false
 		}
-		return d, keys.Rec(v.Space, v.Key), true
+		if !tagged || v.Space != space {
+			space, tag, tagged = v.Space, keys.SpaceTag(v.Space), true
+		}
+		at := len(recs)
+		recs = keys.AppendRec(recs, tag, v.Key)
+		return d, recs[at:len(recs):len(recs)], true
 	}, nil, waiting, logPrev, free, fresh, nil)
 	a.m = make(map[string]ahead, len(ks)+len(free)+len(absent))
 	for k := range free {
