@@ -80,8 +80,9 @@ type Subscription struct {
 	c       chan Event
 	space   string
 	dropped atomic.Int64
-	// holding, while set, counts the subscription's events in passed
-	// rather than sending them (Hold).
+	// holding, while set, counts the batches with events of the
+	// subscription's space in passed rather than sending the events
+	// (Hold).
 	holding bool // guarded by the owner's mu
 	passed  atomic.Int64
 	owner   *subscribers
@@ -140,20 +141,20 @@ func (s *Subscription) Events() <-chan Event { return s.c }
 func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
 
 // Hold stops sending the subscription's events, or (false) starts again:
-// while held, each event is counted (Passed) and not sent, for a
-// subscriber that at times needs to know only that its space changed,
-// not what changed — the channel send and the subscriber's taking of
-// each event cost more than the count. Events of a batch committed
-// before Hold(false) returns are counted, those after it sent: none is
-// both, none neither.
+// while held, each batch committed with events of its space is counted
+// (Passed) and its events not sent, for a subscriber that at times needs
+// to know only that its space changed, not what changed — the channel
+// send and the subscriber's taking of each event cost more than a count
+// a batch. A batch committed before Hold(false) returns is counted, one
+// after it sent: none is both, none neither.
 func (s *Subscription) Hold(on bool) {
 	s.owner.mu.Lock()
 	s.holding = on
 	s.owner.mu.Unlock()
 }
 
-// Passed is how many events were counted and not sent while the
-// subscription was held (Hold).
+// Passed is how many batches with events of the subscription's space
+// were counted, their events not sent, while it was held (Hold).
 func (s *Subscription) Passed() int64 { return s.passed.Load() }
 
 // Close stops the subscription and closes its channel.
@@ -209,31 +210,37 @@ func (ss *subscribers) closeAll() {
 }
 
 // publish sends a batch's events to the subscribers; weight is the
-// batch's versions' bytes as stored, by digest.
+// batch's versions' bytes as stored, by digest. A held subscription
+// (Hold) is counted once for the batch when it has events of its space:
+// it asks only whether its space changed.
 func (ss *subscribers) publish(evs []Event, weight map[canonical.ID]int) {
 	if len(evs) == 0 {
 		return
 	}
-	ws := make([]int32, len(evs))
-	for i, e := range evs {
-		ws[i] = weightOf(e, weight)
-	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	var ws []int32 // made for the first subscription sent to
 	for sub := range ss.set {
-		passed := int64(0)
+		if sub.holding {
+			for _, e := range evs {
+				if sub.space == "" || sub.space == e.Space {
+					sub.passed.Add(1)
+					break
+				}
+			}
+			continue
+		}
+		if ws == nil {
+			ws = make([]int32, len(evs))
+			for i, e := range evs {
+				ws[i] = weightOf(e, weight)
+			}
+		}
 		for i, e := range evs {
 			if sub.space != "" && sub.space != e.Space {
 				continue
 			}
-			if sub.holding {
-				passed++
-				continue
-			}
 			sub.send(e, ws[i])
-		}
-		if passed > 0 {
-			sub.passed.Add(passed)
 		}
 	}
 }

@@ -38,7 +38,7 @@ type feed struct {
 	ring    []canonical.ID // admitted ids, ring[seq % feedRing]
 	head    uint64         // the seq the next id gets
 	lost    uint64         // ids before this seq may be missing: the subscription dropped some
-	gen     uint64         // bumped by every change to the space's sync order taken (and by Passed: held)
+	gen     uint64         // bumped by every change to the space's sync order taken (and by Passed: batches held)
 	follows int            // live sessions' cursors: while none, the subscription is held
 	wake    chan struct{}  // closed when ids arrive; made when a cursor waits (nil: none does)
 	users   int
