@@ -354,13 +354,31 @@ func (s *Store) ReadAheadFresh(vs []*record.Version, fresh []bool) (*Ahead, erro
 	s.state.Unlock()
 	a := &Ahead{at: s.applied.Load()} // before the reads: a commit during them moves it
 	free := s.freeLinePlaces(vs)
+	// The recs are made in one buffer, and each space's tag once: a rec
+	// is needed here only for its head's key, and Prepare makes each
+	// again for the batch's writes, on every core.
+	n := 0
+	for _, v := range vs {
+		n += keys.RecLen(v.Key)
+	}
+	recs := make([]byte, 0, n)
+	var (
+		space  string
+		tag    [keys.SpaceLen]byte
+		tagged bool
+	)
 	ks, absent := s.aheadKeys(vs, func(i int) (canonical.ID, []byte, bool) {
 		v := vs[i]
 		d, ok := v.Digest()
 		if !ok || !v.HasSpace {
 			return d, nil, false
 		}
-		return d, keys.Rec(v.Space, v.Key), true
+		if !tagged || v.Space != space {
+			space, tag, tagged = v.Space, keys.SpaceTag(v.Space), true
+		}
+		at := len(recs)
+		recs = keys.AppendRec(recs, tag, v.Key)
+		return d, recs[at:len(recs):len(recs)], true
 	}, nil, waiting, logPrev, free, fresh, nil)
 	a.m = make(map[string]ahead, len(ks)+len(free)+len(absent))
 	for k := range free {
@@ -397,29 +415,55 @@ func (s *Store) ReadAheadFresh(vs []*record.Version, fresh []bool) (*Ahead, erro
 // range holds anything, or that the batch takes one place of, is left to
 // the look-ups.
 func (s *Store) freeLinePlaces(vs []*record.Version) map[string]bool {
+	// Made a batch, not a write: the lines' places share one slice, and
+	// the places found free key the map as the strings over the keys
+	// LinePlaces made (never changed after), not copies.
 	type span struct {
+		name   [3]string
 		lo, hi int64
+		n      int // its places in vs
 		places []int64
 	}
-	lines := map[[3]string]*span{}
-	for _, v := range vs {
+	var spans []span
+	lines := map[[3]string]int{}
+	at := make([]int32, len(vs)) // each version's line in spans; -1: none
+	for i, v := range vs {
 		if v.Log == nil || !v.HasSpace {
+			at[i] = -1
 			continue
 		}
 		name := [3]string{v.Space, v.Author, v.Collection}
-		sp := lines[name]
-		if sp == nil {
-			sp = &span{lo: v.Log.N, hi: v.Log.N}
-			lines[name] = sp
+		j, ok := lines[name]
+		if !ok {
+			j = len(spans)
+			lines[name] = j
+			spans = append(spans, span{name: name, lo: v.Log.N, hi: v.Log.N})
 		}
+		sp := &spans[j]
 		sp.lo, sp.hi = min(sp.lo, v.Log.N), max(sp.hi, v.Log.N)
-		sp.places = append(sp.places, v.Log.N)
+		sp.n++
+		at[i] = int32(j)
+	}
+	// Each line's places, with room for the two bounds LinePlaces makes.
+	all := make([]int64, 0, len(vs)+2*len(spans))
+	for j := range spans {
+		sp := &spans[j]
+		sp.places = all[len(all) : len(all) : len(all)+sp.n+2]
+		all = all[:len(all)+sp.n+2]
+	}
+	for i, v := range vs {
+		if at[i] >= 0 {
+			sp := &spans[at[i]]
+			sp.places = append(sp.places, v.Log.N)
+		}
 	}
 	var free map[string]bool
-	for name, sp := range lines {
+	for j := range spans {
+		sp := &spans[j]
 		if len(sp.places) < 2 || sp.hi >= record.MaxSafeInteger {
 			continue
 		}
+		name := sp.name
 		ks := keys.LinePlaces(name[0], name[1], name[2], append(sp.places, sp.lo, sp.hi+1))
 		it, err := s.kv.NewIter(ks[len(ks)-2], ks[len(ks)-1])
 		if err != nil {
@@ -430,10 +474,10 @@ func (s *Store) freeLinePlaces(vs []*record.Version) map[string]bool {
 			continue
 		}
 		if free == nil {
-			free = map[string]bool{}
+			free = make(map[string]bool, len(vs))
 		}
 		for _, k := range ks[:len(ks)-2] {
-			free[string(k)] = true
+			free[frozen(k)] = true
 		}
 	}
 	return free

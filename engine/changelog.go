@@ -478,7 +478,7 @@ func (s *Store) ChangeLog(ctx context.Context, after uint64) iter.Seq2[Change, e
 		}
 		defer it.Close()
 		for it.Next() {
-			if err := ctx.Err(); err != nil {
+			if err := s.stop(ctx); err != nil {
 				yield(Change{}, err)
 				return
 			}

@@ -149,7 +149,7 @@ func (c *checker) scan(ctx context.Context, prefix byte, fn func(k, v []byte) er
 	}
 	defer it.Close()
 	for it.Next() {
-		if err := ctx.Err(); err != nil {
+		if err := c.s.stop(ctx); err != nil {
 			return err
 		}
 		if err := fn(bytes.Clone(it.Key()), bytes.Clone(it.Value())); err != nil {

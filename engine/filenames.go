@@ -46,7 +46,7 @@ func (s *Store) NamedFiles(ctx context.Context, space string, yield func(NamedFi
 			return err
 		}
 		for _, f := range page {
-			if err := ctx.Err(); err != nil {
+			if err := s.stop(ctx); err != nil {
 				return err
 			}
 			if !yield(f) {
@@ -148,7 +148,7 @@ func (s *Store) namedFilesByScan(ctx context.Context, space string, yield func(N
 	}
 	defer it.Close()
 	for it.Next() {
-		if err := ctx.Err(); err != nil {
+		if err := s.stop(ctx); err != nil {
 			return err
 		}
 		k := it.Key()
@@ -277,7 +277,7 @@ const tidyPage = 1024
 // left open (the caller deletes files between pages); next is where the
 // following page starts, nil at the end.
 func (s *Store) heldPage(ctx context.Context, lo []byte) (page []FileInfo, next []byte, err error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.stop(ctx); err != nil {
 		return nil, nil, err
 	}
 	it, err := s.kv.NewIter(lo, []byte{keys.FileHeld + 1})
@@ -333,7 +333,7 @@ func (s *Store) VerifyFiles(ctx context.Context) ([]string, error) {
 	}
 	buf := make([]byte, 1<<20)
 	for _, fi := range all {
-		if err := ctx.Err(); err != nil {
+		if err := s.stop(ctx); err != nil {
 			return probs, err
 		}
 		r, err := s.OpenFile(ctx, fi.Hash)

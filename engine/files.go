@@ -370,7 +370,7 @@ func (s *Store) Files(ctx context.Context, yield func(FileInfo) bool) error {
 	}
 	defer it.Close()
 	for it.Next() {
-		if err := ctx.Err(); err != nil {
+		if err := s.stop(ctx); err != nil {
 			return err
 		}
 		k := it.Key()

@@ -199,7 +199,7 @@ func (s *Store) MissingFilesAfter(ctx context.Context, space string, after canon
 		}
 		lo = append(page[len(page)-1].key, 0)
 		for _, e := range page {
-			if err := ctx.Err(); err != nil {
+			if err := s.stop(ctx); err != nil {
 				return err
 			}
 			if e.skipped || seen[e.Hash] {

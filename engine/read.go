@@ -37,7 +37,7 @@ func (s *Store) SyncOrder(ctx context.Context, space string, from SyncKey) iter.
 		// not once an item.
 		colls := map[string]string{}
 		for it.Next() {
-			if err := ctx.Err(); err != nil {
+			if err := s.stop(ctx); err != nil {
 				yield(SyncItem{}, err)
 				return
 			}

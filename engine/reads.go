@@ -1,9 +1,9 @@
 package engine
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // What Close waits for before it closes the KV: the calls in progress
@@ -17,6 +17,10 @@ import (
 // gate counts what is in flight and, once shut, refuses more. It costs an
 // atomic add each way: it is taken on every call and every read of the
 // KV, the admission path's included, and holds nothing through them.
+// Close waits for what is in however long it takes, with no deadline: a
+// call is never left running on a closed KV. A long read ends soon all the
+// same, as it checks at each step whether the store is closing
+// (Store.stop).
 type gate struct {
 	// n is what is in, plus shutBit once shut.
 	n    atomic.Int64
@@ -45,31 +49,29 @@ func (g *gate) leave() {
 	}
 }
 
-// shut refuses what comes after and waits, until deadline, for what is
-// in to leave; false when some had not. It is called once.
-func (g *gate) shut(deadline time.Time) bool {
+// shut refuses what comes after and waits for what is in to leave. It is
+// called once.
+func (g *gate) shut() {
 	g.idle = make(chan struct{})
 	if g.n.Add(shutBit) == shutBit {
-		return true
+		return
 	}
 	if g.waiting != nil {
 		g.waiting()
 	}
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case <-g.idle:
-		return true
-	case <-t.C:
-		return false
-	}
+	<-g.idle
 }
 
-// closeWait is how long Close waits for the calls and reads in flight: a
-// read pages through the store with an iterator it closes between pages,
-// or ends at the caller's pace (a stream to a peer); one still open after
-// this is left to the backend to report.
-const closeWait = 10 * time.Second
+// stop is why a long read ends at its next step: ErrClosed once Close has
+// begun, or ctx's error. A read that yields to its caller goes at the
+// caller's pace (a stream to a slow peer); Close waits for it, and it
+// ends at the next item instead of reading on to the end.
+func (s *Store) stop(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
 
 // enter counts a call in the store, to be ended with leave; ErrClosed once
 // the store is closing.

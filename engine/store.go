@@ -358,8 +358,10 @@ func (s *Store) ImportBatch() int {
 }
 
 // Close closes the store and its KV. A call made after it begins fails
-// with ErrClosed; the calls in progress end first (Close waits at most
-// closeWait for them), and the batch committing.
+// with ErrClosed; the calls in progress end first, and the batch
+// committing. Close waits for them however long they take: a long read
+// stops at its next step with ErrClosed, and the KV is never closed under
+// a call.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
@@ -368,9 +370,8 @@ func (s *Store) Close() error {
 	// one writing takes mu: Close takes it after them. A read the calls
 	// left open (an index iterator) is waited for next: closed under one,
 	// the KV would fail it and report it.
-	deadline := time.Now().Add(closeWait)
-	s.calls.shut(deadline)
-	s.reads.shut(deadline)
+	s.calls.shut()
+	s.reads.shut()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()

@@ -39,9 +39,11 @@ func (s *Store) Tables(ctx context.Context) ([]TableBytes, error) {
 	var heads TableBytes
 	heads.Table = headsTable
 	for n := 0; it.Next(); n++ {
-		if n%4096 == 0 && ctx.Err() != nil {
-			it.Close()
-			return nil, ctx.Err()
+		if n%4096 == 0 {
+			if err := s.stop(ctx); err != nil {
+				it.Close()
+				return nil, err
+			}
 		}
 		k, v := it.Key(), it.Value()
 		t := &heads

@@ -53,7 +53,7 @@ func (s *Store) VersionsStoredAt(ctx context.Context, ids []canonical.ID, at []u
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := s.stop(ctx); err != nil {
 		return err
 	}
 	g, _ := s.groups.Get().(*storedGroup)
@@ -72,7 +72,7 @@ func (s *Store) VersionsStoredAt(ctx context.Context, ids []canonical.ID, at []u
 			}
 		}
 		j += n
-		if err := ctx.Err(); err != nil {
+		if err := s.stop(ctx); err != nil {
 			return err
 		}
 	}

@@ -373,6 +373,9 @@ func (s *Store) Waiting(yield func(v *record.Version, waits []string) bool) erro
 	}
 	defer it.Close()
 	for it.Next() {
+		if err := s.check(); err != nil {
+			return err // closing: Close waits for this read
+		}
 		k := it.Key()
 		d, ok := keys.Digest(k, len(k)-32)
 		if !ok {

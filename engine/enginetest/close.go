@@ -183,3 +183,64 @@ func (h *harness) testCloseUnderWrites(t *testing.T) {
 		t.Errorf("a call as the store closed: %v", err)
 	}
 }
+
+// An Export whose reader is slow (blocked on what it writes) as the store
+// closes: Close waits for it however long it takes (closed under the
+// read, the KV would fail it, Pebble reporting the iterator leaked), and
+// the read stops at its next step with ErrClosed, not damage and not a
+// panic. Close then returns with nothing to report.
+func (h *harness) testCloseUnderASlowExport(t *testing.T) {
+	sp := SpaceID("slow export")
+	w := writer(t, sp)
+	s := h.store(t, nil)
+	v := must[*record.Version](t)(w.First("app.note", "0"))
+	admit(t, s, "p", v)
+	for i := 1; i < 5; i++ {
+		v = must[*record.Version](t)(w.Next(v, fmt.Sprint(i)))
+		admit(t, s, "p", v)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	type result struct {
+		n   int
+		err error
+	}
+	read := make(chan result, 1)
+	go func() {
+		var r result
+		for _, err := range s.Export(ctx, sp) {
+			if err != nil {
+				r.err = err
+				break
+			}
+			if r.n == 0 {
+				close(inside)
+				<-release // the writer blocked
+			}
+			r.n++
+		}
+		read <- r
+	}()
+	<-inside
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	// Close has begun once a new call is refused.
+	for {
+		if _, err := s.Stats(ctx); errors.Is(err, engine.ErrClosed) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned under a blocked reader: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	r := <-read
+	if !errors.Is(r.err, engine.ErrClosed) || r.n != 1 {
+		t.Errorf("the slow reader: %d versions, then %v; want 1, then ErrClosed", r.n, r.err)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close under a slow reader: %v", err)
+	}
+}

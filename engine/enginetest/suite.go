@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.KV, opts ...Option) {
 	t.Run("ChangeSources", h.testChangeSources)
 	t.Run("CallsAfterClose", h.testCallsAfterClose)
 	t.Run("CloseUnderWrites", h.testCloseUnderWrites)
+	t.Run("CloseUnderASlowExport", h.testCloseUnderASlowExport)
 	t.Run("FilesIndex", func(t *testing.T) { h.testFilesIndex(t, c.openPath) })
 	if c.openPath != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, c.openPath) })

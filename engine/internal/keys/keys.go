@@ -196,11 +196,18 @@ func WaitKey(d canonical.ID) []byte { return withDigest(Wait, d) }
 
 // Rec is a record's prefix part: space tag ‖ key ‖ 0x00.
 func Rec(space, key string) []byte {
-	t := SpaceTag(space)
-	r := make([]byte, 0, SpaceLen+len(key)+1)
-	r = append(r, t[:]...)
-	r = append(r, key...)
-	return append(r, 0)
+	return AppendRec(make([]byte, 0, RecLen(key)), SpaceTag(space), key)
+}
+
+// RecLen is the length of a record's rec (Rec) with this key.
+func RecLen(key string) int { return SpaceLen + len(key) + 1 }
+
+// AppendRec appends the rec of the record key in the space tagged t
+// (SpaceTag) to dst: Rec, for a caller that makes many in one buffer.
+func AppendRec(dst []byte, t [SpaceLen]byte, key string) []byte {
+	dst = append(dst, t[:]...)
+	dst = append(dst, key...)
+	return append(dst, 0)
 }
 
 // HeadKey is 'h' rec, the record's history prefix itself.
