@@ -276,7 +276,7 @@ func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, [
 			read(v, head)
 		case len(free) > 0:
 			// free holds the places it found free, which are not read.
-			place := keys.AppendLinePlace(ar.tail(), v.Space, v.Author, v.Collection, v.Log.N)
+			place := keys.AppendLinePlaceTag(ar.tail(), keys.RecTag(rec), v.Author, v.Collection, v.Log.N)
 			if !free[string(place)] {
 				place = own(place)
 				ks = append(ks, id, head, place)
@@ -293,7 +293,7 @@ func (s *Store) aheadKeys(vs []*record.Version, enc func(i int) (canonical.ID, [
 		default:
 			read(v, id)
 			read(v, head)
-			read(v, own(keys.AppendLinePlace(ar.tail(), v.Space, v.Author, v.Collection, v.Log.N)))
+			read(v, own(keys.AppendLinePlaceTag(ar.tail(), keys.RecTag(rec), v.Author, v.Collection, v.Log.N)))
 		}
 		if waiting {
 			ks = append(ks, keys.WaitKey(d))

@@ -148,6 +148,9 @@ type encoded struct {
 	env []byte       // the envelope value; nil until encoded
 	// body is the body value; nil when the version has none.
 	body []byte
+	// tag is its space's keys.SpaceTag, made once for every key of the
+	// space the version is stored under (the id is parsed to make it).
+	tag [keys.SpaceLen]byte
 }
 
 // encode makes what storing v needs.
@@ -157,7 +160,8 @@ func encode(v *record.Version) (encoded, error) {
 	if !e.ok || !v.HasSpace {
 		return e, nil
 	}
-	e.rec = keys.Rec(v.Space, v.Key)
+	e.tag = keys.SpaceTag(v.Space)
+	e.rec = keys.AppendRec(make([]byte, 0, keys.RecLen(v.Key)), e.tag, v.Key)
 	var err error
 	e.env, e.body, err = encodeEnvelope(v)
 	return e, err

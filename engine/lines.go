@@ -15,14 +15,15 @@ const maxForkScan = 8
 // fork (another id at that place) or a break (log.prev naming a version
 // that is not one place before it in the line), in both directions: v
 // against what is held, and what is held against v. vseq is where v's
-// value is: the place names it by that (keys.PlaceValue).
-func (t *tx) line(d canonical.ID, vseq uint64, v *record.Version) error {
+// value is: the place names it by that (keys.PlaceValue). tag is v's
+// space's keys.SpaceTag.
+func (t *tx) line(d canonical.ID, vseq uint64, v *record.Version, tag [keys.SpaceLen]byte) error {
 	if v.Log == nil {
 		return nil
 	}
 	// Kept in the arena at once: keys are built at its tail as the place
 	// is read and compared.
-	place := keyBytes(t.ka.own(keys.AppendLinePlace(t.key(), v.Space, v.Author, v.Collection, v.Log.N)))
+	place := keyBytes(t.ka.own(keys.AppendLinePlaceTag(t.key(), tag, v.Author, v.Collection, v.Log.N)))
 	others, ds, err := t.place(place)
 	if err != nil {
 		return err

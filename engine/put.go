@@ -99,10 +99,10 @@ func (t *tx) put(d canonical.ID, v *record.Version, verdict Verdict, e *encoded,
 			}
 		}
 	}
-	if err := t.index(d, vseq, v); err != nil {
+	if err := t.index(d, vseq, v, e.tag); err != nil {
 		return None, err
 	}
-	t.indexRoot(vseq, v, root)
+	t.indexRoot(vseq, e.tag, root)
 	t.stored[d], t.weight[d] = v, len(e.env)+len(e.body)
 	t.events = append(t.events, Event{Kind: EventAdmitted, Space: v.Space, Key: v.Key, ID: v.ID, Verdict: verdict, Version: v})
 	at := len(t.events) - 1
@@ -159,8 +159,9 @@ func (t *tx) demote(d canonical.ID, vseq uint64, hold holding, env []byte) error
 	return nil
 }
 
-// index writes the space registry, the sync order and the writer line.
-func (t *tx) index(d canonical.ID, vseq uint64, v *record.Version) error {
+// index writes the space registry, the sync order and the writer line;
+// tag is v's space's keys.SpaceTag.
+func (t *tx) index(d canonical.ID, vseq uint64, v *record.Version, tag [keys.SpaceLen]byte) error {
 	if !t.spaces[v.Space] && !t.s.knownSpace(v.Space) {
 		sk := keys.SpaceKey(v.Space)
 		if _, ok, err := t.get(sk); err != nil {
@@ -171,8 +172,8 @@ func (t *tx) index(d canonical.ID, vseq uint64, v *record.Version) error {
 		}
 		t.spaces[v.Space] = true
 	}
-	t.setFresh(keys.AppendOrderKey(t.key(), v.Space, record.UnixMillis(v.CreatedAt), d), orderValue(vseq, v.Collection))
-	return t.line(d, vseq, v)
+	t.setFresh(keys.AppendOrderKeyTag(t.key(), tag, record.UnixMillis(v.CreatedAt), d), orderValue(vseq, v.Collection))
+	return t.line(d, vseq, v, tag)
 }
 
 // noteCurrent adds an EventCurrent when a record's readable current

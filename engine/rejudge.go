@@ -112,9 +112,9 @@ func (t *tx) HeldAsIs(d canonical.ID) (*record.Version, bool, error) {
 }
 
 // indexRoot files a stored version, its value at vseq, under the root it
-// was admitted with.
-func (t *tx) indexRoot(vseq uint64, v *record.Version, root string) {
-	t.setFresh(keys.AppendRootKey(t.key(), v.Space, root, vseq), []byte{})
+// was admitted with, in the space tagged tag (keys.SpaceTag).
+func (t *tx) indexRoot(vseq uint64, tag [keys.SpaceLen]byte, root string) {
+	t.setFresh(keys.AppendRootKeyTag(t.key(), tag, root, vseq), []byte{})
 }
 
 // restand asks a Restander judge what v's storing changes, and changes it.

@@ -199,6 +199,13 @@ func Rec(space, key string) []byte {
 	return AppendRec(make([]byte, 0, RecLen(key)), SpaceTag(space), key)
 }
 
+// RecTag is the tag (SpaceTag) of the space a rec (Rec) is in, which it
+// begins with.
+func RecTag(rec []byte) (t [SpaceLen]byte) {
+	copy(t[:], rec)
+	return t
+}
+
 // RecLen is the length of a record's rec (Rec) with this key.
 func RecLen(key string) int { return SpaceLen + len(key) + 1 }
 
@@ -375,7 +382,11 @@ func OrderKey(space string, millis uint64, d canonical.ID) []byte {
 
 // AppendOrderKey appends OrderKey(space, millis, d) to dst.
 func AppendOrderKey(dst []byte, space string, millis uint64, d canonical.ID) []byte {
-	t := SpaceTag(space)
+	return AppendOrderKeyTag(dst, SpaceTag(space), millis, d)
+}
+
+// AppendOrderKeyTag is AppendOrderKey for the space tagged t (SpaceTag).
+func AppendOrderKeyTag(dst []byte, t [SpaceLen]byte, millis uint64, d canonical.ID) []byte {
 	k := append(append(dst, Order), t[:]...)
 	k = binary.BigEndian.AppendUint64(k, millis)
 	return append(k, d[:]...)
@@ -388,7 +399,11 @@ func LinePlace(space, author, collection string, n int64) []byte {
 
 // AppendLinePlace appends LinePlace(space, author, collection, n) to dst.
 func AppendLinePlace(dst []byte, space, author, collection string, n int64) []byte {
-	t := SpaceTag(space)
+	return AppendLinePlaceTag(dst, SpaceTag(space), author, collection, n)
+}
+
+// AppendLinePlaceTag is AppendLinePlace for the space tagged t (SpaceTag).
+func AppendLinePlaceTag(dst []byte, t [SpaceLen]byte, author, collection string, n int64) []byte {
 	l := LineTag(author, collection)
 	k := append(dst, Line)
 	k = append(k, t[:]...)
@@ -499,7 +514,10 @@ func RootPrefix(space, root string) []byte {
 }
 
 func appendRootPrefix(dst []byte, space, root string) []byte {
-	t := SpaceTag(space)
+	return appendRootPrefixTag(dst, SpaceTag(space), root)
+}
+
+func appendRootPrefixTag(dst []byte, t [SpaceLen]byte, root string) []byte {
 	var buf [160]byte // the text hashed, on the stack when it fits
 	r := sha256.Sum256(append(append(buf[:0], "minca/engine/root|"...), root...))
 	k := append(dst, Root)
@@ -520,6 +538,11 @@ func RootKey(space, root string, vseq uint64) []byte {
 // AppendRootKey appends RootKey(space, root, vseq) to dst.
 func AppendRootKey(dst []byte, space, root string, vseq uint64) []byte {
 	return binary.AppendUvarint(appendRootPrefix(dst, space, root), vseq)
+}
+
+// AppendRootKeyTag is AppendRootKey for the space tagged t (SpaceTag).
+func AppendRootKeyTag(dst []byte, t [SpaceLen]byte, root string, vseq uint64) []byte {
+	return binary.AppendUvarint(appendRootPrefixTag(dst, t, root), vseq)
 }
 
 // RootDigestKey is 'a' space root digest, an entry as stores of layouts

@@ -250,3 +250,26 @@ func TestLinePlaces(t *testing.T) {
 		t.Fatal("two authors' lines share a key")
 	}
 }
+
+// The forms given a space's tag make the keys the forms given the space
+// make, and a rec gives back the tag it was made with, for a space that is
+// an id and one that is not.
+func TestKeysByTag(t *testing.T) {
+	d := canonical.IDOf([]byte("a space"))
+	for _, space := range []string{d.String(), "not an id"} {
+		tag := SpaceTag(space)
+		rec := Rec(space, "k")
+		if RecTag(rec) != tag || !bytes.Equal(rec, AppendRec(nil, tag, "k")) || len(rec) != RecLen("k") {
+			t.Errorf("%q: rec %x, its tag %x, want %x", space, rec, RecTag(rec), tag)
+		}
+		if got, want := AppendLinePlaceTag(nil, tag, "did:key:zA", "app.chat", 9), LinePlace(space, "did:key:zA", "app.chat", 9); !bytes.Equal(got, want) {
+			t.Errorf("%q: line place %x, want %x", space, got, want)
+		}
+		if got, want := AppendOrderKeyTag(nil, tag, 77, d), OrderKey(space, 77, d); !bytes.Equal(got, want) {
+			t.Errorf("%q: order key %x, want %x", space, got, want)
+		}
+		if got, want := AppendRootKeyTag(nil, tag, "did:key:zR", 5), RootKey(space, "did:key:zR", 5); !bytes.Equal(got, want) {
+			t.Errorf("%q: root key %x, want %x", space, got, want)
+		}
+	}
+}
