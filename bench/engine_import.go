@@ -19,6 +19,7 @@ import (
 	"github.com/minca-go/minca/backends/sqlite"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/internal/cputime"
 	"github.com/minca-go/minca/internal/p256"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
@@ -239,7 +240,7 @@ func bareVerifyRate(jobs []verifyJob, fast bool) (rate, cpuMicros float64, err e
 	var next atomic.Int64
 	var bad atomic.Int64
 	var wg sync.WaitGroup
-	start, cpu := time.Now(), processCPU()
+	start, cpu := time.Now(), cputime.Process()
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
@@ -261,7 +262,7 @@ func bareVerifyRate(jobs []verifyJob, fast bool) (rate, cpuMicros float64, err e
 	if n := bad.Load(); n > 0 {
 		return 0, 0, fmt.Errorf("bench: %d corpus signatures do not verify", n)
 	}
-	return float64(len(jobs)) / time.Since(start).Seconds(), micros(processCPU()-cpu, len(jobs)), nil
+	return float64(len(jobs)) / time.Since(start).Seconds(), micros(cputime.Process()-cpu, len(jobs)), nil
 }
 
 // micros is d a version, in µs.
@@ -288,13 +289,13 @@ func importRate(ctx context.Context, lines [][]byte, batch int, open func() (eng
 	if batch <= 0 {
 		batch = st.ImportBatch()
 	}
-	start, cpu := time.Now(), processCPU()
+	start, cpu := time.Now(), cputime.Process()
 	n, err := Import(ctx, st, "bench", lines, batch)
 	if err != nil {
 		return 0, 0, err
 	}
 	rate = float64(len(lines)) / time.Since(start).Seconds()
-	cpuMicros = micros(processCPU()-cpu, len(lines))
+	cpuMicros = micros(cputime.Process()-cpu, len(lines))
 	if n != len(lines) {
 		return 0, 0, fmt.Errorf("%d of %d versions stood", n, len(lines))
 	}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/minca-go/minca/internal/cputime"
 	"github.com/minca-go/minca/node"
 )
 
@@ -215,23 +216,23 @@ func RunFiles(ctx context.Context, cfg FilesConfig) (res FilesResult, err error)
 	per := make([][]FilesCase, len(cfg.Sizes))
 	for r := range cfg.Rounds {
 		steps.next(fmt.Sprintf("round %d: loopback TCP", r+1))
-		cpu0 := processCPU()
+		cpu0 := cputime.Process()
 		v, err := loopbackTCP(cfg.Bytes, false)
 		if err != nil {
 			return res, err
 		}
 		tcp = append(tcp, v)
-		tcpCPU = append(tcpCPU, (processCPU()-cpu0).Seconds()/(float64(cfg.Bytes)/1e9))
+		tcpCPU = append(tcpCPU, (cputime.Process()-cpu0).Seconds()/(float64(cfg.Bytes)/1e9))
 		if v, err = loopbackTCP(cfg.Bytes, true); err != nil {
 			return res, err
 		}
 		tcpHashed = append(tcpHashed, v)
-		cpu0 = processCPU()
+		cpu0 = cputime.Process()
 		if v, err = hashInMemory(src, cfg.Bytes, 1); err != nil {
 			return res, err
 		}
 		hashed = append(hashed, v)
-		hashCPU = append(hashCPU, (processCPU()-cpu0).Seconds()/(float64(cfg.Bytes)/1e9))
+		hashCPU = append(hashCPU, (cputime.Process()-cpu0).Seconds()/(float64(cfg.Bytes)/1e9))
 		if v, err = hashInMemory(src, cfg.Bytes, runtime.GOMAXPROCS(0)); err != nil {
 			return res, err
 		}

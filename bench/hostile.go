@@ -23,6 +23,7 @@ import (
 	"github.com/minca-go/minca/backends/pebble"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/internal/cputime"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/node/peers/hostilepeer"
@@ -234,7 +235,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 		defer hs.Close()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
-		start, node0, bench0 := time.Now(), target.cpu(), processCPU()
+		start, node0, bench0 := time.Now(), target.cpu(), cputime.Process()
 		sum, err := syncOnce(cctx, syncHost{hs, []string{sp}}, target.url)
 		for try := 1; try < 3 && err != nil && handshakeFailed(err); try++ {
 			// As `minca sync` is run again: the time taken counts.
@@ -247,7 +248,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileResult, error) {
 		if sum.Received != int64(len(lines)) {
 			return 0, 0, 0, fmt.Errorf("bench: the honest sync received %d of %d versions", sum.Received, len(lines))
 		}
-		return time.Since(start).Seconds(), (target.cpu() - node0).Seconds(), (processCPU() - bench0).Seconds(), nil
+		return time.Since(start).Seconds(), (target.cpu() - node0).Seconds(), (cputime.Process() - bench0).Seconds(), nil
 	}
 	var alone []float64
 	times := make([][]float64, len(as))

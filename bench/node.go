@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/internal/cputime"
 	"github.com/minca-go/minca/node"
 	"github.com/minca-go/minca/node/api"
 	"github.com/minca-go/minca/record"
@@ -129,16 +130,16 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 		var wn, wt, bn, bt, dn, dt float64
 		var wcpu, bcpu, dcpu time.Duration
 		boundOf := func(vs []*record.Version) error {
-			c := processCPU()
+			c := cputime.Process()
 			b, err := signVerifyRate(vs, false)
-			bcpu += processCPU() - c
+			bcpu += cputime.Process() - c
 			if err != nil {
 				return err
 			}
 			bn, bt = bn+float64(len(vs)), bt+float64(len(vs))/b
-			c = processCPU()
+			c = cputime.Process()
 			d, err := signVerifyRate(vs, true)
-			dcpu += processCPU() - c
+			dcpu += cputime.Process() - c
 			dn, dt = dn+float64(len(vs)), dt+float64(len(vs))/d
 			return err
 		}
@@ -148,9 +149,9 @@ func RunNode(ctx context.Context, cfg NodeConfig) (NodeResult, error) {
 				n.Close()
 				return res, err
 			}
-			c := processCPU()
+			c := cputime.Process()
 			w, vs, err := writeRate(ctx, n, sp, k, cfg.Writers)
-			wcpu += processCPU() - c
+			wcpu += cputime.Process() - c
 			if err != nil {
 				n.Close()
 				return res, err

@@ -16,6 +16,7 @@ import (
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
 	"github.com/minca-go/minca/index"
+	"github.com/minca-go/minca/internal/cputime"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 	"github.com/minca-go/minca/seal"
@@ -203,11 +204,11 @@ func importInto(ctx context.Context, path string, g *space.Genesis, rings benchR
 		return 0, 0, err
 	}
 	runtime.GC()
-	t0, c0 := time.Now(), processCPU()
+	t0, c0 := time.Now(), cputime.Process()
 	if err := importAll(ctx, st, lines, batch, len(lines)); err != nil {
 		return 0, 0, err
 	}
-	return time.Since(t0), processCPU() - c0, nil
+	return time.Since(t0), cputime.Process() - c0, nil
 }
 
 // noteCorpus is n first versions of notes by one key in one space, as

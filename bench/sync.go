@@ -11,11 +11,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/identity"
+	"github.com/minca-go/minca/internal/cputime"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/node/peers"
 	"github.com/minca-go/minca/record"
@@ -216,9 +216,9 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 		if err != nil {
 			return res, err
 		}
-		start, cpu := time.Now(), cpuSeconds()
+		start, cpu := time.Now(), cputime.Process().Seconds()
 		err = importAll(ctx, st, lines, 1000, len(lines))
-		imp, impCPU := time.Since(start).Seconds(), cpuSeconds()-cpu
+		imp, impCPU := time.Since(start).Seconds(), cputime.Process().Seconds()-cpu
 		st.Close()
 		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("import-%d", r)))
 		if err != nil {
@@ -229,9 +229,9 @@ func RunSync(ctx context.Context, cfg SyncConfig) (SyncResult, error) {
 		if err != nil {
 			return res, err
 		}
-		start, cpu = time.Now(), cpuSeconds()
+		start, cpu = time.Now(), cputime.Process().Seconds()
 		sum, err := syncOnce(ctx, syncHost{st, []string{sp}}, url)
-		sy, syCPU := time.Since(start).Seconds(), cpuSeconds()-cpu
+		sy, syCPU := time.Since(start).Seconds(), cputime.Process().Seconds()-cpu
 		st.Close()
 		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("sync-%d", r)))
 		if err != nil {
@@ -470,12 +470,6 @@ func mustBenchKey() *identity.PrivateKey {
 	return k
 }
 
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
 // fanoutCase: one server, Peers peers on memory stores connected live,
 // Writers of them each writing PerWriter versions as fast as they commit.
 func fanoutCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult) error {
@@ -565,7 +559,7 @@ func fanoutCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult
 	runtime.ReadMemStats(&ms)
 	res.BaseHeapMiB = float64(ms.HeapAlloc) / (1 << 20)
 	peak := sampleHeap()
-	cpu0, start := cpuSeconds(), time.Now()
+	cpu0, start := cputime.Process().Seconds(), time.Now()
 	var werr atomic.Value
 	var writers sync.WaitGroup
 	for w := range cfg.Writers {
@@ -610,7 +604,7 @@ func fanoutCase(ctx context.Context, dir string, cfg SyncConfig, res *SyncResult
 		time.Sleep(10 * time.Millisecond)
 	}
 	allT := time.Since(start).Seconds()
-	res.CPUPerWallSecond = (cpuSeconds() - cpu0) / allT
+	res.CPUPerWallSecond = (cputime.Process().Seconds() - cpu0) / allT
 	res.PeakHeapMiB = float64(peak()) / (1 << 20)
 	res.ServerPerSecond = float64(len(lines)) / serverT
 	res.DeliveredPerSec = float64(want) / allT

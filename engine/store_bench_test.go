@@ -7,6 +7,7 @@ import (
 	"github.com/minca-go/minca/backends/memory"
 	"github.com/minca-go/minca/engine"
 	"github.com/minca-go/minca/engine/enginetest"
+	"github.com/minca-go/minca/internal/cputime"
 	"github.com/minca-go/minca/judge"
 	"github.com/minca-go/minca/record"
 )
@@ -72,7 +73,7 @@ func BenchmarkAdmitDecided(b *testing.B) {
 		}
 		ps = append(ps, p)
 	}
-	cpu := processCPU()
+	cpu := cputime.Process()
 	b.ResetTimer()
 	for _, p := range ps {
 		if _, err := s.AdmitPrepared(ctx, "bench", p); err != nil {
@@ -80,7 +81,7 @@ func BenchmarkAdmitDecided(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if c := processCPU(); c > 0 {
+	if c := cputime.Process(); c > 0 {
 		b.ReportMetric(float64(c-cpu)/float64(b.N), "cpu-ns/op")
 	}
 }
