@@ -535,12 +535,8 @@ func RootKey(space, root string, vseq uint64) []byte {
 	return binary.AppendUvarint(RootPrefix(space, root), vseq)
 }
 
-// AppendRootKey appends RootKey(space, root, vseq) to dst.
-func AppendRootKey(dst []byte, space, root string, vseq uint64) []byte {
-	return binary.AppendUvarint(appendRootPrefix(dst, space, root), vseq)
-}
-
-// AppendRootKeyTag is AppendRootKey for the space tagged t (SpaceTag).
+// AppendRootKeyTag appends RootKey(space, root, vseq) to dst, for the
+// space tagged t (SpaceTag).
 func AppendRootKeyTag(dst []byte, t [SpaceLen]byte, root string, vseq uint64) []byte {
 	return binary.AppendUvarint(appendRootPrefixTag(dst, t, root), vseq)
 }
